@@ -1,0 +1,62 @@
+// The one place that reads process.env. Parsed once at boot; an invalid value stops the service
+// with a message naming the variable (decisions 10).
+import { z } from 'zod';
+
+const booleanString = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const optionalUrl = z.url().optional();
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional(),
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  BASE_URL: optionalUrl,
+  DOCS_URL: optionalUrl,
+  ENGINE: z.enum(['auto', 'gpu', 'cpu']).default('auto'),
+  HOLD_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
+  TRUST_PROXY: booleanString.default(false),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Worker threads of the CPU engine; 0 = one per core. */
+  CPU_THREADS: z.coerce.number().int().min(0).max(256).default(0),
+});
+
+export type Config = z.infer<typeof envSchema> & {
+  /** Public base address used in result_url values. */
+  baseUrl: string;
+  /** Address of the docs page; doc_url values are `${docsUrl}#<code>`. */
+  docsUrl: string;
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parse the environment. Empty strings count as unset so `FOO= npm start` behaves as expected. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present: Record<string, string> = {};
+  for (const key of Object.keys(envSchema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') present[key] = value;
+  }
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
+  }
+  const base = parsed.data;
+  const host = base.HOST === '0.0.0.0' || base.HOST === '::' ? 'localhost' : base.HOST;
+  const baseUrl = (base.BASE_URL ?? `http://${host}:${base.PORT}`).replace(/\/$/, '');
+  const docsUrl = base.DOCS_URL ?? `${baseUrl}/docs`;
+  return { ...base, baseUrl, docsUrl };
+}

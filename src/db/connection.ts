@@ -1,0 +1,81 @@
+// Storage: a PostgreSQL server when DATABASE_URL is set, else an embedded PGlite under DATA_DIR served
+// on a loopback socket so that the same `postgres` client, SQL and migrations run on both.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import postgres from 'postgres';
+
+export type Sql = postgres.Sql;
+export type TransactionSql = postgres.TransactionSql;
+
+export interface Database {
+  sql: Sql;
+  /** `server` for a PostgreSQL server, `embedded` for PGlite (one connection, no LISTEN/NOTIFY). */
+  kind: 'server' | 'embedded';
+  close(): Promise<void>;
+}
+
+// int8 (milli-credits, counters) as a JS number: every amount we keep stays far below 2^53.
+const clientOptions = {
+  transform: { undefined: null },
+  connection: { TimeZone: 'UTC', application_name: 'matchsim' },
+  types: {
+    int8: {
+      to: 20,
+      from: [20],
+      serialize: (value: number) => String(value),
+      parse: (value: string) => Number(value),
+    },
+  },
+  onnotice: () => {},
+} as const;
+
+export interface OpenDatabaseOptions {
+  databaseUrl?: string | undefined;
+  /** Directory of the embedded database; `memory://` keeps it in memory (tests). */
+  dataDir?: string;
+  /** Pool size against a server. */
+  max?: number;
+}
+
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  if (options.databaseUrl) {
+    const sql = postgres(options.databaseUrl, { ...clientOptions, max: options.max ?? 10 });
+    return { sql, kind: 'server', close: () => sql.end({ timeout: 5 }) };
+  }
+  return openEmbedded(options.dataDir ?? './data');
+}
+
+async function openEmbedded(dataDir: string): Promise<Database> {
+  const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite-socket'),
+  ]);
+  let location = dataDir;
+  if (dataDir !== 'memory://') {
+    location = path.resolve(dataDir, 'pglite');
+    mkdirSync(location, { recursive: true });
+  }
+  const pglite = await PGlite.create(location);
+  const server = new PGLiteSocketServer({ db: pglite, port: 0, host: '127.0.0.1' });
+  await server.start();
+  const address = server.getServerConn();
+  const port = Number(address.split(':').pop());
+  // PGlite through the socket serves exactly one client connection (STACK.md).
+  const sql = postgres({
+    ...clientOptions,
+    host: '127.0.0.1',
+    port,
+    database: 'postgres',
+    username: 'postgres',
+    max: 1,
+  });
+  return {
+    sql,
+    kind: 'embedded',
+    async close() {
+      await sql.end({ timeout: 5 });
+      await server.stop();
+      await pglite.close();
+    },
+  };
+}

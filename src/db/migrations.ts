@@ -1,0 +1,61 @@
+// Numbered, forward-only SQL migrations from migrations/NNNN_name.sql, each applied once in its own
+// transaction. An advisory lock serialises processes that start together against one server.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Sql } from './connection.js';
+
+/** migrations/ at the repository root, from src/db (tsx) or dist/src/db (compiled). */
+export function migrationsDirectory(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const candidates = [path.resolve(here, '../../migrations'), path.resolve(here, '../../../migrations')];
+  for (const candidate of candidates) {
+    try {
+      readdirSync(candidate);
+      return candidate;
+    } catch {}
+  }
+  throw new Error(`migrations directory not found near ${here}`);
+}
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export function readMigrations(directory = migrationsDirectory()): Migration[] {
+  return readdirSync(directory)
+    .filter((file) => /^\d{4}_[a-z0-9_]+\.sql$/.test(file))
+    .sort()
+    .map((file) => ({
+      version: Number(file.slice(0, 4)),
+      name: file.slice(5, -4),
+      sql: readFileSync(path.join(directory, file), 'utf8'),
+    }));
+}
+
+// Arbitrary constant shared by every matchsim process: "ms" in ASCII.
+const MIGRATION_LOCK_KEY = 0x6d73;
+
+/** Apply pending migrations; returns the versions applied now. */
+export async function runMigrations(sql: Sql, migrations = readMigrations()): Promise<number[]> {
+  return sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
+    await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`;
+    const rows = await tx<{ version: number }[]>`SELECT version FROM schema_migrations`;
+    const done = new Set(rows.map((row) => row.version));
+    const applied: number[] = [];
+    for (const migration of migrations) {
+      if (done.has(migration.version)) continue;
+      await tx.unsafe(migration.sql);
+      await tx`INSERT INTO schema_migrations (version, name) VALUES (${migration.version}, ${migration.name})`;
+      applied.push(migration.version);
+    }
+    return applied;
+  });
+}
