@@ -50,55 +50,289 @@ const waitForChange = (message: string, fix: string, retryable: boolean, idempot
   }) as const;
 
 export const ERRORS = {
-  parameter_invalid: { status: 400, ...fixRequest('A parameter has an invalid value.', 'Correct the parameter named in `param` and send the request again.') },
-  parameter_missing: { status: 400, ...fixRequest('A required parameter is absent.', 'Add the parameter named in `param`.') },
-  fixture_not_covered: { status: 400, ...fixRequest('The fixture is not available for simulation.', 'Choose a fixture of a covered competition that has not kicked off; see GET /v1/fixtures.', 'new') },
-  lineup_invalid: { status: 400, ...fixRequest('The custom lineup is invalid.', 'Correct the lineup rule named in `recovery.reason`.', 'new') },
-  player_not_in_squad: { status: 400, ...fixRequest("A custom lineup names a player outside the side's squad.", 'Use player ids from GET /v1/fixtures/{fixture_id}/squads.', 'new') },
-  invalid_api_key: { status: 401, ...fixRequest('The credential cannot authenticate.', 'Send `Authorization: Bearer <API key>` with a valid key.') },
-  key_revoked: { status: 401, ...fixRequest('The API key has been revoked.', 'Use another key of the organisation.') },
+  parameter_invalid: {
+    status: 400,
+    ...fixRequest(
+      'A parameter has an invalid value.',
+      'Correct the parameter named in `param` and send the request again.',
+    ),
+  },
+  parameter_missing: {
+    status: 400,
+    ...fixRequest('A required parameter is absent.', 'Add the parameter named in `param`.'),
+  },
+  fixture_not_covered: {
+    status: 400,
+    ...fixRequest(
+      'The fixture is not available for simulation.',
+      'Choose a fixture of a covered competition that has not kicked off; see GET /v1/fixtures.',
+      'new',
+    ),
+  },
+  lineup_invalid: {
+    status: 400,
+    ...fixRequest(
+      'The custom lineup is invalid.',
+      'Correct the lineup rule named in `recovery.reason`.',
+      'new',
+    ),
+  },
+  player_not_in_squad: {
+    status: 400,
+    ...fixRequest(
+      "A custom lineup names a player outside the side's squad.",
+      'Use player ids from GET /v1/fixtures/{fixture_id}/squads.',
+      'new',
+    ),
+  },
+  invalid_api_key: {
+    status: 401,
+    ...fixRequest(
+      'The credential cannot authenticate.',
+      'Send `Authorization: Bearer <API key>` with a valid key.',
+    ),
+  },
+  key_revoked: {
+    status: 401,
+    ...fixRequest('The API key has been revoked.', 'Use another key of the organisation.'),
+  },
   key_expired: { status: 401, ...fixRequest('The API key has expired.', 'Use a key that has not expired.') },
-  balance_too_low: { status: 402, ...waitForChange('The available balance cannot cover the request.', 'Top up credits or wait for the monthly allowance, then retry with a new Idempotency-Key.', true, 'new') },
-  max_credits_exceeded: { status: 402, additional: true, ...waitForChange("The charge would take this month's spend past the spend cap.", 'Ask an operator to raise the spend cap or wait for the next UTC month.', true, 'new') },
-  scope_missing: { status: 403, ...fixRequest('The API key lacks the scope this operation requires.', 'Use a key with the required scope.') },
-  tier_restricted: { status: 403, ...waitForChange('The plan does not include this operation.', 'Subscribe to the Plus or Pro plan.', false, 'not_applicable') },
-  org_suspended: { status: 403, ...waitForChange('The organisation is suspended.', 'Contact support.', false, 'not_applicable') },
-  ip_not_allowed: { status: 403, ...fixRequest("The caller's address is outside the key's IP allowlist.", 'Call from an allowed address or use another key.') },
-  email_unverified: { status: 403, additional: true, ...waitForChange('The account e-mail address is not verified.', 'Verify the e-mail address, then retry.', false, 'not_applicable') },
-  fixture_not_found: { status: 404, ...fixRequest('No matching simulation fixture.', 'Check the fixture id or team names against GET /v1/fixtures.', 'new') },
-  resource_missing: { status: 404, ...fixRequest('The resource is missing or belongs to another account.', 'Check the identifier.') },
+  balance_too_low: {
+    status: 402,
+    ...waitForChange(
+      'The available balance cannot cover the request.',
+      'Top up credits or wait for the monthly allowance, then retry with a new Idempotency-Key.',
+      true,
+      'new',
+    ),
+  },
+  max_credits_exceeded: {
+    status: 402,
+    additional: true,
+    ...waitForChange(
+      "The charge would take this month's spend past the spend cap.",
+      'Ask an operator to raise the spend cap or wait for the next UTC month.',
+      true,
+      'new',
+    ),
+  },
+  scope_missing: {
+    status: 403,
+    ...fixRequest(
+      'The API key lacks the scope this operation requires.',
+      'Use a key with the required scope.',
+    ),
+  },
+  tier_restricted: {
+    status: 403,
+    ...waitForChange(
+      'The plan does not include this operation.',
+      'Subscribe to the Plus or Pro plan.',
+      false,
+      'not_applicable',
+    ),
+  },
+  org_suspended: {
+    status: 403,
+    ...waitForChange('The organisation is suspended.', 'Contact support.', false, 'not_applicable'),
+  },
+  ip_not_allowed: {
+    status: 403,
+    ...fixRequest(
+      "The caller's address is outside the key's IP allowlist.",
+      'Call from an allowed address or use another key.',
+    ),
+  },
+  email_unverified: {
+    status: 403,
+    additional: true,
+    ...waitForChange(
+      'The account e-mail address is not verified.',
+      'Verify the e-mail address, then retry.',
+      false,
+      'not_applicable',
+    ),
+  },
+  fixture_not_found: {
+    status: 404,
+    ...fixRequest(
+      'No matching simulation fixture.',
+      'Check the fixture id or team names against GET /v1/fixtures.',
+      'new',
+    ),
+  },
+  resource_missing: {
+    status: 404,
+    ...fixRequest('The resource is missing or belongs to another account.', 'Check the identifier.'),
+  },
   not_found: { status: 404, additional: true, ...fixRequest('Not found.', 'Check the path.') },
-  fixture_ambiguous: { status: 409, ...fixRequest('The lookup identifies several fixtures.', 'Send one of the `recovery.candidates` fixture ids, or add `date`.', 'new') },
-  ambiguous_team: { status: 409, additional: true, ...fixRequest('A team name matches several teams.', 'Use a fuller team name or the fixture id.', 'new') },
-  idempotency_conflict: { status: 409, ...fixRequest('The Idempotency-Key was used with a different request.', 'Use a new Idempotency-Key for a different request.', 'new') },
-  reservation_expired: { status: 409, ...fixRequest('The credit hold ended without delivery.', 'Submit the simulation again.', 'new') },
-  lineups_not_announced: { status: 409, ...waitForChange('Official team sheets are not published yet.', 'Wait for publication or use the `auto` lineup source.', true, 'new') },
-  email_conflict: { status: 409, additional: true, ...fixRequest('The e-mail address is already in use.', 'Use another address.') },
-  retrieval_required: { status: 409, additional: true, ...waitForChange('The result must be retrieved through its result path first.', 'Follow result_url.', true, 'same') },
-  rate_limited: { status: 429, ...backoff('Rate limit exceeded.', 'Wait for Retry-After seconds, then retry.') },
-  concurrency_limited: { status: 429, ...backoff('No concurrent simulation slot is free for the organisation.', 'Wait for an open job to finish, then retry.') },
-  loop_guard: { status: 429, ...backoff('The same request was repeated too often in a short time.', 'Stop repeating the identical request; wait for Retry-After.') },
-  lineup_cooldown: { status: 429, ...waitForChange('Custom lineups are temporarily locked after repeated invalid lineups.', 'Wait until `recovery.retry_at`, and validate lineups with the free squads read first.', true, 'same') },
-  simulation_failed: { status: 500, ...backoff('The simulation job failed.', 'Submit the simulation again; nothing was charged.'), idempotencyKey: 'new' },
-  internal_error: { status: 500, ...backoff('Unexpected internal failure.', 'Retry with backoff; contact support with the request id if it persists.') },
-  payload_missing: { status: 500, ...backoff('The result is unavailable or incomplete.', 'Retry with backoff.') },
-  provenance_missing: { status: 502, ...backoff('The result misses required source information.', 'Retry with backoff.') },
-  provenance_mismatch: { status: 502, ...backoff('The result does not match the requested inputs.', 'Retry with backoff.') },
-  fixture_lookup_incomplete: { status: 503, ...backoff('The lookup could not prove a unique match.', 'Retry with backoff, or send the fixture id.') },
-  settlement_unknown: { status: 503, ...backoff('Delivery settlement could not be confirmed.', 'Retry with the same Idempotency-Key or result path to learn the one true outcome.'), creditEffect: 'unknown' },
-  dependency_unavailable: { status: 503, ...backoff('Request admission is unavailable.', 'Retry with backoff.') },
-  engine_cold_start: { status: 503, ...backoff('The simulation engine is starting.', 'Retry in a few seconds.') },
-  engine_overloaded: { status: 503, ...backoff('The simulation engine is at capacity.', 'Retry with backoff.') },
-  engine_unavailable: { status: 503, ...backoff('The simulation engine is unavailable.', 'Retry with backoff.') },
-  storage_unavailable: { status: 503, ...backoff('The result is temporarily unavailable.', 'Retry with backoff.') },
+  fixture_ambiguous: {
+    status: 409,
+    ...fixRequest(
+      'The lookup identifies several fixtures.',
+      'Send one of the `recovery.candidates` fixture ids, or add `date`.',
+      'new',
+    ),
+  },
+  ambiguous_team: {
+    status: 409,
+    additional: true,
+    ...fixRequest('A team name matches several teams.', 'Use a fuller team name or the fixture id.', 'new'),
+  },
+  idempotency_conflict: {
+    status: 409,
+    ...fixRequest(
+      'The Idempotency-Key was used with a different request.',
+      'Use a new Idempotency-Key for a different request.',
+      'new',
+    ),
+  },
+  reservation_expired: {
+    status: 409,
+    ...fixRequest('The credit hold ended without delivery.', 'Submit the simulation again.', 'new'),
+  },
+  lineups_not_announced: {
+    status: 409,
+    ...waitForChange(
+      'Official team sheets are not published yet.',
+      'Wait for publication or use the `auto` lineup source.',
+      true,
+      'new',
+    ),
+  },
+  email_conflict: {
+    status: 409,
+    additional: true,
+    ...fixRequest('The e-mail address is already in use.', 'Use another address.'),
+  },
+  retrieval_required: {
+    status: 409,
+    additional: true,
+    ...waitForChange(
+      'The result must be retrieved through its result path first.',
+      'Follow result_url.',
+      true,
+      'same',
+    ),
+  },
+  rate_limited: {
+    status: 429,
+    ...backoff('Rate limit exceeded.', 'Wait for Retry-After seconds, then retry.'),
+  },
+  concurrency_limited: {
+    status: 429,
+    ...backoff(
+      'No concurrent simulation slot is free for the organisation.',
+      'Wait for an open job to finish, then retry.',
+    ),
+  },
+  loop_guard: {
+    status: 429,
+    ...backoff(
+      'The same request was repeated too often in a short time.',
+      'Stop repeating the identical request; wait for Retry-After.',
+    ),
+  },
+  lineup_cooldown: {
+    status: 429,
+    ...waitForChange(
+      'Custom lineups are temporarily locked after repeated invalid lineups.',
+      'Wait until `recovery.retry_at`, and validate lineups with the free squads read first.',
+      true,
+      'same',
+    ),
+  },
+  simulation_failed: {
+    status: 500,
+    ...backoff('The simulation job failed.', 'Submit the simulation again; nothing was charged.'),
+    idempotencyKey: 'new',
+  },
+  internal_error: {
+    status: 500,
+    ...backoff(
+      'Unexpected internal failure.',
+      'Retry with backoff; contact support with the request id if it persists.',
+    ),
+  },
+  payload_missing: {
+    status: 500,
+    ...backoff('The result is unavailable or incomplete.', 'Retry with backoff.'),
+  },
+  provenance_missing: {
+    status: 502,
+    ...backoff('The result misses required source information.', 'Retry with backoff.'),
+  },
+  provenance_mismatch: {
+    status: 502,
+    ...backoff('The result does not match the requested inputs.', 'Retry with backoff.'),
+  },
+  fixture_lookup_incomplete: {
+    status: 503,
+    ...backoff('The lookup could not prove a unique match.', 'Retry with backoff, or send the fixture id.'),
+  },
+  settlement_unknown: {
+    status: 503,
+    ...backoff(
+      'Delivery settlement could not be confirmed.',
+      'Retry with the same Idempotency-Key or result path to learn the one true outcome.',
+    ),
+    creditEffect: 'unknown',
+  },
+  dependency_unavailable: {
+    status: 503,
+    ...backoff('Request admission is unavailable.', 'Retry with backoff.'),
+  },
+  engine_cold_start: {
+    status: 503,
+    ...backoff('The simulation engine is starting.', 'Retry in a few seconds.'),
+  },
+  engine_overloaded: {
+    status: 503,
+    ...backoff('The simulation engine is at capacity.', 'Retry with backoff.'),
+  },
+  engine_unavailable: {
+    status: 503,
+    ...backoff('The simulation engine is unavailable.', 'Retry with backoff.'),
+  },
+  storage_unavailable: {
+    status: 503,
+    ...backoff('The result is temporarily unavailable.', 'Retry with backoff.'),
+  },
   refreshing: { status: 503, ...backoff("The fixture's inputs are being refreshed.", 'Retry in a moment.') },
-  coverage_unavailable: { status: 503, additional: true, ...backoff('Coverage data is temporarily unavailable.', 'Retry with backoff.') },
-  data_stale: { status: 503, additional: true, ...backoff('The inputs are stale and being refreshed.', 'Retry with backoff.') },
-  capability_off: { status: 503, ...waitForChange('This output is no longer available.', 'Use another output.', false, 'not_applicable') },
-  capability_disabled: { status: 503, ...waitForChange('This output is disabled.', 'Use another output.', false, 'not_applicable') },
+  coverage_unavailable: {
+    status: 503,
+    additional: true,
+    ...backoff('Coverage data is temporarily unavailable.', 'Retry with backoff.'),
+  },
+  data_stale: {
+    status: 503,
+    additional: true,
+    ...backoff('The inputs are stale and being refreshed.', 'Retry with backoff.'),
+  },
+  capability_off: {
+    status: 503,
+    ...waitForChange('This output is no longer available.', 'Use another output.', false, 'not_applicable'),
+  },
+  capability_disabled: {
+    status: 503,
+    ...waitForChange('This output is disabled.', 'Use another output.', false, 'not_applicable'),
+  },
   maintenance: { status: 503, ...backoff('The API is paused for maintenance.', 'Retry later.') },
-  lever_unsupported: { status: 400, additional: true, ...fixRequest('The requested option is not supported.', 'Remove the unsupported option.') },
-  connector_sign_in_required: { status: 401, additional: true, ...waitForChange('A connector sign-in is required.', 'Sign in to the connector, then retry.', false, 'not_applicable') },
+  lever_unsupported: {
+    status: 400,
+    additional: true,
+    ...fixRequest('The requested option is not supported.', 'Remove the unsupported option.'),
+  },
+  connector_sign_in_required: {
+    status: 401,
+    additional: true,
+    ...waitForChange(
+      'A connector sign-in is required.',
+      'Sign in to the connector, then retry.',
+      false,
+      'not_applicable',
+    ),
+  },
 } as const satisfies Record<string, ErrorDefinition>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -183,7 +417,10 @@ export interface ErrorBody {
 }
 
 /** The wire form of an error (spec 7). Retry-After must be set from `retryAfterSeconds` by the caller. */
-export function errorBody(error: ApiError, context: { requestId: string | null; docsUrl: string }): ErrorBody {
+export function errorBody(
+  error: ApiError,
+  context: { requestId: string | null; docsUrl: string },
+): ErrorBody {
   const definition: ErrorDefinition = ERRORS[error.code];
   const options = error.options;
   const afterSeconds = options.retryAfterSeconds ?? null;

@@ -3,6 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import postgres from 'postgres';
+import { lockEmbeddedDatabase } from './embedded-lock.js';
 
 export type Sql = postgres.Sql;
 export type TransactionSql = postgres.TransactionSql;
@@ -16,18 +17,18 @@ export interface Database {
 
 // int8 (milli-credits, counters) as a JS number: every amount we keep stays far below 2^53.
 const clientOptions = {
-  transform: { undefined: null },
+  transform: { undefined: null } as const,
   connection: { TimeZone: 'UTC', application_name: 'matchsim' },
   types: {
     int8: {
       to: 20,
-      from: [20],
+      from: [20] as number[],
       serialize: (value: number) => String(value),
       parse: (value: string) => Number(value),
     },
   },
   onnotice: () => {},
-} as const;
+};
 
 export interface OpenDatabaseOptions {
   databaseUrl?: string | undefined;
@@ -51,7 +52,9 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     import('@electric-sql/pglite-socket'),
   ]);
   let location = dataDir;
+  let unlock = () => {};
   if (dataDir !== 'memory://') {
+    unlock = lockEmbeddedDatabase(dataDir);
     location = path.resolve(dataDir, 'pglite');
     mkdirSync(location, { recursive: true });
   }
@@ -76,6 +79,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
       await sql.end({ timeout: 5 });
       await server.stop();
       await pglite.close();
+      unlock();
     },
   };
 }

@@ -1,0 +1,171 @@
+#!/usr/bin/env node
+// `matchsim`: the operators' CLI (decisions 8). JSON on stdout with --json; human lines otherwise.
+import { parseArgs } from 'node:util';
+import { SCOPES, type Scope } from '../accounts/keys.js';
+import { makeOperator } from '../accounts/operations.js';
+import { ORG_STATUSES, type OrgStatus, PLANS, type Plan } from '../accounts/orgs.js';
+import { makeLedger } from '../billing/ledger.js';
+import { ConfigError, loadConfig } from '../config.js';
+import { runMigrations } from '../db/migrations.js';
+import { openServiceDatabase, type Role, startService } from '../server.js';
+
+const USAGE = `usage: matchsim <command> [options] [--json]
+  serve [--role api|worker|all]          run the service (default role: all)
+  migrate                                apply database migrations
+  org create --name N --plan plus|pro|none [--spend-cap CREDITS]
+  org set ORG [--plan P] [--status active|suspended] [--spend-cap CREDITS|default] [--name N]
+  key create --org ORG --mode live|test [--scopes a,b] [--expires ISO] [--ip CIDR,...]
+  key revoke KEY
+  credits topup --org ORG --credits N
+  credits show --org ORG`;
+
+class UsageError extends Error {}
+
+function oneOf<T extends string>(
+  value: string | undefined,
+  allowed: readonly T[],
+  flag: string,
+): T | undefined {
+  if (value === undefined) return undefined;
+  if (!allowed.includes(value as T)) throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+function required(value: string | undefined, flag: string): string {
+  if (!value) throw new UsageError(`--${flag} is required`);
+  return value;
+}
+
+function creditsArgument(value: string, flag: string): number {
+  const credits = Number(value);
+  if (!Number.isFinite(credits) || credits < 0 || Math.round(credits * 1000) !== credits * 1000) {
+    throw new UsageError(`--${flag} must be a non-negative number of credits with at most three decimals`);
+  }
+  return credits;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      json: { type: 'boolean', default: false },
+      role: { type: 'string' },
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      status: { type: 'string' },
+      'spend-cap': { type: 'string' },
+      org: { type: 'string' },
+      mode: { type: 'string' },
+      scopes: { type: 'string' },
+      expires: { type: 'string' },
+      ip: { type: 'string' },
+      credits: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [command, sub, arg] = positionals;
+  if (values.help || !command) {
+    console.log(USAGE);
+    return command ? 0 : 2;
+  }
+  const config = loadConfig();
+  const output = (result: unknown) =>
+    console.log(values.json ? JSON.stringify(result) : JSON.stringify(result, null, 2));
+
+  if (command === 'serve') {
+    const role = oneOf(values.role ?? 'all', ['api', 'worker', 'all'] as Role[], 'role')!;
+    const service = await startService(config, role, (line) => console.log(line));
+    const shutdown = async (signal: string) => {
+      console.log(`${signal}: shutting down`);
+      await service.stop();
+      process.exit(0);
+    };
+    process.once('SIGINT', () => void shutdown('SIGINT'));
+    process.once('SIGTERM', () => void shutdown('SIGTERM'));
+    return -1; // keep running
+  }
+
+  const db = await openServiceDatabase(config);
+  try {
+    const ledger = makeLedger({ sql: db.sql, clock: () => new Date() });
+    const operator = makeOperator({ sql: db.sql, ledger, clock: () => new Date() });
+    switch (`${command} ${sub ?? ''}`.trim()) {
+      case 'migrate':
+        output({ applied: await runMigrations(db.sql), database: db.kind });
+        return 0;
+      case 'org create':
+        output(
+          await operator.createOrg({
+            name: required(values.name, 'name'),
+            plan: oneOf(required(values.plan, 'plan'), PLANS, 'plan') as Plan,
+            spendCapCredits: values['spend-cap'] ? creditsArgument(values['spend-cap'], 'spend-cap') : null,
+          }),
+        );
+        return 0;
+      case 'org set': {
+        const cap = values['spend-cap'];
+        output(
+          await operator.updateOrg(arg ?? required(undefined, 'ORG'), {
+            name: values.name,
+            plan: oneOf(values.plan, PLANS, 'plan'),
+            status: oneOf(values.status, ORG_STATUSES, 'status') as OrgStatus | undefined,
+            spendCapCredits:
+              cap === undefined ? undefined : cap === 'default' ? null : creditsArgument(cap, 'spend-cap'),
+          }),
+        );
+        return 0;
+      }
+      case 'key create': {
+        const scopes = values.scopes?.split(',').map((s) => oneOf(s.trim(), SCOPES, 'scopes') as Scope);
+        const expires = values.expires ? new Date(values.expires) : null;
+        if (expires && Number.isNaN(expires.getTime()))
+          throw new UsageError('--expires must be an ISO 8601 date-time');
+        output(
+          await operator.createKey({
+            orgId: required(values.org, 'org'),
+            mode: oneOf(required(values.mode, 'mode'), ['live', 'test'] as const, 'mode')!,
+            scopes,
+            expiresAt: expires,
+            ipAllowlist: values.ip?.split(',').map((s) => s.trim()),
+          }),
+        );
+        return 0;
+      }
+      case 'key revoke':
+        output(await operator.revokeKey(arg ?? required(undefined, 'KEY')));
+        return 0;
+      case 'credits topup':
+        output(
+          await operator.topUp(
+            required(values.org, 'org'),
+            creditsArgument(required(values.credits, 'credits'), 'credits'),
+          ),
+        );
+        return 0;
+      case 'credits show':
+        output(await operator.showCredits(required(values.org, 'org')));
+        return 0;
+      default:
+        throw new UsageError(`unknown command: ${positionals.join(' ')}`);
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error: unknown) => {
+    if (error instanceof UsageError || error instanceof ConfigError) {
+      console.error(`matchsim: ${error.message}`);
+      if (error instanceof UsageError) console.error(USAGE);
+      process.exit(2);
+    }
+    const message = (error as { message?: string })?.message ?? String(error);
+    console.error(`matchsim: ${message}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,117 @@
+// Authentication and authorization of API requests (decisions 1), in the order the decisions fix:
+// well formed → known → revoked → expired → IP allowed → org suspended → plan → scope.
+// Failed authentications count per client IP; past the limit the IP gets 429 rate_limited.
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import {
+  type ApiKey,
+  findKeyBySecret,
+  ipAllowed,
+  type KeyMode,
+  type Scope,
+  SECRET_PATTERN,
+} from '../accounts/keys.js';
+import type { Org } from '../accounts/orgs.js';
+import type { Sql } from '../db/connection.js';
+import { ApiError } from '../errors.js';
+import type { WindowCounter } from '../limits/window-counter.js';
+
+export interface AuthContext {
+  org: Org;
+  key: ApiKey;
+  mode: KeyMode;
+  livemode: boolean;
+}
+
+/** Failed authentications allowed per client IP and minute (decisions 1). */
+export const AUTH_FAILURES_PER_MINUTE = 30;
+const AUTH_FAILURE_WINDOW_MS = 60_000;
+
+function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1]! : null;
+}
+
+export interface Authenticator {
+  authenticate(request: FastifyRequest, scope: Scope | null): Promise<AuthContext>;
+  authenticateAdmin(request: FastifyRequest): void;
+}
+
+export function makeAuthenticator(deps: {
+  sql: Sql;
+  counters: WindowCounter;
+  clock: () => Date;
+  adminToken: string | undefined;
+}): Authenticator {
+  const failureKey = (ip: string) => `auth_failures:${ip}`;
+
+  async function refuseIfLockedOut(ip: string) {
+    const { count, ttlMs } = await deps.counters.peek(failureKey(ip));
+    if (count >= AUTH_FAILURES_PER_MINUTE) throw lockedOut(ttlMs);
+  }
+
+  function lockedOut(ttlMs: number): ApiError {
+    const seconds = Math.max(1, Math.ceil(ttlMs / 1000));
+    return new ApiError('rate_limited', {
+      message: 'Too many failed authentications from this address.',
+      rule: 'auth_failures',
+      reason: `more than ${AUTH_FAILURES_PER_MINUTE} failed authentications per minute from one address`,
+      retryAfterSeconds: seconds,
+      recovery: { retry_at: new Date(deps.clock().getTime() + seconds * 1000).toISOString() },
+    });
+  }
+
+  async function fail(ip: string, error: ApiError): Promise<never> {
+    const { count, ttlMs } = await deps.counters.hit(failureKey(ip), AUTH_FAILURE_WINDOW_MS);
+    if (count > AUTH_FAILURES_PER_MINUTE) throw lockedOut(ttlMs);
+    throw error;
+  }
+
+  async function authenticate(request: FastifyRequest, scope: Scope | null): Promise<AuthContext> {
+    const ip = request.ip;
+    await refuseIfLockedOut(ip);
+    const secret = bearerToken(request);
+    if (!secret || !SECRET_PATTERN.test(secret)) {
+      return fail(
+        ip,
+        new ApiError('invalid_api_key', {
+          message: secret
+            ? 'The API key is malformed.'
+            : 'No API key: send `Authorization: Bearer <API key>`.',
+        }),
+      );
+    }
+    const found = await findKeyBySecret(deps.sql, secret);
+    if (!found) return fail(ip, new ApiError('invalid_api_key', { message: 'Unknown API key.' }));
+    const { key, org } = found;
+    const now = deps.clock();
+    if (key.revokedAt) return fail(ip, new ApiError('key_revoked'));
+    if (key.expiresAt && key.expiresAt.getTime() <= now.getTime())
+      return fail(ip, new ApiError('key_expired'));
+    if (!ipAllowed(key.ipAllowlist, ip)) {
+      throw new ApiError('ip_not_allowed', { message: `Address ${ip} is outside the key's IP allowlist.` });
+    }
+    if (org.status === 'suspended') throw new ApiError('org_suspended');
+    if (org.plan === 'none' || !org.planActive) {
+      throw new ApiError('tier_restricted', { message: 'An active Plus or Pro plan is required.' });
+    }
+    if (scope && !key.scopes.includes(scope)) {
+      throw new ApiError('scope_missing', { message: `The API key lacks the \`${scope}\` scope.` });
+    }
+    return { org, key, mode: key.mode, livemode: key.mode === 'live' };
+  }
+
+  const adminToken = deps.adminToken ? Buffer.from(deps.adminToken) : null;
+
+  function authenticateAdmin(request: FastifyRequest) {
+    // Without ADMIN_TOKEN the admin API does not exist (404 on every path, decisions 8).
+    if (!adminToken) throw new ApiError('resource_missing', { message: 'No such route.' });
+    const token = Buffer.from(bearerToken(request) ?? '');
+    const ok = token.length === adminToken.length && timingSafeEqual(token, adminToken);
+    if (!ok) throw new ApiError('invalid_api_key', { message: 'Invalid admin token.' });
+  }
+
+  return { authenticate, authenticateAdmin };
+}

@@ -1,0 +1,123 @@
+// One error handler for the whole service: every failure leaves as the error object of spec 7, with
+// Request-Id, Retry-After on 429s and no internal details on 5xx.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { ApiError, type ErrorCode, errorBody, isApiError } from '../errors.js';
+
+/** Fastify's own error codes that mean "the client sent something we cannot read". */
+const REQUEST_SHAPE_ERRORS: Record<string, { code: ErrorCode; message: string; param?: string }> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: { code: 'parameter_invalid', message: 'The body is not valid JSON.' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: {
+    code: 'parameter_missing',
+    message: 'The body is empty; send a JSON object.',
+  },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    code: 'parameter_invalid',
+    message: 'Unsupported Content-Type; send application/json.',
+    param: 'Content-Type',
+  },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    code: 'parameter_invalid',
+    message: 'Content-Length does not match the body.',
+  },
+  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'parameter_invalid', message: 'The body is larger than 1 MiB.' },
+  FST_ERR_CTP_INVALID_TYPE: {
+    code: 'parameter_invalid',
+    message: 'Invalid Content-Type header.',
+    param: 'Content-Type',
+  },
+};
+
+/** `/lineups/home/xi` → `lineups.home.xi`; query and path parameters keep their bare names. */
+function paramPath(instancePath: string): string | null {
+  const path = instancePath.replace(/^\//, '').split('/').filter(Boolean).join('.');
+  return path === '' ? null : path;
+}
+
+function valueAt(root: unknown, instancePath: string): unknown {
+  let value = root;
+  for (const part of instancePath.split('/').filter(Boolean)) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+/** The part of the request that failed validation: body, querystring, params or headers. */
+function validatedInput(request: FastifyRequest | undefined, context: string | undefined): unknown {
+  if (!request) return undefined;
+  if (context === 'querystring') return request.query;
+  if (context === 'params') return request.params;
+  if (context === 'headers') return request.headers;
+  return request.body;
+}
+
+export function validationToApiError(
+  error: FastifyError & { validationContext?: string },
+  request?: FastifyRequest,
+): ApiError {
+  if (!hasZodFastifySchemaValidationErrors(error)) {
+    return new ApiError('parameter_invalid', { message: error.message });
+  }
+  const issue = error.validation[0]!;
+  const base = paramPath(issue.instancePath);
+  const params = issue.params as { keys?: string[]; expected?: string };
+  if (issue.keyword === 'unrecognized_keys' && params.keys?.length) {
+    const field = params.keys[0]!;
+    const param = base ? `${base}.${field}` : field;
+    return new ApiError('parameter_invalid', { param, message: `Unknown field \`${param}\`.` });
+  }
+  const input = validatedInput(request, error.validationContext);
+  const missing = input !== undefined && valueAt(input, issue.instancePath) === undefined;
+  if (missing) {
+    return new ApiError('parameter_missing', { param: base, message: `\`${base ?? 'body'}\` is required.` });
+  }
+  const where = base ? `\`${base}\`: ` : '';
+  return new ApiError('parameter_invalid', { param: base, message: `${where}${issue.message}` });
+}
+
+export function toApiError(error: unknown, request?: FastifyRequest): ApiError {
+  if (isApiError(error)) return error;
+  const fastifyError = error as FastifyError & { validationContext?: string };
+  if (fastifyError?.validation) return validationToApiError(fastifyError, request);
+  const known = fastifyError?.code ? REQUEST_SHAPE_ERRORS[fastifyError.code as string] : undefined;
+  if (known) {
+    return new ApiError(known.code, {
+      message: known.message,
+      ...(known.param ? { param: known.param } : {}),
+    });
+  }
+  return new ApiError('internal_error', { internal: error });
+}
+
+export function sendApiError(request: FastifyRequest, reply: FastifyReply, error: ApiError, docsUrl: string) {
+  const after = error.options.retryAfterSeconds;
+  if (after !== undefined) reply.header('Retry-After', String(Math.max(0, Math.ceil(after))));
+  return reply
+    .code(error.status)
+    .type('application/json; charset=utf-8')
+    .serializer(JSON.stringify)
+    .send(errorBody(error, { requestId: request.id, docsUrl }));
+}
+
+export function installErrorHandling(app: FastifyInstance, docsUrl: string) {
+  app.setErrorHandler((error, request, reply) => {
+    const apiError = toApiError(error, request);
+    if (apiError.status >= 500) {
+      request.log.error({ err: apiError.options.internal ?? error, code: apiError.code }, 'request failed');
+    } else {
+      request.log.info({ code: apiError.code, param: apiError.options.param }, 'request refused');
+    }
+    return sendApiError(request, reply, apiError, docsUrl);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendApiError(
+      request,
+      reply,
+      new ApiError('resource_missing', {
+        message: `No route ${request.method} ${request.url.split('?')[0]}.`,
+      }),
+      docsUrl,
+    ),
+  );
+}

@@ -1,0 +1,136 @@
+// The operators' HTTP API under /admin/v1 (decisions 8). It exists only when ADMIN_TOKEN is set.
+import { z } from 'zod';
+import { SCOPES } from '../../accounts/keys.js';
+import { makeOperator } from '../../accounts/operations.js';
+import { LIMIT_NAMES, limitOverridesSchema, ORG_STATUSES, PLANS } from '../../accounts/orgs.js';
+import type { App, AppDeps } from '../app.js';
+
+const credits = z.number().min(0).max(1_000_000_000).multipleOf(0.001);
+const orgIdParams = z.object({ org_id: z.string().regex(/^org_[0-9A-Za-z]+$/) });
+const keyIdParams = z.object({ key_id: z.string().regex(/^key_[0-9A-Za-z]+$/) });
+const admin = { access: 'admin' as const };
+const tags = ['admin'];
+
+const createOrgBody = z.strictObject({
+  name: z.string().min(1).max(200),
+  plan: z.enum(PLANS),
+  status: z.enum(ORG_STATUSES).optional(),
+  spend_cap_credits: credits.nullable().optional(),
+  limits: limitOverridesSchema.optional(),
+});
+
+const patchOrgBody = z.strictObject({
+  name: z.string().min(1).max(200).optional(),
+  plan: z.enum(PLANS).optional(),
+  plan_active: z.boolean().optional(),
+  status: z.enum(ORG_STATUSES).optional(),
+  spend_cap_credits: credits.nullable().optional(),
+  limits: z.partialRecord(z.enum(LIMIT_NAMES), z.number().int().min(0).nullable()).optional(),
+});
+
+const createKeyBody = z.strictObject({
+  mode: z.enum(['live', 'test']),
+  scopes: z.array(z.enum(SCOPES)).min(1).optional(),
+  expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
+  ip_allowlist: z.array(z.string().min(1).max(64)).max(100).optional(),
+});
+
+export function registerAdminRoutes(app: App, deps: AppDeps) {
+  const operator = makeOperator({ sql: deps.db.sql, ledger: deps.services.ledger, clock: deps.clock });
+
+  app.post(
+    '/admin/v1/orgs',
+    { config: admin, schema: { tags, summary: 'Create an organisation', body: createOrgBody } },
+    async (request, reply) => {
+      const body = request.body;
+      const org = await operator.createOrg({
+        name: body.name,
+        plan: body.plan,
+        status: body.status,
+        spendCapCredits: body.spend_cap_credits,
+        limits: body.limits as Record<string, number> | undefined,
+      });
+      return reply.code(201).send(org);
+    },
+  );
+
+  app.get(
+    '/admin/v1/orgs/:org_id',
+    {
+      config: admin,
+      schema: { tags, summary: 'Read an organisation, its keys and credits', params: orgIdParams },
+    },
+    async (request) => operator.getOrg(request.params.org_id),
+  );
+
+  app.patch(
+    '/admin/v1/orgs/:org_id',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Change plan, status, spend cap or limits',
+        params: orgIdParams,
+        body: patchOrgBody,
+      },
+    },
+    async (request) => {
+      const body = request.body;
+      return operator.updateOrg(request.params.org_id, {
+        name: body.name,
+        plan: body.plan,
+        planActive: body.plan_active,
+        status: body.status,
+        spendCapCredits: body.spend_cap_credits,
+        limitOverrides: body.limits as Record<string, number | null> | undefined,
+      });
+    },
+  );
+
+  app.post(
+    '/admin/v1/orgs/:org_id/keys',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Create an API key (the secret is shown once)',
+        params: orgIdParams,
+        body: createKeyBody,
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const key = await operator.createKey({
+        orgId: request.params.org_id,
+        mode: body.mode,
+        scopes: body.scopes,
+        expiresAt: body.expires_at ? new Date(body.expires_at) : null,
+        ipAllowlist: body.ip_allowlist,
+      });
+      return reply.code(201).send(key);
+    },
+  );
+
+  app.post(
+    '/admin/v1/keys/:key_id/revoke',
+    { config: admin, schema: { tags, summary: 'Revoke an API key', params: keyIdParams } },
+    async (request) => operator.revokeKey(request.params.key_id),
+  );
+
+  app.post(
+    '/admin/v1/orgs/:org_id/topups',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Add top-up credits',
+        params: orgIdParams,
+        body: z.strictObject({ credits: credits.positive() }),
+      },
+    },
+    async (request, reply) => {
+      const result = await operator.topUp(request.params.org_id, request.body.credits, request.id);
+      return reply.code(201).send(result);
+    },
+  );
+}

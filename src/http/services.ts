@@ -1,0 +1,12 @@
+// The domain services the HTTP layer calls. Built once at boot (src/server.ts) and in tests.
+import type { Ledger } from '../billing/ledger.js';
+
+export interface EngineHealth {
+  state: string;
+  [detail: string]: unknown;
+}
+
+export interface Services {
+  ledger: Ledger;
+  engineHealth?: () => EngineHealth;
+}

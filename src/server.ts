@@ -1,0 +1,125 @@
+// Boot: configuration → database → migrations → first-start bootstrap → HTTP API and/or workers.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { makeOperator } from './accounts/operations.js';
+import { makeLedger } from './billing/ledger.js';
+import type { Config } from './config.js';
+import { type Database, openDatabase } from './db/connection.js';
+import { runMigrations } from './db/migrations.js';
+import { type App, buildApp } from './http/app.js';
+import { makeMetrics } from './http/metrics.js';
+import type { Services } from './http/services.js';
+import {
+  makeMemoryWindowCounter,
+  makeRedisWindowCounter,
+  type WindowCounter,
+} from './limits/window-counter.js';
+
+export type Role = 'api' | 'worker' | 'all';
+
+export function connectRedis(url: string): Redis {
+  // STACK.md: fail fast instead of queueing commands while Redis is away.
+  return new Redis(url, {
+    connectTimeout: 2000,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    lazyConnect: false,
+  });
+}
+
+export async function openServiceDatabase(config: Config): Promise<Database> {
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  await runMigrations(db.sql);
+  return db;
+}
+
+/** The admin token: ADMIN_TOKEN, else one generated once into DATA_DIR (decisions 8). */
+export function resolveAdminToken(config: Config): { token: string; generated: boolean } {
+  if (config.ADMIN_TOKEN) return { token: config.ADMIN_TOKEN, generated: false };
+  const file = path.resolve(config.DATA_DIR, 'admin-token');
+  try {
+    return { token: readFileSync(file, 'utf8').trim(), generated: false };
+  } catch {
+    mkdirSync(config.DATA_DIR, { recursive: true });
+    const token = `msadm_${randomBytes(24).toString('base64url')}`;
+    writeFileSync(file, `${token}\n`, { mode: 0o600 });
+    return { token, generated: true };
+  }
+}
+
+/** Create the demo organisation (Pro) with a live and a test key, once per database. */
+export async function ensureDemoOrganisation(
+  db: Database,
+  operator: ReturnType<typeof makeOperator>,
+): Promise<{ orgId: string; created: boolean; liveSecret?: string; testSecret?: string }> {
+  const [existing] = await db.sql<
+    { value: string }[]
+  >`SELECT value FROM service_settings WHERE name = 'demo_org_id'`;
+  if (existing) return { orgId: existing.value, created: false };
+  const org = await operator.createOrg({ name: 'Demo organisation', plan: 'pro' });
+  const live = await operator.createKey({ orgId: org.org_id, mode: 'live' });
+  const test = await operator.createKey({ orgId: org.org_id, mode: 'test' });
+  await db.sql`INSERT INTO service_settings (name, value) VALUES ('demo_org_id', ${org.org_id})`;
+  return { orgId: org.org_id, created: true, liveSecret: live.secret, testSecret: test.secret };
+}
+
+export interface RunningService {
+  app: App | null;
+  db: Database;
+  stop(): Promise<void>;
+}
+
+export async function startService(
+  config: Config,
+  role: Role,
+  print: (line: string) => void,
+): Promise<RunningService> {
+  const db = await openServiceDatabase(config);
+  const clock = () => new Date();
+  const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL) : undefined;
+  const counters: WindowCounter = redis ? makeRedisWindowCounter(redis) : makeMemoryWindowCounter();
+  const metrics = makeMetrics();
+  const ledger = makeLedger({ sql: db.sql, clock });
+  const services: Services = { ledger };
+
+  let app: App | null = null;
+  if (role === 'api' || role === 'all') {
+    const operator = makeOperator({ sql: db.sql, ledger, clock });
+    const admin = resolveAdminToken(config);
+    const demo = await ensureDemoOrganisation(db, operator);
+    if (demo.created) {
+      print(`Demo organisation ${demo.orgId} (Pro). Keys are shown once; keep them:`);
+      print(`  live key: ${demo.liveSecret}`);
+      print(`  test key: ${demo.testSecret}`);
+    } else {
+      print(`Demo organisation ${demo.orgId} exists; its keys were printed at first start.`);
+    }
+    if (admin.generated)
+      print(`Admin token (saved in ${path.resolve(config.DATA_DIR, 'admin-token')}): ${admin.token}`);
+    app = await buildApp({
+      config: { ...config, ADMIN_TOKEN: admin.token },
+      db,
+      clock,
+      counters,
+      metrics,
+      services,
+      redis,
+    });
+    await app.listen({ port: config.PORT, host: config.HOST });
+    print(`matchsim listening on ${config.baseUrl} (docs: ${config.docsUrl}, database: ${db.kind})`);
+  }
+
+  let stopping: Promise<void> | null = null;
+  const stop = () => {
+    stopping ??= (async () => {
+      await app?.close();
+      await counters.close();
+      redis?.disconnect();
+      await db.close();
+    })();
+    return stopping;
+  };
+  return { app, db, stop };
+}
