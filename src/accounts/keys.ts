@@ -10,6 +10,9 @@ export const SCOPES = ['simulations.run', 'data.read'] as const;
 export type Scope = (typeof SCOPES)[number];
 export type KeyMode = 'live' | 'test';
 
+/** NOTIFY channel telling every process to forget cached keys (see key-cache.ts). */
+export const AUTH_CHANGED_CHANNEL = 'matchsim_auth_changed';
+
 const SECRET_RANDOM_LENGTH = 40;
 /** Well formed: the prefix of a mode and at least 32 base62 characters (decisions 1). */
 export const SECRET_PATTERN = /^ms_(live|test)_[0-9A-Za-z]{32,128}$/;
@@ -122,6 +125,7 @@ export async function revokeKey(sql: Sql, keyId: string, now: Date): Promise<Api
   const [row] = await sql<KeyRow[]>`
     UPDATE api_keys SET revoked_at = coalesce(revoked_at, ${now}) WHERE id = ${keyId} RETURNING *`;
   if (!row) throw new ApiError('resource_missing', { message: `No API key ${keyId}.`, param: 'key_id' });
+  await sql`SELECT pg_notify(${AUTH_CHANGED_CHANNEL}, ${keyId})`;
   return keyFromRow(row);
 }
 

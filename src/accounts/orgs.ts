@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Sql } from '../db/connection.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
+import { AUTH_CHANGED_CHANNEL } from './keys.js';
 
 export const PLANS = ['none', 'plus', 'pro'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -119,6 +120,8 @@ export async function updateOrg(sql: Sql, orgId: string, changes: OrgChanges): P
         limit_overrides = ${tx.json(overrides)}
       WHERE id = ${orgId}
       RETURNING *`;
+    // Delivered on commit: cached keys of this organisation must see the new status and plan.
+    await tx`SELECT pg_notify(${AUTH_CHANGED_CHANNEL}, ${orgId})`;
     return orgFromRow(row!);
   });
 }

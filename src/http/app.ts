@@ -17,6 +17,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import type { Redis } from 'ioredis';
+import { makeKeyCache } from '../accounts/key-cache.js';
 import type { Scope } from '../accounts/keys.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/connection.js';
@@ -30,6 +31,7 @@ import type { Metrics } from './metrics.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerCreditRoutes } from './routes/credits.js';
 import { registerDocsRoutes } from './routes/docs.js';
+import { registerFixtureRoutes } from './routes/fixtures.js';
 import { registerHealthRoutes } from './routes/health.js';
 import type { Services } from './services.js';
 
@@ -96,8 +98,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app, config.docsUrl);
 
+  const keyCache = await makeKeyCache(deps.db);
+  app.addHook('onClose', () => keyCache.close());
   const authenticator = makeAuthenticator({
-    sql: deps.db.sql,
+    keys: keyCache,
     counters: deps.counters,
     clock: deps.clock,
     adminToken: config.ADMIN_TOKEN,
@@ -188,7 +192,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerHealthRoutes(app, deps);
   registerDocsRoutes(app, deps);
   registerCreditRoutes(app, deps);
-  registerAdminRoutes(app, deps);
+  registerAdminRoutes(app, deps, keyCache);
+  registerFixtureRoutes(app, deps);
 
   await app.ready();
   return app;

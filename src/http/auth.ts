@@ -3,16 +3,9 @@
 // Failed authentications count per client IP; past the limit the IP gets 429 rate_limited.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import {
-  type ApiKey,
-  findKeyBySecret,
-  ipAllowed,
-  type KeyMode,
-  type Scope,
-  SECRET_PATTERN,
-} from '../accounts/keys.js';
+import type { KeyCache } from '../accounts/key-cache.js';
+import { type ApiKey, ipAllowed, type KeyMode, type Scope, SECRET_PATTERN } from '../accounts/keys.js';
 import type { Org } from '../accounts/orgs.js';
-import type { Sql } from '../db/connection.js';
 import { ApiError } from '../errors.js';
 import type { WindowCounter } from '../limits/window-counter.js';
 
@@ -40,7 +33,7 @@ export interface Authenticator {
 }
 
 export function makeAuthenticator(deps: {
-  sql: Sql;
+  keys: KeyCache;
   counters: WindowCounter;
   clock: () => Date;
   adminToken: string | undefined;
@@ -83,7 +76,7 @@ export function makeAuthenticator(deps: {
         }),
       );
     }
-    const found = await findKeyBySecret(deps.sql, secret);
+    const found = await deps.keys.lookup(secret);
     if (!found) return fail(ip, new ApiError('invalid_api_key', { message: 'Unknown API key.' }));
     const { key, org } = found;
     const now = deps.clock();

@@ -18,8 +18,8 @@ export interface TestContext {
   db: TestDatabase;
   operator: ReturnType<typeof makeOperator>;
   services: Services;
-  /** Move the clock the app sees. */
-  setNow(date: Date): void;
+  /** Pin the clock the app sees (null: real time again). */
+  setNow(date: Date | null): void;
   newOrg(options?: {
     plan?: Plan;
     mode?: KeyMode;
@@ -35,8 +35,9 @@ export async function createTestContext(
   options: { adminToken?: string | null; env?: Record<string, string> } = {},
 ) {
   const db = await createTestDatabase();
-  let now = new Date();
-  const clock = () => now;
+  // Real time unless a test pins it with setNow.
+  let pinned: Date | null = null;
+  const clock = () => pinned ?? new Date();
   const config = loadConfig({
     LOG_LEVEL: 'silent',
     BASE_URL: 'http://api.test',
@@ -45,7 +46,7 @@ export async function createTestContext(
   });
   const ledger = makeLedger({ sql: db.sql, clock });
   const services: Services = { ledger };
-  const counters = makeMemoryWindowCounter(() => now.getTime());
+  const counters = makeMemoryWindowCounter(() => clock().getTime());
   const app = await buildApp({
     config,
     db,
@@ -63,7 +64,7 @@ export async function createTestContext(
     operator,
     services,
     setNow(date) {
-      now = date;
+      pinned = date;
     },
     async newOrg(o = {}) {
       const org = await operator.createOrg({ name: 'Test org', plan: o.plan ?? 'pro', limits: o.limits });

@@ -122,8 +122,9 @@ describe('authentication outcomes', () => {
     const { makeMemoryWindowCounter } = await import('../../src/limits/window-counter.js');
     const org = await t.newOrg();
     const { secret } = await createKey(t.db.sql, { orgId: org.orgId, mode: 'live', scopes: ['data.read'] });
+    const { makeKeyCache } = await import('../../src/accounts/key-cache.js');
     const authenticator = makeAuthenticator({
-      sql: t.db.sql,
+      keys: await makeKeyCache(t.db, { ttlMs: 0 }),
       counters: makeMemoryWindowCounter(),
       clock: () => new Date(),
       adminToken: undefined,

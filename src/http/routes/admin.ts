@@ -1,5 +1,6 @@
 // The operators' HTTP API under /admin/v1 (decisions 8). It exists only when ADMIN_TOKEN is set.
 import { z } from 'zod';
+import type { KeyCache } from '../../accounts/key-cache.js';
 import { SCOPES } from '../../accounts/keys.js';
 import { makeOperator } from '../../accounts/operations.js';
 import { LIMIT_NAMES, limitOverridesSchema, ORG_STATUSES, PLANS } from '../../accounts/orgs.js';
@@ -35,7 +36,7 @@ const createKeyBody = z.strictObject({
   ip_allowlist: z.array(z.string().min(1).max(64)).max(100).optional(),
 });
 
-export function registerAdminRoutes(app: App, deps: AppDeps) {
+export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache) {
   const operator = makeOperator({ sql: deps.db.sql, ledger: deps.services.ledger, clock: deps.clock });
 
   app.post(
@@ -76,7 +77,7 @@ export function registerAdminRoutes(app: App, deps: AppDeps) {
     },
     async (request) => {
       const body = request.body;
-      return operator.updateOrg(request.params.org_id, {
+      const org = await operator.updateOrg(request.params.org_id, {
         name: body.name,
         plan: body.plan,
         planActive: body.plan_active,
@@ -84,6 +85,9 @@ export function registerAdminRoutes(app: App, deps: AppDeps) {
         spendCapCredits: body.spend_cap_credits,
         limitOverrides: body.limits as Record<string, number | null> | undefined,
       });
+      // Without NOTIFY (embedded database) only this process holds cached keys: forget them now.
+      keyCache.invalidate();
+      return org;
     },
   );
 
@@ -114,7 +118,11 @@ export function registerAdminRoutes(app: App, deps: AppDeps) {
   app.post(
     '/admin/v1/keys/:key_id/revoke',
     { config: admin, schema: { tags, summary: 'Revoke an API key', params: keyIdParams } },
-    async (request) => operator.revokeKey(request.params.key_id),
+    async (request) => {
+      const key = await operator.revokeKey(request.params.key_id);
+      keyCache.invalidate();
+      return key;
+    },
   );
 
   app.post(

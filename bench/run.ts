@@ -1,0 +1,19 @@
+// `npm run bench`: every figure the issues ask for, each next to its reference measured in the same run.
+// BENCH_ONLY=http,engine,gpu,... runs a subset.
+import { benchHttp } from './http.js';
+import { type BenchRow, printRows } from './report.js';
+
+type Bench = () => Promise<BenchRow[]>;
+const benches: Record<string, Bench> = {
+  http: benchHttp,
+};
+
+const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+const rows: BenchRow[] = [];
+for (const [name, bench] of Object.entries(benches)) {
+  if (only && !only.includes(name)) continue;
+  console.error(`running ${name}…`);
+  rows.push(...(await bench()));
+}
+printRows(rows);
+process.exit(0);

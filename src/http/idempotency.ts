@@ -1,0 +1,271 @@
+// Idempotency-Key handling (decisions 7): the scope is organisation + key mode + method + path + key,
+// kept 24 hours. The first response is stored as sent and replayed byte for byte; the same key with a
+// different body is a conflict; the same key while the first request runs is a retryable conflict.
+//
+// A 429 or 5xx is never stored: a retry runs again. If the first attempt had already created a job or
+// batch (attachJob, in the transaction that created it), the record stays with that reference so the
+// retry continues with what exists (e.g. after settlement_unknown) instead of reserving again.
+// The route sets `Idempotent-Replayed: true` on replays.
+import { createHash, randomUUID } from 'node:crypto';
+import type { KeyMode } from '../accounts/keys.js';
+import type { Sql, TransactionSql } from '../db/connection.js';
+import { ApiError } from '../errors.js';
+
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+/** decisions 7: records are kept 24 hours. */
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+/**
+ * How long a first attempt may stay in flight before a retry may take its record over: longer than
+ * any request runs (wait_seconds is at most 25), so only a crashed process leaves one this long.
+ */
+export const IN_FLIGHT_LEASE_MS = 60_000;
+/** Retry-After of an in-flight conflict. */
+export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
+
+export interface IdempotencyScope {
+  orgId: string;
+  mode: KeyMode;
+  method: string;
+  path: string;
+  key: string;
+}
+
+export interface IdempotencyRecord extends IdempotencyScope {
+  bodyHash: string;
+  /** This attempt's token: only it may complete or release the record. */
+  attempt: string;
+  /** What an earlier attempt of the same request created, if anything. */
+  jobId: string | null;
+  batchId: string | null;
+  createdAt: Date;
+}
+
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** The body exactly as sent. */
+  body: string;
+}
+
+export type IdempotencyStart =
+  | { kind: 'new'; record: IdempotencyRecord }
+  | { kind: 'replay'; response: StoredResponse };
+
+export interface IdempotencyStore {
+  begin(request: IdempotencyScope & { bodyHash: string }): Promise<IdempotencyStart>;
+  /** Call in the transaction that creates the job or batch. */
+  attachJob(
+    tx: TransactionSql,
+    record: IdempotencyRecord,
+    created: { jobId: string } | { batchId: string },
+  ): Promise<void>;
+  /** Stores the response for replays; a 429 or 5xx releases the record instead. True when stored. */
+  complete(record: IdempotencyRecord, response: StoredResponse): Promise<boolean>;
+  /** Ends this attempt without a stored response (an error was answered): a retry runs again. */
+  release(record: IdempotencyRecord): Promise<void>;
+  /** Deletes records older than 24 hours; returns how many. */
+  purgeExpired(now?: Date): Promise<number>;
+}
+
+export interface IdempotencyStoreDeps {
+  sql: Sql;
+  clock?: () => Date;
+  inFlightLeaseMs?: number;
+}
+
+interface RecordRow {
+  org_id: string;
+  mode: KeyMode;
+  method: string;
+  path: string;
+  key: string;
+  body_hash: string;
+  state: 'in_flight' | 'complete' | 'open';
+  attempt: string;
+  locked_until: Date | null;
+  job_id: string | null;
+  batch_id: string | null;
+  response_status: number | null;
+  response_headers: Record<string, string> | null;
+  response_body: string | null;
+  created_at: Date;
+  expires_at: Date;
+}
+
+/** The Idempotency-Key header: absent (null) or 1 to 255 characters (spec 8.5). */
+export function parseIdempotencyKey(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  // A repeated header arrives as an array: one request has one key.
+  const key = Array.isArray(value) ? (value.length === 1 ? value[0] : undefined) : value;
+  if (key === undefined || key.length < 1 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH) {
+    throw new ApiError('parameter_invalid', {
+      message: `The Idempotency-Key header must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters.`,
+      param: 'Idempotency-Key',
+    });
+  }
+  return key;
+}
+
+/** Fingerprint of a request body: the raw bytes as received ("the exact same JSON body"). */
+export function requestBodyHash(body: string | Buffer | undefined): string {
+  return createHash('sha256')
+    .update(body ?? '')
+    .digest('hex');
+}
+
+/** Responses that must not be replayed: the retry deserves a fresh attempt (STACK.md). */
+export function isStorableStatus(status: number): boolean {
+  return status !== 429 && status < 500;
+}
+
+export function makeIdempotencyStore(deps: IdempotencyStoreDeps): IdempotencyStore {
+  const { sql } = deps;
+  const clock = deps.clock ?? (() => new Date());
+  const leaseMs = deps.inFlightLeaseMs ?? IN_FLIGHT_LEASE_MS;
+
+  async function begin(request: IdempotencyScope & { bodyHash: string }): Promise<IdempotencyStart> {
+    const now = clock();
+    const attempt = randomUUID();
+    const lockedUntil = new Date(now.getTime() + leaseMs);
+    const expiresAt = new Date(now.getTime() + IDEMPOTENCY_TTL_MS);
+    const scope = {
+      orgId: request.orgId,
+      mode: request.mode,
+      method: request.method,
+      path: request.path,
+      key: request.key,
+    };
+    return sql.begin(async (tx) => {
+      const [inserted] = await tx<RecordRow[]>`
+        INSERT INTO idempotency_keys (org_id, mode, method, path, key, body_hash, state, attempt, locked_until,
+                                      created_at, expires_at)
+        VALUES (${scope.orgId}, ${scope.mode}, ${scope.method}, ${scope.path}, ${scope.key}, ${request.bodyHash},
+                'in_flight', ${attempt}, ${lockedUntil}, ${now}, ${expiresAt})
+        ON CONFLICT DO NOTHING
+        RETURNING *`;
+      if (inserted) return { kind: 'new', record: recordFromRow(inserted) };
+      const [row] = await tx<RecordRow[]>`
+        SELECT * FROM idempotency_keys
+        WHERE org_id = ${scope.orgId} AND mode = ${scope.mode} AND method = ${scope.method}
+          AND path = ${scope.path} AND key = ${scope.key}
+        FOR UPDATE`;
+      if (!row) throw new Error('idempotency record vanished under its lock');
+      if (row.expires_at.getTime() <= now.getTime()) {
+        // Older than 24 hours: the key is free again.
+        const [fresh] = await tx<RecordRow[]>`
+          UPDATE idempotency_keys
+          SET body_hash = ${request.bodyHash}, state = 'in_flight', attempt = ${attempt}, locked_until = ${lockedUntil},
+              job_id = NULL, batch_id = NULL, response_status = NULL, response_headers = NULL,
+              response_body = NULL, created_at = ${now}, expires_at = ${expiresAt}
+          WHERE org_id = ${scope.orgId} AND mode = ${scope.mode} AND method = ${scope.method}
+            AND path = ${scope.path} AND key = ${scope.key}
+          RETURNING *`;
+        return { kind: 'new', record: recordFromRow(fresh!) };
+      }
+      if (row.body_hash !== request.bodyHash) {
+        throw new ApiError('idempotency_conflict', {
+          message: 'This Idempotency-Key was used with a different request body.',
+          recovery: { idempotency_key: scope.key },
+        });
+      }
+      if (row.state === 'complete') {
+        return {
+          kind: 'replay',
+          response: {
+            status: row.response_status!,
+            headers: row.response_headers ?? {},
+            body: row.response_body!,
+          },
+        };
+      }
+      if (row.state === 'in_flight' && row.locked_until && row.locked_until.getTime() > now.getTime()) {
+        throw new ApiError('idempotency_conflict', {
+          message: 'A request with this Idempotency-Key is still in flight.',
+          fix: 'Retry with the same Idempotency-Key after a short wait.',
+          retryable: true,
+          strategy: 'backoff_with_jitter',
+          idempotencyKey: 'same',
+          retryAfterSeconds: IN_FLIGHT_RETRY_AFTER_SECONDS,
+        });
+      }
+      // Released after an error, or in flight in a process that stopped: this attempt takes over and
+      // inherits what the earlier one created.
+      const [taken] = await tx<RecordRow[]>`
+        UPDATE idempotency_keys SET state = 'in_flight', attempt = ${attempt}, locked_until = ${lockedUntil}
+        WHERE org_id = ${scope.orgId} AND mode = ${scope.mode} AND method = ${scope.method}
+          AND path = ${scope.path} AND key = ${scope.key}
+        RETURNING *`;
+      return { kind: 'new', record: recordFromRow(taken!) };
+    });
+  }
+
+  async function attachJob(
+    tx: TransactionSql,
+    record: IdempotencyRecord,
+    created: { jobId: string } | { batchId: string },
+  ): Promise<void> {
+    const jobId = 'jobId' in created ? created.jobId : null;
+    const batchId = 'batchId' in created ? created.batchId : null;
+    await tx`
+      UPDATE idempotency_keys
+      SET job_id = COALESCE(${jobId}, job_id), batch_id = COALESCE(${batchId}, batch_id)
+      WHERE ${whereRecord(tx, record)}`;
+    if (jobId) record.jobId = jobId;
+    if (batchId) record.batchId = batchId;
+  }
+
+  function whereRecord(db: Sql | TransactionSql, record: IdempotencyRecord) {
+    return db`org_id = ${record.orgId} AND mode = ${record.mode} AND method = ${record.method}
+      AND path = ${record.path} AND key = ${record.key} AND attempt = ${record.attempt}`;
+  }
+
+  async function complete(record: IdempotencyRecord, response: StoredResponse): Promise<boolean> {
+    if (!isStorableStatus(response.status)) {
+      await release(record);
+      return false;
+    }
+    const rows = await sql`
+      UPDATE idempotency_keys
+      SET state = 'complete', locked_until = NULL, response_status = ${response.status},
+          response_headers = ${JSON.stringify(response.headers)}::text::jsonb, response_body = ${response.body}
+      WHERE ${whereRecord(sql, record)} AND state = 'in_flight'
+      RETURNING key`;
+    return rows.length === 1;
+  }
+
+  async function release(record: IdempotencyRecord): Promise<void> {
+    await sql.begin(async (tx) => {
+      const deleted = await tx`
+        DELETE FROM idempotency_keys
+        WHERE ${whereRecord(tx, record)} AND state = 'in_flight' AND job_id IS NULL AND batch_id IS NULL
+        RETURNING key`;
+      if (deleted.length > 0) return;
+      await tx`
+        UPDATE idempotency_keys SET state = 'open', locked_until = NULL
+        WHERE ${whereRecord(tx, record)} AND state = 'in_flight'`;
+    });
+  }
+
+  async function purgeExpired(now: Date = clock()): Promise<number> {
+    const rows = await sql`DELETE FROM idempotency_keys WHERE expires_at <= ${now} RETURNING key`;
+    return rows.length;
+  }
+
+  return { begin, attachJob, complete, release, purgeExpired };
+}
+
+function recordFromRow(row: RecordRow): IdempotencyRecord {
+  return {
+    orgId: row.org_id,
+    mode: row.mode,
+    method: row.method,
+    path: row.path,
+    key: row.key,
+    bodyHash: row.body_hash,
+    attempt: row.attempt,
+    jobId: row.job_id,
+    batchId: row.batch_id,
+    createdAt: row.created_at,
+  };
+}

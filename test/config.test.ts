@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('configuration (decisions 10)', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      PORT: 8080,
+      HOST: '0.0.0.0',
+      DATA_DIR: './data',
+      ENGINE: 'auto',
+      HOLD_TTL_SECONDS: 3600,
+      TRUST_PROXY: false,
+    });
+    expect(config.DATABASE_URL).toBeUndefined();
+    expect(config.REDIS_URL).toBeUndefined();
+    expect(config.baseUrl).toBe('http://localhost:8080');
+    expect(config.docsUrl).toBe('http://localhost:8080/docs');
+  });
+
+  it('derives doc and result addresses from BASE_URL and DOCS_URL', () => {
+    const config = loadConfig({
+      BASE_URL: 'https://api.example.com/',
+      DOCS_URL: 'https://docs.example.com/errors',
+    });
+    expect(config.baseUrl).toBe('https://api.example.com');
+    expect(config.docsUrl).toBe('https://docs.example.com/errors');
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['ENGINE', 'tpu'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['REDIS_URL', 'http://x'],
+    ['HOLD_TTL_SECONDS', '0'],
+    ['TRUST_PROXY', 'maybe'],
+    ['ADMIN_TOKEN', 'short'],
+    ['BASE_URL', 'not a url'],
+  ])('stops at boot on an invalid %s, naming it', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(loadConfig({ PORT: '', DATABASE_URL: '' }).PORT).toBe(8080);
+  });
+});
