@@ -33,6 +33,7 @@ import { registerCreditRoutes } from './routes/credits.js';
 import { registerDocsRoutes } from './routes/docs.js';
 import { registerFixtureRoutes } from './routes/fixtures.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerSimulationRoutes } from './routes/simulations.js';
 import type { Services } from './services.js';
 
 export type RateGroup = 'data' | 'simulations';
@@ -40,6 +41,8 @@ export type RateGroup = 'data' | 'simulations';
 declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext | null;
+    /** The JSON body as received: idempotency and the loop guard compare exact bytes. */
+    rawBody: string | undefined;
   }
   interface FastifyContextConfig {
     /** Who may call: anyone (docs, health), an API key, or an operator with ADMIN_TOKEN. */
@@ -94,8 +97,25 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('auth', null);
+  app.decorateRequest('rawBody', undefined);
   // JSON only (decisions 9): any other content type is refused as parameter_invalid.
-  app.removeContentTypeParser('text/plain');
+  app.removeContentTypeParser(['text/plain', 'application/json']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body as string;
+    request.rawBody = text;
+    if (text.trim() === '') {
+      done(
+        new ApiError('parameter_missing', { message: 'The body is empty; send a JSON object.' }),
+        undefined,
+      );
+      return;
+    }
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new ApiError('parameter_invalid', { message: 'The body is not valid JSON.' }), undefined);
+    }
+  });
   installErrorHandling(app, config.docsUrl);
 
   const keyCache = await makeKeyCache(deps.db);
@@ -193,6 +213,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerDocsRoutes(app, deps);
   registerCreditRoutes(app, deps);
   registerAdminRoutes(app, deps, keyCache);
+  registerSimulationRoutes(app, deps, deps.services.simulations);
   registerFixtureRoutes(app, deps);
 
   await app.ready();

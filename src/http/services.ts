@@ -1,5 +1,6 @@
 // The domain services the HTTP layer calls. Built once at boot (src/server.ts) and in tests.
 import type { Ledger } from '../billing/ledger.js';
+import type { SimulationRouteDeps } from './routes/simulations.js';
 
 export interface EngineHealth {
   state: string;
@@ -9,4 +10,5 @@ export interface EngineHealth {
 export interface Services {
   ledger: Ledger;
   engineHealth?: () => EngineHealth;
+  simulations: SimulationRouteDeps;
 }

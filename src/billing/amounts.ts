@@ -1,0 +1,42 @@
+// Credit amounts are integer milli-credits everywhere (decisions 2): 1 credit = 1,000 milli-credits =
+// 1,000 draws. These are the only conversions to and from the wire forms.
+
+export const MILLI_PER_CREDIT = 1000;
+
+/** The exact decimal string with three places: 1000 => "1.000", 100 => "0.100", -2500 => "-2.500". */
+export function formatCredits(milli: number): string {
+  assertMilli(milli);
+  const sign = milli < 0 ? '-' : '';
+  const magnitude = Math.abs(milli);
+  const whole = Math.floor(magnitude / MILLI_PER_CREDIT);
+  const fraction = magnitude % MILLI_PER_CREDIT;
+  return `${sign}${whole}.${String(fraction).padStart(3, '0')}`;
+}
+
+/** Credits as a JSON number (1000 => 1, 100 => 0.1); the nearest double to the exact decimal. */
+export function creditsNumber(milli: number): number {
+  assertMilli(milli);
+  return Number(formatCredits(milli));
+}
+
+/** Whole or decimal credits (at most three places) to milli-credits, for operator input such as top-ups. */
+export function creditsToMilli(credits: number | string): number {
+  const text = typeof credits === 'number' ? String(credits) : credits.trim();
+  const match = /^(-?)(\d+)(?:\.(\d{1,3}))?$/.exec(text);
+  if (!match) throw new RangeError(`not a credit amount with at most three decimals: ${text}`);
+  const milli = Number(match[2]) * MILLI_PER_CREDIT + Number((match[3] ?? '').padEnd(3, '0'));
+  const signed = match[1] === '-' ? -milli : milli;
+  assertMilli(signed);
+  return signed;
+}
+
+/** The price of a run: draws / 1000 credits, i.e. one milli-credit per draw. */
+export function priceOfDrawsMilli(draws: number): number {
+  assertMilli(draws);
+  return draws;
+}
+
+function assertMilli(milli: number): void {
+  if (!Number.isSafeInteger(milli))
+    throw new RangeError(`milli-credits must be a safe integer, got ${milli}`);
+}
