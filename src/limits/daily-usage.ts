@@ -1,0 +1,122 @@
+// The daily counters of an organisation (decisions 3, spec 8): submissions, batches and GPU time per
+// UTC day, one usage_days row per organisation and day. GPU time is kept in whole milliseconds so that
+// reserving an estimate and replacing it with the measured time is exact arithmetic.
+import type { Sql, TransactionSql } from '../db/connection.js';
+
+export interface DailyUsage {
+  orgId: string;
+  /** The UTC day, YYYY-MM-DD. */
+  day: string;
+  submissions: number;
+  batches: number;
+  /** Reserved estimates of unfinished work plus the measured time of finished work. */
+  gpuMs: number;
+}
+
+interface UsageRow {
+  org_id: string;
+  day: string;
+  submissions: number;
+  batches: number;
+  gpu_ms: number;
+}
+
+/** The UTC day of an instant, YYYY-MM-DD. */
+export function utcDay(at: Date): string {
+  return at.toISOString().slice(0, 10);
+}
+
+/** Whole seconds from `at` to the next 00:00 UTC, at least 1 (the Retry-After of a daily ceiling). */
+export function secondsToNextUtcDay(at: Date): number {
+  const next = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1);
+  return Math.max(1, Math.ceil((next - at.getTime()) / 1000));
+}
+
+export function gpuSecondsToMs(seconds: number): number {
+  if (!Number.isFinite(seconds) || seconds < 0)
+    throw new RangeError(`GPU-seconds must be >= 0, got ${seconds}`);
+  return Math.ceil(seconds * 1000);
+}
+
+/**
+ * The organisation's row for the day, created on first use and locked until the caller's transaction
+ * ends: admissions of one organisation are decided one at a time.
+ */
+export async function lockDailyUsage(tx: TransactionSql, orgId: string, day: string): Promise<DailyUsage> {
+  await tx`INSERT INTO usage_days (org_id, day) VALUES (${orgId}, ${day}) ON CONFLICT DO NOTHING`;
+  const [row] = await tx<UsageRow[]>`
+    SELECT org_id, to_char(day, 'YYYY-MM-DD') AS day, submissions, batches, gpu_ms
+    FROM usage_days WHERE org_id = ${orgId} AND day = ${day}
+    FOR UPDATE`;
+  return usageFromRow(row!);
+}
+
+export interface UsageIncrement {
+  submissions: number;
+  batches: number;
+  gpuMs: number;
+}
+
+export interface UsageCeilings {
+  submissions: number;
+  batches: number;
+  gpuMs: number;
+}
+
+/** Adds to the day's counters only while every ceiling still holds; null when one would be passed. */
+export async function addDailyUsage(
+  tx: TransactionSql,
+  orgId: string,
+  day: string,
+  add: UsageIncrement,
+  ceilings: UsageCeilings,
+): Promise<DailyUsage | null> {
+  const [row] = await tx<UsageRow[]>`
+    UPDATE usage_days
+    SET submissions = submissions + ${add.submissions}, batches = batches + ${add.batches},
+        gpu_ms = gpu_ms + ${add.gpuMs}
+    WHERE org_id = ${orgId} AND day = ${day}
+      AND submissions + ${add.submissions} <= ${ceilings.submissions}
+      AND batches + ${add.batches} <= ${ceilings.batches}
+      AND gpu_ms + ${add.gpuMs} <= ${ceilings.gpuMs}
+    RETURNING org_id, to_char(day, 'YYYY-MM-DD') AS day, submissions, batches, gpu_ms`;
+  return row ? usageFromRow(row) : null;
+}
+
+/**
+ * Replaces a job's reserved GPU estimate with its measured time on the day it was reserved from. The
+ * measured time is the truth, so it may take the day past its ceiling; it only refuses later admissions.
+ */
+export async function settleGpuUsage(
+  tx: TransactionSql,
+  orgId: string,
+  day: string,
+  reservedMs: number,
+  usedMs: number,
+): Promise<void> {
+  if (reservedMs === usedMs) return;
+  await tx`
+    UPDATE usage_days SET gpu_ms = GREATEST(0, gpu_ms - ${reservedMs} + ${usedMs})
+    WHERE org_id = ${orgId} AND day = ${day}`;
+}
+
+export async function readDailyUsage(
+  db: Sql | TransactionSql,
+  orgId: string,
+  day: string,
+): Promise<DailyUsage> {
+  const [row] = await db<UsageRow[]>`
+    SELECT org_id, to_char(day, 'YYYY-MM-DD') AS day, submissions, batches, gpu_ms
+    FROM usage_days WHERE org_id = ${orgId} AND day = ${day}`;
+  return row ? usageFromRow(row) : { orgId, day, submissions: 0, batches: 0, gpuMs: 0 };
+}
+
+function usageFromRow(row: UsageRow): DailyUsage {
+  return {
+    orgId: row.org_id,
+    day: row.day,
+    submissions: row.submissions,
+    batches: row.batches,
+    gpuMs: row.gpu_ms,
+  };
+}

@@ -1,0 +1,396 @@
+// Job and hold outcomes through the queue and the result path (decisions 2 and 6), on PGlite and, with
+// DATABASE_URL, on a PostgreSQL server.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/errors.js';
+import { newId } from '../../src/ids.js';
+import { insertOrg, manualClock } from '../billing/fixtures.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import {
+  buildTestResponse,
+  chargeRows,
+  documentFor,
+  HOLD_TTL_SECONDS,
+  makeSimParts,
+  newJob,
+  type SimParts,
+  submitJob,
+} from './setup.js';
+
+let db: TestDatabase;
+let parts: SimParts;
+const clock = manualClock('2026-03-10T12:00:00Z');
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  parts = makeSimParts(db, clock);
+});
+
+// Each test claims "the next queued jobs": none may be left over from the one before.
+afterEach(async () => {
+  await db.sql`
+    UPDATE jobs SET status = 'failed', lease_owner = NULL, lease_expires_at = NULL, finished_at = ${clock()}
+    WHERE status IN ('queued', 'running')`;
+});
+
+afterAll(async () => {
+  await parts.queue.close();
+  await db.close();
+});
+
+async function runToSuccess(jobId: string, workerId = 'w1') {
+  const job = await parts.queue.get(jobId);
+  const result = await parts.sql.begin(async (tx) => {
+    const owned = await parts.queue.lockOwnedJob(tx, jobId, workerId);
+    if (!owned) return null;
+    const stored = await parts.results.storeResult(tx, {
+      cacheKey: owned.cacheKey,
+      scope: owned.scope,
+      orgId: owned.orgId,
+      fixtureId: owned.fixtureId,
+      dataVersion: owned.dataVersion,
+      draws: owned.draws,
+      document: documentFor(job!),
+      engine: 'cpu',
+      runMs: 5,
+      gpuMs: 0,
+    });
+    return parts.queue.complete(jobId, {
+      resultId: stored.id,
+      gpuSecondsUsed: 0,
+      engine: 'cpu',
+      workerId,
+      tx,
+    });
+  });
+  return result;
+}
+
+function deliver(job: { id: string; orgId: string; reservationId: string }, requestId = 'req_deliver') {
+  return parts.results.deliverJob({
+    orgId: job.orgId,
+    jobId: job.id,
+    reservationId: job.reservationId,
+    requestId,
+    buildResponse: buildTestResponse,
+  });
+}
+
+async function claimOnly(workerId: string, jobId: string) {
+  // Claims the oldest queued jobs; the tests below keep one queued job at a time.
+  const claimed = await parts.queue.claim(workerId, 10, 30_000);
+  expect(claimed.map((job) => job.id)).toContain(jobId);
+  return claimed;
+}
+
+describe('job outcomes', () => {
+  it('queued → running → succeeded → delivered: settled once, replayed free', async () => {
+    const org = await insertOrg(db.sql);
+    const job = await submitJob(parts, org, { draws: 2500 });
+    expect(job).toMatchObject({ status: 'queued', attempts: 0, priceMilli: 2500 });
+    expect(await parts.ledger.balance(org)).toMatchObject({ held: 2500 });
+
+    const pending = await deliver(job);
+    expect(pending.status).toBe('pending');
+
+    await claimOnly('w1', job.id);
+    const running = await parts.queue.get(job.id);
+    expect(running).toMatchObject({ status: 'running', attempts: 1, leaseOwner: 'w1' });
+    await parts.queue.progress(job.id, 1200, 'w1');
+    expect((await parts.queue.get(job.id))?.drawsDone).toBe(1200);
+
+    const completed = await runToSuccess(job.id);
+    expect(completed).toMatchObject({ status: 'succeeded', drawsDone: 2500, leaseOwner: null });
+    const hold = await parts.ledger.getHold(job.reservationId);
+    expect(hold?.expiresAt?.getTime()).toBe(completed!.finishedAt!.getTime() + HOLD_TTL_SECONDS * 1000);
+
+    const first = await deliver(job);
+    expect(first.status).toBe('delivered');
+    if (first.status !== 'delivered') return;
+    expect(first.replayed).toBe(false);
+    expect(first.delivery.id).toMatch(/^sim_/);
+    expect(first.delivery.creditsChargedMilli).toBe(2500);
+    expect(first.job.status).toBe('delivered');
+    expect(await chargeRows(db.sql, job.reservationId)).toBe(1);
+    expect(await parts.ledger.balance(org)).toMatchObject({ held: 0, spentThisMonth: 2500 });
+
+    const again = await deliver(job, 'req_again');
+    expect(again.status === 'delivered' && again.replayed).toBe(true);
+    if (again.status === 'delivered') expect(again.delivery).toEqual(first.delivery);
+    expect(await chargeRows(db.sql, job.reservationId)).toBe(1);
+    expect((await parts.ledger.checkBalanced(org)).balanced).toBe(true);
+  });
+
+  it('failed: the result path answers simulation_failed and the hold ends after the TTL', async () => {
+    const org = await insertOrg(db.sql);
+    const job = await submitJob(parts, org);
+    await claimOnly('w1', job.id);
+    const failed = await parts.queue.fail(
+      job.id,
+      { code: 'simulation_failed', message: 'engine lost' },
+      { workerId: 'w1' },
+    );
+    expect(failed).toMatchObject({ status: 'failed', error: { message: 'engine lost' } });
+    expect((await parts.ledger.getHold(job.reservationId))?.expiresAt?.getTime()).toBe(
+      failed!.finishedAt!.getTime() + HOLD_TTL_SECONDS * 1000,
+    );
+    const error = await deliver(job).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).code).toBe('simulation_failed');
+    expect(await chargeRows(db.sql, job.reservationId)).toBe(0);
+
+    // A second failure or a completion of a failed job changes nothing.
+    expect(await parts.queue.fail(job.id, { code: 'x', message: 'again' })).toBeNull();
+    expect(await parts.queue.complete(job.id, { resultId: 1, gpuSecondsUsed: 0, engine: 'cpu' })).toBeNull();
+
+    clock.advance(HOLD_TTL_SECONDS * 1000 + 1);
+    const swept = await parts.sweeper.sweep();
+    expect(swept.releasedHolds).toContain(job.reservationId);
+    expect((await parts.queue.get(job.id))?.status).toBe('failed');
+    expect(await parts.ledger.balance(org)).toMatchObject({ held: 0, spentThisMonth: 0 });
+    expect((await parts.ledger.checkBalanced(org)).balanced).toBe(true);
+  });
+
+  it('expired by the sweeper: hold released, job expired, result path 409 reservation_expired', async () => {
+    const org = await insertOrg(db.sql);
+    const job = await submitJob(parts, org, { draws: 1500 });
+    await claimOnly('w1', job.id);
+    await runToSuccess(job.id);
+
+    clock.advance(HOLD_TTL_SECONDS * 1000 - 1000);
+    expect((await parts.sweeper.sweep()).expiredJobs).not.toContain(job.id);
+    clock.advance(1000);
+    const swept = await parts.sweeper.sweep();
+    expect(swept.releasedHolds).toContain(job.reservationId);
+    expect(swept.expiredJobs).toContain(job.id);
+    expect((await parts.queue.get(job.id))?.status).toBe('expired');
+    expect(await parts.ledger.getHold(job.reservationId)).toMatchObject({
+      status: 'released',
+      releaseReason: 'expired',
+    });
+    expect(await parts.ledger.balance(org)).toMatchObject({ held: 0, spentThisMonth: 0 });
+
+    const error = await deliver(job).catch((caught: unknown) => caught);
+    expect((error as ApiError).code).toBe('reservation_expired');
+    expect(await chargeRows(db.sql, job.reservationId)).toBe(0);
+    expect((await parts.ledger.checkBalanced(org)).balanced).toBe(true);
+  });
+
+  it('a hold past its end but not yet swept: the result path ends it and the job expires', async () => {
+    const org = await insertOrg(db.sql);
+    const job = await submitJob(parts, org);
+    await claimOnly('w1', job.id);
+    await runToSuccess(job.id);
+    clock.advance(HOLD_TTL_SECONDS * 1000 + 5);
+    const error = await deliver(job).catch((caught: unknown) => caught);
+    expect((error as ApiError).code).toBe('reservation_expired');
+    expect((await parts.queue.get(job.id))?.status).toBe('expired');
+    expect((await parts.ledger.getHold(job.reservationId))?.status).toBe('released');
+    expect((await parts.ledger.checkBalanced(org)).balanced).toBe(true);
+  });
+
+  it('test keys: no hold, nothing charged, the job expires on the same clock', async () => {
+    const org = await insertOrg(db.sql);
+    const job = await submitJob(parts, org, { mode: 'test' });
+    expect(job.reservationId).toMatch(/^res_/);
+    expect(await parts.ledger.getHold(job.reservationId)).toBeNull();
+    await claimOnly('w1', job.id);
+    await runToSuccess(job.id);
+    const delivered = await deliver(job);
+    expect(delivered.status === 'delivered' && delivered.delivery.creditsChargedMilli).toBe(0);
+
+    const other = await submitJob(parts, org, { mode: 'test' });
+    await claimOnly('w1', other.id);
+    await runToSuccess(other.id);
+    clock.advance(HOLD_TTL_SECONDS * 1000 + 1);
+    expect((await parts.sweeper.sweep()).expiredJobs).toContain(other.id);
+    expect((await parts.queue.get(job.id))?.status).toBe('delivered');
+    expect((await parts.ledger.entries(org)).filter((entry) => entry.kind !== 'grant')).toEqual([]);
+  });
+
+  it('unknown job, wrong reservation or another organisation: resource_missing', async () => {
+    const org = await insertOrg(db.sql);
+    const stranger = await insertOrg(db.sql);
+    const job = await submitJob(parts, org);
+    for (const attempt of [
+      { ...job, id: 'job_missing' },
+      { ...job, reservationId: 'res_wrong' },
+      { ...job, orgId: stranger },
+    ]) {
+      const error = await deliver(attempt).catch((caught: unknown) => caught);
+      expect((error as ApiError).code).toBe('resource_missing');
+    }
+  });
+});
+
+describe('leases', () => {
+  it('rescue after a lease expiry: queued again, attempts counted, the late worker cannot complete, delivered once', async () => {
+    const org = await insertOrg(db.sql);
+    const job = await submitJob(parts, org);
+    await parts.queue.claim('dead', 10, 1000);
+    clock.advance(999);
+    expect((await parts.queue.rescueExpiredLeases()).requeued).toEqual([]);
+    clock.advance(1);
+    const rescued = await parts.queue.rescueExpiredLeases();
+    expect(rescued.requeued.map((row) => row.id)).toEqual([job.id]);
+    expect(await parts.queue.get(job.id)).toMatchObject({ status: 'queued', attempts: 1, leaseOwner: null });
+
+    await claimOnly('alive', job.id);
+    expect(await runToSuccess(job.id, 'dead')).toBeNull();
+    expect(await parts.queue.heartbeat('dead', [job.id], 1000)).toEqual([]);
+    expect(await parts.queue.heartbeat('alive', [job.id], 1000)).toEqual([job.id]);
+    const done = await runToSuccess(job.id, 'alive');
+    expect(done).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect(await runToSuccess(job.id, 'alive')).toBeNull();
+
+    await deliver(job);
+    await deliver(job);
+    expect(await chargeRows(db.sql, job.reservationId)).toBe(1);
+    expect((await parts.ledger.checkBalanced(org)).balanced).toBe(true);
+  });
+
+  it('a job whose lease lapses MAX_ATTEMPTS times fails, and its hold gets an end', async () => {
+    const org = await insertOrg(db.sql);
+    const job = await submitJob(parts, org);
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await claimOnly(`w${attempt}`, job.id);
+      clock.advance(30_001);
+      const rescued = await parts.queue.rescueExpiredLeases();
+      if (attempt < 3) expect(rescued.requeued.map((row) => row.id)).toEqual([job.id]);
+      else expect(rescued.failed.map((row) => row.id)).toEqual([job.id]);
+    }
+    const failed = await parts.queue.get(job.id);
+    expect(failed).toMatchObject({ status: 'failed', attempts: 3, error: { code: 'simulation_failed' } });
+    expect((await parts.ledger.getHold(job.reservationId))?.expiresAt).not.toBeNull();
+  });
+});
+
+describe('batches, cache hits and counts', () => {
+  it('a batch counts as one open job group and lists its items with their deliveries', async () => {
+    const org = await insertOrg(db.sql, { plan: 'pro' });
+    const single = await submitJob(parts, org);
+    const { batch, jobs } = await db.sql.begin(async (tx) => {
+      const items = [];
+      for (let index = 0; index < 3; index++) {
+        const reservationId = newId('res');
+        await parts.ledger.reserve(org, 1000, { holdId: reservationId, requestId: 'req_batch', tx });
+        items.push(
+          newJob(org, {
+            reservationId,
+            draws: 1000,
+            mode: 'live',
+            inputs: { item: index },
+            fixtureId: 2000 + index,
+          }),
+        );
+      }
+      return parts.queue.enqueueBatch(
+        tx,
+        { orgId: org, mode: 'live', draws: 1000, requestId: 'req_batch' },
+        items,
+      );
+    });
+    expect(batch).toMatchObject({ itemCount: 3, orgId: org });
+    expect(jobs.every((job) => job.batchId === batch.id && job.status === 'queued')).toBe(true);
+    expect(await parts.queue.openJobCount(org)).toBe(2);
+
+    const claimed = await parts.queue.claim('w1', 10, 30_000);
+    expect(claimed.map((job) => job.id).sort()).toEqual([single.id, ...jobs.map((job) => job.id)].sort());
+    expect(await parts.queue.openJobCount(org)).toBe(2);
+    for (const job of jobs) await runToSuccess(job.id);
+    expect(await parts.queue.openJobCount(org)).toBe(1);
+    await deliver(jobs[0]!);
+
+    const status = await parts.queue.getBatch(batch.id);
+    expect(status?.items.map((item) => [item.status, item.creditsChargedMilli])).toEqual([
+      ['delivered', 1000],
+      ['succeeded', 0],
+      ['succeeded', 0],
+    ]);
+    expect(await parts.queue.getBatch('batch_missing')).toBeNull();
+  });
+
+  it('a cache hit is born succeeded with the cached result, its hold already given an end', async () => {
+    const org = await insertOrg(db.sql);
+    const first = await submitJob(parts, org, { inputs: { same: true } });
+    await claimOnly('w1', first.id);
+    const done = await runToSuccess(first.id);
+    const cached = await parts.results.findCached({ cacheKey: first.cacheKey, scope: 'shared', orgId: org });
+    expect(cached?.id).toBe(done!.resultId);
+
+    const other = await insertOrg(db.sql);
+    const hit = await submitJob(parts, other, { inputs: { same: true }, cachedResultId: cached!.id });
+    expect(hit).toMatchObject({ status: 'succeeded', resultId: cached!.id, gpuSecondsUsed: 0 });
+    expect((await parts.ledger.getHold(hit.reservationId))?.expiresAt).not.toBeNull();
+    expect(await parts.queue.claim('w1', 10, 30_000)).toEqual([]);
+    const delivered = await deliver(hit);
+    expect(delivered.status === 'delivered' && delivered.delivery.response).toMatchObject({
+      simulation: documentFor(first),
+    });
+  });
+
+  it('waitFor resolves when the job ends, or with its current state when the time is up', async () => {
+    const org = await insertOrg(db.sql);
+    const job = await submitJob(parts, org);
+    const early = await parts.queue.waitFor(job.id, 30);
+    expect(early?.status).toBe('queued');
+    await claimOnly('w1', job.id);
+    const waiting = parts.queue.waitFor(job.id, 10_000);
+    setTimeout(() => void runToSuccess(job.id), 50);
+    expect((await waiting)?.status).toBe('succeeded');
+    expect(await parts.queue.waitFor('job_missing', 10)).toBeNull();
+  });
+});
+
+describe('results', () => {
+  it('private results serve only their organisation; shared ones everyone', async () => {
+    const owner = await insertOrg(db.sql);
+    const other = await insertOrg(db.sql);
+    const job = await submitJob(parts, owner, {
+      scope: 'private',
+      cacheKey: 'private-key',
+      inputs: { custom: 1 },
+    });
+    await claimOnly('w1', job.id);
+    await runToSuccess(job.id);
+    expect(
+      await parts.results.findCached({ cacheKey: 'private-key', scope: 'private', orgId: owner }),
+    ).not.toBeNull();
+    expect(
+      await parts.results.findCached({ cacheKey: 'private-key', scope: 'private', orgId: other }),
+    ).toBeNull();
+    expect(
+      await parts.results.findCached({ cacheKey: 'private-key', scope: 'shared', orgId: other }),
+    ).toBeNull();
+  });
+
+  it('summaries: the latest live delivery of a shared result of the current data_version', async () => {
+    const org = await insertOrg(db.sql);
+    const old = await submitJob(parts, org, { fixtureId: 7001, dataVersion: 'v1', inputs: { v: 1 } });
+    const current = await submitJob(parts, org, { fixtureId: 7001, dataVersion: 'v2', inputs: { v: 2 } });
+    const testOnly = await submitJob(parts, org, {
+      fixtureId: 7002,
+      dataVersion: 'v1',
+      mode: 'test',
+      inputs: { v: 3 },
+    });
+    await parts.queue.claim('w1', 10, 30_000);
+    for (const job of [old, current, testOnly]) {
+      await runToSuccess(job.id);
+      await deliver(job);
+    }
+    const summaries = await parts.results.latestSharedSummaries([
+      { fixtureId: 7001, dataVersion: 'v2' },
+      { fixtureId: 7002, dataVersion: 'v1' },
+      { fixtureId: 7003, dataVersion: 'v1' },
+    ]);
+    expect([...summaries.keys()]).toEqual([7001]);
+    const document = documentFor(current);
+    expect(summaries.get(7001)).toMatchObject({
+      dataVersion: 'v2',
+      draws: 1000,
+      homeWin: document.result.home_win,
+      expectedGoals: { home: document.goals.expected.home, away: document.goals.expected.away },
+    });
+    expect(summaries.get(7001)?.simulationId).toMatch(/^sim_/);
+  });
+});

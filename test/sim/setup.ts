@@ -1,0 +1,149 @@
+// Shared set-up of the queue, worker and fault tests: the real queue, ledger and result store over a
+// test database, jobs made the way a submission makes them (hold and job in one transaction), and a
+// deterministic engine stand-in whose document is a pure function of the job's seed and inputs.
+import { createHash } from 'node:crypto';
+import { type Ledger, makeLedger } from '../../src/billing/ledger.js';
+import type { Sql } from '../../src/db/connection.js';
+import { newId } from '../../src/ids.js';
+import { type Job, type JobQueue, makeJobQueue, type NewJob } from '../../src/sim/queue.js';
+import { makeResultStore, type ResultStore } from '../../src/sim/results.js';
+import { type HoldSweeper, makeHoldSweeper } from '../../src/sim/sweeper.js';
+import type { RunBatch, RunOutcome } from '../../src/sim/worker.js';
+import type { TestDatabase } from '../helpers/database.js';
+
+export const HOLD_TTL_SECONDS = 3600;
+
+export interface SimParts {
+  sql: Sql;
+  ledger: Ledger;
+  queue: JobQueue;
+  results: ResultStore;
+  sweeper: HoldSweeper;
+}
+
+export function makeSimParts(db: TestDatabase, clock: () => Date = () => new Date()): SimParts {
+  const ledger = makeLedger({ sql: db.sql, clock });
+  const queue = makeJobQueue({
+    sql: db.sql,
+    ledger,
+    clock,
+    holdTtlSeconds: HOLD_TTL_SECONDS,
+    notifications: db.kind === 'server',
+    pollMs: 20,
+  });
+  const results = makeResultStore({ sql: db.sql, ledger, clock });
+  const sweeper = makeHoldSweeper({ sql: db.sql, ledger, clock, holdTtlSeconds: HOLD_TTL_SECONDS });
+  return { sql: db.sql, ledger, queue, results, sweeper };
+}
+
+export interface SubmitOptions {
+  mode?: 'live' | 'test';
+  draws?: number;
+  fixtureId?: number;
+  dataVersion?: string;
+  scope?: 'shared' | 'private';
+  cacheKey?: string;
+  inputs?: unknown;
+  cachedResultId?: number;
+}
+
+/** A submission as the route makes it: the hold (live) and the job in one transaction. */
+export async function submitJob(parts: SimParts, orgId: string, options: SubmitOptions = {}): Promise<Job> {
+  const draws = options.draws ?? 1000;
+  const mode = options.mode ?? 'live';
+  const inputs = options.inputs ?? { home: 'Arsenal', away: 'Chelsea', nonce: newId('req') };
+  return parts.sql.begin(async (tx) => {
+    const reservationId = newId('res');
+    if (mode === 'live')
+      await parts.ledger.reserve(orgId, draws, { holdId: reservationId, requestId: 'req_test', tx });
+    return parts.queue.enqueue(tx, newJob(orgId, { ...options, draws, mode, inputs, reservationId }));
+  });
+}
+
+export function newJob(
+  orgId: string,
+  options: SubmitOptions & { reservationId: string; draws: number; mode: 'live' | 'test'; inputs: unknown },
+): NewJob {
+  const fixtureId = options.fixtureId ?? 1001;
+  const dataVersion = options.dataVersion ?? 'dv1';
+  return {
+    orgId,
+    mode: options.mode,
+    reservationId: options.reservationId,
+    fixtureId,
+    dataVersion,
+    draws: options.draws,
+    seed: seedOf(options.inputs),
+    inputs: options.inputs,
+    cacheKey: options.cacheKey ?? `${fixtureId}:${dataVersion}:${options.draws}:${seedOf(options.inputs)}`,
+    scope: options.scope ?? 'shared',
+    priceMilli: options.mode === 'live' ? options.draws : 0,
+    gpuSecondsReserved: 0,
+    requestId: 'req_test',
+    cachedResultId: options.cachedResultId ?? null,
+  };
+}
+
+function seedOf(inputs: unknown): string {
+  return createHash('sha256').update(JSON.stringify(inputs)).digest('hex').slice(0, 16);
+}
+
+/** The stand-in document: a pure function of the job's seed and draws (same inputs, same document). */
+export function documentFor(job: Pick<Job, 'seed' | 'draws' | 'fixtureId'>) {
+  const digest = createHash('sha256').update(`${job.seed}:${job.draws}`).digest();
+  const a = digest.readUInt16BE(0) + 1;
+  const b = digest.readUInt16BE(2) + 1;
+  const c = digest.readUInt16BE(4) + 1;
+  const total = a + b + c;
+  return {
+    schema: 'vendor.simulation.v1',
+    basis: { draws: job.draws, seed: job.seed },
+    result: { home_win: a / total, draw: b / total, away_win: c / total, calibrated: false },
+    goals: { expected: { home: 1 + a / 65536, away: 1 + b / 65536 } },
+  };
+}
+
+/** A deterministic engine: every job succeeds with documentFor, unless `failWhen` says otherwise. */
+export function deterministicEngine(
+  options: { runs?: string[]; failWhen?: (job: Job) => boolean; delayMs?: number } = {},
+): RunBatch {
+  return async (jobs, context) => {
+    const outcomes: RunOutcome[] = [];
+    for (const job of jobs) {
+      options.runs?.push(job.id);
+      if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+      await context.progress(job.id, job.draws);
+      if (options.failWhen?.(job)) {
+        outcomes.push({
+          jobId: job.id,
+          error: { code: 'simulation_failed', message: 'engine refused the inputs' },
+        });
+      } else {
+        outcomes.push({ jobId: job.id, document: documentFor(job), engine: 'cpu', runMs: 3, gpuMs: 0 });
+      }
+    }
+    return outcomes;
+  };
+}
+
+/** The body a route would deliver; enough to check what was stored and replayed. */
+export function buildTestResponse(context: {
+  deliveryId: string;
+  job: Job;
+  result: { document: unknown };
+  creditsChargedMilli: number;
+}) {
+  return {
+    object: 'simulation',
+    id: context.deliveryId,
+    fixture_id: context.job.fixtureId,
+    credits_charged: context.creditsChargedMilli / 1000,
+    simulation: context.result.document,
+  };
+}
+
+export async function chargeRows(sql: Sql, holdId: string): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM credit_ledger WHERE hold_id = ${holdId} AND kind = 'charge'`;
+  return row!.n;
+}

@@ -1,0 +1,231 @@
+// Workers (decisions 6): claim in batches, complete exactly once even when workers race or a lease runs
+// out mid-run, drain on stop, rescue lapsed leases and sweep ended holds as chores.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Job } from '../../src/sim/queue.js';
+import { startWorker, type Worker } from '../../src/sim/worker.js';
+import { insertOrg, manualClock } from '../billing/fixtures.js';
+import { createTestDatabase, type TestDatabase, usingServer } from '../helpers/database.js';
+import {
+  buildTestResponse,
+  chargeRows,
+  deterministicEngine,
+  documentFor,
+  HOLD_TTL_SECONDS,
+  makeSimParts,
+  type SimParts,
+  submitJob,
+} from './setup.js';
+
+let db: TestDatabase;
+let parts: SimParts;
+const workers: Worker[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase({ max: 8 });
+  parts = makeSimParts(db);
+});
+
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((worker) => worker.stop()));
+});
+
+afterAll(async () => {
+  await parts.queue.close();
+  await db.close();
+});
+
+function worker(options: Partial<Parameters<typeof startWorker>[0]> & { workerId: string }): Worker {
+  const started = startWorker({
+    queue: parts.queue,
+    sql: parts.sql,
+    runBatch: deterministicEngine(),
+    concurrency: 4,
+    pollMs: 20,
+    leaseMs: 60_000,
+    maintenanceMs: 60_000,
+    ...options,
+  });
+  workers.push(started);
+  return started;
+}
+
+async function waitUntil(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let attempt = 0; attempt < 1000; attempt++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+}
+
+describe('worker', () => {
+  it('runs queued jobs to succeeded with their documents stored', async () => {
+    const org = await insertOrg(db.sql);
+    const jobs = await Promise.all([1, 2, 3].map((n) => submitJob(parts, org, { inputs: { n } })));
+    const runner = worker({ workerId: 'solo' });
+    const done = await Promise.all(jobs.map((job) => parts.queue.waitFor(job.id, 10_000)));
+    expect(done.map((job) => job?.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    for (const job of done) {
+      const result = await parts.results.getResult(job!.resultId!);
+      expect(result?.document).toEqual(documentFor(job!));
+      expect(job).toMatchObject({ engine: 'cpu', drawsDone: 1000, attempts: 1 });
+    }
+    expect(runner.stats).toMatchObject({ claimed: 3, completed: 3, dropped: 0 });
+  });
+
+  it('engine failures fail their jobs; a thrown engine error fails the whole claim', async () => {
+    const org = await insertOrg(db.sql);
+    const bad = await submitJob(parts, org, { inputs: { bad: true } });
+    const good = await submitJob(parts, org, { inputs: { bad: false } });
+    worker({
+      workerId: 'picky',
+      runBatch: deterministicEngine({ failWhen: (job) => (job.inputs as { bad: boolean }).bad }),
+    });
+    expect((await parts.queue.waitFor(bad.id, 10_000))?.status).toBe('failed');
+    expect((await parts.queue.waitFor(good.id, 10_000))?.status).toBe('succeeded');
+    await Promise.all(workers.splice(0).map((running) => running.stop()));
+
+    const doomed = await submitJob(parts, org, { inputs: { doomed: true } });
+    worker({
+      workerId: 'broken',
+      runBatch: async () => {
+        throw new Error('device lost');
+      },
+    });
+    const failed = await parts.queue.waitFor(doomed.id, 10_000);
+    expect(failed).toMatchObject({
+      status: 'failed',
+      error: { code: 'simulation_failed', message: 'device lost' },
+    });
+  });
+
+  it('racing workers never run a job twice to completion', async () => {
+    const org = await insertOrg(db.sql, { plan: 'pro' });
+    const count = usingServer ? 60 : 40;
+    const jobs = await Promise.all(
+      Array.from({ length: count }, (_, n) => submitJob(parts, org, { inputs: { race: n }, draws: 100 })),
+    );
+    const runs: string[] = [];
+    const racers = ['r1', 'r2', 'r3', 'r4'].map((workerId) =>
+      worker({ workerId, concurrency: 3, runBatch: deterministicEngine({ runs, delayMs: 1 }) }),
+    );
+    await waitUntil(async () => (await parts.queue.openJobCount(org)) === 0, 'every job to finish');
+    const done = await Promise.all(jobs.map((job) => parts.queue.get(job.id)));
+    expect(done.every((job) => job?.status === 'succeeded' && job.attempts === 1)).toBe(true);
+    expect(new Set(runs).size).toBe(runs.length);
+    expect(runs.length).toBe(count);
+    expect(racers.reduce((sum, racer) => sum + racer.stats.completed, 0)).toBe(count);
+    expect(racers.reduce((sum, racer) => sum + racer.stats.dropped, 0)).toBe(0);
+    if (usingServer) expect(racers.filter((racer) => racer.stats.completed > 0).length).toBeGreaterThan(1);
+  });
+
+  it('a lease lost mid-run: the rescuing worker completes, the late one is dropped, delivery charges once', async () => {
+    const org = await insertOrg(db.sql);
+    const job = await submitJob(parts, org, { inputs: { slow: true } });
+    const gate = deferred();
+    const started = deferred();
+    const slow = worker({
+      workerId: 'stalled',
+      // One slot, taken by the stalled run: it cannot claim the rescued job back.
+      concurrency: 1,
+      runBatch: async (jobs, context) => {
+        started.resolve();
+        await gate.promise;
+        return deterministicEngine()(jobs, context);
+      },
+    });
+    await started.promise;
+    // The stalled worker's lease runs out (its heartbeat is 20 s away) and the job is rescued.
+    await db.sql`UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = ${job.id}`;
+    expect((await parts.queue.rescueExpiredLeases()).requeued.map((row: Job) => row.id)).toEqual([job.id]);
+    const rescuer = worker({ workerId: 'rescuer' });
+    expect((await parts.queue.waitFor(job.id, 10_000))?.status).toBe('succeeded');
+    gate.resolve();
+    await waitUntil(async () => slow.stats.dropped === 1, 'the late completion to be dropped');
+    expect(slow.stats.completed).toBe(0);
+    expect(rescuer.stats.completed).toBe(1);
+    const finished = await parts.queue.get(job.id);
+    expect(finished).toMatchObject({ status: 'succeeded', attempts: 2 });
+    const [results] = await db.sql<
+      { n: number }[]
+    >`SELECT count(*)::int AS n FROM results WHERE cache_key = ${job.cacheKey}`;
+    expect(results!.n).toBe(1);
+
+    for (const requestId of ['req_1', 'req_2']) {
+      await parts.results.deliverJob({
+        orgId: org,
+        jobId: job.id,
+        reservationId: job.reservationId,
+        requestId,
+        buildResponse: buildTestResponse,
+      });
+    }
+    expect(await chargeRows(db.sql, job.reservationId)).toBe(1);
+    expect((await parts.ledger.checkBalanced(org)).balanced).toBe(true);
+  });
+
+  it('a job whose inputs finished meanwhile is answered from the cache without running', async () => {
+    const org = await insertOrg(db.sql);
+    const first = await submitJob(parts, org, { inputs: { twin: true } });
+    const second = await submitJob(parts, org, { inputs: { twin: true } });
+    const runs: string[] = [];
+    const runner = worker({ workerId: 'cacher', concurrency: 1, runBatch: deterministicEngine({ runs }) });
+    const [a, b] = await Promise.all([first, second].map((job) => parts.queue.waitFor(job.id, 10_000)));
+    expect(a?.status).toBe('succeeded');
+    expect(b?.status).toBe('succeeded');
+    expect(a?.resultId).toBe(b?.resultId);
+    expect(runs).toEqual([first.id]);
+    expect(runner.stats.cacheHits).toBe(1);
+  });
+
+  it('stop() drains: the job in flight completes, nothing more is claimed', async () => {
+    const org = await insertOrg(db.sql);
+    const job = await submitJob(parts, org, { inputs: { drain: true } });
+    const started = deferred();
+    const gate = deferred();
+    const runner = worker({
+      workerId: 'drainer',
+      concurrency: 1,
+      runBatch: async (jobs, context) => {
+        started.resolve();
+        await gate.promise;
+        return deterministicEngine()(jobs, context);
+      },
+    });
+    await started.promise;
+    const later = await submitJob(parts, org, { inputs: { drain: 'later' } });
+    const stopping = runner.stop();
+    gate.resolve();
+    await stopping;
+    expect((await parts.queue.get(job.id))?.status).toBe('succeeded');
+    expect((await parts.queue.get(later.id))?.status).toBe('queued');
+    await db.sql`UPDATE jobs SET status = 'failed', finished_at = now() WHERE id = ${later.id}`;
+  });
+});
+
+describe('worker chores', () => {
+  it('rescues a dead worker’s job and sweeps the hold that was never delivered', async () => {
+    const clock = manualClock('2026-05-01T10:00:00Z');
+    const timed = makeSimParts(db, clock);
+    const org = await insertOrg(db.sql);
+    const job = await submitJob(timed, org, { inputs: { orphan: true } });
+    await timed.queue.claim('dead', 10, 1000);
+    clock.advance(1001);
+    worker({ workerId: 'janitor', queue: timed.queue, clock, maintenanceMs: 20, sweeper: timed.sweeper });
+    const done = await timed.queue.waitFor(job.id, 10_000);
+    expect(done).toMatchObject({ status: 'succeeded', attempts: 2 });
+
+    clock.advance(HOLD_TTL_SECONDS * 1000);
+    await waitUntil(async () => (await timed.queue.get(job.id))?.status === 'expired', 'the sweep');
+    expect((await timed.ledger.getHold(job.reservationId))?.status).toBe('released');
+    expect((await timed.ledger.checkBalanced(org)).balanced).toBe(true);
+    await timed.queue.close();
+  });
+});
