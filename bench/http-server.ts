@@ -1,13 +1,17 @@
-// A server process for the HTTP benchmark: `bare` is a plain Fastify JSON route (the reference);
-// `service` is the real app over the configured database with one demo organisation.
+// A server process for the HTTP benchmarks: `bare` is a plain Fastify JSON route (the reference);
+// `service` is the real service (`matchsim serve --role all`: API, worker, CPU or GPU engine) over the
+// configured database, with one benchmark organisation whose per-minute and daily limits do not cap
+// the measurement.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import Fastify from 'fastify';
 import { makeOperator } from '../src/accounts/operations.js';
 import { makeLedger } from '../src/billing/ledger.js';
 import { loadConfig } from '../src/config.js';
-import { buildApp } from '../src/http/app.js';
-import { makeMetrics } from '../src/http/metrics.js';
-import { makeMemoryWindowCounter } from '../src/limits/window-counter.js';
-import { openServiceDatabase } from '../src/server.js';
+import { generateDemoFeed } from '../src/fixtures/demo-data.js';
+import { ingestFeed } from '../src/fixtures/feed-loader.js';
+import { startService } from '../src/server.js';
 
 const mode = process.argv[2];
 if (mode === 'bare') {
@@ -22,32 +26,77 @@ if (mode === 'bare') {
   const address = app.server.address();
   process.send?.({ port: typeof address === 'object' && address ? address.port : 0 });
 } else {
-  const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', PORT: '0', HOST: '127.0.0.1' });
-  const db = await openServiceDatabase(config);
+  const config = loadConfig({
+    ...process.env,
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: process.env.DATABASE_URL ? './data' : mkdtempSync(path.join(tmpdir(), 'matchsim-bench-')),
+  });
+  const service = await startService(config, 'all', () => {});
   const clock = () => new Date();
-  const ledger = makeLedger({ sql: db.sql, clock });
-  const operator = makeOperator({ sql: db.sql, ledger, clock });
-  // A benchmark organisation whose per-minute limits do not cap the measurement.
+  const benchFixtures = Number(process.env.BENCH_FIXTURES ?? 0);
+  let fixtureIds: number[] = [];
+  if (benchFixtures > 0) {
+    const feed = benchFeed(benchFixtures, clock());
+    await ingestFeed(service.db.sql, feed.feed, { clock });
+    fixtureIds = feed.onSale;
+  }
+  const operator = makeOperator({
+    sql: service.db.sql,
+    ledger: makeLedger({ sql: service.db.sql, clock }),
+    clock,
+  });
+  const unlimited = 1_000_000_000;
   const org = await operator.createOrg({
     name: 'Benchmark',
     plan: 'pro',
-    limits: { data_rpm: 1_000_000_000, simulations_rpm: 1_000_000_000 },
+    limits: {
+      data_rpm: unlimited,
+      simulations_rpm: unlimited,
+      submissions_per_day: unlimited,
+      batches_per_day: unlimited,
+      gpu_seconds_per_day: unlimited,
+      concurrent_simulations: unlimited,
+    },
   });
+  await operator.topUp(org.org_id, 1_000_000);
   const key = await operator.createKey({ orgId: org.org_id, mode: 'live' });
-  const app = await buildApp({
-    config,
-    db,
-    clock,
-    counters: makeMemoryWindowCounter(),
-    metrics: makeMetrics(),
-    services: { ledger },
-    logger: false,
-  });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
+  const address = service.app!.server.address();
   process.send?.({
     port: typeof address === 'object' && address ? address.port : 0,
     secret: key.secret,
-    database: db.kind,
+    database: service.db.kind,
+    fixtureIds,
   });
+  process.on('SIGTERM', () => void service.stop().then(() => process.exit(0)));
+}
+
+/**
+ * At least `count` fixtures on sale: the demo world's upcoming fixtures, copied under new ids with
+ * kick-offs spread over the next four weeks (a benchmark needs many distinct fixtures; the copies keep
+ * the demo's teams, ratings and squads).
+ */
+function benchFeed(count: number, now: Date) {
+  const feed = generateDemoFeed({ seed: 'matchsim-bench', now });
+  const onSale = feed.fixtures.filter(
+    (f) =>
+      f.inputs &&
+      f.state !== 'postponed' &&
+      f.state !== 'cancelled' &&
+      Date.parse(f.kickoff) > now.getTime() + 3_600_000,
+  );
+  const copies = [];
+  for (let i = 0; copies.length + onSale.length < count; i++) {
+    const source = onSale[i % onSale.length]!;
+    const kickoff = new Date(now.getTime() + (2 + (i % (27 * 24))) * 3_600_000);
+    copies.push({
+      ...source,
+      fixture_id: 900_000 + i,
+      kickoff: kickoff.toISOString(),
+      state: 'provisional' as const,
+    });
+  }
+  feed.fixtures.push(...copies);
+  return { feed, onSale: [...onSale, ...copies].map((f) => f.fixture_id) };
 }

@@ -2,10 +2,12 @@
 // BENCH_ONLY=http,engine,gpu,... runs a subset.
 import { benchHttp } from './http.js';
 import { type BenchRow, printRows } from './report.js';
+import { benchSimulations } from './simulations.js';
 
 type Bench = () => Promise<BenchRow[]>;
 const benches: Record<string, Bench> = {
   http: benchHttp,
+  simulations: benchSimulations,
 };
 
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());

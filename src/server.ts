@@ -1,21 +1,24 @@
 // Boot: configuration → database → migrations → first-start bootstrap → HTTP API and/or workers.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { makeOperator } from './accounts/operations.js';
-import { makeLedger } from './billing/ledger.js';
 import type { Config } from './config.js';
 import { type Database, openDatabase } from './db/connection.js';
 import { runMigrations } from './db/migrations.js';
+import { loadDemoData } from './fixtures/demo-data.js';
 import { type App, buildApp } from './http/app.js';
 import { makeMetrics } from './http/metrics.js';
-import type { Services } from './http/services.js';
 import {
   makeMemoryWindowCounter,
   makeRedisWindowCounter,
   type WindowCounter,
 } from './limits/window-counter.js';
+import { createSimulationEngine, type SimulationEngine } from './sim/engine-runner.js';
+import { startWorker, type Worker } from './sim/worker.js';
+import { makeServiceGraph } from './wiring.js';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -65,6 +68,17 @@ export async function ensureDemoOrganisation(
   return { orgId: org.org_id, created: true, liveSecret: live.secret, testSecret: test.secret };
 }
 
+/** Demo seed: the same demo world on every fresh start. */
+export const DEMO_SEED = 'matchsim-demo';
+
+/** Load the demo data set when the database has no fixtures yet (decisions 8). */
+export async function ensureDemoData(db: Database, now: Date): Promise<boolean> {
+  const [row] = await db.sql<{ any: boolean }[]>`SELECT EXISTS (SELECT 1 FROM fixtures) AS any`;
+  if (row?.any) return false;
+  await loadDemoData(db.sql, { seed: DEMO_SEED, now });
+  return true;
+}
+
 export interface RunningService {
   app: App | null;
   db: Database;
@@ -81,13 +95,38 @@ export async function startService(
   const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL) : undefined;
   const counters: WindowCounter = redis ? makeRedisWindowCounter(redis) : makeMemoryWindowCounter();
   const metrics = makeMetrics();
-  const ledger = makeLedger({ sql: db.sql, clock });
-  const services: Services = { ledger };
+  const runsEngine = role === 'worker' || role === 'all';
+  const engine: SimulationEngine | null = runsEngine
+    ? createSimulationEngine({
+        mode: config.ENGINE,
+        cpuThreads: config.CPU_THREADS > 0 ? config.CPU_THREADS : undefined,
+        clock,
+      })
+    : null;
+  const graph = makeServiceGraph({ config, db, clock, counters, metrics, engine });
+  const { ledger, services } = graph;
+  if (engine) {
+    metrics.registerGauge('matchsim_engine_ready', 'Engine state: 1 when the engine takes work.', () => {
+      const health = engine.health();
+      return [
+        {
+          labels: { engine: String(health.engine), state: String(health.state) },
+          value: health.state === 'starting' ? 0 : 1,
+        },
+      ];
+    });
+    metrics.registerGauge('matchsim_gpu_restarts', 'GPU worker restarts after device loss.', () => {
+      const gpu = engine.health().gpu as { restarts?: number } | null;
+      return [{ labels: {}, value: gpu?.restarts ?? 0 }];
+    });
+  }
 
   let app: App | null = null;
   if (role === 'api' || role === 'all') {
     const operator = makeOperator({ sql: db.sql, ledger, clock });
     const admin = resolveAdminToken(config);
+    if (await ensureDemoData(db, clock()))
+      print('Loaded the demo data set (fictional clubs and fixtures around today).');
     const demo = await ensureDemoOrganisation(db, operator);
     if (demo.created) {
       print(`Demo organisation ${demo.orgId} (Pro). Keys are shown once; keep them:`);
@@ -111,10 +150,29 @@ export async function startService(
     print(`matchsim listening on ${config.baseUrl} (docs: ${config.docsUrl}, database: ${db.kind})`);
   }
 
+  let worker: Worker | null = null;
+  if (engine) {
+    worker = startWorker({
+      queue: graph.queue,
+      sql: db.sql,
+      runBatch: engine.runBatch,
+      clock,
+      workerId: `${hostname()}:${process.pid}`,
+      // PGlite serves one connection: fewer jobs in flight keep the API responsive beside the worker.
+      concurrency: db.kind === 'server' ? 64 : 16,
+      sweeper: graph.sweeper,
+      logger: app?.log,
+    });
+    print(`Worker ${worker.workerId} running (ENGINE=${config.ENGINE})`);
+  }
+
   let stopping: Promise<void> | null = null;
   const stop = () => {
     stopping ??= (async () => {
       await app?.close();
+      await worker?.stop();
+      await engine?.close();
+      await graph.queue.close();
       await counters.close();
       redis?.disconnect();
       await db.close();

@@ -2,12 +2,14 @@
 import type { KeyMode, Scope } from '../../src/accounts/keys.js';
 import { makeOperator } from '../../src/accounts/operations.js';
 import type { Plan } from '../../src/accounts/orgs.js';
-import { makeLedger } from '../../src/billing/ledger.js';
 import { loadConfig } from '../../src/config.js';
 import { type App, buildApp } from '../../src/http/app.js';
 import { makeMetrics } from '../../src/http/metrics.js';
 import type { Services } from '../../src/http/services.js';
 import { makeMemoryWindowCounter } from '../../src/limits/window-counter.js';
+import { createSimulationEngine, type SimulationEngine } from '../../src/sim/engine-runner.js';
+import { startWorker, type Worker } from '../../src/sim/worker.js';
+import { makeServiceGraph, type ServiceGraph } from '../../src/wiring.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -18,6 +20,7 @@ export interface TestContext {
   db: TestDatabase;
   operator: ReturnType<typeof makeOperator>;
   services: Services;
+  graph: ServiceGraph;
   /** Pin the clock the app sees (null: real time again). */
   setNow(date: Date | null): void;
   newOrg(options?: {
@@ -31,9 +34,14 @@ export interface TestContext {
   close(): Promise<void>;
 }
 
-export async function createTestContext(
-  options: { adminToken?: string | null; env?: Record<string, string> } = {},
-) {
+export interface TestContextOptions {
+  adminToken?: string | null;
+  env?: Record<string, string>;
+  /** Run a worker with the CPU engine on the test's thread, as `npm start` does in-process. */
+  worker?: boolean;
+}
+
+export async function createTestContext(options: TestContextOptions = {}): Promise<TestContext> {
   const db = await createTestDatabase();
   // Real time unless a test pins it with setNow.
   let pinned: Date | null = null;
@@ -44,25 +52,33 @@ export async function createTestContext(
     ...(options.adminToken === null ? {} : { ADMIN_TOKEN: options.adminToken ?? ADMIN_TOKEN }),
     ...options.env,
   });
-  const ledger = makeLedger({ sql: db.sql, clock });
-  const services: Services = { ledger };
   const counters = makeMemoryWindowCounter(() => clock().getTime());
-  const app = await buildApp({
-    config,
-    db,
-    clock,
-    counters,
-    metrics: makeMetrics(),
-    services,
-    logger: false,
-  });
+  const metrics = makeMetrics();
+  const engine: SimulationEngine | null = options.worker
+    ? createSimulationEngine({ mode: 'cpu', cpuThreads: 0, clock })
+    : null;
+  const graph = makeServiceGraph({ config, db, clock, counters, metrics, engine });
+  const { ledger, services } = graph;
+  const app = await buildApp({ config, db, clock, counters, metrics, services, logger: false });
+  const worker: Worker | null = engine
+    ? startWorker({
+        queue: graph.queue,
+        sql: db.sql,
+        runBatch: engine.runBatch,
+        clock,
+        workerId: 'test-worker',
+        pollMs: 20,
+        sweeper: graph.sweeper,
+      })
+    : null;
   const operator = makeOperator({ sql: db.sql, ledger, clock });
-  const context: TestContext = {
+  return {
     adminToken: options.adminToken ?? ADMIN_TOKEN,
     app,
     db,
     operator,
     services,
+    graph,
     setNow(date) {
       pinned = date;
     },
@@ -84,9 +100,11 @@ export async function createTestContext(
     },
     async close() {
       await app.close();
+      await worker?.stop();
+      await engine?.close();
+      await graph.queue.close();
       await counters.close();
       await db.close();
     },
   };
-  return context;
 }

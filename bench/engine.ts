@@ -1,0 +1,95 @@
+// CPU engine throughput: the full model (compile, draws, sample paths, document) on one thread and on
+// all cores, beside a naive per-minute Bernoulli goal simulator in plain JavaScript measured in the same
+// run. Goal of the issue: 1,000,000 draws of the full model in under 1 s of wall time on 2 cores.
+import { availableParallelism } from 'node:os';
+import { compileFixture } from '../fallback/compile.js';
+import { createCpuEngine } from '../fallback/cpu-engine.js';
+import { recordSamplePaths } from '../fallback/engine.js';
+import { buildSimulationDocument, SAMPLE_PATHS } from '../src/sim/document.js';
+import { defaultModelParams } from '../src/sim/model-params.js';
+import { plausibleFixture } from '../test/engine/plausible-teams.js';
+import type { BenchRow } from './report.js';
+
+const DRAW_COUNTS = [1000, 100_000, 1_000_000];
+const GROUP = 'engine (CPU)';
+
+/**
+ * The reference: 90 minutes, one Bernoulli goal trial per side and minute, nothing else (xorshift32,
+ * plain JS). What a simple simulator costs, so the full model's price is visible.
+ */
+function naiveDraws(draws: number): number {
+  let state = 0x9e3779b9;
+  const home = 1.55 / 90;
+  const away = 1.2 / 90;
+  let checksum = 0;
+  for (let draw = 0; draw < draws; draw++) {
+    let homeGoals = 0;
+    let awayGoals = 0;
+    for (let minute = 0; minute < 90; minute++) {
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      if ((state >>> 0) / 4294967296 < home) homeGoals++;
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      if ((state >>> 0) / 4294967296 < away) awayGoals++;
+    }
+    checksum += homeGoals - awayGoals;
+  }
+  return checksum;
+}
+
+export async function benchEngine(): Promise<BenchRow[]> {
+  const inputs = plausibleFixture(
+    1,
+    { teamId: 1, attack: 0.1, defence: 0.05 },
+    { teamId: 2, attack: 0, defence: 0 },
+  );
+  const seed = { lo: 0x5eed, hi: 0xbe7c };
+  const cores = availableParallelism();
+  const rows: BenchRow[] = [];
+  const engines = [
+    { label: '1 thread', engine: createCpuEngine({ threads: 0 }) },
+    { label: `${cores} threads`, engine: createCpuEngine({ threads: cores }) },
+  ];
+  try {
+    // Warm-up: JIT and worker start-up are not part of a run.
+    for (const { engine } of engines) {
+      await engine.run(compileFixture(inputs, defaultModelParams), { draws: 20_000, seed });
+    }
+    for (const draws of DRAW_COUNTS) {
+      const naiveStart = performance.now();
+      naiveDraws(draws);
+      const naiveRate = (draws / (performance.now() - naiveStart)) * 1000;
+      for (const { label, engine } of engines) {
+        const started = performance.now();
+        const compiled = compileFixture(inputs, defaultModelParams);
+        const run = await engine.run(compiled, { draws, seed });
+        buildSimulationDocument({
+          inputs,
+          params: defaultModelParams,
+          counts: run.counts,
+          samples: recordSamplePaths(compiled, seed, SAMPLE_PATHS),
+          draws,
+          seed,
+          basis: { as_of: new Date().toISOString(), data_version: 'bench' },
+          timing: { engine: 'cpu', backend: run.backend, queued_ms: 0, run_ms: run.runMs },
+          modelStatus: { status: 'unqualified', calibrated: false },
+        });
+        const wallMs = performance.now() - started;
+        rows.push({
+          group: GROUP,
+          name: `full model + document, ${draws.toLocaleString('en-US')} draws, ${label}`,
+          value: (draws / wallMs) * 1000,
+          unit: 'draws/s',
+          reference: { name: 'naive per-minute Bernoulli goals, 1 thread', value: naiveRate },
+          note: `wall ${wallMs.toFixed(0)} ms${draws === 1_000_000 ? '; goal < 1000 ms on 2 cores' : ''}`,
+        });
+      }
+    }
+  } finally {
+    await Promise.all(engines.map(({ engine }) => engine.close()));
+  }
+  return rows;
+}

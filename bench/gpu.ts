@@ -1,0 +1,132 @@
+// GPU engine throughput: draws/s for one fixture at 100,000 and 1,000,000 draws and for a batch of 100
+// fixtures x 100,000 draws packed into shared dispatches, each beside the CPU engine (all cores)
+// measured in the same run on the same jobs, naming the adapter. On a software adapter (llvmpipe) the
+// draw counts are scaled down so the run ends in minutes; the rows say so and stay comparable as rates.
+import { availableParallelism } from 'node:os';
+import { compileFixture } from '../fallback/compile.js';
+import type { CompiledFixture, EngineSeed } from '../fallback/contract.js';
+import { type CpuEngine, createCpuEngine } from '../fallback/cpu-engine.js';
+import { type BatchJob, createGpuEngine, type GpuEngine } from '../gpu/engine.js';
+import { defaultModelParams } from '../src/sim/model-params.js';
+import { plausibleFixture } from '../test/engine/plausible-teams.js';
+import type { BenchRow } from './report.js';
+
+/** The issue's figures: one fixture at these draw counts, and a batch of 100 x 100,000. */
+const SINGLE_DRAWS = [100_000, 1_000_000];
+const BATCH_FIXTURES = 100;
+const BATCH_DRAWS = 100_000;
+/** llvmpipe runs the kernel at roughly a tenth of the CPU engine's speed: keep its runs short. */
+const SOFTWARE_SCALE = 0.02;
+/** The CPU reference of a batch runs on its first fixtures up to this many draws (a rate, per draw). */
+const CPU_REFERENCE_MAX_DRAWS = 2_000_000;
+
+function benchFixtures(count: number): CompiledFixture[] {
+  return Array.from({ length: count }, (_, index) =>
+    compileFixture(
+      plausibleFixture(
+        index + 1,
+        { teamId: 2 * index + 1, attack: ((index % 7) - 3) * 0.08, defence: ((index % 5) - 2) * 0.06 },
+        { teamId: 2 * index + 2, attack: ((index % 3) - 1) * 0.1, defence: ((index % 4) - 1.5) * 0.05 },
+      ),
+      defaultModelParams,
+    ),
+  );
+}
+
+async function cpuRate(cpu: CpuEngine, jobs: readonly BatchJob[]): Promise<{ rate: number; draws: number }> {
+  const measured: BatchJob[] = [];
+  let draws = 0;
+  for (const job of jobs) {
+    if (measured.length > 0 && draws + job.draws > CPU_REFERENCE_MAX_DRAWS) break;
+    measured.push(job);
+    draws += job.draws;
+  }
+  const started = performance.now();
+  for (const job of measured) await cpu.run(job.compiled, job);
+  return { rate: (draws / (performance.now() - started)) * 1000, draws };
+}
+
+async function gpuRun(gpu: GpuEngine, jobs: readonly BatchJob[]) {
+  const started = performance.now();
+  const runs = await gpu.runBatch(jobs);
+  const wallMs = performance.now() - started;
+  const draws = jobs.reduce((sum, job) => sum + job.draws, 0);
+  const gpuMs = runs.reduce((sum, run) => sum + run.gpuMs, 0);
+  const engines = new Set(runs.map((run) => run.engine));
+  return { wallMs, draws, gpuMs, timing: runs[0]?.timing ?? 'cpu', engines: [...engines].join('+') };
+}
+
+export async function benchGpu(): Promise<BenchRow[]> {
+  const cores = availableParallelism();
+  const cpu = createCpuEngine({ threads: cores });
+  const gpu = createGpuEngine({ mode: 'gpu', fallback: cpu });
+  const rows: BenchRow[] = [];
+  try {
+    const state = await gpu.started();
+    if (state.state !== 'ready') {
+      return [
+        {
+          group: 'engine (GPU)',
+          name: 'GPU engine',
+          value: 0,
+          unit: 'draws/s',
+          note: `no adapter: ${state.reason ?? state.state}`,
+        },
+      ];
+    }
+    const adapter = state.adapter ?? 'unknown adapter';
+    const group = `engine (GPU: ${adapter})`;
+    const scale = state.software ? SOFTWARE_SCALE : 1;
+    const scaledNote = state.software ? `; draws scaled x${SOFTWARE_SCALE} on a software adapter` : '';
+    const seed: EngineSeed = { lo: 0x5eed, hi: 0x6b0 };
+    const fixtures = benchFixtures(BATCH_FIXTURES);
+    // Warm-up: worker start-up, shader compilation and JIT are not part of a run.
+    await gpu.run(fixtures[0]!, { draws: 1000, seed });
+    await cpu.run(fixtures[0]!, { draws: 20_000, seed });
+
+    const cases: { name: string; jobs: BatchJob[] }[] = [
+      ...SINGLE_DRAWS.map((draws) => {
+        const scaled = Math.round(draws * scale);
+        return {
+          name: `one fixture, ${scaled.toLocaleString('en-US')} draws`,
+          jobs: [{ compiled: fixtures[0]!, draws: scaled, seed }],
+        };
+      }),
+      {
+        name: `batch of ${BATCH_FIXTURES} fixtures x ${Math.round(BATCH_DRAWS * scale).toLocaleString('en-US')} draws`,
+        jobs: fixtures.map((compiled, index) => ({
+          compiled,
+          draws: Math.round(BATCH_DRAWS * scale),
+          seed: { lo: seed.lo + index, hi: seed.hi },
+        })),
+      },
+    ];
+    for (const { name, jobs } of cases) {
+      const measured = await gpuRun(gpu, jobs);
+      const reference = await cpuRate(cpu, jobs);
+      const referenceNote =
+        reference.draws < measured.draws
+          ? ` (CPU on the first ${reference.draws.toLocaleString('en-US')} draws)`
+          : '';
+      rows.push({
+        group,
+        name: `${name}, wall`,
+        value: (measured.draws / measured.wallMs) * 1000,
+        unit: 'draws/s',
+        reference: { name: `CPU engine, ${cores} threads${referenceNote}`, value: reference.rate },
+        note: `wall ${measured.wallMs.toFixed(0)} ms; engine ${measured.engines}${scaledNote}`,
+      });
+      rows.push({
+        group,
+        name: `${name}, GPU time (${measured.timing})`,
+        value: (measured.draws / measured.gpuMs) * 1000,
+        unit: 'draws/s',
+        note: `GPU ${measured.gpuMs.toFixed(1)} ms; dispatches so far ${gpu.state().dispatches}`,
+      });
+    }
+    return rows;
+  } finally {
+    await gpu.close();
+    await cpu.close();
+  }
+}

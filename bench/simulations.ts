@@ -1,0 +1,180 @@
+// Simulations through the HTTP API (issue figures): requests per second at 1,000 draws for cache misses
+// and cache hits, p50/p99 latency, and a 1,000-fixture × 10,000-draw batch from submission to the last
+// delivered item; next to the bare Fastify JSON route measured in the same run. The service runs in
+// its own process (API and worker, ENGINE as configured: CPU here).
+import { fork } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BenchRow } from './report.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const SECONDS = Number(process.env.BENCH_SIM_SECONDS ?? 8);
+const CONCURRENCY = 16;
+const BATCH_ITEMS = 1000;
+const BATCH_DRAWS = 10_000;
+
+interface ServerInfo {
+  port: number;
+  secret: string;
+  database: string;
+  fixtureIds: number[];
+}
+
+async function startServer(mode: 'bare' | 'service', env: Record<string, string> = {}) {
+  const script = path.join(here, `http-server${path.extname(fileURLToPath(import.meta.url))}`);
+  const child = fork(script, [mode], {
+    execArgv: script.endsWith('.ts') ? ['--import', 'tsx'] : [],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const info = await new Promise<ServerInfo>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as ServerInfo));
+    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+  });
+  return { info, stop: () => child.kill('SIGTERM') };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+/** `CONCURRENCY` loops sending requests for `SECONDS`; every answer must have the expected status. */
+async function drive(send: (i: number) => Promise<Response>, expect: number) {
+  const latencies: number[] = [];
+  let next = 0;
+  const end = performance.now() + SECONDS * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < end) {
+        const i = next++;
+        const t0 = performance.now();
+        const response = await send(i);
+        const text = await response.text();
+        if (response.status !== expect)
+          throw new Error(`request ${i}: ${response.status} ${text.slice(0, 300)}`);
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    rps: latencies.length / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    n: latencies.length,
+  };
+}
+
+async function bareRate() {
+  const bare = await startServer('bare');
+  const url = `http://127.0.0.1:${bare.info.port}/v1/credits`;
+  const result = await drive(() => fetch(url), 200);
+  bare.stop();
+  return result;
+}
+
+export async function benchSimulations(): Promise<BenchRow[]> {
+  const reference = await bareRate();
+  const service = await startServer('service', { BENCH_FIXTURES: String(BATCH_ITEMS) });
+  const base = `http://127.0.0.1:${service.info.port}`;
+  const headers = { authorization: `Bearer ${service.info.secret}`, 'content-type': 'application/json' };
+  const fixtureIds = service.info.fixtureIds;
+  if (fixtureIds.length === 0) throw new Error('no fixture on sale to simulate');
+  const simulate = (body: object) =>
+    fetch(`${base}/v1/simulations`, { method: 'POST', headers, body: JSON.stringify(body) });
+
+  // Cache misses: every request has inputs never seen before (1,000 + i draws: the same work within 0.1%).
+  const misses = await drive(
+    (i) => simulate({ fixture_id: fixtureIds[i % fixtureIds.length], draws: 1000 + (i % 1000) }),
+    200,
+  );
+  // Cache hits: one fixture at 1,000 draws, warmed; bodies differ in wait_seconds only (not the cache key),
+  // so the loop guard does not mistake the benchmark for a client in a loop.
+  await simulate({ fixture_id: fixtureIds[0], draws: 1000 });
+  const hits = await drive(
+    (i) => simulate({ fixture_id: fixtureIds[0], draws: 1000, wait_seconds: 1 + (i % 25) }),
+    200,
+  );
+
+  // A batch of 1,000 fixtures × 10,000 draws: submission to the last delivered item.
+  const batchFixtures = fixtureIds.length >= BATCH_ITEMS ? fixtureIds.slice(0, BATCH_ITEMS) : null;
+  const rows: BenchRow[] = [];
+  const note = `database: ${service.info.database}; ${CONCURRENCY} concurrent clients, ${SECONDS} s`;
+  rows.push(
+    {
+      group: 'Simulations API',
+      name: 'POST /v1/simulations, 1,000 draws, cache misses: req/s',
+      value: misses.rps,
+      unit: 'req/s',
+      reference: { name: 'bare Fastify JSON route', value: reference.rps },
+      note,
+    },
+    {
+      group: 'Simulations API',
+      name: '  cache misses: p50 / p99 latency',
+      value: misses.p50,
+      unit: `ms (p99 ${misses.p99.toFixed(1)} ms)`,
+    },
+    {
+      group: 'Simulations API',
+      name: 'POST /v1/simulations, 1,000 draws, cache hits: req/s',
+      value: hits.rps,
+      unit: 'req/s',
+      reference: { name: 'bare Fastify JSON route', value: reference.rps },
+    },
+    {
+      group: 'Simulations API',
+      name: '  cache hits: p50 / p99 latency',
+      value: hits.p50,
+      unit: `ms (p99 ${hits.p99.toFixed(1)} ms)`,
+    },
+  );
+  if (batchFixtures) {
+    const t0 = performance.now();
+    const submitted = await fetch(`${base}/v1/simulations/batch`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        draws: BATCH_DRAWS,
+        fixtures: batchFixtures.map((fixture_id) => ({ fixture_id })),
+      }),
+    });
+    const batch = (await submitted.json()) as {
+      batch_id: string;
+      items: Array<{ result_url?: string; error?: unknown }>;
+    };
+    if (submitted.status !== 202)
+      throw new Error(`batch: ${submitted.status} ${JSON.stringify(batch).slice(0, 300)}`);
+    const submitMs = performance.now() - t0;
+    const pending = new Set(batch.items.flatMap((item) => (item.result_url ? [item.result_url] : [])));
+    while (pending.size > 0) {
+      const status = (await (
+        await fetch(`${base}/v1/simulations/batch/${batch.batch_id}`, { headers })
+      ).json()) as {
+        items: Array<{ status: string; result_url: string }>;
+      };
+      const ready = status.items.filter(
+        (item) => item.status === 'succeeded' && pending.has(item.result_url),
+      );
+      await Promise.all(
+        ready.map(async (item) => {
+          const delivered = await fetch(`${base}${item.result_url}`, { headers });
+          await delivered.arrayBuffer();
+          if (delivered.status === 200) pending.delete(item.result_url);
+        }),
+      );
+      if (ready.length === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    const totalS = (performance.now() - t0) / 1000;
+    rows.push({
+      group: 'Simulations API',
+      name: `batch ${BATCH_ITEMS} fixtures × ${BATCH_DRAWS.toLocaleString('en-US')} draws, submit → last delivery`,
+      value: totalS,
+      unit: `s (submission ${(submitMs / 1000).toFixed(2)} s; ${((BATCH_ITEMS * BATCH_DRAWS) / totalS / 1e6).toFixed(2)} M draws/s end to end)`,
+    });
+  }
+  service.stop();
+  return rows;
+}

@@ -1,0 +1,215 @@
+// The engine the workers run jobs on (ENGINE=auto|gpu|cpu, decisions 10): compiles each job's inputs,
+// runs them on the GPU engine (many jobs packed into one dispatch) or the CPU engine, and builds the
+// simulation document. It also keeps the measured seconds per draw that GPU-seconds admission uses.
+import { readFileSync } from 'node:fs';
+import { compileFixture, type EngineSeed, seedFromHex } from '../../fallback/contract.js';
+import { type CpuEngine, createCpuEngine, type EngineRun } from '../../fallback/cpu-engine.js';
+import { recordSamplePaths } from '../../fallback/engine.js';
+import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/engine.js';
+import type { EngineHealth } from '../http/services.js';
+import { buildSimulationDocument, type ModelStatus, SAMPLE_PATHS } from './document.js';
+import type { MatchInputs } from './inputs.js';
+import { defaultModelParams, type ModelParams } from './model-params.js';
+import type { Job } from './queue.js';
+import type { RunBatch, RunOutcome } from './worker.js';
+
+/** What a job carries for the engine (jobs.inputs): the resolved inputs and their watermark. */
+export interface JobPayload {
+  match: MatchInputs;
+  /** When the inputs were captured (simulation.basis.as_of). */
+  as_of: string;
+}
+
+/** The stored backtest verdict of the shipped model (src/sim/model-accuracy.json, `matchsim model backtest`). */
+export function loadModelStatus(): ModelStatus {
+  try {
+    const stored = JSON.parse(readFileSync(new URL('./model-accuracy.json', import.meta.url), 'utf8')) as {
+      model_version?: string;
+      status?: string;
+      calibrated?: boolean;
+      metrics?: Record<string, unknown>;
+    };
+    if (stored.model_version !== defaultModelParams.model_version) {
+      return {
+        status: 'not_backtested',
+        calibrated: false,
+        metrics: { reason: 'no backtest of this model version' },
+      };
+    }
+    return {
+      status: stored.status ?? 'unqualified',
+      calibrated: stored.calibrated === true,
+      metrics: stored.metrics ?? {},
+    };
+  } catch {
+    return { status: 'not_backtested', calibrated: false, metrics: { reason: 'no stored backtest' } };
+  }
+}
+
+// Before a run has been measured: about 1 s per million draws on one CPU core, 2 ms on a GPU.
+const INITIAL_SECONDS_PER_DRAW = { cpu: 1e-6, gpu: 2e-9 };
+
+export interface SimulationEngine {
+  runBatch: RunBatch;
+  /** Engine seconds a run of `draws` is expected to take, for the GPU-seconds budget (decisions 3). */
+  estimateSeconds(draws: number): number;
+  health(): EngineHealth;
+  /** Resolves when the engine can take work (the GPU worker started or was found unavailable). */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface SimulationEngineOptions {
+  mode: 'auto' | 'gpu' | 'cpu';
+  /** Worker threads of the CPU engine; default one per core; 0 simulates on the calling thread. */
+  cpuThreads?: number | undefined;
+  params?: ModelParams;
+  clock?: () => Date;
+}
+
+export function createSimulationEngine(options: SimulationEngineOptions): SimulationEngine {
+  const params = options.params ?? defaultModelParams;
+  const clock = options.clock ?? (() => new Date());
+  const modelStatus = loadModelStatus();
+  const cpu: CpuEngine = createCpuEngine(
+    options.cpuThreads === undefined ? {} : { threads: options.cpuThreads },
+  );
+  const gpu: GpuEngine | null =
+    options.mode === 'cpu' ? null : createGpuEngine({ mode: options.mode, fallback: cpu });
+  let gpuState: GpuEngineState | null = null;
+  const started = gpu ? gpu.started().then((state) => (gpuState = state)) : Promise.resolve(null);
+  const secondsPerDraw = { ...INITIAL_SECONDS_PER_DRAW };
+
+  const usingGpu = () => gpu !== null && (gpuState?.state ?? gpu.state().state) === 'ready';
+
+  function documentFor(
+    job: Job,
+    run: EngineRun & { gpuMs?: number },
+    seed: EngineSeed,
+    compiled: ReturnType<typeof compileFixture>,
+  ) {
+    const payload = job.inputs as JobPayload;
+    const queuedMs = job.startedAt ? Math.max(0, job.startedAt.getTime() - job.createdAt.getTime()) : 0;
+    return buildSimulationDocument({
+      inputs: payload.match,
+      params,
+      counts: run.counts,
+      samples: recordSamplePaths(compiled, seed, Math.min(SAMPLE_PATHS, job.draws)),
+      draws: job.draws,
+      seed,
+      basis: { as_of: payload.as_of, data_version: job.dataVersion },
+      timing: {
+        engine: run.engine,
+        backend: run.backend,
+        queued_ms: queuedMs,
+        run_ms: Math.round(run.runMs),
+      },
+      modelStatus,
+    });
+  }
+
+  const runBatch: RunBatch = async (jobs, context) => {
+    const prepared = jobs.map((job) => {
+      const payload = job.inputs as JobPayload;
+      const seed = seedFromHex(job.seed.padStart(16, '0').slice(-16));
+      return { job, seed, compiled: compileFixture(payload.match, params) };
+    });
+    const outcomes: RunOutcome[] = [];
+    const record = (
+      job: Job,
+      run: EngineRun & { gpuMs?: number },
+      seed: EngineSeed,
+      compiled: (typeof prepared)[number]['compiled'],
+    ) => {
+      const engineMs = run.engine === 'gpu' ? (run.gpuMs ?? run.runMs) : run.runMs;
+      // Exponential average of measured seconds per draw, per engine.
+      const measured = engineMs / 1000 / job.draws;
+      secondsPerDraw[run.engine] = 0.8 * secondsPerDraw[run.engine] + 0.2 * measured;
+      outcomes.push({
+        jobId: job.id,
+        document: documentFor(job, run, seed, compiled),
+        engine: run.engine,
+        runMs: Math.round(run.runMs),
+        gpuMs: run.engine === 'gpu' ? Math.round((run.gpuMs ?? 0) * 1000) / 1000 : 0,
+      });
+    };
+    // Test keys always run on the CPU engine (spec: synthetic output); live jobs on the GPU when ready.
+    const onGpu = gpu && usingGpu() ? prepared.filter(({ job }) => job.mode === 'live') : [];
+    const onCpu = prepared.filter((item) => !onGpu.includes(item));
+    if (gpu && onGpu.length > 0) {
+      try {
+        const runs = await gpu.runBatch(
+          onGpu.map(({ job, seed, compiled }) => ({
+            compiled,
+            draws: job.draws,
+            seed,
+            onProgress: (done: number) => void context.progress(job.id, done),
+          })),
+        );
+        runs.forEach((run, i) => {
+          const { job, seed, compiled } = onGpu[i]!;
+          record(job, run, seed, compiled);
+        });
+      } catch (error) {
+        for (const { job } of onGpu) {
+          outcomes.push({
+            jobId: job.id,
+            error: { code: 'simulation_failed', message: (error as Error).message },
+          });
+        }
+      }
+    }
+    // Concurrently: the pool spreads small jobs over its threads, large ones over all of them.
+    await Promise.all(
+      onCpu.map(async ({ job, seed, compiled }) => {
+        if (context.signal.aborted) return;
+        try {
+          const run = await cpu.run(compiled, {
+            draws: job.draws,
+            seed,
+            onProgress: (done) => void context.progress(job.id, done),
+          });
+          record(job, run, seed, compiled);
+        } catch (error) {
+          outcomes.push({
+            jobId: job.id,
+            error: { code: 'simulation_failed', message: (error as Error).message },
+          });
+        }
+      }),
+    );
+    return outcomes;
+  };
+
+  return {
+    runBatch,
+    estimateSeconds(draws) {
+      return draws * (usingGpu() ? secondsPerDraw.gpu : secondsPerDraw.cpu);
+    },
+    health() {
+      const state = gpu?.state();
+      return {
+        state: gpu
+          ? state?.state === 'ready'
+            ? 'ready'
+            : state?.state === 'starting'
+              ? 'starting'
+              : 'cpu_fallback'
+          : 'ready',
+        engine: usingGpu() ? 'gpu' : 'cpu',
+        mode: options.mode,
+        cpu_threads: cpu.threads,
+        gpu: state ?? null,
+        model_version: params.model_version,
+        checked_at: clock().toISOString(),
+      };
+    },
+    async ready() {
+      await started;
+    },
+    async close() {
+      await gpu?.close();
+      await cpu.close();
+    },
+  };
+}
