@@ -5,10 +5,10 @@ import { ApiError } from '../../errors.js';
 import { makeExpectedLineupSales } from '../../fixtures/expected-lineup-sales.js';
 import { ingestFeed } from '../../fixtures/feed-loader.js';
 import { getFixtureForReading } from '../../fixtures/fixture-access.js';
+import { FIXTURE_STATES } from '../../fixtures/fixture-inputs.js';
 import { DEFAULT_WINDOW_DAYS, listFixtures, MAX_WINDOW_DAYS } from '../../fixtures/fixture-list.js';
 import { squadsBody } from '../../fixtures/fixture-views.js';
 import { FRESHNESS_STATUSES } from '../../fixtures/freshness.js';
-import { FIXTURE_STATES } from '../../fixtures/squad.js';
 import { PLAYER_POSITIONS } from '../../sim/inputs.js';
 import type { App, AppDeps } from '../app.js';
 

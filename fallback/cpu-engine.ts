@@ -1,0 +1,196 @@
+// The CPU engine: splits a run's draws into ranges, simulates them on a pool of worker threads (so a
+// 1,000,000-draw run never blocks the caller's event loop) and sums the counters. Counts are sums over
+// draws and every draw's numbers depend only on (seed, draw), so the result is the same for any thread
+// count or range size.
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import {
+  addCounters,
+  COUNTER_WORDS,
+  type CompiledFixture,
+  type EngineSeed,
+  finalizeCounters,
+  MAX_DRAWS_PER_RUN,
+} from './contract.js';
+import type { RangeReply, RangeTask } from './cpu-worker.js';
+import { simulateRange } from './engine.js';
+
+export interface EngineRunOptions {
+  draws: number;
+  seed: EngineSeed;
+  /** Called after each finished range with the draws done so far. */
+  onProgress?: (drawsDone: number, drawsTotal: number) => void;
+}
+
+export interface EngineRun {
+  /** Finalized counters (fallback/contract.ts layout). */
+  counts: Uint32Array;
+  engine: 'cpu' | 'gpu';
+  backend: string;
+  runMs: number;
+}
+
+export interface CpuEngine {
+  run(compiled: CompiledFixture, options: EngineRunOptions): Promise<EngineRun>;
+  /** Worker threads in the pool (0 = simulating on the calling thread). */
+  readonly threads: number;
+  close(): Promise<void>;
+}
+
+/** Ranges small enough to report progress often, large enough that messaging costs nothing. */
+const MIN_RANGE_DRAWS = 10_000;
+const RANGES_PER_THREAD = 4;
+
+interface PendingTask {
+  task: RangeTask;
+  resolve: (counters: Uint32Array) => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * Starts a worker on cpu-worker: the compiled .js in dist/, or under tsx/vitest the .ts source, loaded
+ * through tsx's module hooks registered inside the worker (Node 20 workers ignore `--import` in execArgv).
+ */
+function startWorker(): Worker {
+  const typescript = import.meta.url.endsWith('.ts');
+  if (!typescript) return new Worker(new URL('./cpu-worker.js', import.meta.url));
+  const source = new URL('./cpu-worker.ts', import.meta.url).href;
+  // tsx's ESM API ("tsx/esm/api" in its exports map), located from this file so any cwd works.
+  const tsxApi = pathToFileURL(
+    join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs'),
+  ).href;
+  const bootstrap = `import(${JSON.stringify(tsxApi)}).then(({ register }) => { register(); return import(${JSON.stringify(source)}); })`;
+  return new Worker(bootstrap, { eval: true });
+}
+
+/**
+ * A pool of `threads` workers (default: one per core). `threads: 0` simulates on the calling thread,
+ * synchronously (tests, benchmarks, tiny runs where a thread hop costs more than the work).
+ */
+export function createCpuEngine(options: { threads?: number } = {}): CpuEngine {
+  const threads = options.threads ?? availableParallelism();
+  const queue: PendingTask[] = [];
+  const idle: Worker[] = [];
+  const busy = new Map<Worker, PendingTask>();
+  let nextTaskId = 0;
+  let closed = false;
+
+  const dispatch = (): void => {
+    while (idle.length > 0 && queue.length > 0) {
+      const worker = idle.pop()!;
+      const pending = queue.shift()!;
+      busy.set(worker, pending);
+      // A busy worker keeps the process alive until its range is back; an idle one does not.
+      worker.ref();
+      worker.postMessage(pending.task);
+    }
+  };
+
+  const spawn = (): void => {
+    const worker = startWorker();
+    worker.unref();
+    worker.on('message', (reply: RangeReply) => {
+      const pending = busy.get(worker);
+      busy.delete(worker);
+      worker.unref();
+      idle.push(worker);
+      if (pending !== undefined) {
+        if ('error' in reply) pending.reject(new Error(`cpu engine worker: ${reply.error}`));
+        else pending.resolve(reply.counters);
+      }
+      dispatch();
+    });
+    worker.on('error', (error) => {
+      const pending = busy.get(worker);
+      busy.delete(worker);
+      pending?.reject(error);
+    });
+    worker.on('exit', () => {
+      const pending = busy.get(worker);
+      busy.delete(worker);
+      pending?.reject(new Error('cpu engine worker exited'));
+      const at = idle.indexOf(worker);
+      if (at >= 0) idle.splice(at, 1);
+      // A crashed worker is replaced so the pool keeps its size.
+      if (!closed) spawn();
+    });
+    idle.push(worker);
+    dispatch();
+  };
+  for (let i = 0; i < threads; i++) spawn();
+
+  const runRange = (compiled: CompiledFixture, seed: EngineSeed, firstDraw: number, endDraw: number) =>
+    new Promise<Uint32Array>((resolve, reject) => {
+      const task: RangeTask = {
+        taskId: nextTaskId++,
+        fixture: compiled.fixture,
+        thresholds: compiled.thresholds,
+        seedLo: seed.lo,
+        seedHi: seed.hi,
+        firstDraw,
+        endDraw,
+      };
+      queue.push({ task, resolve, reject });
+      dispatch();
+    });
+
+  return {
+    threads,
+    async run(compiled, { draws, seed, onProgress }) {
+      if (closed) throw new Error('cpu engine is closed');
+      if (!Number.isInteger(draws) || draws < 1 || draws > MAX_DRAWS_PER_RUN) {
+        throw new RangeError(`draws must be an integer from 1 to ${MAX_DRAWS_PER_RUN}`);
+      }
+      const started = performance.now();
+      const counts = new Uint32Array(COUNTER_WORDS);
+      if (threads === 0) {
+        simulateRange(compiled, seed, 0, draws, counts);
+        onProgress?.(draws, draws);
+      } else {
+        const rangeDraws = Math.max(MIN_RANGE_DRAWS, Math.ceil(draws / (threads * RANGES_PER_THREAD)));
+        let done = 0;
+        const ranges: Promise<void>[] = [];
+        for (let first = 0; first < draws; first += rangeDraws) {
+          const end = Math.min(draws, first + rangeDraws);
+          ranges.push(
+            runRange(compiled, seed, first, end).then((counters) => {
+              addCounters(counts, counters);
+              done += end - first;
+              onProgress?.(done, draws);
+            }),
+          );
+        }
+        await Promise.all(ranges);
+      }
+      finalizeCounters(counts);
+      return {
+        counts,
+        engine: 'cpu',
+        backend: threads === 0 ? 'cpu-inline' : `cpu-workers-${threads}`,
+        runMs: performance.now() - started,
+      };
+    },
+    async close() {
+      closed = true;
+      const workers = [...idle, ...busy.keys()];
+      for (const pending of queue.splice(0)) pending.reject(new Error('cpu engine closed'));
+      await Promise.all(workers.map((worker) => worker.terminate()));
+    },
+  };
+}
+
+/** One run on a transient pool (`threads` default: one per core); prefer a long-lived createCpuEngine. */
+export async function runCpuEngine(
+  compiled: CompiledFixture,
+  options: EngineRunOptions & { threads?: number },
+): Promise<EngineRun> {
+  const engine = createCpuEngine(options.threads === undefined ? {} : { threads: options.threads });
+  try {
+    return await engine.run(compiled, options);
+  } finally {
+    await engine.close();
+  }
+}

@@ -1,0 +1,107 @@
+// Property test: any valid MatchInputs (odd squads, unlabelled positions, zero shares, players who
+// cannot start, goalkeepers on the bench) compiles, simulates and yields a valid document.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { compileFixture } from '../../fallback/compile.js';
+import { COUNTER_WORDS, finalizeCounters, P_STARTS, playerCounterBase } from '../../fallback/contract.js';
+import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
+import { buildSimulationDocument, simulationDocumentSchema } from '../../src/sim/document.js';
+import {
+  type MatchInputs,
+  matchInputsSchema,
+  PLAYER_POSITIONS,
+  type SideInputs,
+} from '../../src/sim/inputs.js';
+import { defaultModelParams } from '../../src/sim/model-params.js';
+
+const share = fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1, noNaN: true }));
+const player = fc.record({
+  name: fc.constant('P'),
+  position: fc.oneof(fc.constant(null), fc.constantFrom(...PLAYER_POSITIONS)),
+  goal_share: share,
+  assist_share: share,
+  shot_share: share,
+  card_share: share,
+  start_probability: fc.oneof(fc.constant(0), fc.constant(1), fc.double({ min: 0, max: 1, noNaN: true })),
+  typical_minutes: fc.integer({ min: 1, max: 90 }),
+});
+
+function side(teamId: number): fc.Arbitrary<SideInputs> {
+  return fc
+    .record({
+      players: fc.array(player, { minLength: 11, maxLength: 40 }),
+      fixed: fc.boolean(),
+      benchSize: fc.integer({ min: 0, max: 12 }),
+      attack: fc.double({ min: -0.8, max: 0.8, noNaN: true }),
+      defence: fc.double({ min: -0.8, max: 0.8, noNaN: true }),
+    })
+    .map(({ players, fixed, benchSize, attack, defence }) => {
+      const squad = players.map((p, i) => ({ ...p, player_id: teamId * 1000 + i }));
+      const ids = squad.map((p) => p.player_id);
+      return {
+        team: { team_id: teamId, name: `T${teamId}`, short_name: `T${teamId}`, country: 'XX' },
+        attack,
+        defence,
+        players: squad,
+        lineup: fixed
+          ? {
+              source: 'custom' as const,
+              xi: ids.slice(0, 11),
+              bench: ids.slice(11, 11 + benchSize),
+              formation: null,
+            }
+          : { source: 'predicted' as const, xi: [], bench: [], formation: null },
+      };
+    });
+}
+
+const matchInputs: fc.Arbitrary<MatchInputs> = fc
+  .record({ home: side(1), away: side(2) })
+  .map(({ home, away }) =>
+    matchInputsSchema.parse({
+      fixture_id: 1,
+      kickoff: '2026-12-05T15:00:00Z',
+      state: 'provisional',
+      competition: { competition_id: 1, name: 'L', country: 'XX', season: '2026' },
+      params: { intercept: 0.15, home_advantage: 0.25 },
+      home,
+      away,
+    }),
+  );
+
+describe('random valid inputs', () => {
+  it('always compile, simulate and build a valid document with exactly eleven starters a side', () => {
+    fc.assert(
+      fc.property(matchInputs, fc.integer({ min: 0, max: 0xffffffff }), (inputs, lo) => {
+        const draws = 300;
+        const seed = { lo, hi: 1 };
+        const compiled = compileFixture(inputs, defaultModelParams);
+        const counts = new Uint32Array(COUNTER_WORDS);
+        simulateRange(compiled, seed, 0, draws, counts);
+        finalizeCounters(counts);
+        for (const [sideIndex, sideInputs] of [inputs.home, inputs.away].entries()) {
+          let starts = 0;
+          sideInputs.players.forEach((_, slot) => {
+            starts += counts[playerCounterBase(sideIndex, slot) + P_STARTS]!;
+          });
+          expect(starts).toBe(11 * draws);
+        }
+        const document = buildSimulationDocument({
+          inputs,
+          params: defaultModelParams,
+          counts,
+          samples: recordSamplePaths(compiled, seed, 20),
+          draws,
+          seed,
+          basis: { as_of: '2026-12-01T00:00:00Z', data_version: 'dv' },
+          timing: { engine: 'cpu', backend: 'cpu-inline', queued_ms: 0, run_ms: 0 },
+          modelStatus: { status: 'unqualified', calibrated: false },
+        });
+        simulationDocumentSchema.parse(document);
+        const result = document.result.home_win + document.result.draw + document.result.away_win;
+        expect(Math.abs(result - 1)).toBeLessThan(1e-9);
+      }),
+      { numRuns: 40, seed: 20_261_121, endOnFailure: true },
+    );
+  });
+});
