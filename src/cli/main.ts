@@ -1,5 +1,8 @@
 #!/usr/bin/env node
 // `matchsim`: the operators' CLI (decisions 8). JSON on stdout with --json; human lines otherwise.
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SCOPES, type Scope } from '../accounts/keys.js';
 import { makeOperator } from '../accounts/operations.js';
@@ -7,7 +10,9 @@ import { ORG_STATUSES, type OrgStatus, PLANS, type Plan } from '../accounts/orgs
 import { makeLedger } from '../billing/ledger.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { runMigrations } from '../db/migrations.js';
-import { openServiceDatabase, type Role, startService } from '../server.js';
+import { loadDemoData } from '../fixtures/demo-data.js';
+import { ingestFeed } from '../fixtures/feed-loader.js';
+import { DEMO_SEED, openServiceDatabase, type Role, startService } from '../server.js';
 
 const USAGE = `usage: matchsim <command> [options] [--json]
   serve [--role api|worker|all]          run the service (default role: all)
@@ -17,7 +22,11 @@ const USAGE = `usage: matchsim <command> [options] [--json]
   key create --org ORG --mode live|test [--scopes a,b] [--expires ISO] [--ip CIDR,...]
   key revoke KEY
   credits topup --org ORG --credits N
-  credits show --org ORG`;
+  credits show --org ORG
+  demo                                   load the demo data set (fictional clubs, fixtures around today)
+  ingest FILE                            load a fixture-inputs feed (docs/feed.md)
+  model fit [--data DIR]                 fit the model's constants; rewrites src/sim/model-params.json
+  model backtest [--data DIR]            walk-forward backtest; rewrites src/sim/model-accuracy.json`;
 
 class UsageError extends Error {}
 
@@ -61,6 +70,7 @@ async function main(argv: string[]): Promise<number> {
       expires: { type: 'string' },
       ip: { type: 'string' },
       credits: { type: 'string' },
+      data: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -85,6 +95,8 @@ async function main(argv: string[]): Promise<number> {
     process.once('SIGTERM', () => void shutdown('SIGTERM'));
     return -1; // keep running
   }
+
+  if (command === 'model') return modelCommand(sub, values.data, output);
 
   const db = await openServiceDatabase(config);
   try {
@@ -146,12 +158,55 @@ async function main(argv: string[]): Promise<number> {
       case 'credits show':
         output(await operator.showCredits(required(values.org, 'org')));
         return 0;
+      case 'demo':
+        output(await loadDemoData(db.sql, { seed: DEMO_SEED, now: new Date() }));
+        return 0;
+      case 'ingest': {
+        const file = sub ?? required(undefined, 'FILE');
+        output(await ingestFeed(db.sql, readFileSync(file, 'utf8'), { clock: () => new Date() }));
+        return 0;
+      }
       default:
         throw new UsageError(`unknown command: ${positionals.join(' ')}`);
     }
   } finally {
     await db.close();
   }
+}
+
+/** `model fit` and `model backtest`: offline work on ../shared/data (or --data), no database. */
+async function modelCommand(
+  sub: string | undefined,
+  data: string | undefined,
+  output: (result: unknown) => void,
+) {
+  const { resolveDataDir } = await import('../sim/fit/data-dir.js');
+  const dataDir = resolveDataDir(data);
+  const progress = (message: string) => console.error(message);
+  if (sub === 'fit') {
+    const { fitModel, writeModelParams } = await import('../sim/fit/fit-model.js');
+    const { params, report } = await fitModel({ dataDir, onProgress: progress });
+    const target = modelFilePath('model-params.json');
+    writeModelParams(target, params);
+    output({ written: target, model_version: params.model_version, report });
+    return 0;
+  }
+  if (sub === 'backtest') {
+    const { backtestModel } = await import('../sim/fit/backtest.js');
+    const result = await backtestModel({ dataDir, onProgress: progress });
+    writeFileSync(modelFilePath('model-accuracy.json'), `${JSON.stringify(result, null, 2)}\n`);
+    output(result);
+    return 0;
+  }
+  throw new UsageError(`unknown command: model ${sub ?? ''}`);
+}
+
+/** The model files live in src/sim/ of the checkout, whether the CLI runs from src/ (tsx) or dist/. */
+function modelFilePath(name: string): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const fromSource = path.resolve(here, '../sim', name);
+  const fromDist = path.resolve(here, '../../../src/sim', name);
+  return here.includes(`${path.sep}dist${path.sep}`) ? fromDist : fromSource;
 }
 
 main(process.argv.slice(2)).then(

@@ -1,7 +1,6 @@
 // The engine the workers run jobs on (ENGINE=auto|gpu|cpu, decisions 10): compiles each job's inputs,
 // runs them on the GPU engine (many jobs packed into one dispatch) or the CPU engine, and builds the
 // simulation document. It also keeps the measured seconds per draw that GPU-seconds admission uses.
-import { readFileSync } from 'node:fs';
 import { compileFixture, type EngineSeed, seedFromHex } from '../../fallback/contract.js';
 import { type CpuEngine, createCpuEngine, type EngineRun } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths } from '../../fallback/engine.js';
@@ -9,6 +8,7 @@ import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/
 import type { EngineHealth } from '../http/services.js';
 import { buildSimulationDocument, type ModelStatus, SAMPLE_PATHS } from './document.js';
 import type { MatchInputs } from './inputs.js';
+import storedBacktest from './model-accuracy.json' with { type: 'json' };
 import { defaultModelParams, type ModelParams } from './model-params.js';
 import type { Job } from './queue.js';
 import type { RunBatch, RunOutcome } from './worker.js';
@@ -21,29 +21,26 @@ export interface JobPayload {
 }
 
 /** The stored backtest verdict of the shipped model (src/sim/model-accuracy.json, `matchsim model backtest`). */
-export function loadModelStatus(): ModelStatus {
-  try {
-    const stored = JSON.parse(readFileSync(new URL('./model-accuracy.json', import.meta.url), 'utf8')) as {
-      model_version?: string;
-      status?: string;
-      calibrated?: boolean;
-      metrics?: Record<string, unknown>;
-    };
-    if (stored.model_version !== defaultModelParams.model_version) {
-      return {
-        status: 'not_backtested',
-        calibrated: false,
-        metrics: { reason: 'no backtest of this model version' },
-      };
-    }
+export function loadModelStatus(stored: StoredBacktest = storedBacktest): ModelStatus {
+  if (stored.model_version !== defaultModelParams.model_version) {
     return {
-      status: stored.status ?? 'unqualified',
-      calibrated: stored.calibrated === true,
-      metrics: stored.metrics ?? {},
+      status: 'not_backtested',
+      calibrated: false,
+      metrics: { reason: 'no backtest of this model version' },
     };
-  } catch {
-    return { status: 'not_backtested', calibrated: false, metrics: { reason: 'no stored backtest' } };
   }
+  return {
+    status: stored.status ?? 'unqualified',
+    calibrated: stored.calibrated === true,
+    metrics: stored.metrics ?? {},
+  };
+}
+
+interface StoredBacktest {
+  model_version?: string;
+  status?: string;
+  calibrated?: boolean;
+  metrics?: Record<string, unknown>;
 }
 
 // Before a run has been measured: about 1 s per million draws on one CPU core, 2 ms on a GPU.

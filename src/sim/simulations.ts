@@ -8,7 +8,7 @@ import type { Sql } from '../db/connection.js';
 import { ApiError, errorBody } from '../errors.js';
 import { getFixtureForSale } from '../fixtures/fixture-access.js';
 import { findFixturesByTeams, recordFixtureSummary } from '../fixtures/fixture-list.js';
-import { type FixtureWithInputs, loadFixture } from '../fixtures/fixture-record.js';
+import { type FixtureWithInputs, loadFixtureHeaders } from '../fixtures/fixture-record.js';
 import { freshnessOf, isRefreshing } from '../fixtures/freshness.js';
 import { type LineupsRequest, type ResolvedLineups, resolveLineups } from '../fixtures/lineups.js';
 import { buildMatchInputs } from '../fixtures/match-inputs.js';
@@ -160,8 +160,12 @@ export function makeSimulationService(deps: SimulationServiceDeps) {
       });
     }
     // A fixture being reloaded may be changing its kick-off or teams: the match cannot be proven unique.
+    const records = await loadFixtureHeaders(
+      sql,
+      candidates.map((c) => c.fixture_id),
+    );
     for (const candidate of candidates) {
-      const record = await loadFixture(sql, candidate.fixture_id);
+      const record = records.get(candidate.fixture_id);
       if (record && isRefreshing(record, now)) {
         throw new ApiError('fixture_lookup_incomplete', {
           message: `Fixture ${candidate.fixture_id} of this pairing is being refreshed; the lookup cannot prove a unique match.`,
@@ -646,10 +650,10 @@ export function makeSimulationService(deps: SimulationServiceDeps) {
       throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });
     }
     const now = clock();
-    const fixtures = new Map<number, Awaited<ReturnType<typeof loadFixture>>>();
-    for (const item of found.items) {
-      if (!fixtures.has(item.fixtureId)) fixtures.set(item.fixtureId, await loadFixture(sql, item.fixtureId));
-    }
+    const fixtures = await loadFixtureHeaders(
+      sql,
+      found.items.map((item) => item.fixtureId),
+    );
     const items = found.items.map((item) => {
       const fixture = fixtures.get(item.fixtureId);
       const freshness = fixture ? freshnessOf(fixture, now) : null;
