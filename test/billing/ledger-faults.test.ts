@@ -187,7 +187,9 @@ describe.skipIf(!usingServer)('connection terminated mid-settlement', () => {
       });
       // Let some settlements through first, then terminate one settler connection now and then.
       while (running && settler.outcomes.size === 0) await new Promise((resolve) => setTimeout(resolve, 1));
-      while (running) {
+      // Terminations for a bounded time per round; then the settler finishes (or its killer ends it).
+      const stopAt = Date.now() + 2_000;
+      while (running && Date.now() < stopAt) {
         const rows = await admin<{ terminated: boolean }[]>`
           SELECT pg_terminate_backend(pid) AS terminated FROM pg_stat_activity
           WHERE datname = current_database() AND application_name = ${SETTLER_APPLICATION}
@@ -196,6 +198,7 @@ describe.skipIf(!usingServer)('connection terminated mid-settlement', () => {
         terminated += rows.filter((row) => row.terminated).length;
         await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 10));
       }
+      await settler.exited;
 
       const reported = [...settler.outcomes.entries()];
       expect(reported.every(([, outcome]) => outcome === 'charged' || outcome === 'settlement_unknown')).toBe(
@@ -222,5 +225,5 @@ describe.skipIf(!usingServer)('connection terminated mid-settlement', () => {
     const total = holds.reduce((sum, hold) => sum + hold.amount, 0);
     expect(await ledger.balance(org)).toMatchObject({ held: 0, spentThisMonth: total });
     expect((await ledger.checkBalanced(org)).balanced).toBe(true);
-  });
+  }, 180_000);
 });
