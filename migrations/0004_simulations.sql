@@ -30,7 +30,8 @@ CREATE TABLE results (
   fixture_id bigint NOT NULL,
   data_version text NOT NULL,
   draws integer NOT NULL CHECK (draws > 0),
-  document jsonb NOT NULL,
+  -- json, not jsonb: the document keeps its key order, so every delivery of it reads as built.
+  document json NOT NULL,
   engine text NOT NULL,
   run_ms double precision NOT NULL DEFAULT 0,
   gpu_ms double precision NOT NULL DEFAULT 0,
@@ -96,7 +97,7 @@ CREATE TABLE deliveries (
   result_id bigint NOT NULL REFERENCES results (id),
   mode text NOT NULL CHECK (mode IN ('live', 'test')),
   credits_charged_milli bigint NOT NULL DEFAULT 0 CHECK (credits_charged_milli >= 0),
-  response jsonb NOT NULL,
+  response json NOT NULL,
   request_id text,
   idempotency_key text,
   created_at timestamptz NOT NULL
