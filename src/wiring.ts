@@ -54,6 +54,7 @@ export interface ServiceGraphOptions {
   counters: WindowCounter;
   metrics: Metrics;
   engine: LocalEngine | null;
+  queueBound?: number | undefined;
 }
 
 export function makeServiceGraph(options: ServiceGraphOptions) {
@@ -89,6 +90,7 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     baseUrl: config.baseUrl,
     docsUrl: config.docsUrl,
     onCharged: (milli, livemode) => metrics.addCreditsCharged(milli, livemode),
+    ...(options.queueBound === undefined ? {} : { queueBound: options.queueBound }),
   });
   const services: Services = {
     ledger,

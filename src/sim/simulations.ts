@@ -76,6 +76,8 @@ export interface SimulationServiceDeps {
   baseUrl: string;
   docsUrl: string;
   onCharged?: (milli: number, livemode: boolean) => void;
+  /** Queued jobs beyond which submissions answer engine_overloaded (default QUEUE_BOUND). */
+  queueBound?: number;
 }
 
 /** What the job keeps for its delivery, beside the engine's inputs (jobs.inputs). */
@@ -367,7 +369,7 @@ export function makeSimulationService(deps: SimulationServiceDeps) {
   async function assertQueueHasRoom() {
     deps.engine.assertAvailable();
     const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM jobs WHERE status = 'queued'`;
-    if ((row?.n ?? 0) >= QUEUE_BOUND) {
+    if ((row?.n ?? 0) >= (deps.queueBound ?? QUEUE_BOUND)) {
       throw new ApiError('engine_overloaded', {
         message: `The simulation queue holds ${row!.n} jobs; try again shortly.`,
         retryAfterSeconds: 5,

@@ -39,6 +39,8 @@ export interface TestContextOptions {
   env?: Record<string, string>;
   /** Run a worker with the CPU engine on the test's thread, as `npm start` does in-process. */
   worker?: boolean;
+  /** Queued jobs beyond which submissions answer engine_overloaded. */
+  queueBound?: number;
 }
 
 export async function createTestContext(options: TestContextOptions = {}): Promise<TestContext> {
@@ -57,7 +59,15 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   const engine: SimulationEngine | null = options.worker
     ? createSimulationEngine({ mode: 'cpu', cpuThreads: 0, clock })
     : null;
-  const graph = makeServiceGraph({ config, db, clock, counters, metrics, engine });
+  const graph = makeServiceGraph({
+    config,
+    db,
+    clock,
+    counters,
+    metrics,
+    engine,
+    queueBound: options.queueBound,
+  });
   const { ledger, services } = graph;
   const app = await buildApp({ config, db, clock, counters, metrics, services, logger: false });
   const worker: Worker | null = engine

@@ -64,6 +64,10 @@ describe('simulations with a running worker', () => {
     expect(home_win + draw + away_win).toBeCloseTo(1, 9);
     const balance = await t.services.ledger.balance(orgId);
     expect(balance).toMatchObject({ available: 98_000, held: 0, spentThisMonth: 2000 });
+    // The fixture list's summary is the latest shared live delivery of the current data_version.
+    const list = (await t.app.inject({ method: 'GET', url: '/v1/fixtures', headers: auth })).json();
+    const listed = list.data.find((f: Json) => f.fixture_id === FX.upcoming);
+    expect(listed.summary).toMatchObject({ simulation_id: body.id, draws: 2000, home_win, draw, away_win });
     expect((await t.services.ledger.checkBalanced(orgId)).balanced).toBe(true);
   });
 
