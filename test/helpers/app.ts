@@ -69,7 +69,15 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     queueBound: options.queueBound,
   });
   const { ledger, services } = graph;
-  const app = await buildApp({ config, db, clock, counters, metrics, services, logger: false });
+  const app = await buildApp({
+    config,
+    db,
+    clock,
+    counters,
+    metrics,
+    services,
+    logger: process.env.TEST_LOG ? { level: 'error' } : false,
+  });
   const worker: Worker | null = engine
     ? startWorker({
         queue: graph.queue,
