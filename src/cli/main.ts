@@ -1,8 +1,6 @@
 #!/usr/bin/env node
 // `matchsim`: the operators' CLI (decisions 8). JSON on stdout with --json; human lines otherwise.
-import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { SCOPES, type Scope } from '../accounts/keys.js';
 import { makeOperator } from '../accounts/operations.js';
@@ -181,32 +179,24 @@ async function modelCommand(
   output: (result: unknown) => void,
 ) {
   const { resolveDataDir } = await import('../sim/fit/data-dir.js');
+  const files = await import('../sim/fit/model-files.js');
   const dataDir = resolveDataDir(data);
   const progress = (message: string) => console.error(message);
   if (sub === 'fit') {
     const { fitModel, writeModelParams } = await import('../sim/fit/fit-model.js');
     const { params, report } = await fitModel({ dataDir, onProgress: progress });
-    const target = modelFilePath('model-params.json');
-    writeModelParams(target, params);
-    output({ written: target, model_version: params.model_version, report });
+    writeModelParams(files.modelParamsPath(), params);
+    output({ written: files.modelParamsPath(), model_version: params.model_version, report });
     return 0;
   }
   if (sub === 'backtest') {
     const { backtestModel } = await import('../sim/fit/backtest.js');
     const result = await backtestModel({ dataDir, onProgress: progress });
-    writeFileSync(modelFilePath('model-accuracy.json'), `${JSON.stringify(result, null, 2)}\n`);
+    files.writeModelAccuracy(files.modelAccuracyPath(), result);
     output(result);
     return 0;
   }
   throw new UsageError(`unknown command: model ${sub ?? ''}`);
-}
-
-/** The model files live in src/sim/ of the checkout, whether the CLI runs from src/ (tsx) or dist/. */
-function modelFilePath(name: string): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const fromSource = path.resolve(here, '../sim', name);
-  const fromDist = path.resolve(here, '../../../src/sim', name);
-  return here.includes(`${path.sep}dist${path.sep}`) ? fromDist : fromSource;
 }
 
 main(process.argv.slice(2)).then(

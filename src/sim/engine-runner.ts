@@ -7,6 +7,8 @@ import { recordSamplePaths } from '../../fallback/engine.js';
 import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/engine.js';
 import type { EngineHealth } from '../http/services.js';
 import { buildSimulationDocument, type ModelStatus, SAMPLE_PATHS } from './document.js';
+import type { BacktestResult } from './fit/backtest.js';
+import { modelAccuracyFor } from './fit/model-files.js';
 import type { MatchInputs } from './inputs.js';
 import storedBacktest from './model-accuracy.json' with { type: 'json' };
 import { defaultModelParams, type ModelParams } from './model-params.js';
@@ -20,27 +22,9 @@ export interface JobPayload {
   as_of: string;
 }
 
-/** The stored backtest verdict of the shipped model (src/sim/model-accuracy.json, `matchsim model backtest`). */
-export function loadModelStatus(stored: StoredBacktest = storedBacktest): ModelStatus {
-  if (stored.model_version !== defaultModelParams.model_version) {
-    return {
-      status: 'not_backtested',
-      calibrated: false,
-      metrics: { reason: 'no backtest of this model version' },
-    };
-  }
-  return {
-    status: stored.status ?? 'unqualified',
-    calibrated: stored.calibrated === true,
-    metrics: stored.metrics ?? {},
-  };
-}
-
-interface StoredBacktest {
-  model_version?: string;
-  status?: string;
-  calibrated?: boolean;
-  metrics?: Record<string, unknown>;
+/** The stored backtest of the shipped model (`matchsim model backtest`), as documents state it. */
+export function loadModelStatus(params: ModelParams = defaultModelParams): ModelStatus {
+  return modelAccuracyFor(params, storedBacktest as unknown as BacktestResult);
 }
 
 // Before a run has been measured: about 1 s per million draws on one CPU core, 2 ms on a GPU.
@@ -67,7 +51,7 @@ export interface SimulationEngineOptions {
 export function createSimulationEngine(options: SimulationEngineOptions): SimulationEngine {
   const params = options.params ?? defaultModelParams;
   const clock = options.clock ?? (() => new Date());
-  const modelStatus = loadModelStatus();
+  const modelStatus = loadModelStatus(params);
   const cpu: CpuEngine = createCpuEngine(
     options.cpuThreads === undefined ? {} : { threads: options.cpuThreads },
   );

@@ -1,0 +1,120 @@
+// Club results of the five leagues in ../shared/data/leagues (football-data.co.uk columns, see
+// schema.json there). One record per match; the statistics columns are null where a season lacks them.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseCsv } from './read-csv.js';
+
+export interface TeamMatchStats {
+  shots: number;
+  shotsOnTarget: number;
+  fouls: number;
+  corners: number;
+  yellowCards: number;
+  redCards: number;
+}
+
+export interface LeagueMatch {
+  /** Folder name under leagues/, e.g. `premier-league`. */
+  competition: string;
+  /** Calendar year the season starts in (2022 for 2022/23). */
+  season: number;
+  date: string;
+  /** Days since 1970-01-01, for time decay. */
+  day: number;
+  home: string;
+  away: string;
+  homeGoals: number;
+  awayGoals: number;
+  halfTime: { home: number; away: number } | null;
+  stats: { home: TeamMatchStats; away: TeamMatchStats } | null;
+}
+
+const MS_PER_DAY = 86_400_000;
+
+export function competitionsIn(dataDir: string): string[] {
+  return readdirSync(join(dataDir, 'leagues'), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort();
+}
+
+/** `season-2223.csv` → 2022; `season-9394.csv` → 1993. */
+export function seasonStartYear(fileName: string): number | null {
+  const match = /^season-(\d\d)(\d\d)\.csv$/.exec(fileName);
+  if (!match) return null;
+  const first = Number(match[1]);
+  return first >= 50 ? 1900 + first : 2000 + first;
+}
+
+/** Every match of the chosen competitions (all of them by default), ordered by date. */
+export function loadLeagueMatches(dataDir: string, competitions?: readonly string[]): LeagueMatch[] {
+  const matches: LeagueMatch[] = [];
+  for (const competition of competitions ?? competitionsIn(dataDir)) {
+    const folder = join(dataDir, 'leagues', competition);
+    for (const file of readdirSync(folder)) {
+      const season = seasonStartYear(file);
+      if (season === null) continue;
+      for (const row of parseCsv(readFileSync(join(folder, file), 'utf8'))) {
+        const match = toMatch(competition, season, row);
+        if (match) matches.push(match);
+      }
+    }
+  }
+  return matches.sort((a, b) => a.day - b.day || a.competition.localeCompare(b.competition));
+}
+
+function toMatch(competition: string, season: number, row: Record<string, string>): LeagueMatch | null {
+  const date = row.Date ?? '';
+  const time = Date.parse(`${date}T00:00:00Z`);
+  const homeGoals = count(row.FTHG);
+  const awayGoals = count(row.FTAG);
+  if (Number.isNaN(time) || homeGoals === null || awayGoals === null || !row.HomeTeam || !row.AwayTeam) {
+    return null;
+  }
+  const htHome = count(row.HTHG);
+  const htAway = count(row.HTAG);
+  const halfTime =
+    htHome !== null && htAway !== null && htHome <= homeGoals && htAway <= awayGoals
+      ? { home: htHome, away: htAway }
+      : null;
+  const home = teamStats(row, 'H');
+  const away = teamStats(row, 'A');
+  return {
+    competition,
+    season,
+    date,
+    day: Math.round(time / MS_PER_DAY),
+    home: row.HomeTeam.trim(),
+    away: row.AwayTeam.trim(),
+    homeGoals,
+    awayGoals,
+    halfTime,
+    stats: home && away ? { home, away } : null,
+  };
+}
+
+function teamStats(row: Record<string, string>, side: 'H' | 'A'): TeamMatchStats | null {
+  const shots = count(row[`${side}S`]);
+  const shotsOnTarget = count(row[`${side}ST`]);
+  const fouls = count(row[`${side}F`]);
+  const corners = count(row[`${side}C`]);
+  const yellowCards = count(row[`${side}Y`]);
+  const redCards = count(row[`${side}R`]);
+  if (
+    shots === null ||
+    shotsOnTarget === null ||
+    fouls === null ||
+    corners === null ||
+    yellowCards === null ||
+    redCards === null
+  ) {
+    return null;
+  }
+  return { shots, shotsOnTarget, fouls, corners, yellowCards, redCards };
+}
+
+function count(cell: string | undefined): number | null {
+  if (cell === undefined || cell.trim() === '') return null;
+  const value = Number(cell);
+  return Number.isInteger(value) && value >= 0 ? value : null;
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import type { BacktestResult } from '../../src/sim/fit/backtest.js';
+import { modelVersionOf } from '../../src/sim/fit/fit-model.js';
+import { fictionalTeamRatings, type LeagueProfile, leagueProfile } from '../../src/sim/fit/league-profile.js';
+import { modelAccuracyFor } from '../../src/sim/fit/model-files.js';
+import { defaultModelParams, type ModelParams } from '../../src/sim/model-params.js';
+
+const profile: LeagueProfile = {
+  intercept: 0.1,
+  home_advantage: 0.2,
+  rho: -0.03,
+  attack_mean: 0.05,
+  attack_sd: 0.22,
+  defence_mean: 0.04,
+  defence_sd: 0.18,
+  attack_defence_correlation: 0.7,
+  teams: 20,
+  matches: 11_000,
+  goals_per_match: 2.8,
+  home_goals_per_match: 1.6,
+  away_goals_per_match: 1.2,
+};
+
+function seededUniform(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('league profiles', () => {
+  it('are read from the parameters, and only complete ones', () => {
+    const params: ModelParams = {
+      ...defaultModelParams,
+      league_profile: { 'premier-league': { ...profile }, broken: { intercept: 1 } },
+    };
+    expect(leagueProfile('premier-league', params)).toEqual(profile);
+    expect(leagueProfile('broken', params)).toBeNull();
+    expect(leagueProfile('nowhere', params)).toBeNull();
+  });
+
+  it('draw fictional teams with the league’s means, spreads and correlation', () => {
+    const teams = fictionalTeamRatings(profile, 20_000, seededUniform(3));
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const attack = teams.map((t) => t.attack);
+    const defence = teams.map((t) => t.defence);
+    const ma = mean(attack);
+    const md = mean(defence);
+    const sa = Math.sqrt(mean(attack.map((x) => (x - ma) ** 2)));
+    const sd = Math.sqrt(mean(defence.map((x) => (x - md) ** 2)));
+    const r = mean(teams.map((t) => (t.attack - ma) * (t.defence - md))) / (sa * sd);
+    expect(ma).toBeCloseTo(0.05, 2);
+    expect(md).toBeCloseTo(0.04, 2);
+    expect(sa).toBeCloseTo(0.22, 2);
+    expect(sd).toBeCloseTo(0.18, 2);
+    expect(r).toBeCloseTo(0.7, 1);
+  });
+});
+
+describe('modelVersionOf', () => {
+  it('is a function of the constants alone', () => {
+    expect(modelVersionOf({ a: 1 })).toBe(modelVersionOf({ a: 1 }));
+    expect(modelVersionOf({ a: 1 })).not.toBe(modelVersionOf({ a: 2 }));
+    expect(modelVersionOf({ a: 1 })).toMatch(/^minute-[0-9a-f]{10}$/);
+  });
+});
+
+describe('modelAccuracyFor', () => {
+  const stored = {
+    model_version: 'minute-aaaaaaaaaa',
+    status: 'qualified',
+    calibrated: true,
+    held_out_seasons: [2022],
+    metrics: { rps_1x2: 0.2 },
+    comparison: { dixon_coles: { rps_1x2: 0.21 }, base_rates: { rps_1x2: 0.23 } },
+  } as unknown as BacktestResult;
+
+  it('serves the stored backtest only for the model version it was run on', () => {
+    const same = modelAccuracyFor({ ...defaultModelParams, model_version: 'minute-aaaaaaaaaa' }, stored);
+    expect(same.status).toBe('qualified');
+    expect(same.calibrated).toBe(true);
+    expect(same.metrics).toMatchObject({ rps_1x2: 0.2, rps_1x2_dixon_coles: 0.21, rps_1x2_base_rates: 0.23 });
+    const refit = modelAccuracyFor({ ...defaultModelParams, model_version: 'minute-bbbbbbbbbb' }, stored);
+    expect(refit.status).toBe('unqualified');
+    expect(refit.calibrated).toBe(false);
+    expect(modelAccuracyFor(defaultModelParams, null).status).toBe('unqualified');
+  });
+});
