@@ -11,6 +11,7 @@ import {
   C_GOAL_SQUARES,
   C_HT_FT,
   C_HT_GRID,
+  C_PLAYERS,
   C_STEP_CARDS,
   C_STEP_GOALS,
   C_STEP_STATE,
@@ -52,6 +53,7 @@ import {
   P_STARTS,
   P_YELLOW_1,
   P_YELLOWS,
+  PLAYER_COUNTERS,
   PLAYER_SLOTS,
   playerCounterBase,
   RED_CARD_BUCKETS,
@@ -74,8 +76,10 @@ import {
   S_SUB_OFF_WEIGHT,
   S_XI,
   SAMPLING_UNIT,
+  SCORE_STATE_BUCKETS,
   SECOND_HALF_ADDED_START,
   SECOND_HALF_START,
+  SIDES,
   STATE_HOME_LEADING,
   STATE_LEVEL,
   STEP_BAND,
@@ -120,90 +124,154 @@ export interface SamplePath {
   events: SampleEvent[];
 }
 
-const PLAYERS = 2 * PLAYER_SLOTS;
 const MAX_APPEARANCES = XI_SIZE + 5;
-/** Weight kinds of the per-draw weight table (index kind * PLAYERS + side * PLAYER_SLOTS + slot). */
+/**
+ * Weight kinds. The per-draw weights are kept in pitch-list order, index (side * WEIGHT_KINDS + kind) *
+ * XI_SIZE + i for the i-th player on the side's list, so a pick walks contiguous memory and returns a
+ * list index (the player leaving or booked is then found without a search).
+ */
 const W_GOAL = 0;
 const W_ASSIST = 1;
 const W_SHOT = 2;
 const W_CARD = 3;
 const W_OFF = 4;
 const WEIGHT_KINDS = 5;
-const WEIGHT_OFFSETS = [S_GOAL_WEIGHT, S_ASSIST_WEIGHT, S_SHOT_WEIGHT, S_CARD_WEIGHT, S_SUB_OFF_WEIGHT];
+const SLOT_WEIGHT_STRIDE = 8;
 const STATE_AWAY_LEADING = 2;
 // pcg4d's first stage (x * 1664525 + 1013904223), inlined in the step loop: see fallback/rng.ts.
 const LCG_MULTIPLIER = 1664525;
 const LCG_INCREMENT = 1013904223;
+const MAX_ADDED = 10;
+/**
+ * A player's draw record packs four small counts into one word, so the tally reads one word for the
+ * many players with nothing to record: goals (bits 0-7; at most one per step), assists (8-15), yellow
+ * cards (16-23; at most 2) and red cards (24-31; at most 1).
+ */
+const RECORD_GOAL = 1;
+const RECORD_ASSIST = 1 << 8;
+const RECORD_YELLOW = 1 << 16;
+const RECORD_RED = 1 << 24;
+const CELLS = SCORE_STATE_BUCKETS * RED_CARD_BUCKETS;
 
-/** Everything one draw mutates, allocated once per simulateRange call. */
+/**
+ * The threshold table reordered for the step loop, host-side only (same words; the GPU reads the
+ * contract layout): a draw stays in one score/red cell for long stretches, so putting the step inside the
+ * cell makes consecutive steps read neighbouring words instead of a new cache line each.
+ * `events`: index (((side * STRENGTH_BUCKETS + strength) * CELLS + cell) * STEPS + step) * EVENT_KINDS +
+ * kind. `noEvent`: the EVENT_SUBSTITUTION words alone, index ((side * ...) * CELLS + cell) * STEPS + step.
+ */
+function stepMajorTables(th: Uint32Array): { events: Uint32Array; noEvent: Uint32Array } {
+  const events = new Uint32Array(SIDES * STRENGTH_BUCKETS * CELLS * STEPS * EVENT_KINDS);
+  const noEvent = new Uint32Array(SIDES * STRENGTH_BUCKETS * CELLS * STEPS);
+  let row = 0;
+  for (let side = 0; side < SIDES; side++) {
+    for (let strength = 0; strength < STRENGTH_BUCKETS; strength++) {
+      for (let cell = 0; cell < CELLS; cell++) {
+        for (let step = 0; step < STEPS; step++, row++) {
+          const from =
+            side * THRESHOLD_SIDE_STRIDE +
+            strength * THRESHOLD_STRENGTH_STRIDE +
+            step * THRESHOLD_STEP_STRIDE +
+            cell * EVENT_KINDS;
+          for (let kind = 0; kind < EVENT_KINDS; kind++) events[row * EVENT_KINDS + kind] = th[from + kind]!;
+          noEvent[row] = th[from + EVENT_SUBSTITUTION]!;
+        }
+      }
+    }
+  }
+  return { events, noEvent };
+}
+
+/** The regular minute and the 15-minute band of each step, as typed arrays for the event paths. */
+const STEP_MINUTE = Int32Array.from(STEP_REGULAR_MINUTE);
+const STEP_BANDS = Int32Array.from(STEP_BAND);
+
+// Everything one draw mutates lives in these module-level arrays, reset per draw: simulateRange runs to
+// completion without yielding, so calls never interleave (each worker thread has its own module), and
+// fixed arrays let the compiler fold their addresses and lengths into the code.
+const word = new Uint32Array(4);
+/** The assist stream's words of the goal being scored. */
+const assistWord = new Uint32Array(4);
+/** On-pitch slots per side, index side * XI_SIZE + i. Removal moves the last entry into the hole. */
+const pitch = new Int32Array(2 * XI_SIZE);
+const pitchCount = new Int32Array(2);
+/** Current weight of each kind of each on-pitch player, in pitch-list order (see W_GOAL). */
+const pitchWeight = new Int32Array(2 * WEIGHT_KINDS * XI_SIZE);
+/** Every slot's weights from the fixture table: (side * PLAYER_SLOTS + slot) * SLOT_WEIGHT_STRIDE + kind. */
+const slotWeight = new Int32Array(2 * PLAYER_SLOTS * SLOT_WEIGHT_STRIDE);
+/** Each side's on-pitch total per kind, index side * WEIGHT_KINDS + kind. */
+const totals = new Int32Array(2 * WEIGHT_KINDS);
+/** Each player's goals, assists, yellow and red cards of the draw, one byte each (see RECORD_GOAL). */
+const record = new Int32Array(2 * PLAYER_SLOTS);
+const started = new Uint8Array(2 * PLAYER_SLOTS);
+const minuteOn = new Uint8Array(2 * PLAYER_SLOTS);
+const minutes = new Uint8Array(2 * PLAYER_SLOTS);
+const appeared = new Int32Array(2 * MAX_APPEARANCES);
+const appearedCount = new Int32Array(2);
+const score = new Int32Array(2);
+const sentOff = new Int32Array(2);
+const subsUsed = new Int32Array(2);
+const benchNext = new Int32Array(2);
+const benchSeen = new Int32Array(2);
+/** Each side's strength bucket. */
+const strengthBucket = new Int32Array(2);
+/** Each side's row at step 0 of the step-major tables (see stepMajorTables): strength bucket and cell. */
+const noEventBase = new Int32Array(2);
+
+/** A range's inputs and the draw's scalar state. */
 interface DrawState {
   fx: Uint32Array;
   counters: Uint32Array;
   seedLo: number;
   seedHi: number;
-  word: Uint32Array;
-  /** On-pitch slots per side, index side * XI_SIZE + i. Removal moves the last entry into the hole. */
-  pitch: Int32Array;
-  pitchCount: Int32Array;
-  /** Current weight of each player for each kind (read only while on the pitch) and each side's on-pitch total. */
-  weight: Uint16Array;
-  total: Int32Array;
-  goals: Uint8Array;
-  assists: Uint8Array;
-  yellows: Uint8Array;
-  reds: Uint8Array;
-  started: Uint8Array;
-  minuteOn: Uint8Array;
-  minutes: Uint8Array;
-  appeared: Int32Array;
-  appearedCount: Int32Array;
-  score: Int32Array;
-  sentOff: Int32Array;
-  subsUsed: Int32Array;
-  benchNext: Int32Array;
-  benchSeen: Int32Array;
-  /** Threshold-table offset of each side's strength bucket, and of its current score/red cell. */
-  strengthBase: Int32Array;
-  cell: Int32Array;
-  /** 0 home leading, 1 level, 2 away leading; first goal side or -1; trailing flags (bit 0 home, bit 1 away). */
-  flags: Int32Array;
+  /** 0 home leading, 1 level, 2 away leading. */
+  state: number;
+  /** The side that scored first, or -1. */
+  firstGoal: number;
+  /** Trailing flags: bit 0 home, bit 1 away. */
+  trailed: number;
   path: SamplePath | null;
 }
-const F_STATE = 0;
-const F_FIRST_GOAL = 1;
-const F_TRAILED = 2;
+
+/** Packs each slot's five weights into neighbouring words (one cache line) for players coming on. */
+function fillSlotWeights(fx: Uint32Array): void {
+  for (let side = 0; side < 2; side++) {
+    const base = sideBase(side);
+    for (let slot = 0; slot < PLAYER_SLOTS; slot++) {
+      const to = (side * PLAYER_SLOTS + slot) * SLOT_WEIGHT_STRIDE;
+      slotWeight[to + W_GOAL] = fx[base + S_GOAL_WEIGHT + slot]!;
+      slotWeight[to + W_ASSIST] = fx[base + S_ASSIST_WEIGHT + slot]!;
+      slotWeight[to + W_SHOT] = fx[base + S_SHOT_WEIGHT + slot]!;
+      slotWeight[to + W_CARD] = fx[base + S_CARD_WEIGHT + slot]!;
+      slotWeight[to + W_OFF] = fx[base + S_SUB_OFF_WEIGHT + slot]!;
+    }
+  }
+}
 
 function newDrawState(compiled: CompiledFixture, seed: EngineSeed, counters: Uint32Array): DrawState {
+  const key = runKey(seed);
+  fillSlotWeights(compiled.fixture);
+  // Players' records are cleared by each draw's tally; a range that threw part-way leaves them dirty.
+  record.fill(0);
+  started.fill(0);
+  minutes.fill(0);
   return {
     fx: compiled.fixture,
     counters,
-    seedLo: runKey(seed).lo | 0,
-    seedHi: runKey(seed).hi | 0,
-    word: new Uint32Array(4),
-    pitch: new Int32Array(2 * XI_SIZE),
-    pitchCount: new Int32Array(2),
-    weight: new Uint16Array(WEIGHT_KINDS * PLAYERS),
-    total: new Int32Array(WEIGHT_KINDS * 2),
-    goals: new Uint8Array(PLAYERS),
-    assists: new Uint8Array(PLAYERS),
-    yellows: new Uint8Array(PLAYERS),
-    reds: new Uint8Array(PLAYERS),
-    started: new Uint8Array(PLAYERS),
-    minuteOn: new Uint8Array(PLAYERS),
-    minutes: new Uint8Array(PLAYERS),
-    appeared: new Int32Array(2 * MAX_APPEARANCES),
-    appearedCount: new Int32Array(2),
-    score: new Int32Array(2),
-    sentOff: new Int32Array(2),
-    subsUsed: new Int32Array(2),
-    benchNext: new Int32Array(2),
-    benchSeen: new Int32Array(2),
-    strengthBase: new Int32Array(2),
-    cell: new Int32Array(2),
-    flags: new Int32Array(3),
+    seedLo: key.lo | 0,
+    seedHi: key.hi | 0,
+    state: STATE_LEVEL,
+    firstGoal: -1,
+    trailed: 0,
     path: null,
   };
 }
+
+/** pcg4d's first stage applied to each step index (the step loop's second input word). */
+const STEP_LCG = Int32Array.from(
+  { length: STEPS },
+  (_, step) => (Math.imul(step, LCG_MULTIPLIER) + LCG_INCREMENT) | 0,
+);
 
 /**
  * Simulates draws [firstDraw, endDraw) and adds their counts into `counters` (COUNTER_WORDS words,
@@ -220,10 +288,21 @@ export function simulateRange(
 ): void {
   if (counters.length < COUNTER_WORDS) throw new RangeError('counter array too small');
   const st = newDrawState(compiled, seed, counters);
-  const th = compiled.thresholds;
-  const word = st.word;
+  const { events, noEvent } = stepMajorTables(compiled.thresholds);
   const seedC = (Math.imul(st.seedLo, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
   const seedD = (Math.imul(st.seedHi, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
+  // pcg4d's first multiply-add of word a is (draw's a) + (step's b) * d: the product depends only on the
+  // step and the run, so it is taken once per range.
+  const stepTimesD = new Int32Array(STEPS);
+  for (let step = 0; step < STEPS; step++) stepTimesD[step] = Math.imul(STEP_LCG[step]!, seedD);
+  // The step words of a draw, hashed in one branch-free pass before the step loop reads them: the hash
+  // is a serial chain of multiplies, and without branches between them the CPU overlaps the steps'
+  // chains. Words a and b decide whether a side has an event; c and d are kept as they stand after
+  // the first round and finished only for steps with an event.
+  const wordA = new Int32Array(STEPS);
+  const wordB = new Int32Array(STEPS);
+  const wordC = new Int32Array(STEPS);
+  const wordD = new Int32Array(STEPS);
   for (let draw = firstDraw; draw < endDraw; draw++) {
     const added = setUpDraw(st, draw);
     if (samples !== undefined) {
@@ -232,57 +311,61 @@ export function simulateRange(
         score: [0, 0],
         halfTime: [0, 0],
         addedMinutes: [added & 0xff, added >>> 8],
-        starters: [Array.from(st.pitch.subarray(0, XI_SIZE)), Array.from(st.pitch.subarray(XI_SIZE))],
+        starters: [Array.from(pitch.subarray(0, XI_SIZE)), Array.from(pitch.subarray(XI_SIZE))],
         events: [],
       };
     }
     const drawA = (Math.imul(draw, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
+    const firstEnd = FIRST_HALF_ADDED_START + (added & 0xff);
+    const secondEnd = SECOND_HALF_ADDED_START + (added >>> 8);
+    for (let step = 0; step < secondEnd; step++) {
+      // pcg4d(draw, step, key.lo, key.hi) inlined (fallback/rng.ts), up to the second round's c and d.
+      if (step === firstEnd) step = SECOND_HALF_START;
+      let a = (drawA + stepTimesD[step]!) | 0;
+      let b = (STEP_LCG[step]! + Math.imul(seedC, a)) | 0;
+      let c = (seedC + Math.imul(a, b)) | 0;
+      let d = (seedD + Math.imul(b, c)) | 0;
+      a ^= a >>> 16;
+      b ^= b >>> 16;
+      c ^= c >>> 16;
+      d ^= d >>> 16;
+      a = (a + Math.imul(b, d)) | 0;
+      wordA[step] = a;
+      wordB[step] = (b + Math.imul(c, a)) | 0;
+      wordC[step] = c;
+      wordD[step] = d;
+    }
     let halfTime = 0;
     for (let half = 0; half < 2; half++) {
       const from = half === 0 ? 0 : SECOND_HALF_START;
-      const to =
-        half === 0 ? FIRST_HALF_ADDED_START + (added & 0xff) : SECOND_HALF_ADDED_START + (added >>> 8);
-      let homeRow = st.strengthBase[HOME]! + st.cell[HOME]! + EVENT_SUBSTITUTION;
-      let awayRow = st.strengthBase[AWAY]! + st.cell[AWAY]! + EVENT_SUBSTITUTION;
-      for (let step = from; step < to; step++) {
-        // pcg4d(draw, step, key.lo, key.hi) inlined (fallback/rng.ts): the one hash of the hot loop.
-        let a = drawA;
-        let b = (Math.imul(step, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
-        let c = seedC;
-        let d = seedD;
-        a = (a + Math.imul(b, d)) | 0;
-        b = (b + Math.imul(c, a)) | 0;
-        c = (c + Math.imul(a, b)) | 0;
-        d = (d + Math.imul(b, c)) | 0;
-        a ^= a >>> 16;
-        b ^= b >>> 16;
-        c ^= c >>> 16;
-        d ^= d >>> 16;
-        a = (a + Math.imul(b, d)) | 0;
-        b = (b + Math.imul(c, a)) | 0;
-        c = (c + Math.imul(a, b)) | 0;
-        d = (d + Math.imul(b, c)) | 0;
-        const at = step * THRESHOLD_STEP_STRIDE;
-        if (a >>> 0 < th[homeRow + at]! || b >>> 0 < th[awayRow + at]!) {
-          word[0] = a;
-          word[1] = b;
-          word[2] = c;
-          word[3] = d;
+      const to = half === 0 ? firstEnd : secondEnd;
+      // Each side's no-event threshold of the current step and score/red cell.
+      let homeRow = noEventBase[HOME]! + from;
+      let awayRow = noEventBase[AWAY]! + from;
+      for (let step = from; step < to; step++, homeRow++, awayRow++) {
+        const a = wordA[step]!;
+        const b = wordB[step]!;
+        const uHome = a >>> 0;
+        const uAway = b >>> 0;
+        if (uHome < noEvent[homeRow]! || uAway < noEvent[awayRow]!) {
+          const c = (wordC[step]! + Math.imul(a, b)) | 0;
+          const d = (wordD[step]! + Math.imul(b, c)) | 0;
           // Bit 15 of word 3 orders the sides within the step (it matters only when both have events).
-          // Each side's cell is re-read at its turn: the first side's goal or red card changes the second's.
-          const first = (d & 0x8000) === 0 ? HOME : AWAY;
-          const second = 1 - first;
-          if (word[first]! < th[st.strengthBase[first]! + st.cell[first]! + EVENT_SUBSTITUTION + at]!) {
-            sideEvent(st, th, first, word[first]!, word[first + 2]!, step, draw);
+          // The second side's row is re-read at its turn: the first side's goal or red card changes it.
+          if ((d & 0x8000) === 0) {
+            if (uHome < noEvent[homeRow]!) sideEvent(st, events, HOME, uHome, c, step, draw);
+            if (uAway < noEvent[noEventBase[AWAY]! + step]!)
+              sideEvent(st, events, AWAY, uAway, d, step, draw);
+          } else {
+            if (uAway < noEvent[awayRow]!) sideEvent(st, events, AWAY, uAway, d, step, draw);
+            if (uHome < noEvent[noEventBase[HOME]! + step]!)
+              sideEvent(st, events, HOME, uHome, c, step, draw);
           }
-          if (word[second]! < th[st.strengthBase[second]! + st.cell[second]! + EVENT_SUBSTITUTION + at]!) {
-            sideEvent(st, th, second, word[second]!, word[second + 2]!, step, draw);
-          }
-          homeRow = st.strengthBase[HOME]! + st.cell[HOME]! + EVENT_SUBSTITUTION;
-          awayRow = st.strengthBase[AWAY]! + st.cell[AWAY]! + EVENT_SUBSTITUTION;
+          homeRow = noEventBase[HOME]! + step;
+          awayRow = noEventBase[AWAY]! + step;
         }
       }
-      if (half === 0) halfTime = st.score[HOME]! | (st.score[AWAY]! << 8);
+      if (half === 0) halfTime = score[HOME]! | (score[AWAY]! << 8);
     }
     tallyDraw(st, halfTime & 0xff, halfTime >>> 8);
     if (samples !== undefined && st.path !== null) samples.push(st.path);
@@ -300,23 +383,24 @@ export function recordSamplePaths(compiled: CompiledFixture, seed: EngineSeed, c
 
 /** Resets the draw, picks both XIs and the added time; returns added minutes (first | second << 8). */
 function setUpDraw(st: DrawState, draw: number): number {
-  const { fx, word, counters } = st;
+  const { fx, counters } = st;
+  const total = totals;
   for (let side = 0; side < 2; side++) {
-    st.pitchCount[side] = 0;
-    st.appearedCount[side] = 0;
-    st.score[side] = 0;
-    st.sentOff[side] = 0;
-    st.subsUsed[side] = 0;
-    st.benchNext[side] = 0;
-    st.benchSeen[side] = 0;
+    pitchCount[side] = 0;
+    appearedCount[side] = 0;
+    score[side] = 0;
+    sentOff[side] = 0;
+    subsUsed[side] = 0;
+    benchNext[side] = 0;
+    benchSeen[side] = 0;
   }
-  for (let i = 0; i < WEIGHT_KINDS * 2; i++) st.total[i] = 0;
+  for (let i = 0; i < 2 * WEIGHT_KINDS; i++) total[i] = 0;
   pcg4d(draw, STREAM_SETUP_LINEUPS, st.seedLo, st.seedHi, word);
   for (let side = 0; side < 2; side++) {
     const base = sideBase(side);
     const mode = fx[base + S_LINEUP_MODE]!;
     if (mode === LINEUP_MODE_FIXED) {
-      for (let i = 0; i < XI_SIZE; i++) bringOn(st, side, fx[base + S_XI + i]!, 0, 1);
+      for (let i = 0; i < XI_SIZE; i++) bringOn(side, fx[base + S_XI + i]!, 0, 1);
     } else {
       // Words 0 and 1 pick the home goalkeeper and outfield players, words 2 and 3 the away ones.
       if (mode === LINEUP_MODE_PREDICTED) {
@@ -326,10 +410,10 @@ function setUpDraw(st: DrawState, draw: number): number {
       sampleStarters(st, side, base + S_OUTFIELD_ORDER, base + S_OUTFIELD_CUM, picks, word[2 * side + 1]!);
     }
     // Lineup strength: the XI's goal weight against the squad's expectation.
-    const strength = st.total[W_GOAL * 2 + side]!;
+    const strength = total[side * WEIGHT_KINDS + W_GOAL]!;
     let bucket = 0;
     while (bucket < STRENGTH_BUCKETS - 1 && fx[base + S_STRENGTH_EDGES + bucket]! <= strength) bucket++;
-    st.strengthBase[side] = side * THRESHOLD_SIDE_STRIDE + bucket * THRESHOLD_STRENGTH_STRIDE;
+    strengthBucket[side] = bucket;
   }
   pcg4d(draw, STREAM_SETUP_ADDED_TIME, st.seedLo, st.seedHi, word);
   let first = 0;
@@ -338,15 +422,13 @@ function setUpDraw(st: DrawState, draw: number): number {
   while (second < MAX_ADDED && word[1]! >= fx[FX_ADDED_TIME_SECOND + second]!) second++;
   counters[C_ADDED_TIME + first]!++;
   counters[C_ADDED_TIME + MAX_ADDED + 1 + second]!++;
-  updateCells(st);
-  st.flags[F_STATE] = STATE_LEVEL;
-  st.flags[F_FIRST_GOAL] = -1;
-  st.flags[F_TRAILED] = 0;
+  updateCells();
+  st.state = STATE_LEVEL;
+  st.firstGoal = -1;
+  st.trailed = 0;
   counters[C_STEP_STATE + STATE_LEVEL * STEPS]!++;
   return first | (second << 8);
 }
-
-const MAX_ADDED = 10;
 
 /** Madow systematic sampling: the candidates whose tick interval holds offset + j * SAMPLING_UNIT. */
 function sampleStarters(
@@ -363,49 +445,68 @@ function sampleStarters(
   for (let j = 0; j < picks; j++) {
     const point = offset + j * SAMPLING_UNIT;
     while (fx[cumAt + i]! <= point) i++;
-    bringOn(st, side, fx[orderAt + i]!, 0, 1);
+    bringOn(side, fx[orderAt + i]!, 0, 1);
   }
 }
 
 /** Puts a player on the pitch (appended to the list) and gives them their weights. */
-function bringOn(st: DrawState, side: number, slot: number, minute: number, starter: number): void {
-  st.pitch[side * XI_SIZE + st.pitchCount[side]!] = slot;
-  st.pitchCount[side]!++;
-  enterWeights(st, side, slot);
+function bringOn(side: number, slot: number, minute: number, starter: number): void {
+  const at = pitchCount[side]!;
+  pitch[side * XI_SIZE + at] = slot;
+  pitchCount[side] = at + 1;
+  enterWeights(side, at, slot);
   const p = side * PLAYER_SLOTS + slot;
-  st.started[p] = starter;
-  st.minuteOn[p] = minute;
-  st.appeared[side * MAX_APPEARANCES + st.appearedCount[side]!] = slot;
-  st.appearedCount[side]!++;
+  started[p] = starter;
+  minuteOn[p] = minute;
+  appeared[side * MAX_APPEARANCES + appearedCount[side]!] = slot;
+  appearedCount[side]!++;
 }
 
-function enterWeights(st: DrawState, side: number, slot: number): void {
-  const base = sideBase(side);
-  const p = side * PLAYER_SLOTS + slot;
-  for (let kind = 0; kind < WEIGHT_KINDS; kind++) {
-    const w = st.fx[base + WEIGHT_OFFSETS[kind]! + slot]!;
-    st.weight[kind * PLAYERS + p] = w;
-    st.total[kind * 2 + side]! += w;
-  }
+/** Gives the player at list index `at` the slot's weights of every kind. */
+function enterWeights(side: number, at: number, slot: number): void {
+  const total = totals;
+  const from = (side * PLAYER_SLOTS + slot) * SLOT_WEIGHT_STRIDE;
+  const to = side * WEIGHT_KINDS * XI_SIZE + at;
+  const sum = side * WEIGHT_KINDS;
+  const goal = slotWeight[from + W_GOAL]!;
+  const assist = slotWeight[from + W_ASSIST]!;
+  const shot = slotWeight[from + W_SHOT]!;
+  const card = slotWeight[from + W_CARD]!;
+  const off = slotWeight[from + W_OFF]!;
+  pitchWeight[to + W_GOAL * XI_SIZE] = goal;
+  pitchWeight[to + W_ASSIST * XI_SIZE] = assist;
+  pitchWeight[to + W_SHOT * XI_SIZE] = shot;
+  pitchWeight[to + W_CARD * XI_SIZE] = card;
+  pitchWeight[to + W_OFF * XI_SIZE] = off;
+  total[sum + W_GOAL] = total[sum + W_GOAL]! + goal;
+  total[sum + W_ASSIST] = total[sum + W_ASSIST]! + assist;
+  total[sum + W_SHOT] = total[sum + W_SHOT]! + shot;
+  total[sum + W_CARD] = total[sum + W_CARD]! + card;
+  total[sum + W_OFF] = total[sum + W_OFF]! + off;
 }
 
-function leaveWeights(st: DrawState, side: number, slot: number): void {
-  const p = side * PLAYER_SLOTS + slot;
-  for (let kind = 0; kind < WEIGHT_KINDS; kind++) {
-    st.total[kind * 2 + side]! -= st.weight[kind * PLAYERS + p]!;
-    st.weight[kind * PLAYERS + p] = 0;
-  }
+/** Takes the weights of the player at list index `at` out of the side's totals. */
+function leaveWeights(side: number, at: number): void {
+  const total = totals;
+  const from = side * WEIGHT_KINDS * XI_SIZE + at;
+  const sum = side * WEIGHT_KINDS;
+  total[sum + W_GOAL] = total[sum + W_GOAL]! - pitchWeight[from + W_GOAL * XI_SIZE]!;
+  total[sum + W_ASSIST] = total[sum + W_ASSIST]! - pitchWeight[from + W_ASSIST * XI_SIZE]!;
+  total[sum + W_SHOT] = total[sum + W_SHOT]! - pitchWeight[from + W_SHOT * XI_SIZE]!;
+  total[sum + W_CARD] = total[sum + W_CARD]! - pitchWeight[from + W_CARD * XI_SIZE]!;
+  total[sum + W_OFF] = total[sum + W_OFF]! - pitchWeight[from + W_OFF * XI_SIZE]!;
 }
 
-function updateCells(st: DrawState): void {
+function updateCells(): void {
   for (let side = 0; side < 2; side++) {
     const other = 1 - side;
-    let diff = st.score[side]! - st.score[other]!;
+    let diff = score[side]! - score[other]!;
     diff = diff < -2 ? -2 : Math.min(diff, 2);
-    const own = st.sentOff[side]!;
-    const theirs = st.sentOff[other]!;
+    const own = sentOff[side]!;
+    const theirs = sentOff[other]!;
     const red = own > theirs ? 0 : own === theirs ? 1 : 2;
-    st.cell[side] = ((diff + 2) * RED_CARD_BUCKETS + red) * EVENT_KINDS;
+    const cell = (diff + 2) * RED_CARD_BUCKETS + red;
+    noEventBase[side] = ((side * STRENGTH_BUCKETS + strengthBucket[side]!) * CELLS + cell) * STEPS;
   }
 }
 
@@ -413,54 +514,69 @@ function updateCells(st: DrawState): void {
 
 /**
  * A player on the pitch picked by weight: r = ((u >>> 16) * total) >>> 16, the first player whose
- * running weight exceeds r (in pitch-list order); -1 when the total is 0. `skip` is left out (assists).
+ * running weight exceeds r (in pitch-list order); returns the list index, -1 when the total is 0.
+ * List index `skip` is left out (assists).
+ *
+ * Counted without a data-dependent exit: the running weights never decrease, so the first index whose
+ * running weight exceeds r is the number of indices whose running weight is <= r (r < total, so one
+ * always exceeds it). A skipped index adds no weight and is counted exactly when the answer lies past it.
  */
-function pick(st: DrawState, side: number, kind: number, u: number, skip: number): number {
-  const row = kind * PLAYERS + side * PLAYER_SLOTS;
-  let total = st.total[kind * 2 + side]!;
-  if (skip >= 0) total -= st.weight[row + skip]!;
+function pick(side: number, kind: number, u: number, skip: number): number {
+  const row = (side * WEIGHT_KINDS + kind) * XI_SIZE;
+  let total = totals[side * WEIGHT_KINDS + kind]!;
+  if (skip >= 0) total -= pitchWeight[row + skip]!;
   if (total <= 0) return -1;
   const r = ((u >>> 16) * total) >>> 16;
-  const n = st.pitchCount[side]!;
+  const n = pitchCount[side]!;
   let running = 0;
-  for (let i = 0; i < n; i++) {
-    const slot = st.pitch[side * XI_SIZE + i]!;
-    if (slot === skip) continue;
-    running += st.weight[row + slot]!;
-    if (r < running) return slot;
+  let below = 0;
+  if (skip < 0) {
+    for (let i = 0; i < n; i++) {
+      running += pitchWeight[row + i]!;
+      // 1 while running <= r: both below 2^16, so the sign of r - running decides.
+      below += ((r - running) >>> 31) ^ 1;
+    }
+  } else {
+    for (let i = 0; i < n; i++) {
+      if (i !== skip) running += pitchWeight[row + i]!;
+      below += ((r - running) >>> 31) ^ 1;
+    }
   }
-  return -1;
+  return below;
 }
 
-/** The side's event of the step; the caller has checked u < the side's no-event threshold. */
+/**
+ * The side's event of the step; the caller has checked u < the side's no-event threshold. `events` is
+ * the step-major threshold table (stepMajorTables).
+ */
 function sideEvent(
   st: DrawState,
-  th: Uint32Array,
+  events: Uint32Array,
   side: number,
   u: number,
   pickWord: number,
   step: number,
   draw: number,
 ): void {
-  const at = st.strengthBase[side]! + step * THRESHOLD_STEP_STRIDE + st.cell[side]!;
+  const at = (noEventBase[side]! + step) * EVENT_KINDS;
   const counters = st.counters;
   const team = C_TEAM + side * TEAM_COUNTERS;
-  if (u < th[at + EVENT_GOAL]!) {
+  if (u < events[at + EVENT_GOAL]!) {
     scoreGoal(st, side, pickWord, step, draw);
-  } else if (u < th[at + EVENT_SHOT_OFF_TARGET]!) {
-    const shooter = pick(st, side, W_SHOT, pickWord, -1);
-    const onTarget = u < th[at + EVENT_SHOT_ON_TARGET]!;
+  } else if (u < events[at + EVENT_SHOT_OFF_TARGET]!) {
+    const shooter = pick(side, W_SHOT, pickWord, -1);
+    const onTarget = u < events[at + EVENT_SHOT_ON_TARGET]!;
     counters[team + TEAM_SHOTS]!++;
     if (onTarget) counters[team + TEAM_SHOTS_ON_TARGET]!++;
     if (shooter >= 0) {
-      const pb = playerCounterBase(side, shooter);
+      const pb = playerCounterBase(side, pitch[side * XI_SIZE + shooter]!);
       counters[pb + P_SHOTS]!++;
       if (onTarget) counters[pb + P_SHOTS_ON_TARGET]!++;
     }
-  } else if (u < th[at + EVENT_RED]!) {
-    const booked = pick(st, side, W_CARD, pickWord, -1);
+  } else if (u < events[at + EVENT_RED]!) {
+    const booked = pick(side, W_CARD, pickWord, -1);
     counters[C_STEP_CARDS + side * STEPS + step]!++;
-    if (u < th[at + EVENT_YELLOW]!) {
+    if (u < events[at + EVENT_YELLOW]!) {
       counters[team + TEAM_YELLOWS]!++;
       if (booked >= 0) showYellow(st, side, booked, step);
     } else {
@@ -472,18 +588,19 @@ function sideEvent(
 }
 
 function scoreGoal(st: DrawState, side: number, pickWord: number, step: number, draw: number): void {
-  const { counters, score, flags, word } = st;
+  const { counters } = st;
   const team = C_TEAM + side * TEAM_COUNTERS;
-  const scorer = pick(st, side, W_GOAL, pickWord, -1);
+  const scorerAt = pick(side, W_GOAL, pickWord, -1);
+  const scorer = scorerAt >= 0 ? pitch[side * XI_SIZE + scorerAt]! : -1;
   score[side]!++;
   counters[team + TEAM_GOALS]!++;
   counters[team + TEAM_SHOTS]!++;
   counters[team + TEAM_SHOTS_ON_TARGET]!++;
   counters[C_STEP_GOALS + side * STEPS + step]!++;
-  if (flags[F_FIRST_GOAL]! < 0) {
-    flags[F_FIRST_GOAL] = side;
+  if (st.firstGoal < 0) {
+    st.firstGoal = side;
     counters[C_FIRST_GOAL + side]!++;
-    counters[C_FIRST_GOAL_BAND + STEP_BAND[step]!]!++;
+    counters[C_FIRST_GOAL_BAND + STEP_BANDS[step]!]!++;
     if (scorer >= 0) counters[playerCounterBase(side, scorer) + P_FIRST_SCORER]!++;
   }
   if (scorer >= 0) {
@@ -491,41 +608,31 @@ function scoreGoal(st: DrawState, side: number, pickWord: number, step: number, 
     counters[pb + P_GOALS]!++;
     counters[pb + P_SHOTS]!++;
     counters[pb + P_SHOTS_ON_TARGET]!++;
-    st.goals[side * PLAYER_SLOTS + scorer]!++;
+    record[side * PLAYER_SLOTS + scorer]! += RECORD_GOAL;
   }
-  // The assist words come from their own stream; word[] is re-read by the caller only after this.
-  const stepWord0 = word[0]!;
-  const stepWord1 = word[1]!;
-  const stepWord2 = word[2]!;
-  const stepWord3 = word[3]!;
-  pcg4d(draw, STREAM_ASSIST_BASE + step, st.seedLo, st.seedHi, word);
+  // The assist words come from their own stream.
+  pcg4d(draw, STREAM_ASSIST_BASE + step, st.seedLo, st.seedHi, assistWord);
   let assister = -1;
-  if (word[2 * side]! < st.fx[FX_ASSIST_THRESHOLD]!) {
-    assister = pick(st, side, W_ASSIST, word[2 * side + 1]!, scorer);
-    if (assister >= 0) {
+  if (assistWord[2 * side]! < st.fx[FX_ASSIST_THRESHOLD]!) {
+    const assisterAt = pick(side, W_ASSIST, assistWord[2 * side + 1]!, scorerAt);
+    if (assisterAt >= 0) {
+      assister = pitch[side * XI_SIZE + assisterAt]!;
       counters[playerCounterBase(side, assister) + P_ASSISTS]!++;
-      st.assists[side * PLAYER_SLOTS + assister]!++;
+      record[side * PLAYER_SLOTS + assister]! += RECORD_ASSIST;
     }
   }
-  word[0] = stepWord0;
-  word[1] = stepWord1;
-  word[2] = stepWord2;
-  word[3] = stepWord3;
-  if (score[HOME]! < score[AWAY]!) flags[F_TRAILED]! |= 1;
-  if (score[AWAY]! < score[HOME]!) flags[F_TRAILED]! |= 2;
-  const next =
-    score[HOME]! > score[AWAY]!
-      ? STATE_HOME_LEADING
-      : score[HOME] === score[AWAY]
-        ? STATE_LEVEL
-        : STATE_AWAY_LEADING;
-  const previous = flags[F_STATE]!;
+  const home = score[HOME]!;
+  const away = score[AWAY]!;
+  if (home < away) st.trailed |= 1;
+  if (away < home) st.trailed |= 2;
+  const next = home > away ? STATE_HOME_LEADING : home === away ? STATE_LEVEL : STATE_AWAY_LEADING;
+  const previous = st.state;
   if (next !== previous) {
     if (previous !== STATE_AWAY_LEADING) counters[C_STEP_STATE + previous * STEPS + step]!--;
     if (next !== STATE_AWAY_LEADING) counters[C_STEP_STATE + next * STEPS + step]!++;
-    flags[F_STATE] = next;
+    st.state = next;
   }
-  updateCells(st);
+  updateCells();
   if (st.path !== null) {
     st.path.events.push({
       step,
@@ -537,76 +644,77 @@ function scoreGoal(st: DrawState, side: number, pickWord: number, step: number, 
   }
 }
 
-function showYellow(st: DrawState, side: number, booked: number, step: number): void {
+/** A yellow card for the player at list index `at`. */
+function showYellow(st: DrawState, side: number, at: number, step: number): void {
+  const booked = pitch[side * XI_SIZE + at]!;
   const p = side * PLAYER_SLOTS + booked;
-  st.yellows[p]!++;
+  record[p]! += RECORD_YELLOW;
+  const yellows = (record[p]! >>> 16) & 0xff;
   st.counters[playerCounterBase(side, booked) + P_YELLOWS]!++;
   if (st.path !== null) st.path.events.push({ step, side, type: 'yellow_card', slot: booked });
-  if (st.yellows[p] === 1) {
+  if (yellows === 1) {
     // A booked player plays with care: their card weight drops for the rest of the draw.
-    const at = W_CARD * PLAYERS + p;
+    const w = (side * WEIGHT_KINDS + W_CARD) * XI_SIZE + at;
     const careful = st.fx[sideBase(side) + S_BOOKED_CARD_WEIGHT + booked]!;
-    st.total[W_CARD * 2 + side]! += careful - st.weight[at]!;
-    st.weight[at] = careful;
-  } else if (st.yellows[p] === 2) {
+    totals[side * WEIGHT_KINDS + W_CARD]! += careful - pitchWeight[w]!;
+    pitchWeight[w] = careful;
+  } else if (yellows === 2) {
     // A second yellow is a red card.
     st.counters[C_STEP_CARDS + side * STEPS + step]!++;
-    sendOff(st, side, booked, step);
+    sendOff(st, side, at, step);
   }
 }
 
-function sendOff(st: DrawState, side: number, slot: number, step: number): void {
-  st.sentOff[side]!++;
+/** A red card for the player at list index `at` (-1: no player could be credited). */
+function sendOff(st: DrawState, side: number, at: number, step: number): void {
+  sentOff[side]!++;
   st.counters[C_TEAM + side * TEAM_COUNTERS + TEAM_REDS]!++;
-  if (slot >= 0) {
-    st.reds[side * PLAYER_SLOTS + slot]!++;
+  if (at >= 0) {
+    const slot = pitch[side * XI_SIZE + at]!;
+    record[side * PLAYER_SLOTS + slot]! += RECORD_RED;
     st.counters[playerCounterBase(side, slot) + P_REDS]!++;
-    takeOff(st, side, slot, step);
+    takeOff(side, at, slot, step);
     // The last player on the list fills the hole (the GPU kernel removes players the same way).
-    const n = st.pitchCount[side]! - 1;
-    for (let i = 0; i <= n; i++) {
-      if (st.pitch[side * XI_SIZE + i] === slot) {
-        st.pitch[side * XI_SIZE + i] = st.pitch[side * XI_SIZE + n]!;
-        break;
-      }
+    const n = pitchCount[side]! - 1;
+    pitch[side * XI_SIZE + at] = pitch[side * XI_SIZE + n]!;
+    for (let kind = 0; kind < WEIGHT_KINDS; kind++) {
+      const row = (side * WEIGHT_KINDS + kind) * XI_SIZE;
+      pitchWeight[row + at] = pitchWeight[row + n]!;
     }
-    st.pitchCount[side] = n;
+    pitchCount[side] = n;
     if (st.path !== null) st.path.events.push({ step, side, type: 'red_card', slot });
   }
-  updateCells(st);
+  updateCells();
 }
 
-function takeOff(st: DrawState, side: number, slot: number, step: number): void {
+function takeOff(side: number, at: number, slot: number, step: number): void {
   const p = side * PLAYER_SLOTS + slot;
-  st.minutes[p] = st.minutes[p]! + STEP_REGULAR_MINUTE[step]! - st.minuteOn[p]!;
-  leaveWeights(st, side, slot);
+  minutes[p] = minutes[p]! + STEP_MINUTE[step]! - minuteOn[p]!;
+  leaveWeights(side, at);
 }
 
 function substitute(st: DrawState, side: number, pickWord: number, step: number): void {
-  if (st.subsUsed[side]! >= st.fx[FX_MAX_SUBSTITUTIONS]!) return;
-  const off = pick(st, side, W_OFF, pickWord, -1);
-  if (off < 0) return;
+  if (subsUsed[side]! >= st.fx[FX_MAX_SUBSTITUTIONS]!) return;
+  const offAt = pick(side, W_OFF, pickWord, -1);
+  if (offAt < 0) return;
   const on = nextSubstitute(st, side);
   if (on < 0) return;
-  st.subsUsed[side]!++;
+  subsUsed[side]!++;
   st.counters[C_TEAM + side * TEAM_COUNTERS + TEAM_SUBSTITUTIONS]!++;
-  takeOff(st, side, off, step);
+  const off = pitch[side * XI_SIZE + offAt]!;
+  takeOff(side, offAt, off, step);
   // The substitute takes the replaced player's place in the list.
-  for (let i = 0; i < st.pitchCount[side]!; i++) {
-    if (st.pitch[side * XI_SIZE + i] === off) {
-      st.pitch[side * XI_SIZE + i] = on;
-      break;
-    }
-  }
-  enterWeights(st, side, on);
+  pitch[side * XI_SIZE + offAt] = on;
+  enterWeights(side, offAt, on);
   // Substitutes are not substituted again.
+  const w = (side * WEIGHT_KINDS + W_OFF) * XI_SIZE + offAt;
+  totals[side * WEIGHT_KINDS + W_OFF]! -= pitchWeight[w]!;
+  pitchWeight[w] = 0;
   const p = side * PLAYER_SLOTS + on;
-  st.total[W_OFF * 2 + side]! -= st.weight[W_OFF * PLAYERS + p]!;
-  st.weight[W_OFF * PLAYERS + p] = 0;
-  st.started[p] = 0;
-  st.minuteOn[p] = STEP_REGULAR_MINUTE[step]!;
-  st.appeared[side * MAX_APPEARANCES + st.appearedCount[side]!] = on;
-  st.appearedCount[side]!++;
+  started[p] = 0;
+  minuteOn[p] = STEP_MINUTE[step]!;
+  appeared[side * MAX_APPEARANCES + appearedCount[side]!] = on;
+  appearedCount[side]!++;
   if (st.path !== null) st.path.events.push({ step, side, type: 'substitution', slot: on, offSlot: off });
 }
 
@@ -616,11 +724,11 @@ function nextSubstitute(st: DrawState, side: number): number {
   const base = sideBase(side);
   const count = fx[base + S_BENCH_COUNT]!;
   const limit = fx[base + S_BENCH_LIMIT]!;
-  while (st.benchNext[side]! < count && st.benchSeen[side]! < limit) {
-    const slot = fx[base + S_BENCH_ORDER + st.benchNext[side]!]!;
-    st.benchNext[side]!++;
-    if (st.started[side * PLAYER_SLOTS + slot] === 1) continue;
-    st.benchSeen[side]!++;
+  while (benchNext[side]! < count && benchSeen[side]! < limit) {
+    const slot = fx[base + S_BENCH_ORDER + benchNext[side]!]!;
+    benchNext[side]!++;
+    if (started[side * PLAYER_SLOTS + slot] === 1) continue;
+    benchSeen[side]!++;
     if (fx[base + S_IS_KEEPER + slot] === 1) continue;
     return slot;
   }
@@ -631,16 +739,16 @@ function nextSubstitute(st: DrawState, side: number): number {
 
 function tallyDraw(st: DrawState, halfTimeHome: number, halfTimeAway: number): void {
   const counters = st.counters;
-  const home = st.score[HOME]!;
-  const away = st.score[AWAY]!;
+  const home = score[HOME]!;
+  const away = score[AWAY]!;
   const last = GRID_SIZE - 1;
   counters[C_FT_GRID + Math.min(home, last) * GRID_SIZE + Math.min(away, last)]!++;
   counters[C_HT_GRID + Math.min(halfTimeHome, last) * GRID_SIZE + Math.min(halfTimeAway, last)]!++;
   const ftResult = home > away ? 0 : home === away ? 1 : 2;
   const htResult = halfTimeHome > halfTimeAway ? 0 : halfTimeHome === halfTimeAway ? 1 : 2;
   counters[C_HT_FT + htResult * 3 + ftResult]!++;
-  if (st.flags[F_FIRST_GOAL]! < 0) counters[C_FIRST_GOAL + 2]!++;
-  const trailed = st.flags[F_TRAILED]!;
+  if (st.firstGoal < 0) counters[C_FIRST_GOAL + 2]!++;
+  const trailed = st.trailed;
   if (ftResult === 0 && (trailed & 1) !== 0) counters[C_COMEBACK]!++;
   if (ftResult === 2 && (trailed & 2) !== 0) counters[C_COMEBACK + 1]!++;
   if (ftResult === 1 && trailed !== 0) counters[C_COMEBACK + 2]!++;
@@ -650,39 +758,36 @@ function tallyDraw(st: DrawState, halfTimeHome: number, halfTimeAway: number): v
   counters[C_GOAL_SQUARES + 1]! += squareAway * squareAway;
   for (let side = 0; side < 2; side++) {
     // Players still on at the final whistle play to minute 90.
-    for (let i = 0; i < st.pitchCount[side]!; i++) {
-      const p = side * PLAYER_SLOTS + st.pitch[side * XI_SIZE + i]!;
-      st.minutes[p] = st.minutes[p]! + 90 - st.minuteOn[p]!;
+    const onPitch = pitchCount[side]!;
+    for (let i = 0; i < onPitch; i++) {
+      const p = side * PLAYER_SLOTS + pitch[side * XI_SIZE + i]!;
+      minutes[p] = minutes[p]! + 90 - minuteOn[p]!;
     }
-    for (let i = 0; i < st.appearedCount[side]!; i++) {
-      const slot = st.appeared[side * MAX_APPEARANCES + i]!;
-      const p = side * PLAYER_SLOTS + slot;
-      const pb = playerCounterBase(side, slot);
-      counters[pb + P_STARTS]! += st.started[p]!;
+    const count = appearedCount[side]!;
+    for (let i = 0; i < count; i++) {
+      const p = side * PLAYER_SLOTS + appeared[side * MAX_APPEARANCES + i]!;
+      const pb = C_PLAYERS + p * PLAYER_COUNTERS;
+      counters[pb + P_STARTS]! += started[p]!;
       counters[pb + P_APPEARANCES]!++;
-      counters[pb + P_MINUTES]! += st.minutes[p]!;
-      const g = st.goals[p]!;
-      const a = st.assists[p]!;
-      if (g + a > 0) {
-        if (g >= 1) counters[pb + P_GOALS_1]!++;
-        if (g >= 2) counters[pb + P_GOALS_2]!++;
-        if (g >= 3) counters[pb + P_GOALS_3]!++;
-        if (a >= 1) counters[pb + P_ASSIST_1]!++;
-        counters[pb + P_GOAL_OR_ASSIST_1]!++;
-        st.goals[p] = 0;
-        st.assists[p] = 0;
-      }
-      if (st.yellows[p]! > 0) {
-        counters[pb + P_YELLOW_1]!++;
-        st.yellows[p] = 0;
-      }
-      if (st.reds[p]! > 0) {
-        counters[pb + P_RED_1]!++;
-        st.reds[p] = 0;
+      counters[pb + P_MINUTES]! += minutes[p]!;
+      const rec = record[p]!;
+      if (rec !== 0) {
+        const g = rec & 0xff;
+        const a = (rec >>> 8) & 0xff;
+        if (g + a > 0) {
+          if (g >= 1) counters[pb + P_GOALS_1]!++;
+          if (g >= 2) counters[pb + P_GOALS_2]!++;
+          if (g >= 3) counters[pb + P_GOALS_3]!++;
+          if (a >= 1) counters[pb + P_ASSIST_1]!++;
+          counters[pb + P_GOAL_OR_ASSIST_1]!++;
+        }
+        if ((rec & 0xff0000) !== 0) counters[pb + P_YELLOW_1]!++;
+        if ((rec & 0xff000000) !== 0) counters[pb + P_RED_1]!++;
+        record[p] = 0;
       }
       // Weights need no reset: only players on the pitch list are ever read, and coming on sets them.
-      st.started[p] = 0;
-      st.minutes[p] = 0;
+      started[p] = 0;
+      minutes[p] = 0;
     }
   }
   if (st.path !== null) {

@@ -41,12 +41,19 @@ export const modelParamsSchema = z.object({
    * shares) relative to the squad's expectation: rate x ratio^elasticity, in coarse buckets.
    */
   lineup_strength_elasticity: nonNegative,
-  shots: z.object({
-    /** Share of shots that are goals (goals / shots). */
-    conversion: z.number().gt(0).lt(1),
-    /** Share of shots on target, goals included. */
-    on_target_share: z.number().gt(0).lt(1),
-  }),
+  shots: z
+    .object({
+      /** Share of shots that are goals (goals / shots). */
+      conversion: z.number().gt(0).lt(1),
+      /** Share of shots on target, goals included. */
+      on_target_share: z.number().gt(0).lt(1),
+    })
+    // Goals are shots on target: fewer on target than scored would give the compiler a negative rate
+    // of saved shots (and non-monotonic cumulative thresholds).
+    .refine((shots) => shots.on_target_share >= shots.conversion, {
+      message: 'on_target_share must be at least conversion (goals are shots on target)',
+      path: ['on_target_share'],
+    }),
   cards: z.object({
     yellow_per_match: perSide,
     /** Straight red cards; second yellows are produced by the engine from the yellow-card rate. */
