@@ -1,0 +1,87 @@
+// Adapter choice. Vulkan first (the backend Dawn uses on NVIDIA hosts); a software rasteriser
+// (llvmpipe through OpenGL ES, or lavapipe through Vulkan) only when the caller allows it, so a host
+// with a real GPU never silently runs the kernels on its CPU.
+import { create } from 'webgpu';
+
+export type EngineMode = 'auto' | 'gpu' | 'cpu';
+
+export type DawnBackend = 'vulkan' | 'opengles';
+
+export interface ChosenAdapter {
+  /**
+   * The Dawn instance. It must stay strongly reachable for as long as any device of it lives: if it is
+   * garbage-collected the process crashes (STACK.md, reproduced 3 of 3).
+   */
+  instance: GPU;
+  adapter: GPUAdapter;
+  backend: DawnBackend;
+  software: boolean;
+  /** Human-readable adapter name for /healthz, /metrics and benchmark rows. */
+  description: string;
+}
+
+export interface AdapterPolicy {
+  mode: EngineMode;
+  /**
+   * Accept a software adapter when no hardware one exists. Defaults to `mode === 'gpu'`: asking for
+   * the GPU engine explicitly on a host without a GPU (CI, this development machine) runs the WGSL on
+   * llvmpipe; `auto` never does.
+   */
+  allowSoftware?: boolean;
+}
+
+// Every instance ever created stays referenced here: dropping one whose adapter was probed is the
+// crash STACK.md describes, and the handful of instances a process creates costs nothing.
+const instances: GPU[] = [];
+
+const SOFTWARE_ADAPTER = /llvmpipe|lavapipe|softpipe|swiftshader|software|microsoft basic render/i;
+
+export function isSoftwareAdapter(info: GPUAdapterInfo): boolean {
+  if (info.isFallbackAdapter) return true;
+  return SOFTWARE_ADAPTER.test(`${info.vendor} ${info.architecture} ${info.device} ${info.description}`);
+}
+
+export function describeAdapter(info: GPUAdapterInfo, backend: DawnBackend): string {
+  const name = [info.vendor, info.device, info.description].filter((part) => part !== '').join(' / ');
+  return `${name || 'unnamed adapter'} (${backend})`;
+}
+
+async function probe(backend: DawnBackend): Promise<ChosenAdapter | null> {
+  if (backend === 'opengles') {
+    // Mesa's EGL needs a platform without a display server; it reads this from the C environment
+    // when Dawn opens the display, so it has to be set in the process environment itself.
+    process.env.EGL_PLATFORM ??= 'surfaceless';
+  }
+  const instance = create([`backend=${backend}`]);
+  instances.push(instance);
+  const options: GPURequestAdapterOptions =
+    backend === 'opengles'
+      ? { featureLevel: 'compatibility' }
+      : { featureLevel: 'core', powerPreference: 'high-performance' };
+  let adapter: GPUAdapter | null;
+  try {
+    adapter = await instance.requestAdapter(options);
+  } catch {
+    adapter = null;
+  }
+  if (!adapter) return null;
+  return {
+    instance,
+    adapter,
+    backend,
+    software: isSoftwareAdapter(adapter.info),
+    description: describeAdapter(adapter.info, backend),
+  };
+}
+
+/** The adapter the policy allows, or null when the CPU engine has to run the simulations. */
+export async function chooseAdapter(policy: AdapterPolicy): Promise<ChosenAdapter | null> {
+  if (policy.mode === 'cpu') return null;
+  const allowSoftware = policy.allowSoftware ?? policy.mode === 'gpu';
+  const vulkan = await probe('vulkan');
+  if (vulkan && !vulkan.software) return vulkan;
+  if (!allowSoftware) return null;
+  // lavapipe through Vulkan exercises the same backend as NVIDIA hosts, so prefer it to llvmpipe.
+  if (vulkan) return vulkan;
+  return probe('opengles');
+}

@@ -1,0 +1,353 @@
+// The GPU engine as the rest of the service sees it: the CPU engine's run() shape (fallback/cpu-engine.ts)
+// plus the GPU time of each job, a state object for /healthz and /metrics, and the promise that no job
+// is lost with the device. Jobs queue here and are packed into one dispatch whenever the worker is
+// free, so small jobs of several organisations share a dispatch instead of paying one each. A lost
+// device sends the jobs in flight (and any that arrive while it is lost) to the CPU engine and the
+// worker restarts.
+import { SHARE_ENV, Worker, type WorkerOptions } from 'node:worker_threads';
+import { type CompiledFixture, finalizeCounters, MAX_DRAWS_PER_RUN } from '../fallback/contract.js';
+import type { CpuEngine, EngineRun, EngineRunOptions } from '../fallback/cpu-engine.js';
+import { ApiError } from '../src/errors.js';
+import type { AdapterPolicy } from './adapter.js';
+import type { FromWorker, RunMessage, ToWorker } from './worker-protocol.js';
+
+export interface GpuEngineRun extends EngineRun {
+  /** GPU time of this job: its share (by draws) of its dispatch; 0 when the CPU ran it. */
+  gpuMs: number;
+  /** How gpuMs was measured: timestamp queries around the pass, submit-to-readback wall time, or not (CPU). */
+  timing: 'timestamp' | 'wall' | 'cpu';
+}
+
+export interface BatchJob extends EngineRunOptions {
+  compiled: CompiledFixture;
+}
+
+export type GpuEngineStatus = 'starting' | 'ready' | 'lost' | 'unavailable';
+
+export interface GpuEngineState {
+  state: GpuEngineStatus;
+  /** Adapter description once the worker has one, e.g. `nvidia / NVIDIA H100 ... (vulkan)`. */
+  adapter: string | null;
+  software: boolean | null;
+  timing: 'timestamp' | 'wall' | null;
+  /** Worker restarts after device losses or crashes. */
+  restarts: number;
+  /** Why the engine is unavailable or was last lost or failed. */
+  reason: string | null;
+  dispatches: number;
+  gpuDraws: number;
+  /** Jobs the CPU engine ran because the GPU was lost, failing or unavailable. */
+  cpuRetries: number;
+  queuedJobs: number;
+}
+
+export interface GpuEngineOptions extends AdapterPolicy {
+  /** The CPU engine that takes over jobs when the GPU is lost or unavailable. */
+  fallback?: Pick<CpuEngine, 'run'>;
+  /** Pause before a lost worker is restarted. */
+  restartDelayMs?: number;
+  /**
+   * Upper bound of draws per dispatch, so one huge batch does not hold small jobs back for long
+   * (2^24 draws by default: about 0.1 s of kernel on an H100-class GPU by instruction count).
+   */
+  maxDrawsPerDispatch?: number;
+}
+
+export interface GpuEngine {
+  run(compiled: CompiledFixture, options: EngineRunOptions): Promise<GpuEngineRun>;
+  /** Queues every job at once, so they are packed into as few dispatches as the limits allow. */
+  runBatch(jobs: readonly BatchJob[]): Promise<GpuEngineRun[]>;
+  state(): GpuEngineState;
+  /** Resolves once the worker is ready or known to be unavailable (or lost while starting). */
+  started(): Promise<GpuEngineState>;
+  /** Destroys the GPU device on purpose (fault drills): jobs in flight go to the CPU, the worker restarts. */
+  loseDevice(): void;
+  close(): Promise<void>;
+}
+
+interface PendingJob {
+  compiled: CompiledFixture;
+  options: EngineRunOptions;
+  resolve: (result: GpuEngineRun) => void;
+  reject: (error: unknown) => void;
+}
+
+const DEFAULT_RESTART_DELAY_MS = 1_000;
+const DEFAULT_MAX_DRAWS_PER_DISPATCH = 1 << 24;
+/** How long a worker may take to settle its dispatch before it is terminated regardless. */
+const RETIRE_TIMEOUT_MS = 30_000;
+
+/**
+ * Starts the worker: dist/gpu/gpu-worker.js when built; under tsx/vitest the .ts source, through tsx's
+ * hooks registered inside the worker (Node 20 workers ignore `--import` in execArgv), as the CPU pool
+ * does. SHARE_ENV makes the worker's process.env the process's real environment, so the EGL_PLATFORM
+ * that gpu/adapter.ts sets reaches Mesa (a worker's private copy never reaches C code).
+ */
+function spawnWorker(policy: AdapterPolicy): Worker {
+  const options: WorkerOptions = { workerData: policy, name: 'matchsim-gpu', env: SHARE_ENV };
+  if (!import.meta.url.endsWith('.ts'))
+    return new Worker(new URL('./gpu-worker.js', import.meta.url), options);
+  const source = new URL('./gpu-worker.ts', import.meta.url).href;
+  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source)}); })`;
+  return new Worker(bootstrap, { ...options, eval: true });
+}
+
+/**
+ * Stops a worker without tearing Dawn down under its feet: the worker settles its dispatch, destroys
+ * the device and says so before it is terminated (terminating a thread that still holds an unsettled
+ * Dawn promise aborts the whole process). A worker that does not answer in time is terminated anyway.
+ */
+async function retireWorker(retiring: Worker): Promise<void> {
+  retiring.removeAllListeners();
+  retiring.on('error', () => {});
+  if (retiring.threadId !== -1) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, RETIRE_TIMEOUT_MS);
+      const finish = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      retiring.on('message', (message: FromWorker) => {
+        if (message.kind === 'closed') finish();
+      });
+      retiring.on('exit', finish);
+      const close: ToWorker = { kind: 'close' };
+      retiring.postMessage(close);
+    });
+  }
+  await retiring.terminate();
+}
+
+function validateRun(options: EngineRunOptions): void {
+  if (!Number.isInteger(options.draws) || options.draws < 1 || options.draws > MAX_DRAWS_PER_RUN) {
+    throw new RangeError(`draws must be an integer from 1 to ${MAX_DRAWS_PER_RUN}`);
+  }
+}
+
+export function createGpuEngine(options: GpuEngineOptions): GpuEngine {
+  const policy: AdapterPolicy = {
+    mode: options.mode,
+    ...(options.allowSoftware === undefined ? {} : { allowSoftware: options.allowSoftware }),
+  };
+  const restartDelayMs = options.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS;
+  const maxDrawsPerDispatch = options.maxDrawsPerDispatch ?? DEFAULT_MAX_DRAWS_PER_DISPATCH;
+  const status: GpuEngineState = {
+    state: 'starting',
+    adapter: null,
+    software: null,
+    timing: null,
+    restarts: 0,
+    reason: null,
+    dispatches: 0,
+    gpuDraws: 0,
+    cpuRetries: 0,
+    queuedJobs: 0,
+  };
+  const queue: PendingJob[] = [];
+  let worker: Worker | null = null;
+  let maxRuns = 1;
+  let inFlight: { id: number; jobs: PendingJob[]; postedAt: number } | null = null;
+  let nextDispatchId = 1;
+  let closed = false;
+  let restartTimer: NodeJS.Timeout | null = null;
+  let startWaiters: ((state: GpuEngineState) => void)[] = [];
+
+  const snapshot = (): GpuEngineState => ({ ...status, queuedJobs: queue.length });
+
+  const settleStart = (): void => {
+    const waiters = startWaiters;
+    startWaiters = [];
+    for (const waiter of waiters) waiter(snapshot());
+  };
+
+  const runOnCpu = (job: PendingJob, why: string): void => {
+    const fallback = options.fallback;
+    if (!fallback) {
+      job.reject(
+        new ApiError('engine_unavailable', {
+          message: `The GPU engine is ${why} and no CPU engine is configured.`,
+        }),
+      );
+      return;
+    }
+    status.cpuRetries++;
+    fallback
+      .run(job.compiled, job.options)
+      .then((run) => job.resolve({ ...run, gpuMs: 0, timing: 'cpu' }), job.reject);
+  };
+
+  const drainToCpu = (why: string): void => {
+    const jobs = [...(inFlight?.jobs ?? []), ...queue.splice(0)];
+    inFlight = null;
+    for (const job of jobs) runOnCpu(job, why);
+  };
+
+  const pump = (): void => {
+    if (closed || !worker || status.state !== 'ready' || inFlight || queue.length === 0) return;
+    const jobs: PendingJob[] = [];
+    let draws = 0;
+    while (queue.length > 0 && jobs.length < maxRuns) {
+      const next = queue[0]!;
+      if (jobs.length > 0 && draws + next.options.draws > maxDrawsPerDispatch) break;
+      jobs.push(queue.shift()!);
+      draws += next.options.draws;
+    }
+    const id = nextDispatchId++;
+    inFlight = { id, jobs, postedAt: performance.now() };
+    const runs: RunMessage[] = jobs.map((job) => ({
+      fixture: job.compiled.fixture,
+      thresholds: job.compiled.thresholds,
+      seedLo: job.options.seed.lo >>> 0,
+      seedHi: job.options.seed.hi >>> 0,
+      firstDraw: 0,
+      drawCount: job.options.draws,
+    }));
+    const message: ToWorker = { kind: 'dispatch', id, runs };
+    worker.postMessage(message);
+  };
+
+  const completeDispatch = (message: Extract<FromWorker, { kind: 'done' }>): void => {
+    if (!inFlight || inFlight.id !== message.id) return;
+    const { jobs, postedAt } = inFlight;
+    inFlight = null;
+    const runMs = performance.now() - postedAt;
+    const totalDraws = jobs.reduce((sum, job) => sum + job.options.draws, 0);
+    status.dispatches++;
+    status.gpuDraws += totalDraws;
+    jobs.forEach((job, index) => {
+      const counts = message.counters[index]!;
+      finalizeCounters(counts);
+      job.options.onProgress?.(job.options.draws, job.options.draws);
+      job.resolve({
+        counts,
+        engine: 'gpu',
+        backend: status.adapter ?? 'gpu',
+        runMs,
+        gpuMs: (message.gpuMs * job.options.draws) / totalDraws,
+        timing: message.timing,
+      });
+    });
+    pump();
+  };
+
+  const start = (): void => {
+    status.state = 'starting';
+    const spawned = spawnWorker(policy);
+    worker = spawned;
+    // Pending jobs keep the caller waiting, not the process alive: the service's server does that.
+    spawned.unref();
+    spawned.on('message', onMessage);
+    spawned.on('error', (error) => {
+      if (worker === spawned) onLost(`GPU worker crashed: ${error.message}`);
+    });
+    spawned.on('exit', (code) => {
+      if (worker === spawned) onLost(`GPU worker exited with code ${code}`);
+    });
+  };
+
+  const onLost = (reason: string): void => {
+    if (closed) return;
+    status.state = 'lost';
+    status.reason = reason;
+    const dying = worker;
+    worker = null;
+    if (dying) void retireWorker(dying);
+    drainToCpu('recovering from a lost device');
+    settleStart();
+    restartTimer = setTimeout(() => {
+      restartTimer = null;
+      if (closed) return;
+      status.restarts++;
+      start();
+    }, restartDelayMs);
+    restartTimer.unref();
+  };
+
+  const onMessage = (message: FromWorker): void => {
+    switch (message.kind) {
+      case 'ready':
+        status.state = 'ready';
+        status.adapter = message.description;
+        status.software = message.software;
+        status.timing = message.timing;
+        status.reason = null;
+        maxRuns = message.maxRuns;
+        settleStart();
+        pump();
+        break;
+      case 'unavailable':
+        status.state = 'unavailable';
+        status.reason = message.reason;
+        if (worker) void retireWorker(worker);
+        worker = null;
+        drainToCpu('unavailable');
+        settleStart();
+        break;
+      case 'done':
+        completeDispatch(message);
+        break;
+      case 'failed':
+        // Not a device loss (that is reported on its own): the CPU engine redoes the jobs.
+        status.reason = message.message;
+        if (inFlight?.id === message.id) {
+          const { jobs } = inFlight;
+          inFlight = null;
+          for (const job of jobs) runOnCpu(job, `failing (${message.message})`);
+        }
+        pump();
+        break;
+      case 'lost':
+        onLost(`device lost (${message.reason}): ${message.message}`);
+        break;
+      case 'closed':
+        break;
+    }
+  };
+
+  /** Queues a job; the caller pumps, so a batch is queued whole before the first dispatch packs it. */
+  const enqueue = (compiled: CompiledFixture, runOptions: EngineRunOptions): Promise<GpuEngineRun> =>
+    new Promise<GpuEngineRun>((resolve, reject) => {
+      validateRun(runOptions);
+      if (closed) throw new ApiError('engine_unavailable', { message: 'The GPU engine is closed.' });
+      const job: PendingJob = { compiled, options: runOptions, resolve, reject };
+      if (status.state === 'lost' || status.state === 'unavailable') {
+        runOnCpu(job, status.state);
+        return;
+      }
+      queue.push(job);
+    });
+
+  start();
+
+  return {
+    run(compiled, runOptions) {
+      const result = enqueue(compiled, runOptions);
+      pump();
+      return result;
+    },
+    runBatch(jobs) {
+      const results = jobs.map((job) => enqueue(job.compiled, job));
+      pump();
+      return Promise.all(results);
+    },
+    state: snapshot,
+    started: () =>
+      status.state === 'starting'
+        ? new Promise<GpuEngineState>((resolve) => startWaiters.push(resolve))
+        : Promise.resolve(snapshot()),
+    loseDevice() {
+      const message: ToWorker = { kind: 'lose-device' };
+      worker?.postMessage(message);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (restartTimer) clearTimeout(restartTimer);
+      drainToCpu('closing');
+      settleStart();
+      const closing = worker;
+      worker = null;
+      if (closing) await retireWorker(closing);
+    },
+  };
+}

@@ -1,0 +1,286 @@
+// One dispatch of the match kernel: many runs packed into shared buffers, one submit, one readback.
+// Runs in the GPU worker thread (gpu/gpu-worker.ts), never on the HTTP thread.
+import {
+  COUNTER_WORDS,
+  type EngineSeed,
+  FIXTURE_WORDS,
+  MAX_DRAWS_PER_RUN,
+  RUN_DRAW_COUNT,
+  RUN_FIRST_DRAW,
+  RUN_SEED_HI,
+  RUN_SEED_LO,
+  RUN_WORDS,
+  THRESHOLD_WORDS,
+} from '../fallback/contract.js';
+import { runKey } from '../fallback/rng.js';
+import { createBufferPool } from './buffer-pool.js';
+import { contractPrelude } from './contract-constants.js';
+import { BufferUsage, buildComputePipeline, MapMode, type OpenedDevice } from './device.js';
+import { kernelSource } from './shader-source.js';
+
+/** Draws per workgroup: the compatibility-mode ceiling is 128 invocations; 64 suits every vendor. */
+export const MATCH_WORKGROUP_SIZE = 64;
+/** Workgroups per grid dimension (WebGPU's guaranteed maxComputeWorkgroupsPerDimension). */
+export const MAX_WORKGROUPS_PER_DIMENSION = 65_535;
+
+// Host-side layouts of the kernel's structs (shaders/common.wgsl), in 32-bit words; the buffer-layout
+// test compares them with the WGSL source. PackedRun starts with the contract's RUN_* words.
+export const PACKED_RUN_FIRST_WORKGROUP = RUN_WORDS;
+export const PACKED_RUN_FIXTURE_OFFSET = RUN_WORDS + 1;
+export const PACKED_RUN_THRESHOLD_OFFSET = RUN_WORDS + 2;
+export const PACKED_RUN_COUNTER_OFFSET = RUN_WORDS + 3;
+export const PACKED_RUN_WORDS = RUN_WORDS + 4;
+export const DISPATCH_RUN_COUNT = 0;
+export const DISPATCH_WORKGROUP_COUNT = 1;
+export const DISPATCH_PARAMS_WORDS = 4;
+
+/** The part of a compiled fixture the kernel reads. */
+export interface FixtureTables {
+  fixture: Uint32Array;
+  thresholds: Uint32Array;
+}
+
+/** Draws [firstDraw, firstDraw + drawCount) of one fixture. */
+export interface MatchRun {
+  tables: FixtureTables;
+  seed: EngineSeed;
+  firstDraw: number;
+  drawCount: number;
+}
+
+export interface DispatchResult {
+  /** Raw counters per run (COUNTER_WORDS each, score states still difference-encoded). */
+  counters: Uint32Array[];
+  /** GPU time of the whole dispatch in milliseconds. */
+  gpuMs: number;
+  /** `timestamp`: measured by timestamp queries around the pass; `wall`: submit to readback. */
+  timing: 'timestamp' | 'wall';
+}
+
+export interface PackedLayout {
+  params: Uint32Array<ArrayBuffer>;
+  runs: Uint32Array<ArrayBuffer>;
+  /** Distinct tables in upload order, with their word offsets. */
+  tables: { tables: FixtureTables; fixtureOffset: number; thresholdOffset: number }[];
+  fixtureWords: number;
+  thresholdWords: number;
+  workgroupCount: number;
+}
+
+/** How many runs one dispatch can hold: the thresholds of all of them must fit one buffer and binding. */
+export function runsPerDispatch(
+  limits: Pick<GPUSupportedLimits, 'maxStorageBufferBindingSize' | 'maxBufferSize'>,
+): number {
+  const bytes = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  return Math.max(1, Math.floor(bytes / (THRESHOLD_WORDS * 4)));
+}
+
+/** The 2-D grid for `workgroupCount` workgroups: x up to 65,535, as many rows as needed. */
+export function dispatchGrid(workgroupCount: number, width = MAX_WORKGROUPS_PER_DIMENSION): [number, number] {
+  const x = Math.min(workgroupCount, width);
+  return [Math.max(1, x), Math.max(1, Math.ceil(workgroupCount / x))];
+}
+
+/** Lays runs out in the shared buffers; runs of the same tables (same arrays) share one upload. */
+export function packRuns(runs: readonly MatchRun[]): PackedLayout {
+  if (runs.length === 0) throw new RangeError('a dispatch needs at least one run');
+  const packedRuns = new Uint32Array(runs.length * PACKED_RUN_WORDS);
+  const offsets = new Map<FixtureTables['fixture'], { fixtureOffset: number; thresholdOffset: number }>();
+  const tables: PackedLayout['tables'] = [];
+  let workgroupCount = 0;
+  runs.forEach((run, index) => {
+    if (!Number.isInteger(run.drawCount) || run.drawCount < 1 || run.drawCount > MAX_DRAWS_PER_RUN) {
+      throw new RangeError(`a run has 1 to ${MAX_DRAWS_PER_RUN} draws, not ${run.drawCount}`);
+    }
+    if (run.tables.fixture.length !== FIXTURE_WORDS || run.tables.thresholds.length !== THRESHOLD_WORDS) {
+      throw new RangeError('compiled tables do not have the contract sizes');
+    }
+    let placed = offsets.get(run.tables.fixture);
+    if (!placed) {
+      placed = {
+        fixtureOffset: tables.length * FIXTURE_WORDS,
+        thresholdOffset: tables.length * THRESHOLD_WORDS,
+      };
+      offsets.set(run.tables.fixture, placed);
+      tables.push({ tables: run.tables, ...placed });
+    }
+    const at = index * PACKED_RUN_WORDS;
+    // The kernel receives the generator's key words, runKey(seed), as the contract says.
+    const key = runKey(run.seed);
+    packedRuns[at + RUN_SEED_LO] = key.lo;
+    packedRuns[at + RUN_SEED_HI] = key.hi;
+    packedRuns[at + RUN_FIRST_DRAW] = run.firstDraw;
+    packedRuns[at + RUN_DRAW_COUNT] = run.drawCount;
+    packedRuns[at + PACKED_RUN_FIRST_WORKGROUP] = workgroupCount;
+    packedRuns[at + PACKED_RUN_FIXTURE_OFFSET] = placed.fixtureOffset;
+    packedRuns[at + PACKED_RUN_THRESHOLD_OFFSET] = placed.thresholdOffset;
+    packedRuns[at + PACKED_RUN_COUNTER_OFFSET] = index * COUNTER_WORDS;
+    workgroupCount += Math.ceil(run.drawCount / MATCH_WORKGROUP_SIZE);
+  });
+  const params = new Uint32Array(DISPATCH_PARAMS_WORDS);
+  params[DISPATCH_RUN_COUNT] = runs.length;
+  params[DISPATCH_WORKGROUP_COUNT] = workgroupCount;
+  return {
+    params,
+    runs: packedRuns,
+    tables,
+    fixtureWords: tables.length * FIXTURE_WORDS,
+    thresholdWords: tables.length * THRESHOLD_WORDS,
+    workgroupCount,
+  };
+}
+
+export interface MatchDispatcher {
+  dispatch(runs: readonly MatchRun[]): Promise<DispatchResult>;
+  /** Most runs a single dispatch takes (the caller splits bigger batches). */
+  maxRuns: number;
+  heldBytes(): number;
+  destroy(): void;
+}
+
+/** What the match kernel asks of the device beyond the defaults. */
+export const MATCH_DEVICE_NEEDS = {
+  storageBuffersPerStage: 4,
+  workgroupStorageBytes: COUNTER_WORDS * 4,
+  invocationsPerWorkgroup: MATCH_WORKGROUP_SIZE,
+};
+
+export interface MatchDispatcherOptions {
+  /**
+   * Workgroups per grid row (default 65,535, the WebGPU limit). Tests narrow it to run the kernel's
+   * 2-D addressing at small draw counts.
+   */
+  gridWidth?: number;
+  now?: () => number;
+}
+
+export async function createMatchDispatcher(
+  opened: OpenedDevice,
+  options: MatchDispatcherOptions = {},
+): Promise<MatchDispatcher> {
+  const gridWidth = options.gridWidth ?? MAX_WORKGROUPS_PER_DIMENSION;
+  const now = options.now ?? (() => performance.now());
+  const { device, timestamps } = opened;
+  const pipeline = await buildComputePipeline(opened, {
+    label: 'match kernel',
+    code: kernelSource('match', ['common'], contractPrelude(MATCH_WORKGROUP_SIZE)),
+    entryPoint: 'main',
+  });
+  const pool = createBufferPool(device);
+  const querySet = timestamps
+    ? device.createQuerySet({ label: 'match pass timestamps', type: 'timestamp', count: 2 })
+    : null;
+  const maxRuns = runsPerDispatch(device.limits);
+  const storageIn = BufferUsage.STORAGE | BufferUsage.COPY_DST;
+
+  return {
+    maxRuns,
+    heldBytes: () => pool.heldBytes(),
+    async dispatch(runs) {
+      if (runs.length > maxRuns) throw new RangeError(`a dispatch holds at most ${maxRuns} runs`);
+      const layout = packRuns(runs);
+      const counterBytes = runs.length * COUNTER_WORDS * 4;
+      const params = pool.acquire(
+        'match params',
+        layout.params.byteLength,
+        BufferUsage.UNIFORM | BufferUsage.COPY_DST,
+      );
+      const packed = pool.acquire('match runs', layout.runs.byteLength, storageIn);
+      const fixtures = pool.acquire('match fixture tables', layout.fixtureWords * 4, storageIn);
+      const thresholds = pool.acquire('match threshold tables', layout.thresholdWords * 4, storageIn);
+      const counters = pool.acquire(
+        'match counters',
+        counterBytes,
+        BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST,
+      );
+      const timestampBytes = querySet ? 16 : 0;
+      const readback = pool.acquire(
+        'match readback',
+        counterBytes + timestampBytes,
+        BufferUsage.MAP_READ | BufferUsage.COPY_DST,
+      );
+
+      device.queue.writeBuffer(params, 0, layout.params);
+      device.queue.writeBuffer(packed, 0, layout.runs);
+      for (const placed of layout.tables) {
+        // Compiled tables live on plain ArrayBuffers (compile.ts allocates them; messages copy them).
+        device.queue.writeBuffer(
+          fixtures,
+          placed.fixtureOffset * 4,
+          placed.tables.fixture as Uint32Array<ArrayBuffer>,
+        );
+        device.queue.writeBuffer(
+          thresholds,
+          placed.thresholdOffset * 4,
+          placed.tables.thresholds as Uint32Array<ArrayBuffer>,
+        );
+      }
+      const bindGroup = device.createBindGroup({
+        label: 'match bindings',
+        layout: pipeline.getBindGroupLayout(0),
+        entries: [
+          { binding: 0, resource: { buffer: params, size: layout.params.byteLength } },
+          { binding: 1, resource: { buffer: packed, size: layout.runs.byteLength } },
+          { binding: 2, resource: { buffer: fixtures, size: layout.fixtureWords * 4 } },
+          { binding: 3, resource: { buffer: thresholds, size: layout.thresholdWords * 4 } },
+          { binding: 4, resource: { buffer: counters, size: counterBytes } },
+        ],
+      });
+
+      const encoder = device.createCommandEncoder({ label: 'match dispatch' });
+      encoder.clearBuffer(counters, 0, counterBytes);
+      const pass = encoder.beginComputePass({
+        label: 'match pass',
+        ...(querySet
+          ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } }
+          : {}),
+      });
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, bindGroup);
+      const [x, y] = dispatchGrid(layout.workgroupCount, gridWidth);
+      pass.dispatchWorkgroups(x, y);
+      pass.end();
+      encoder.copyBufferToBuffer(counters, 0, readback, 0, counterBytes);
+      if (querySet) {
+        const resolved = pool.acquire(
+          'match timestamps',
+          16,
+          BufferUsage.QUERY_RESOLVE | BufferUsage.COPY_SRC,
+        );
+        encoder.resolveQuerySet(querySet, 0, 2, resolved, 0);
+        encoder.copyBufferToBuffer(resolved, 0, readback, counterBytes, 16);
+      }
+      // Validation errors of the submit surface through `uncapturederror` (checked below): an error scope
+      // here could leave a popErrorScope() promise pending when the device is lost, and Dawn aborts the
+      // process when a worker holding an unsettled promise is torn down.
+      const started = now();
+      device.queue.submit([encoder.finish()]);
+      await readback.mapAsync(MapMode.READ, 0, counterBytes + timestampBytes);
+      const wallMs = now() - started;
+      const mapped = readback.getMappedRange(0, counterBytes + timestampBytes);
+      const words = new Uint32Array(mapped.slice(0, counterBytes));
+      let gpuMs = wallMs;
+      let timing: DispatchResult['timing'] = 'wall';
+      if (querySet) {
+        const [begin, end] = new BigUint64Array(mapped.slice(counterBytes, counterBytes + 16));
+        // Some drivers report 0 for both ends; fall back to the wall time then.
+        if (begin !== undefined && end !== undefined && end > begin) {
+          gpuMs = Number(end - begin) / 1e6;
+          timing = 'timestamp';
+        }
+      }
+      readback.unmap();
+      if (opened.uncapturedErrors.length > 0) {
+        throw new Error(`GPU errors during the dispatch: ${opened.uncapturedErrors.splice(0).join('; ')}`);
+      }
+      const counterSets = runs.map((_, index) =>
+        words.slice(index * COUNTER_WORDS, (index + 1) * COUNTER_WORDS),
+      );
+      return { counters: counterSets, gpuMs, timing };
+    },
+    destroy() {
+      pool.destroy();
+      querySet?.destroy();
+    },
+  };
+}

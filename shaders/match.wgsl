@@ -1,0 +1,605 @@
+// The match kernel: one draw (a whole simulated match) per invocation, a port of simulateRange in
+// fallback/engine.ts that must stay bit-identical to it. Same pcg4d words keyed by (draw, stream, key),
+// where the host passes key = runKey(seed) as the run's seed words, same u32 thresholds and integer
+// picks, so the summed counters equal the CPU engine's exactly. Preceded by the contract prelude
+// (gpu/contract-constants.ts) and common.wgsl.
+//
+// A dispatch packs many runs (fixtures of a batch, jobs of several organisations): each run owns whole
+// workgroups, so a workgroup's counters all belong to one run. Counts go to a workgroup-private
+// histogram and are flushed once per workgroup with atomicAdd into the run's global counters.
+// Overflow: a draw adds at most MAX_COUNTER_INCREMENT_PER_DRAW to a counter and a run has at most
+// MAX_DRAWS_PER_RUN draws (the host refuses more), so neither the histogram nor the counters wrap,
+// except the score-state rows, which are difference-encoded by design and wrap the same way on the CPU.
+
+@group(0) @binding(0) var<uniform> params: DispatchParams;
+@group(0) @binding(1) var<storage, read> runs: array<PackedRun>;
+@group(0) @binding(2) var<storage, read> fixtures: array<u32>;
+@group(0) @binding(3) var<storage, read> thresholds: array<u32>;
+@group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
+
+var<workgroup> histogram: array<atomic<u32>, COUNTER_WORDS>;
+
+const NO_SLOT: i32 = -1;
+/** A side's starters plus at most five substitutes (fallback/engine.ts MAX_APPEARANCES). */
+const MAX_APPEARANCES: u32 = 16u;
+
+// ---- The current draw's state (one invocation = one draw) ----------------------------------------
+var<private> fixture_base: u32;
+var<private> threshold_base: u32;
+var<private> seed: vec2<u32>;
+/**
+ * Players on the pitch, [side * XI_SIZE + i]: slot | PITCH_BOOKED | PITCH_SUBSTITUTE; a removed player's
+ * place is filled by the last one. The flags give a player's current weights without a lookup.
+ */
+var<private> pitch: array<u32, 22>;
+var<private> pitch_count: array<u32, 2>;
+/** Players who appeared, [side * MAX_APPEARANCES + i]; starters first (the first `starters` entries). */
+var<private> appearance_slot: array<u32, 32>;
+/** goals | assists << 8 | yellows << 16 | reds << 24 (each below 256: at most one event per step). */
+var<private> appearance_tally: array<u32, 32>;
+/** Regular minute the player came on | minutes played << 8. */
+var<private> appearance_time: array<u32, 32>;
+var<private> appearance_count: array<u32, 2>;
+var<private> starters: array<u32, 2>;
+var<private> score: array<i32, 2>;
+var<private> sent_off: array<u32, 2>;
+var<private> subs_used: array<u32, 2>;
+var<private> bench_next: array<u32, 2>;
+var<private> bench_seen: array<u32, 2>;
+var<private> strength_base: array<u32, 2>;
+/** (score bucket * RED_CARD_BUCKETS + red bucket) * EVENT_KINDS, per side. */
+var<private> cell: array<u32, 2>;
+var<private> state_code: u32;
+var<private> first_goal_side: i32;
+var<private> home_trailed: bool;
+var<private> away_trailed: bool;
+
+const PITCH_SLOT: u32 = 0xFFu;
+const PITCH_BOOKED: u32 = 1u << 8u;
+const PITCH_SUBSTITUTE: u32 = 1u << 9u;
+
+const TALLY_GOAL: u32 = 1u;
+const TALLY_ASSIST: u32 = 1u << 8u;
+const TALLY_YELLOW: u32 = 1u << 16u;
+const TALLY_RED: u32 = 1u << 24u;
+
+fn fx(index: u32) -> u32 {
+  return fixtures[fixture_base + index];
+}
+
+fn th(index: u32) -> u32 {
+  return thresholds[threshold_base + index];
+}
+
+fn count(index: u32) {
+  atomicAdd(&histogram[index], 1u);
+}
+
+fn side_base(side: u32) -> u32 {
+  return FX_SIDE_BASE + side * SIDE_WORDS;
+}
+
+fn player_base(side: u32, slot: u32) -> u32 {
+  return C_PLAYERS + (side * PLAYER_SLOTS + slot) * PLAYER_COUNTERS;
+}
+
+/** Index of a player who has appeared in this draw (pickers only return players on the pitch). */
+fn appearance_of(side: u32, slot: u32) -> u32 {
+  var i = 0u;
+  while (i < appearance_count[side] - 1u && appearance_slot[side * MAX_APPEARANCES + i] != slot) {
+    i++;
+  }
+  return side * MAX_APPEARANCES + i;
+}
+
+fn is_starter(side: u32, slot: u32) -> bool {
+  for (var i = 0u; i < starters[side]; i++) {
+    if (appearance_slot[side * MAX_APPEARANCES + i] == slot) {
+      return true;
+    }
+  }
+  return false;
+}
+
+fn add_appearance(side: u32, slot: u32, minute_on: u32) {
+  let at = side * MAX_APPEARANCES + appearance_count[side];
+  appearance_slot[at] = slot;
+  appearance_tally[at] = 0u;
+  appearance_time[at] = minute_on;
+  appearance_count[side] += 1u;
+}
+
+fn add_starter(side: u32, slot: u32) {
+  pitch[side * XI_SIZE + pitch_count[side]] = slot;
+  pitch_count[side] += 1u;
+  add_appearance(side, slot, 0u);
+  starters[side] += 1u;
+}
+
+/** Madow systematic sampling (contract: SAMPLING_UNIT), as sampleStarters in fallback/engine.ts. */
+fn sample_starters(side: u32, order_at: u32, cum_at: u32, picks: u32, u: u32) {
+  let offset = u >> 8u;
+  var i = 0u;
+  for (var j = 0u; j < picks; j++) {
+    let point = offset + j * SAMPLING_UNIT;
+    while (fx(cum_at + i) <= point) {
+      i++;
+    }
+    add_starter(side, fx(order_at + i));
+  }
+}
+
+/**
+ * The current weight of a pitch entry: the fixture's weight of that kind, except that a booked player
+ * is picked for a card by S_BOOKED_CARD_WEIGHT and a substitute is never taken off again. The CPU keeps
+ * these weights and their totals up to date as the match changes; summing them here gives the same
+ * totals and the same first index whose running sum exceeds r.
+ */
+fn weight(side: u32, weights: u32, entry: u32) -> u32 {
+  let slot = entry & PITCH_SLOT;
+  let base = side_base(side);
+  if (weights == S_CARD_WEIGHT && (entry & PITCH_BOOKED) != 0u) {
+    return fx(base + S_BOOKED_CARD_WEIGHT + slot);
+  }
+  if (weights == S_SUB_OFF_WEIGHT && (entry & PITCH_SUBSTITUTE) != 0u) {
+    return 0u;
+  }
+  return fx(base + weights + slot);
+}
+
+/** A player on the pitch picked by the weights at `weights` (a side-block offset), or NO_SLOT when all are 0. */
+fn pick(side: u32, weights: u32, u: u32) -> i32 {
+  let n = pitch_count[side];
+  if (n == 0u) {
+    return NO_SLOT;
+  }
+  var total = 0u;
+  for (var i = 0u; i < n; i++) {
+    total += weight(side, weights, pitch[side * XI_SIZE + i]);
+  }
+  if (total == 0u) {
+    return NO_SLOT;
+  }
+  let r = scale_to_range(u, total);
+  var running = 0u;
+  var i = 0u;
+  loop {
+    running += weight(side, weights, pitch[side * XI_SIZE + i]);
+    if (running > r) {
+      break;
+    }
+    i++;
+  }
+  return i32(pitch[side * XI_SIZE + i] & PITCH_SLOT);
+}
+
+/** The assist provider among the scorer's team-mates on the pitch, or NO_SLOT. */
+fn pick_assist(side: u32, scorer: i32, u: u32) -> i32 {
+  let n = pitch_count[side];
+  if (n == 0u) {
+    return NO_SLOT;
+  }
+  let base = side_base(side) + S_ASSIST_WEIGHT;
+  var total = 0u;
+  for (var i = 0u; i < n; i++) {
+    total += fx(base + (pitch[side * XI_SIZE + i] & PITCH_SLOT));
+  }
+  if (scorer >= 0) {
+    total -= fx(base + u32(scorer));
+  }
+  if (total == 0u) {
+    return NO_SLOT;
+  }
+  let r = scale_to_range(u, total);
+  var running = 0u;
+  for (var i = 0u; i < n; i++) {
+    let slot = pitch[side * XI_SIZE + i] & PITCH_SLOT;
+    if (i32(slot) == scorer) {
+      continue;
+    }
+    running += fx(base + slot);
+    if (r < running) {
+      return i32(slot);
+    }
+  }
+  return NO_SLOT;
+}
+
+fn update_cells() {
+  for (var side = 0u; side < 2u; side++) {
+    let other = 1u - side;
+    let diff = clamp(score[side] - score[other], -2, 2);
+    var red = 1u;
+    if (sent_off[side] > sent_off[other]) {
+      red = 0u;
+    } else if (sent_off[side] < sent_off[other]) {
+      red = 2u;
+    }
+    cell[side] = (u32(diff + 2) * RED_CARD_BUCKETS + red) * EVENT_KINDS;
+  }
+}
+
+fn take_off(side: u32, slot: u32, step: u32) {
+  let at = appearance_of(side, slot);
+  let time = appearance_time[at];
+  let minute_on = time & 0xFFu;
+  let minutes = ((time >> 8u) + STEP_REGULAR_MINUTE[step] - minute_on) & 0xFFu;
+  appearance_time[at] = minute_on | (minutes << 8u);
+}
+
+/** The next bench player eligible to come on, or NO_SLOT (bench exhausted or only goalkeepers left). */
+fn next_substitute(side: u32) -> i32 {
+  let base = side_base(side);
+  let bench_count = fx(base + S_BENCH_COUNT);
+  let bench_limit = fx(base + S_BENCH_LIMIT);
+  while (bench_next[side] < bench_count && bench_seen[side] < bench_limit) {
+    let slot = fx(base + S_BENCH_ORDER + bench_next[side]);
+    bench_next[side] += 1u;
+    if (is_starter(side, slot)) {
+      continue;
+    }
+    bench_seen[side] += 1u;
+    if (fx(base + S_IS_KEEPER + slot) == 1u) {
+      continue;
+    }
+    return i32(slot);
+  }
+  return NO_SLOT;
+}
+
+fn change_state(step: u32) {
+  var next = STATE_AWAY_LEADING;
+  if (score[HOME] > score[AWAY]) {
+    next = STATE_HOME_LEADING;
+  } else if (score[HOME] == score[AWAY]) {
+    next = STATE_LEVEL;
+  }
+  if (next == state_code) {
+    return;
+  }
+  if (state_code < 2u) {
+    atomicSub(&histogram[C_STEP_STATE + state_code * STEPS + step], 1u);
+  }
+  if (next < 2u) {
+    count(C_STEP_STATE + next * STEPS + step);
+  }
+  state_code = next;
+}
+
+fn send_off(side: u32, slot: i32, step: u32) {
+  sent_off[side] += 1u;
+  count(C_TEAM + side * TEAM_COUNTERS + TEAM_REDS);
+  if (slot < 0) {
+    return;
+  }
+  let player = u32(slot);
+  appearance_tally[appearance_of(side, player)] += TALLY_RED;
+  count(player_base(side, player) + P_REDS);
+  take_off(side, player, step);
+  // The last player on the list fills the hole, as on the CPU.
+  let n = pitch_count[side] - 1u;
+  for (var i = 0u; i <= n; i++) {
+    if ((pitch[side * XI_SIZE + i] & PITCH_SLOT) == player) {
+      pitch[side * XI_SIZE + i] = pitch[side * XI_SIZE + n];
+      break;
+    }
+  }
+  pitch_count[side] = n;
+}
+
+fn side_event(side: u32, u: u32, pick_word: u32, step: u32, draw: u32) {
+  let at = strength_base[side] + step * THRESHOLD_STEP_STRIDE + cell[side];
+  if (u >= th(at + EVENT_SUBSTITUTION)) {
+    return;
+  }
+  let team = C_TEAM + side * TEAM_COUNTERS;
+  if (u < th(at + EVENT_GOAL)) {
+    let scorer = pick(side, S_GOAL_WEIGHT, pick_word);
+    score[side] += 1;
+    count(team + TEAM_GOALS);
+    count(team + TEAM_SHOTS);
+    count(team + TEAM_SHOTS_ON_TARGET);
+    count(C_STEP_GOALS + side * STEPS + step);
+    if (first_goal_side < 0) {
+      first_goal_side = i32(side);
+      count(C_FIRST_GOAL + side);
+      count(C_FIRST_GOAL_BAND + STEP_BAND[step]);
+      if (scorer >= 0) {
+        count(player_base(side, u32(scorer)) + P_FIRST_SCORER);
+      }
+    }
+    if (scorer >= 0) {
+      let pb = player_base(side, u32(scorer));
+      count(pb + P_GOALS);
+      count(pb + P_SHOTS);
+      count(pb + P_SHOTS_ON_TARGET);
+      appearance_tally[appearance_of(side, u32(scorer))] += TALLY_GOAL;
+    }
+    let assist_word = pcg4d(vec4<u32>(draw, STREAM_ASSIST_BASE + step, seed.x, seed.y));
+    if (assist_word[2u * side] < fx(FX_ASSIST_THRESHOLD)) {
+      let assister = pick_assist(side, scorer, assist_word[2u * side + 1u]);
+      if (assister >= 0) {
+        count(player_base(side, u32(assister)) + P_ASSISTS);
+        appearance_tally[appearance_of(side, u32(assister))] += TALLY_ASSIST;
+      }
+    }
+    if (score[HOME] < score[AWAY]) {
+      home_trailed = true;
+    }
+    if (score[AWAY] < score[HOME]) {
+      away_trailed = true;
+    }
+    change_state(step);
+    update_cells();
+  } else if (u < th(at + EVENT_SHOT_OFF_TARGET)) {
+    let shooter = pick(side, S_SHOT_WEIGHT, pick_word);
+    let on_target = u < th(at + EVENT_SHOT_ON_TARGET);
+    count(team + TEAM_SHOTS);
+    if (on_target) {
+      count(team + TEAM_SHOTS_ON_TARGET);
+    }
+    if (shooter >= 0) {
+      let pb = player_base(side, u32(shooter));
+      count(pb + P_SHOTS);
+      if (on_target) {
+        count(pb + P_SHOTS_ON_TARGET);
+      }
+    }
+  } else if (u < th(at + EVENT_RED)) {
+    let booked = pick(side, S_CARD_WEIGHT, pick_word);
+    count(C_STEP_CARDS + side * STEPS + step);
+    if (u < th(at + EVENT_YELLOW)) {
+      count(team + TEAM_YELLOWS);
+      if (booked < 0) {
+        return;
+      }
+      let at_player = appearance_of(side, u32(booked));
+      appearance_tally[at_player] += TALLY_YELLOW;
+      count(player_base(side, u32(booked)) + P_YELLOWS);
+      let yellows = (appearance_tally[at_player] >> 16u) & 0xFFu;
+      if (yellows == 1u) {
+        // A booked player plays with care: their card weight drops for the rest of the draw.
+        for (var i = 0u; i < pitch_count[side]; i++) {
+          if ((pitch[side * XI_SIZE + i] & PITCH_SLOT) == u32(booked)) {
+            pitch[side * XI_SIZE + i] |= PITCH_BOOKED;
+          }
+        }
+      } else if (yellows == 2u) {
+        // A second yellow is a red card.
+        count(C_STEP_CARDS + side * STEPS + step);
+        send_off(side, booked, step);
+        update_cells();
+      }
+    } else {
+      send_off(side, booked, step);
+      update_cells();
+    }
+  } else {
+    if (subs_used[side] >= fx(FX_MAX_SUBSTITUTIONS)) {
+      return;
+    }
+    let off = pick(side, S_SUB_OFF_WEIGHT, pick_word);
+    if (off < 0) {
+      return;
+    }
+    let on = next_substitute(side);
+    if (on < 0) {
+      return;
+    }
+    subs_used[side] += 1u;
+    count(team + TEAM_SUBSTITUTIONS);
+    take_off(side, u32(off), step);
+    add_appearance(side, u32(on), STEP_REGULAR_MINUTE[step]);
+    // The substitute takes the replaced player's place in the list.
+    for (var i = 0u; i < pitch_count[side]; i++) {
+      if ((pitch[side * XI_SIZE + i] & PITCH_SLOT) == u32(off)) {
+        pitch[side * XI_SIZE + i] = u32(on) | PITCH_SUBSTITUTE;
+        break;
+      }
+    }
+  }
+}
+
+fn play_step(step: u32, draw: u32) {
+  let word = pcg4d(vec4<u32>(draw, step, seed.x, seed.y));
+  // Bit 15 of word 3 orders the sides within the step (pcg4d's lowest bits are its weakest).
+  if ((word.w & 0x8000u) == 0u) {
+    side_event(HOME, word.x, word.z, step, draw);
+    side_event(AWAY, word.y, word.w, step, draw);
+  } else {
+    side_event(AWAY, word.y, word.w, step, draw);
+    side_event(HOME, word.x, word.z, step, draw);
+  }
+}
+
+fn simulate_draw(draw: u32) {
+  for (var side = 0u; side < 2u; side++) {
+    pitch_count[side] = 0u;
+    appearance_count[side] = 0u;
+    starters[side] = 0u;
+    score[side] = 0;
+    sent_off[side] = 0u;
+    subs_used[side] = 0u;
+    bench_next[side] = 0u;
+    bench_seen[side] = 0u;
+  }
+
+  // ---- Set-up: starting XIs, added time, lineup strength.
+  let lineup_word = pcg4d(vec4<u32>(draw, STREAM_SETUP_LINEUPS, seed.x, seed.y));
+  for (var side = 0u; side < 2u; side++) {
+    let base = side_base(side);
+    let mode = fx(base + S_LINEUP_MODE);
+    if (mode == LINEUP_MODE_FIXED) {
+      for (var i = 0u; i < XI_SIZE; i++) {
+        add_starter(side, fx(base + S_XI + i));
+      }
+    } else {
+      if (mode == LINEUP_MODE_PREDICTED) {
+        sample_starters(side, base + S_KEEPER_ORDER, base + S_KEEPER_CUM, 1u, lineup_word[2u * side]);
+      }
+      sample_starters(
+        side,
+        base + S_OUTFIELD_ORDER,
+        base + S_OUTFIELD_CUM,
+        fx(base + S_OUTFIELD_PICKS),
+        lineup_word[2u * side + 1u],
+      );
+    }
+    // Lineup strength: the XI's goal weight against the squad's expectation.
+    var strength = 0u;
+    for (var i = 0u; i < pitch_count[side]; i++) {
+      strength += fx(base + S_GOAL_WEIGHT + (pitch[side * XI_SIZE + i] & PITCH_SLOT));
+    }
+    var bucket = 0u;
+    while (bucket < STRENGTH_BUCKETS - 1u && fx(base + S_STRENGTH_EDGES + bucket) <= strength) {
+      bucket++;
+    }
+    strength_base[side] = side * THRESHOLD_SIDE_STRIDE + bucket * THRESHOLD_STRENGTH_STRIDE;
+  }
+  let added_word = pcg4d(vec4<u32>(draw, STREAM_SETUP_ADDED_TIME, seed.x, seed.y));
+  var added_first = 0u;
+  while (added_first < MAX_ADDED_MINUTES && added_word.x >= fx(FX_ADDED_TIME_FIRST + added_first)) {
+    added_first++;
+  }
+  var added_second = 0u;
+  while (added_second < MAX_ADDED_MINUTES && added_word.y >= fx(FX_ADDED_TIME_SECOND + added_second)) {
+    added_second++;
+  }
+  count(C_ADDED_TIME + added_first);
+  count(C_ADDED_TIME + MAX_ADDED_MINUTES + 1u + added_second);
+  update_cells();
+  state_code = STATE_LEVEL;
+  count(C_STEP_STATE + STATE_LEVEL * STEPS);
+  first_goal_side = -1;
+  home_trailed = false;
+  away_trailed = false;
+
+  // ---- The match.
+  for (var step = 0u; step < FIRST_HALF_ADDED_START + added_first; step++) {
+    play_step(step, draw);
+  }
+  let half_time_home = score[HOME];
+  let half_time_away = score[AWAY];
+  for (var step = SECOND_HALF_START; step < SECOND_HALF_ADDED_START + added_second; step++) {
+    play_step(step, draw);
+  }
+
+  // ---- Tallies.
+  let home = score[HOME];
+  let away = score[AWAY];
+  let last_cell = i32(GRID_SIZE) - 1;
+  count(C_FT_GRID + u32(min(home, last_cell)) * GRID_SIZE + u32(min(away, last_cell)));
+  count(C_HT_GRID + u32(min(half_time_home, last_cell)) * GRID_SIZE + u32(min(half_time_away, last_cell)));
+  var ft_result = 2u;
+  if (home > away) {
+    ft_result = 0u;
+  } else if (home == away) {
+    ft_result = 1u;
+  }
+  var ht_result = 2u;
+  if (half_time_home > half_time_away) {
+    ht_result = 0u;
+  } else if (half_time_home == half_time_away) {
+    ht_result = 1u;
+  }
+  count(C_HT_FT + ht_result * 3u + ft_result);
+  if (first_goal_side < 0) {
+    count(C_FIRST_GOAL + 2u);
+  }
+  if (ft_result == 0u && home_trailed) {
+    count(C_COMEBACK);
+  }
+  if (ft_result == 2u && away_trailed) {
+    count(C_COMEBACK + 1u);
+  }
+  if (ft_result == 1u && (home_trailed || away_trailed)) {
+    count(C_COMEBACK + 2u);
+  }
+  let square_home = u32(min(home, i32(GOAL_SQUARE_CAP)));
+  let square_away = u32(min(away, i32(GOAL_SQUARE_CAP)));
+  atomicAdd(&histogram[C_GOAL_SQUARES], square_home * square_home);
+  atomicAdd(&histogram[C_GOAL_SQUARES + 1u], square_away * square_away);
+  for (var side = 0u; side < 2u; side++) {
+    // Players still on at the final whistle.
+    for (var i = 0u; i < pitch_count[side]; i++) {
+      take_off(side, pitch[side * XI_SIZE + i] & PITCH_SLOT, STEPS - 1u);
+    }
+    for (var i = 0u; i < appearance_count[side]; i++) {
+      let at = side * MAX_APPEARANCES + i;
+      let pb = player_base(side, appearance_slot[at]);
+      let tally = appearance_tally[at];
+      let goals = tally & 0xFFu;
+      let assists = (tally >> 8u) & 0xFFu;
+      if (i < starters[side]) {
+        count(pb + P_STARTS);
+      }
+      count(pb + P_APPEARANCES);
+      atomicAdd(&histogram[pb + P_MINUTES], appearance_time[at] >> 8u);
+      if (goals >= 1u) {
+        count(pb + P_GOALS_1);
+      }
+      if (goals >= 2u) {
+        count(pb + P_GOALS_2);
+      }
+      if (goals >= 3u) {
+        count(pb + P_GOALS_3);
+      }
+      if (assists >= 1u) {
+        count(pb + P_ASSIST_1);
+      }
+      if (goals + assists >= 1u) {
+        count(pb + P_GOAL_OR_ASSIST_1);
+      }
+      if (((tally >> 16u) & 0xFFu) >= 1u) {
+        count(pb + P_YELLOW_1);
+      }
+      if ((tally >> 24u) >= 1u) {
+        count(pb + P_RED_1);
+      }
+    }
+  }
+}
+
+/** The packed run owning `workgroup`: the last one whose first workgroup is not after it. */
+fn run_of(workgroup: u32) -> u32 {
+  var low = 0u;
+  var high = params.run_count - 1u;
+  while (low < high) {
+    let middle = (low + high + 1u) / 2u;
+    if (runs[middle].first_workgroup <= workgroup) {
+      low = middle;
+    } else {
+      high = middle - 1u;
+    }
+  }
+  return low;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(
+  @builtin(workgroup_id) workgroup_id: vec3<u32>,
+  @builtin(num_workgroups) workgroup_grid: vec3<u32>,
+  @builtin(local_invocation_index) local_index: u32,
+) {
+  // A 2-D grid past 65,535 workgroups per dimension; the last row may overhang.
+  let workgroup = workgroup_id.y * workgroup_grid.x + workgroup_id.x;
+  if (workgroup >= params.workgroup_count) {
+    return;
+  }
+  let packed = runs[run_of(workgroup)];
+  let draw_in_run = (workgroup - packed.first_workgroup) * WORKGROUP_SIZE + local_index;
+  if (draw_in_run < packed.run.draw_count) {
+    fixture_base = packed.fixture_offset;
+    threshold_base = packed.threshold_offset;
+    seed = vec2<u32>(packed.run.seed_lo, packed.run.seed_hi);
+    simulate_draw(packed.run.first_draw + draw_in_run);
+  }
+  // Workgroup memory starts zeroed (WGSL guarantees it); flush once, skipping counters nobody touched.
+  workgroupBarrier();
+  for (var i = local_index; i < COUNTER_WORDS; i += WORKGROUP_SIZE) {
+    let value = atomicLoad(&histogram[i]);
+    if (value != 0u) {
+      atomicAdd(&counters[packed.counter_offset + i], value);
+    }
+  }
+}
