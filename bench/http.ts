@@ -43,25 +43,39 @@ export async function benchHttp(): Promise<BenchRow[]> {
   const bareResult = await load(`http://127.0.0.1:${bare.info.port}/v1/credits`, {});
   bare.stop();
   const service = await startServer('service');
+  const base = `http://127.0.0.1:${service.info.port}`;
   const headers = { authorization: `Bearer ${service.info.secret}` };
-  const credits = await load(`http://127.0.0.1:${service.info.port}/v1/credits`, headers);
+  const credits = await load(`${base}/v1/credits`, headers);
+  // The demo data set is loaded at start: the fixture list at its largest page, and one fixture's squads.
+  const list = (await (await fetch(`${base}/v1/fixtures?limit=200`, { headers })).json()) as {
+    data: Array<{ fixture_id: number }>;
+  };
+  const fixtures = await load(`${base}/v1/fixtures?limit=200`, headers);
+  const squads = await load(`${base}/v1/fixtures/${list.data[0]!.fixture_id}/squads`, headers);
   service.stop();
   const note = `database: ${service.info.database}; ${CONNECTIONS} connections, ${DURATION_SECONDS} s`;
+  const bare = { name: 'bare Fastify JSON route', value: bareResult.rps };
+  const bareP99 = { name: 'bare route p99', value: bareResult.p99 };
+  const row = (
+    name: string,
+    value: number,
+    unit: string,
+    reference: typeof bare,
+    extra?: string,
+  ): BenchRow => ({
+    group: 'HTTP',
+    name,
+    value,
+    unit,
+    reference,
+    note: extra,
+  });
   return [
-    {
-      group: 'HTTP',
-      name: 'GET /v1/credits (authenticated) requests/s',
-      value: credits.rps,
-      unit: 'req/s',
-      reference: { name: 'bare Fastify JSON route', value: bareResult.rps },
-      note,
-    },
-    {
-      group: 'HTTP',
-      name: 'GET /v1/credits p99 latency',
-      value: credits.p99,
-      unit: 'ms',
-      reference: { name: 'bare route p99', value: bareResult.p99 },
-    },
+    row('GET /v1/credits (authenticated) requests/s', credits.rps, 'req/s', bare, note),
+    row('GET /v1/credits p99 latency', credits.p99, 'ms', bareP99),
+    row(`GET /v1/fixtures?limit=200 (${list.data.length} items) requests/s`, fixtures.rps, 'req/s', bare),
+    row('GET /v1/fixtures?limit=200 p99 latency', fixtures.p99, 'ms', bareP99),
+    row('GET /v1/fixtures/{id}/squads requests/s', squads.rps, 'req/s', bare),
+    row('GET /v1/fixtures/{id}/squads p99 latency', squads.p99, 'ms', bareP99),
   ];
 }
