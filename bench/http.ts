@@ -39,9 +39,9 @@ async function load(url: string, headers: Record<string, string>) {
 }
 
 export async function benchHttp(): Promise<BenchRow[]> {
-  const bare = await startServer('bare');
-  const bareResult = await load(`http://127.0.0.1:${bare.info.port}/v1/credits`, {});
-  bare.stop();
+  const bareServer = await startServer('bare');
+  const bareResult = await load(`http://127.0.0.1:${bareServer.info.port}/v1/credits`, {});
+  bareServer.stop();
   const service = await startServer('service');
   const base = `http://127.0.0.1:${service.info.port}`;
   const headers = { authorization: `Bearer ${service.info.secret}` };
