@@ -28,7 +28,7 @@ if (mode === 'bare') {
 } else {
   const config = loadConfig({
     ...process.env,
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: process.env.DATABASE_URL ? './data' : mkdtempSync(path.join(tmpdir(), 'matchsim-bench-')),

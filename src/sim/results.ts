@@ -61,20 +61,6 @@ export interface NewDelivery {
   createdAt?: Date | undefined;
 }
 
-/** The latest live delivery of a shared result of a fixture's data_version (decisions 4, `summary`). */
-export interface SharedSummary {
-  fixtureId: number;
-  dataVersion: string;
-  resultId: number;
-  simulationId: string;
-  createdAt: Date;
-  draws: number;
-  homeWin: number | null;
-  draw: number | null;
-  awayWin: number | null;
-  expectedGoals: { home: number | null; away: number | null };
-}
-
 export interface DeliveryContext {
   tx: TransactionSql;
   job: Job;
@@ -115,9 +101,6 @@ export interface ResultStore {
   recordDelivery(tx: TransactionSql, delivery: NewDelivery): Promise<Delivery>;
   findDeliveryForJob(jobId: string, options?: { tx?: TransactionSql | undefined }): Promise<Delivery | null>;
   getDelivery(deliveryId: string): Promise<Delivery | null>;
-  latestSharedSummaries(
-    fixtures: readonly { fixtureId: number; dataVersion: string }[],
-  ): Promise<Map<number, SharedSummary>>;
   /**
    * The result path: settles and delivers a succeeded job, gives a delivered one again, reports a
    * pending one. Throws resource_missing (unknown job, another organisation's, wrong reservation),
@@ -233,57 +216,6 @@ export function makeResultStore(deps: ResultStoreDeps): ResultStore {
     return row ? deliveryFromRow(row) : null;
   }
 
-  async function latestSharedSummaries(fixtures: readonly { fixtureId: number; dataVersion: string }[]) {
-    const summaries = new Map<number, SharedSummary>();
-    if (fixtures.length === 0) return summaries;
-    const wanted = fixtures.map((fixture) => ({
-      fixture_id: fixture.fixtureId,
-      data_version: fixture.dataVersion,
-    }));
-    // Test-mode output is synthetic: only live deliveries make a fixture's summary.
-    const rows = await sql<
-      {
-        fixture_id: number;
-        data_version: string;
-        result_id: number;
-        simulation_id: string;
-        created_at: Date;
-        draws: number;
-        home_win: number | null;
-        draw: number | null;
-        away_win: number | null;
-        expected_home: number | null;
-        expected_away: number | null;
-      }[]
-    >`
-      SELECT DISTINCT ON (r.fixture_id)
-             r.fixture_id, r.data_version, r.id AS result_id, d.id AS simulation_id, d.created_at, r.draws,
-             (r.document -> 'result' ->> 'home_win')::float8 AS home_win,
-             (r.document -> 'result' ->> 'draw')::float8 AS draw,
-             (r.document -> 'result' ->> 'away_win')::float8 AS away_win,
-             (r.document -> 'goals' -> 'expected' ->> 'home')::float8 AS expected_home,
-             (r.document -> 'goals' -> 'expected' ->> 'away')::float8 AS expected_away
-      FROM jsonb_to_recordset(${JSON.stringify(wanted)}::text::jsonb) AS w(fixture_id bigint, data_version text)
-      JOIN results r ON r.scope = 'shared' AND r.fixture_id = w.fixture_id AND r.data_version = w.data_version
-      JOIN deliveries d ON d.result_id = r.id AND d.mode = 'live'
-      ORDER BY r.fixture_id, d.created_at DESC, d.id DESC`;
-    for (const row of rows) {
-      summaries.set(row.fixture_id, {
-        fixtureId: row.fixture_id,
-        dataVersion: row.data_version,
-        resultId: row.result_id,
-        simulationId: row.simulation_id,
-        createdAt: row.created_at,
-        draws: row.draws,
-        homeWin: row.home_win,
-        draw: row.draw,
-        awayWin: row.away_win,
-        expectedGoals: { home: row.expected_home, away: row.expected_away },
-      });
-    }
-    return summaries;
-  }
-
   async function deliverJob(request: DeliverJobRequest): Promise<DeliveryOutcome> {
     const outcome = await inTransaction(
       sql,
@@ -379,7 +311,6 @@ export function makeResultStore(deps: ResultStoreDeps): ResultStore {
     recordDelivery,
     findDeliveryForJob,
     getDelivery,
-    latestSharedSummaries,
     deliverJob,
   };
 }

@@ -362,35 +362,4 @@ describe('results', () => {
       await parts.results.findCached({ cacheKey: 'private-key', scope: 'shared', orgId: other }),
     ).toBeNull();
   });
-
-  it('summaries: the latest live delivery of a shared result of the current data_version', async () => {
-    const org = await insertOrg(db.sql);
-    const old = await submitJob(parts, org, { fixtureId: 7001, dataVersion: 'v1', inputs: { v: 1 } });
-    const current = await submitJob(parts, org, { fixtureId: 7001, dataVersion: 'v2', inputs: { v: 2 } });
-    const testOnly = await submitJob(parts, org, {
-      fixtureId: 7002,
-      dataVersion: 'v1',
-      mode: 'test',
-      inputs: { v: 3 },
-    });
-    await parts.queue.claim('w1', 10, 30_000);
-    for (const job of [old, current, testOnly]) {
-      await runToSuccess(job.id);
-      await deliver(job);
-    }
-    const summaries = await parts.results.latestSharedSummaries([
-      { fixtureId: 7001, dataVersion: 'v2' },
-      { fixtureId: 7002, dataVersion: 'v1' },
-      { fixtureId: 7003, dataVersion: 'v1' },
-    ]);
-    expect([...summaries.keys()]).toEqual([7001]);
-    const document = documentFor(current);
-    expect(summaries.get(7001)).toMatchObject({
-      dataVersion: 'v2',
-      draws: 1000,
-      homeWin: document.result.home_win,
-      expectedGoals: { home: document.goals.expected.home, away: document.goals.expected.away },
-    });
-    expect(summaries.get(7001)?.simulationId).toMatch(/^sim_/);
-  });
 });
