@@ -90,12 +90,23 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
   }
 
   const runBatch: RunBatch = async (jobs, context) => {
-    const prepared = jobs.map((job) => {
-      const payload = job.inputs as JobPayload;
-      const seed = seedFromHex(job.seed.padStart(16, '0').slice(-16));
-      return { job, seed, compiled: compileFixture(payload.match, params) };
-    });
     const outcomes: RunOutcome[] = [];
+    const failed = (job: Job, error: unknown) =>
+      outcomes.push({
+        jobId: job.id,
+        error: { code: 'simulation_failed', message: (error as Error).message },
+      });
+    // A job whose inputs do not compile fails alone; the others run.
+    const prepared = jobs.flatMap((job) => {
+      try {
+        const payload = job.inputs as JobPayload;
+        const seed = seedFromHex(job.seed.padStart(16, '0').slice(-16));
+        return [{ job, seed, compiled: compileFixture(payload.match, params) }];
+      } catch (error) {
+        failed(job, error);
+        return [];
+      }
+    });
     const record = (
       job: Job,
       run: EngineRun & { gpuMs?: number },
@@ -116,7 +127,7 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
     };
     // Test keys always run on the CPU engine (spec: synthetic output); live jobs on the GPU when ready.
     const onGpu = gpu && usingGpu() ? prepared.filter(({ job }) => job.mode === 'live') : [];
-    const onCpu = prepared.filter((item) => !onGpu.includes(item));
+    let onCpu = prepared.filter((item) => !onGpu.includes(item));
     if (gpu && onGpu.length > 0) {
       try {
         const runs = await gpu.runBatch(
@@ -131,13 +142,9 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
           const { job, seed, compiled } = onGpu[i]!;
           record(job, run, seed, compiled);
         });
-      } catch (error) {
-        for (const { job } of onGpu) {
-          outcomes.push({
-            jobId: job.id,
-            error: { code: 'simulation_failed', message: (error as Error).message },
-          });
-        }
+      } catch {
+        // A dispatch that failed outright: the CPU engine gives the same counts.
+        onCpu = [...onCpu, ...onGpu];
       }
     }
     // Concurrently: the pool spreads small jobs over its threads, large ones over all of them.
@@ -152,10 +159,7 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
           });
           record(job, run, seed, compiled);
         } catch (error) {
-          outcomes.push({
-            jobId: job.id,
-            error: { code: 'simulation_failed', message: (error as Error).message },
-          });
+          failed(job, error);
         }
       }),
     );

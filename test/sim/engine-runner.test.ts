@@ -1,0 +1,95 @@
+// The engine the workers run: documents for good jobs, a failure only for the job that cannot run.
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSimulationEngine } from '../../src/sim/engine-runner.js';
+import type { Job } from '../../src/sim/queue.js';
+import { plausibleFixture } from '../engine/plausible-teams.js';
+
+const engine = createSimulationEngine({ mode: 'cpu', cpuThreads: 0 });
+afterAll(() => engine.close());
+
+function job(id: string, inputs: unknown, mode: 'live' | 'test' = 'live'): Job {
+  const now = new Date('2026-11-21T12:00:00Z');
+  return {
+    id,
+    orgId: 'org_x',
+    mode,
+    reservationId: `res_${id}`,
+    batchId: null,
+    batchPosition: null,
+    fixtureId: 1,
+    dataVersion: 'dv_test',
+    draws: 500,
+    seed: '00000000000000ab',
+    inputs,
+    cacheKey: id,
+    scope: 'shared',
+    priceMilli: 500,
+    status: 'running',
+    drawsDone: 0,
+    attempts: 1,
+    leaseOwner: 'w',
+    leaseExpiresAt: null,
+    createdAt: now,
+    startedAt: now,
+    finishedAt: null,
+    resultId: null,
+    error: null,
+    usageDay: '2026-11-21',
+    gpuSecondsReserved: 0,
+    gpuSecondsUsed: null,
+    engine: null,
+    requestId: 'req_x',
+    idempotencyKey: null,
+  };
+}
+
+describe('engine runner', () => {
+  it('fails only the job whose inputs cannot be compiled', async () => {
+    const good = job('good', {
+      match: plausibleFixture(
+        1,
+        { teamId: 1, attack: 0.1, defence: 0 },
+        { teamId: 2, attack: 0, defence: 0.1 },
+      ),
+      as_of: '2026-11-21T10:00:00.000Z',
+    });
+    const bad = job('bad', { match: { nonsense: true }, as_of: '2026-11-21T10:00:00.000Z' });
+    const progress: number[] = [];
+    const outcomes = await engine.runBatch([good, bad], {
+      progress: async (_id, done) => void progress.push(done),
+      signal: new AbortController().signal,
+    });
+    const byId = new Map(outcomes.map((o) => [o.jobId, o]));
+    expect(byId.get('bad')).toMatchObject({ error: { code: 'simulation_failed' } });
+    const document = (
+      byId.get('good') as {
+        document: { basis: { draws: number; as_of: string }; timing: { engine: string } };
+      }
+    ).document;
+    expect(document.basis).toMatchObject({ draws: 500, as_of: '2026-11-21T10:00:00.000Z' });
+    expect(document.timing.engine).toBe('cpu');
+    expect(progress.at(-1)).toBe(500);
+  });
+
+  it('gives the same document for the same job twice (seed from the job)', async () => {
+    const a = job('a', {
+      match: plausibleFixture(
+        3,
+        { teamId: 3, attack: 0.2, defence: -0.1 },
+        { teamId: 4, attack: -0.1, defence: 0 },
+      ),
+      as_of: '2026-11-21T10:00:00.000Z',
+    });
+    const context = { progress: async () => {}, signal: new AbortController().signal };
+    const [first] = await engine.runBatch([a], context);
+    const [second] = await engine.runBatch([a], context);
+    const strip = (o: unknown) => {
+      const { timing: _timing, ...rest } = (o as { document: { timing: unknown } }).document as Record<
+        string,
+        unknown
+      >;
+      return rest;
+    };
+    expect(strip(second)).toEqual(strip(first));
+  });
+});
