@@ -87,7 +87,6 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     attachJob: idempotency.attachJob,
     engine: engineGate(config.ENGINE, options.engine),
     clock,
-    baseUrl: config.baseUrl,
     docsUrl: config.docsUrl,
     onCharged: (milli, livemode) => metrics.addCreditsCharged(milli, livemode),
     ...(options.queueBound === undefined ? {} : { queueBound: options.queueBound }),

@@ -73,7 +73,6 @@ export interface SimulationServiceDeps {
   ) => Promise<void>;
   engine: EngineGate;
   clock: () => Date;
-  baseUrl: string;
   docsUrl: string;
   onCharged?: (milli: number, livemode: boolean) => void;
   /** Queued jobs beyond which submissions answer engine_overloaded (default QUEUE_BOUND). */
@@ -84,7 +83,6 @@ export interface SimulationServiceDeps {
 interface StoredJobPayload extends JobPayload {
   request: {
     state: string;
-    scope: 'shared' | 'private';
     inputs: ResolvedLineups['inputs'];
     warnings: string[];
     inputs_hash: string;
@@ -244,7 +242,6 @@ export function makeSimulationService(deps: SimulationServiceDeps) {
         as_of: fixture.inputsAsOf.toISOString(),
         request: {
           state: fixture.state,
-          scope: resolved.scope,
           inputs: resolved.inputs,
           warnings: resolved.warnings,
           inputs_hash: `sha256:${inputsHash}`,
