@@ -5,7 +5,7 @@ import { fork } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import type { BenchRow } from './report.js';
+import { type BenchRow, benchChildren } from './report.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const DURATION_SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 5);
@@ -23,6 +23,7 @@ async function startServer(mode: 'bare' | 'service') {
     execArgv: script.endsWith('.ts') ? ['--import', 'tsx'] : [],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  benchChildren.add(child);
   const info = await new Promise<ServerInfo>((resolve, reject) => {
     child.once('message', (message) => resolve(message as ServerInfo));
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));

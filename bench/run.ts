@@ -4,7 +4,7 @@
 import { benchEngine } from './engine.js';
 import { benchGpu } from './gpu.js';
 import { benchHttp } from './http.js';
-import { type BenchRow, printRows } from './report.js';
+import { type BenchRow, benchChildren, printRows } from './report.js';
 import { benchSimulations } from './simulations.js';
 
 type Bench = () => Promise<BenchRow[]>;
@@ -14,6 +14,11 @@ const benches: Record<string, Bench> = {
   http: benchHttp,
   simulations: benchSimulations,
 };
+
+// Server processes the benches fork end with this process, also when a bench fails.
+process.on('exit', () => {
+  for (const child of benchChildren) child.kill('SIGTERM');
+});
 
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
 const rows: BenchRow[] = [];

@@ -5,7 +5,7 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BenchRow } from './report.js';
+import { type BenchRow, benchChildren } from './report.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SECONDS = Number(process.env.BENCH_SIM_SECONDS ?? 8);
@@ -27,6 +27,7 @@ async function startServer(mode: 'bare' | 'service', env: Record<string, string>
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  benchChildren.add(child);
   const info = await new Promise<ServerInfo>((resolve, reject) => {
     child.once('message', (message) => resolve(message as ServerInfo));
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
