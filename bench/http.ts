@@ -1,35 +1,12 @@
 // Requests per second and p99 latency through the HTTP API (autocannon on loopback, bounded in time),
 // each next to a bare Fastify JSON route measured in the same run. The server runs in its own process
 // so that it and the load generator each have a core.
-import { fork } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { type BenchRow, benchChildren } from './report.js';
+import type { BenchRow } from './report.js';
+import { startServer } from './servers.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const DURATION_SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 5);
 const CONNECTIONS = 32;
-
-interface ServerInfo {
-  port: number;
-  secret?: string;
-  database?: string;
-}
-
-async function startServer(mode: 'bare' | 'service') {
-  const script = path.join(here, `http-server${path.extname(fileURLToPath(import.meta.url))}`);
-  const child = fork(script, [mode], {
-    execArgv: script.endsWith('.ts') ? ['--import', 'tsx'] : [],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  benchChildren.add(child);
-  const info = await new Promise<ServerInfo>((resolve, reject) => {
-    child.once('message', (message) => resolve(message as ServerInfo));
-    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
-  });
-  return { info, stop: () => child.kill('SIGTERM') };
-}
 
 async function load(url: string, headers: Record<string, string>) {
   const result = await autocannon({ url, connections: CONNECTIONS, duration: DURATION_SECONDS, headers });

@@ -1,8 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
-
-/** Every server process a bench forks; bench/run.ts ends them on exit. */
-export const benchChildren = new Set<ChildProcess>();
-
 // One row per figure: what was measured, its value, and the reference measured in the same run.
 export interface BenchRow {
   group: string;

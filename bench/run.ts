@@ -4,7 +4,8 @@
 import { benchEngine } from './engine.js';
 import { benchGpu } from './gpu.js';
 import { benchHttp } from './http.js';
-import { type BenchRow, benchChildren, printRows } from './report.js';
+import { type BenchRow, printRows } from './report.js';
+import { benchChildren } from './servers.js';
 import { benchSimulations } from './simulations.js';
 
 type Bench = () => Promise<BenchRow[]>;

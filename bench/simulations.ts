@@ -2,38 +2,13 @@
 // and cache hits, p50/p99 latency, and a 1,000-fixture × 10,000-draw batch from submission to the last
 // delivered item; next to the bare Fastify JSON route measured in the same run. The service runs in
 // its own process (API and worker, ENGINE as configured: CPU here).
-import { fork } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type BenchRow, benchChildren } from './report.js';
+import type { BenchRow } from './report.js';
+import { startServer } from './servers.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const SECONDS = Number(process.env.BENCH_SIM_SECONDS ?? 8);
 const CONCURRENCY = 16;
 const BATCH_ITEMS = 1000;
 const BATCH_DRAWS = 10_000;
-
-interface ServerInfo {
-  port: number;
-  secret: string;
-  database: string;
-  fixtureIds: number[];
-}
-
-async function startServer(mode: 'bare' | 'service', env: Record<string, string> = {}) {
-  const script = path.join(here, `http-server${path.extname(fileURLToPath(import.meta.url))}`);
-  const child = fork(script, [mode], {
-    execArgv: script.endsWith('.ts') ? ['--import', 'tsx'] : [],
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  benchChildren.add(child);
-  const info = await new Promise<ServerInfo>((resolve, reject) => {
-    child.once('message', (message) => resolve(message as ServerInfo));
-    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
-  });
-  return { info, stop: () => child.kill('SIGTERM') };
-}
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;

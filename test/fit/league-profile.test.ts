@@ -4,6 +4,7 @@ import { modelVersionOf } from '../../src/sim/fit/fit-model.js';
 import { fictionalTeamRatings, type LeagueProfile, leagueProfile } from '../../src/sim/fit/league-profile.js';
 import { modelAccuracyFor } from '../../src/sim/fit/model-files.js';
 import { defaultModelParams, type ModelParams } from '../../src/sim/model-params.js';
+import { seededUniform } from '../engine/plausible-teams.js';
 
 const profile: LeagueProfile = {
   intercept: 0.1,
@@ -20,17 +21,6 @@ const profile: LeagueProfile = {
   home_goals_per_match: 1.6,
   away_goals_per_match: 1.2,
 };
-
-function seededUniform(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('league profiles', () => {
   it('are read from the parameters, and only complete ones', () => {

@@ -4,17 +4,7 @@ import { type DynamicsSample, fitMatchDynamics } from '../../src/sim/fit/match-d
 import { SECOND_HALF_START, STEPS, scoreBucket, stepTableIndex } from '../../src/sim/fit/minute-model.js';
 import { calibrationGrid, makeStepRateModel } from '../../src/sim/fit/step-rates.js';
 import { defaultModelParams, type ModelParams } from '../../src/sim/model-params.js';
-
-function seededUniform(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededUniform } from '../engine/plausible-teams.js';
 
 const TRUE_MULTIPLIERS = [1.5, 1.3, 1, 0.8, 0.7];
 

@@ -7,18 +7,9 @@ import {
   lowScoreCorrection,
   type RatedMatch,
 } from '../../src/sim/fit/team-ratings.js';
+import { seededUniform } from '../engine/plausible-teams.js';
 
 /** mulberry32: a small seeded generator, so the synthetic league is the same on every run. */
-function seededUniform(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const TRUE = { intercept: 0.15, homeAdvantage: 0.28, rho: -0.12 };
 const TEAMS = 16;

@@ -1,0 +1,35 @@
+// The server processes benchmarks measure (bench/http-server.ts): each in its own process, so that
+// the server and the load generator each have a core. bench/run.ts ends them on exit.
+import { type ChildProcess, fork } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** Every server process a bench forks. */
+export const benchChildren = new Set<ChildProcess>();
+
+export interface ServerInfo {
+  port: number;
+  /** `service` only: a live key of the benchmark organisation. */
+  secret: string;
+  database: string;
+  /** Fixtures on sale, when BENCH_FIXTURES asked for them. */
+  fixtureIds: number[];
+}
+
+/** `bare`: a plain Fastify JSON route (the reference); `service`: the real service. */
+export async function startServer(mode: 'bare' | 'service', env: Record<string, string> = {}) {
+  const script = path.join(here, `http-server${path.extname(fileURLToPath(import.meta.url))}`);
+  const child = fork(script, [mode], {
+    execArgv: script.endsWith('.ts') ? ['--import', 'tsx'] : [],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  benchChildren.add(child);
+  const info = await new Promise<ServerInfo>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as ServerInfo));
+    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+  });
+  return { info, stop: () => child.kill('SIGTERM') };
+}
