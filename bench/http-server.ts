@@ -6,11 +6,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Fastify from 'fastify';
-import { makeOperator } from '../src/accounts/operations.js';
 import { makeLedger } from '../src/billing/ledger.js';
 import { loadConfig } from '../src/config.js';
 import { generateDemoFeed } from '../src/fixtures/demo-data.js';
 import { ingestFeed } from '../src/fixtures/feed-loader.js';
+import { makeOperator } from '../src/operations/operator.js';
 import { startService } from '../src/server.js';
 
 const mode = process.argv[2];
@@ -60,8 +60,8 @@ if (mode === 'bare') {
       concurrent_simulations: unlimited,
     },
   });
-  await operator.topUp(org.org_id, 1_000_000);
-  const key = await operator.createKey({ orgId: org.org_id, mode: 'live' });
+  await operator.topUp(org.id, 1_000_000);
+  const key = await operator.createKey({ orgId: org.id, mode: 'live' });
   const address = service.app!.server.address();
   process.send?.({
     port: typeof address === 'object' && address ? address.port : 0,

@@ -4,20 +4,19 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { makeOperator } from './accounts/operations.js';
 import type { Config } from './config.js';
 import { type Database, openDatabase } from './db/connection.js';
 import { runMigrations } from './db/migrations.js';
-import { loadDemoData } from './fixtures/demo-data.js';
 import { type App, buildApp } from './http/app.js';
 import { makeMetrics } from './http/metrics.js';
+import { startWorker, type Worker } from './jobs/worker.js';
 import {
   makeMemoryWindowCounter,
   makeRedisWindowCounter,
   type WindowCounter,
 } from './limits/window-counter.js';
+import { ensureDemoData, ensureDemoOrganisation } from './operations/demo.js';
 import { createSimulationEngine, type SimulationEngine } from './sim/engine-runner.js';
-import { startWorker, type Worker } from './sim/worker.js';
 import { makeServiceGraph } from './wiring.js';
 
 export type Role = 'api' | 'worker' | 'all';
@@ -52,33 +51,6 @@ export function resolveAdminToken(config: Config): { token: string; generated: b
   }
 }
 
-/** Create the demo organisation (Pro) with a live and a test key, once per database. */
-export async function ensureDemoOrganisation(
-  db: Database,
-  operator: ReturnType<typeof makeOperator>,
-): Promise<{ orgId: string; created: boolean; liveSecret?: string; testSecret?: string }> {
-  const [existing] = await db.sql<
-    { value: string }[]
-  >`SELECT value FROM service_settings WHERE name = 'demo_org_id'`;
-  if (existing) return { orgId: existing.value, created: false };
-  const org = await operator.createOrg({ name: 'Demo organisation', plan: 'pro' });
-  const live = await operator.createKey({ orgId: org.org_id, mode: 'live' });
-  const test = await operator.createKey({ orgId: org.org_id, mode: 'test' });
-  await db.sql`INSERT INTO service_settings (name, value) VALUES ('demo_org_id', ${org.org_id})`;
-  return { orgId: org.org_id, created: true, liveSecret: live.secret, testSecret: test.secret };
-}
-
-/** Demo seed: the same demo world on every fresh start. */
-export const DEMO_SEED = 'matchsim-demo';
-
-/** Load the demo data set when the database has no fixtures yet (decisions 8). */
-export async function ensureDemoData(db: Database, now: Date): Promise<boolean> {
-  const [row] = await db.sql<{ any: boolean }[]>`SELECT EXISTS (SELECT 1 FROM fixtures) AS any`;
-  if (row?.any) return false;
-  await loadDemoData(db.sql, { seed: DEMO_SEED, now });
-  return true;
-}
-
 export interface RunningService {
   app: App | null;
   db: Database;
@@ -104,7 +76,7 @@ export async function startService(
       })
     : null;
   const graph = makeServiceGraph({ config, db, clock, counters, metrics, engine });
-  const { ledger, services } = graph;
+  const { services } = graph;
   if (engine) {
     metrics.registerGauge('matchsim_engine_ready', 'Engine state: 1 when the engine takes work.', () => {
       const health = engine.health();
@@ -123,11 +95,10 @@ export async function startService(
 
   let app: App | null = null;
   if (role === 'api' || role === 'all') {
-    const operator = makeOperator({ sql: db.sql, ledger, clock });
     const admin = resolveAdminToken(config);
-    if (await ensureDemoData(db, clock()))
+    if (await ensureDemoData(db.sql, clock()))
       print('Loaded the demo data set (fictional clubs and fixtures around today).');
-    const demo = await ensureDemoOrganisation(db, operator);
+    const demo = await ensureDemoOrganisation(db.sql, services.operator);
     if (demo.created) {
       print(`Demo organisation ${demo.orgId} (Pro). Keys are shown once; keep them:`);
       print(`  live key: ${demo.liveSecret}`);

@@ -1,18 +1,22 @@
-// Builds the service graph once: ledger, queue, results, limits, idempotency and the simulation
-// service, for the server (src/server.ts), the CLI and the tests. Nothing here starts work.
+// Builds the service graph once: ledger, queue, limits, idempotency, the simulation use cases and
+// the operator's operations, for the server (src/server.ts), the CLI and the tests. Nothing here starts work.
 import { makeLedger } from './billing/ledger.js';
 import type { Config } from './config.js';
 import type { Database } from './db/connection.js';
 import { ApiError } from './errors.js';
-import { makeIdempotencyStore } from './http/idempotency.js';
+import { makeExpectedLineupSales } from './fixtures/expected-lineup-sales.js';
 import type { Metrics } from './http/metrics.js';
-import type { EngineHealth, Services } from './http/services.js';
+import type { Services } from './http/services.js';
+import { makeIdempotencyStore } from './idempotency/store.js';
+import { makeJobQueue } from './jobs/queue.js';
+import { makeHoldSweeper } from './jobs/sweeper.js';
 import { makeUsageLimits } from './limits/usage.js';
 import type { WindowCounter } from './limits/window-counter.js';
-import { makeJobQueue } from './sim/queue.js';
-import { makeResultStore } from './sim/results.js';
-import { type EngineGate, makeSimulationService } from './sim/simulations.js';
-import { makeHoldSweeper } from './sim/sweeper.js';
+import { makeOperator } from './operations/operator.js';
+import type { EngineHealth } from './sim/engine-runner.js';
+import { makeSimulationService } from './simulations/service.js';
+import type { EngineGate } from './simulations/types.js';
+import { QUEUE_BOUND } from './simulations/types.js';
 
 /** Seconds per draw assumed by an API process that runs no engine itself (the CPU engine's order). */
 const REMOTE_ENGINE_SECONDS_PER_DRAW = 1e-6;
@@ -22,7 +26,7 @@ export interface LocalEngine {
   health(): EngineHealth;
 }
 
-/** The engine states of the spec's 503 codes (engine_cold_start, engine_unavailable). */
+/** The engine states behind the 503 codes engine_cold_start and engine_unavailable (docs/api.md §7). */
 export function engineGate(mode: Config['ENGINE'], engine: LocalEngine | null): EngineGate {
   return {
     estimateSeconds: (draws) =>
@@ -68,7 +72,6 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     holdTtlSeconds: config.HOLD_TTL_SECONDS,
     notifications: db.kind === 'server',
   });
-  const results = makeResultStore({ sql, ledger, clock });
   const usage = makeUsageLimits({ sql, counters, clock });
   const idempotency = makeIdempotencyStore({ sql, clock });
   const sweeper = makeHoldSweeper({
@@ -78,25 +81,27 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     holdTtlSeconds: config.HOLD_TTL_SECONDS,
     chores: [(now) => idempotency.purgeExpired(now)],
   });
-  const service = makeSimulationService({
+  const simulations = makeSimulationService({
     sql,
     ledger,
     queue,
-    results,
     usage,
     attachJob: idempotency.attachJob,
     engine: engineGate(config.ENGINE, options.engine),
     clock,
-    docsUrl: config.docsUrl,
     onCharged: (milli, livemode) => metrics.addCreditsCharged(milli, livemode),
-    ...(options.queueBound === undefined ? {} : { queueBound: options.queueBound }),
+    queueBound: options.queueBound ?? QUEUE_BOUND,
   });
   const services: Services = {
     ledger,
-    simulations: { service, usage, idempotency },
+    simulations,
+    usage,
+    idempotency,
+    expectedLineups: makeExpectedLineupSales({ sql, ledger, clock }),
+    operator: makeOperator({ sql, ledger, clock }),
     ...(options.engine ? { engineHealth: () => options.engine!.health() } : {}),
   };
-  return { ledger, queue, results, usage, idempotency, sweeper, service, services };
+  return { ledger, queue, usage, idempotency, sweeper, simulations, services };
 }
 
 export type ServiceGraph = ReturnType<typeof makeServiceGraph>;

@@ -3,7 +3,8 @@
 // suspension, plan) empties the cache at once in this process and, through NOTIFY on a PostgreSQL
 // server, in every other process. The short lifetime bounds staleness should a notification be lost.
 import type { Database } from '../db/connection.js';
-import { type ApiKey, AUTH_CHANGED_CHANNEL, findKeyBySecret, hashSecret } from './keys.js';
+import { AUTH_CHANGED_CHANNEL } from './auth-changes.js';
+import { type ApiKey, findKeyBySecret, hashSecret } from './keys.js';
 import type { Org } from './orgs.js';
 
 const DEFAULT_TTL_MS = 2_000;

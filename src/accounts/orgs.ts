@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Sql } from '../db/connection.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
-import { AUTH_CHANGED_CHANNEL } from './keys.js';
+import { notifyAuthChanged } from './auth-changes.js';
 
 export const PLANS = ['none', 'plus', 'pro'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -19,30 +19,6 @@ export interface Org {
   spendCapMilli: number | null;
   limitOverrides: Record<string, number>;
   createdAt: Date;
-}
-
-interface OrgRow {
-  id: string;
-  name: string;
-  status: OrgStatus;
-  plan: Plan;
-  plan_active: boolean;
-  spend_cap_milli: number | null;
-  limit_overrides: Record<string, number>;
-  created_at: Date;
-}
-
-export function orgFromRow(row: OrgRow): Org {
-  return {
-    id: row.id,
-    name: row.name,
-    status: row.status,
-    plan: row.plan,
-    planActive: row.plan_active,
-    spendCapMilli: row.spend_cap_milli,
-    limitOverrides: row.limit_overrides ?? {},
-    createdAt: row.created_at,
-  };
 }
 
 /** Names of the limits an operator may override (decisions 3). */
@@ -69,17 +45,17 @@ export interface NewOrg {
 
 export async function createOrg(sql: Sql, input: NewOrg): Promise<Org> {
   const id = newId('org');
-  const [row] = await sql<OrgRow[]>`
+  const [row] = await sql<Org[]>`
     INSERT INTO orgs (id, name, plan, status, spend_cap_milli, limit_overrides)
     VALUES (${id}, ${input.name}, ${input.plan}, ${input.status ?? 'active'}, ${input.spendCapMilli ?? null},
             ${sql.json(input.limitOverrides ?? {})})
     RETURNING *`;
-  return orgFromRow(row!);
+  return row!;
 }
 
 export async function getOrg(sql: Sql, orgId: string): Promise<Org | null> {
-  const [row] = await sql<OrgRow[]>`SELECT * FROM orgs WHERE id = ${orgId}`;
-  return row ? orgFromRow(row) : null;
+  const [row] = await sql<Org[]>`SELECT * FROM orgs WHERE id = ${orgId}`;
+  return row ?? null;
 }
 
 export async function requireOrg(sql: Sql, orgId: string): Promise<Org> {
@@ -101,27 +77,27 @@ export interface OrgChanges {
 
 export async function updateOrg(sql: Sql, orgId: string, changes: OrgChanges): Promise<Org> {
   return sql.begin(async (tx) => {
-    const [current] = await tx<OrgRow[]>`SELECT * FROM orgs WHERE id = ${orgId} FOR UPDATE`;
+    const [current] = await tx<Org[]>`SELECT * FROM orgs WHERE id = ${orgId} FOR UPDATE`;
     if (!current)
       throw new ApiError('resource_missing', { message: `No organisation ${orgId}.`, param: 'org_id' });
-    const overrides: Record<string, number> = { ...current.limit_overrides };
+    const overrides: Record<string, number> = { ...current.limitOverrides };
     for (const [name, value] of Object.entries(changes.limitOverrides ?? {})) {
       if (value === null) delete overrides[name];
       else overrides[name] = value;
     }
-    const spendCap = changes.spendCapMilli === undefined ? current.spend_cap_milli : changes.spendCapMilli;
-    const [row] = await tx<OrgRow[]>`
+    const spendCap = changes.spendCapMilli === undefined ? current.spendCapMilli : changes.spendCapMilli;
+    const [row] = await tx<Org[]>`
       UPDATE orgs SET
         name = ${changes.name ?? current.name},
         plan = ${changes.plan ?? current.plan},
         status = ${changes.status ?? current.status},
-        plan_active = ${changes.planActive ?? current.plan_active},
+        plan_active = ${changes.planActive ?? current.planActive},
         spend_cap_milli = ${spendCap},
         limit_overrides = ${tx.json(overrides)}
       WHERE id = ${orgId}
       RETURNING *`;
     // Delivered on commit: cached keys of this organisation must see the new status and plan.
-    await tx`SELECT pg_notify(${AUTH_CHANGED_CHANNEL}, ${orgId})`;
-    return orgFromRow(row!);
+    await notifyAuthChanged(tx, orgId);
+    return row!;
   });
 }

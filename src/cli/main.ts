@@ -3,14 +3,16 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { SCOPES, type Scope } from '../accounts/keys.js';
-import { makeOperator } from '../accounts/operations.js';
 import { ORG_STATUSES, type OrgStatus, PLANS, type Plan } from '../accounts/orgs.js';
 import { makeLedger } from '../billing/ledger.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { runMigrations } from '../db/migrations.js';
 import { loadDemoData } from '../fixtures/demo-data.js';
 import { ingestFeed } from '../fixtures/feed-loader.js';
-import { DEMO_SEED, openServiceDatabase, type Role, startService } from '../server.js';
+import { DEMO_SEED } from '../operations/demo.js';
+import { makeOperator } from '../operations/operator.js';
+import { creditsView, keyView, newKeyView, orgView } from '../operations/views.js';
+import { openServiceDatabase, type Role, startService } from '../server.js';
 
 const USAGE = `usage: matchsim <command> [options] [--json]
   serve [--role api|worker|all]          run the service (default role: all)
@@ -106,23 +108,27 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       case 'org create':
         output(
-          await operator.createOrg({
-            name: required(values.name, 'name'),
-            plan: oneOf(required(values.plan, 'plan'), PLANS, 'plan') as Plan,
-            spendCapCredits: values['spend-cap'] ? creditsArgument(values['spend-cap'], 'spend-cap') : null,
-          }),
+          orgView(
+            await operator.createOrg({
+              name: required(values.name, 'name'),
+              plan: oneOf(required(values.plan, 'plan'), PLANS, 'plan') as Plan,
+              spendCapCredits: values['spend-cap'] ? creditsArgument(values['spend-cap'], 'spend-cap') : null,
+            }),
+          ),
         );
         return 0;
       case 'org set': {
         const cap = values['spend-cap'];
         output(
-          await operator.updateOrg(arg ?? required(undefined, 'ORG'), {
-            name: values.name,
-            plan: oneOf(values.plan, PLANS, 'plan'),
-            status: oneOf(values.status, ORG_STATUSES, 'status') as OrgStatus | undefined,
-            spendCapCredits:
-              cap === undefined ? undefined : cap === 'default' ? null : creditsArgument(cap, 'spend-cap'),
-          }),
+          orgView(
+            await operator.updateOrg(arg ?? required(undefined, 'ORG'), {
+              name: values.name,
+              plan: oneOf(values.plan, PLANS, 'plan'),
+              status: oneOf(values.status, ORG_STATUSES, 'status') as OrgStatus | undefined,
+              spendCapCredits:
+                cap === undefined ? undefined : cap === 'default' ? null : creditsArgument(cap, 'spend-cap'),
+            }),
+          ),
         );
         return 0;
       }
@@ -132,29 +138,33 @@ async function main(argv: string[]): Promise<number> {
         if (expires && Number.isNaN(expires.getTime()))
           throw new UsageError('--expires must be an ISO 8601 date-time');
         output(
-          await operator.createKey({
-            orgId: required(values.org, 'org'),
-            mode: oneOf(required(values.mode, 'mode'), ['live', 'test'] as const, 'mode')!,
-            scopes,
-            expiresAt: expires,
-            ipAllowlist: values.ip?.split(',').map((s) => s.trim()),
-          }),
+          newKeyView(
+            await operator.createKey({
+              orgId: required(values.org, 'org'),
+              mode: oneOf(required(values.mode, 'mode'), ['live', 'test'] as const, 'mode')!,
+              scopes,
+              expiresAt: expires,
+              ipAllowlist: values.ip?.split(',').map((s) => s.trim()),
+            }),
+          ),
         );
         return 0;
       }
       case 'key revoke':
-        output(await operator.revokeKey(arg ?? required(undefined, 'KEY')));
+        output(keyView(await operator.revokeKey(arg ?? required(undefined, 'KEY'))));
         return 0;
       case 'credits topup':
         output(
-          await operator.topUp(
-            required(values.org, 'org'),
-            creditsArgument(required(values.credits, 'credits'), 'credits'),
+          creditsView(
+            await operator.topUp(
+              required(values.org, 'org'),
+              creditsArgument(required(values.credits, 'credits'), 'credits'),
+            ),
           ),
         );
         return 0;
       case 'credits show':
-        output(await operator.showCredits(required(values.org, 'org')));
+        output(creditsView(await operator.showCredits(required(values.org, 'org'))));
         return 0;
       case 'demo':
         output(await loadDemoData(db.sql, { seed: DEMO_SEED, now: new Date() }));

@@ -15,9 +15,15 @@ export interface Database {
   close(): Promise<void>;
 }
 
+// Rows come back with camelCase keys (`org_id` → `orgId`) and objects given to `sql(…)` insert into
+// snake_case columns: one mapping for every table instead of a mapper per table. Only column names are
+// transformed, never the keys inside json columns (documents keep their own field names).
 // int8 (milli-credits, counters) as a JS number: every amount we keep stays far below 2^53.
 const clientOptions = {
-  transform: { undefined: null } as const,
+  transform: {
+    undefined: null,
+    column: { from: postgres.toCamel, to: postgres.fromCamel },
+  },
   connection: { TimeZone: 'UTC', application_name: 'matchsim' },
   types: {
     int8: {

@@ -1,78 +1,30 @@
 // The Fastify application: cross-cutting concerns (request ids, auth, rate limits, errors, metrics,
 // OpenAPI) live here and in their plugins; each resource's routes live in routes/<resource>.ts.
 
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  LogController,
-  type RawServerDefault,
-} from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import {
   jsonSchemaTransform,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
-import type { Redis } from 'ioredis';
 import { makeKeyCache } from '../accounts/key-cache.js';
-import type { Scope } from '../accounts/keys.js';
-import type { Config } from '../config.js';
-import type { Database } from '../db/connection.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import { type LimitName, limitsFor } from '../limits/plans.js';
-import type { WindowCounter } from '../limits/window-counter.js';
-import { type AuthContext, makeAuthenticator } from './auth.js';
+import type { App, AppDeps, RateGroup } from './app-types.js';
+import { makeAuthenticator } from './auth.js';
 import { installErrorHandling } from './error-handler.js';
-import type { Metrics } from './metrics.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerCreditRoutes } from './routes/credits.js';
 import { registerDocsRoutes } from './routes/docs.js';
 import { registerFixtureRoutes } from './routes/fixtures.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerSimulationRoutes } from './routes/simulations.js';
-import type { Services } from './services.js';
 
-export type RateGroup = 'data' | 'simulations';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    auth: AuthContext | null;
-    /** The JSON body as received: idempotency and the loop guard compare exact bytes. */
-    rawBody: string | undefined;
-  }
-  interface FastifyContextConfig {
-    /** Who may call: anyone (docs, health), an API key, or an operator with ADMIN_TOKEN. */
-    access?: 'public' | 'api' | 'admin';
-    /** Scope the API key must hold; none for credits and fixtures (decisions 1). */
-    scope?: Scope;
-    /** Which per-minute limit the route counts against (decisions 3). */
-    rateGroup?: RateGroup;
-  }
-}
-
-export type App = FastifyInstance<
-  RawServerDefault,
-  IncomingMessage,
-  ServerResponse,
-  FastifyBaseLogger,
-  ZodTypeProvider
->;
-
-export interface AppDeps {
-  config: Config;
-  db: Database;
-  clock: () => Date;
-  counters: WindowCounter;
-  metrics: Metrics;
-  services: Services;
-  /** Shared store of the per-minute limits when several API processes run (REDIS_URL). */
-  redis?: Redis | undefined;
-  logger?: boolean | { level: string };
-}
+export type { App, AppDeps } from './app-types.js';
 
 /** Bodies larger than this are refused before parsing. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -213,7 +165,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerDocsRoutes(app, deps);
   registerCreditRoutes(app, deps);
   registerAdminRoutes(app, deps, keyCache);
-  registerSimulationRoutes(app, deps, deps.services.simulations);
+  registerSimulationRoutes(app, deps);
   registerFixtureRoutes(app, deps);
 
   await app.ready();

@@ -1,22 +1,15 @@
-// Authentication and authorization of API requests (decisions 1), in the order the decisions fix:
+// Authentication and authorization of API requests (docs/decisions.md §1), in the order it fixes:
 // well formed → known → revoked → expired → IP allowed → org suspended → plan → scope.
 // Failed authentications count per client IP; past the limit the IP gets 429 rate_limited.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
+import type { Caller } from '../accounts/caller.js';
 import type { KeyCache } from '../accounts/key-cache.js';
-import { type ApiKey, ipAllowed, type KeyMode, type Scope, SECRET_PATTERN } from '../accounts/keys.js';
-import type { Org } from '../accounts/orgs.js';
+import { ipAllowed, type Scope, SECRET_PATTERN } from '../accounts/keys.js';
 import { ApiError } from '../errors.js';
 import type { WindowCounter } from '../limits/window-counter.js';
 
-export interface AuthContext {
-  org: Org;
-  key: ApiKey;
-  mode: KeyMode;
-  livemode: boolean;
-}
-
-/** Failed authentications allowed per client IP and minute (decisions 1). */
+/** Failed authentications allowed per client IP and minute (docs/decisions.md §1). */
 export const AUTH_FAILURES_PER_MINUTE = 30;
 const AUTH_FAILURE_WINDOW_MS = 60_000;
 
@@ -28,7 +21,7 @@ function bearerToken(request: FastifyRequest): string | null {
 }
 
 export interface Authenticator {
-  authenticate(request: FastifyRequest, scope: Scope | null): Promise<AuthContext>;
+  authenticate(request: FastifyRequest, scope: Scope | null): Promise<Caller>;
   authenticateAdmin(request: FastifyRequest): void;
 }
 
@@ -62,7 +55,7 @@ export function makeAuthenticator(deps: {
     throw error;
   }
 
-  async function authenticate(request: FastifyRequest, scope: Scope | null): Promise<AuthContext> {
+  async function authenticate(request: FastifyRequest, scope: Scope | null): Promise<Caller> {
     const ip = request.ip;
     await refuseIfLockedOut(ip);
     const secret = bearerToken(request);

@@ -1,8 +1,10 @@
-// One error handler for the whole service: every failure leaves as the error object of spec 7, with
-// Request-Id, Retry-After on 429s and no internal details on 5xx.
+// One error handler for the whole service: every failure leaves as the error object of docs/api.md §7,
+// through its schema, with Request-Id, Retry-After on 429s and no internal details on 5xx.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ApiError, type ErrorCode, errorBody, isApiError } from '../errors.js';
+import { errorResponseSchema } from './schemas/common.js';
+import { serializeThrough } from './serialize.js';
 
 /** Fastify's own error codes that mean "the client sent something we cannot read". */
 const REQUEST_SHAPE_ERRORS: Record<string, { code: ErrorCode; message: string; param?: string }> = {
@@ -96,8 +98,7 @@ export function sendApiError(request: FastifyRequest, reply: FastifyReply, error
   return reply
     .code(error.status)
     .type('application/json; charset=utf-8')
-    .serializer(JSON.stringify)
-    .send(errorBody(error, { requestId: request.id, docsUrl }));
+    .send(serializeThrough(errorResponseSchema, errorBody(error, { requestId: request.id, docsUrl })));
 }
 
 export function installErrorHandling(app: FastifyInstance, docsUrl: string) {

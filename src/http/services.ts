@@ -1,14 +1,19 @@
-// The domain services the HTTP layer calls. Built once at boot (src/server.ts) and in tests.
+// The domain services the HTTP layer calls. Built once at boot (src/wiring.ts) and in tests.
 import type { Ledger } from '../billing/ledger.js';
-import type { SimulationRouteDeps } from './routes/simulations.js';
-
-export interface EngineHealth {
-  state: string;
-  [detail: string]: unknown;
-}
+import type { ExpectedLineupSales } from '../fixtures/expected-lineup-sales.js';
+import type { IdempotencyStore } from '../idempotency/store.js';
+import type { UsageLimits } from '../limits/usage.js';
+import type { Operator } from '../operations/operator.js';
+import type { EngineHealth } from '../sim/engine-runner.js';
+import type { SimulationService } from '../simulations/service.js';
 
 export interface Services {
   ledger: Ledger;
+  simulations: SimulationService;
+  usage: UsageLimits;
+  idempotency: IdempotencyStore;
+  expectedLineups: ExpectedLineupSales;
+  operator: Operator;
+  /** The engine of this process, when it runs one (role worker or all). */
   engineHealth?: () => EngineHealth;
-  simulations: SimulationRouteDeps;
 }

@@ -13,14 +13,6 @@ export interface DailyUsage {
   gpuMs: number;
 }
 
-interface UsageRow {
-  org_id: string;
-  day: string;
-  submissions: number;
-  batches: number;
-  gpu_ms: number;
-}
-
 /** The UTC day of an instant, YYYY-MM-DD. */
 export function utcDay(at: Date): string {
   return at.toISOString().slice(0, 10);
@@ -44,11 +36,11 @@ export function gpuSecondsToMs(seconds: number): number {
  */
 export async function lockDailyUsage(tx: TransactionSql, orgId: string, day: string): Promise<DailyUsage> {
   await tx`INSERT INTO usage_days (org_id, day) VALUES (${orgId}, ${day}) ON CONFLICT DO NOTHING`;
-  const [row] = await tx<UsageRow[]>`
+  const [row] = await tx<DailyUsage[]>`
     SELECT org_id, to_char(day, 'YYYY-MM-DD') AS day, submissions, batches, gpu_ms
     FROM usage_days WHERE org_id = ${orgId} AND day = ${day}
     FOR UPDATE`;
-  return usageFromRow(row!);
+  return row!;
 }
 
 export interface UsageIncrement {
@@ -71,7 +63,7 @@ export async function addDailyUsage(
   add: UsageIncrement,
   ceilings: UsageCeilings,
 ): Promise<DailyUsage | null> {
-  const [row] = await tx<UsageRow[]>`
+  const [row] = await tx<DailyUsage[]>`
     UPDATE usage_days
     SET submissions = submissions + ${add.submissions}, batches = batches + ${add.batches},
         gpu_ms = gpu_ms + ${add.gpuMs}
@@ -80,7 +72,7 @@ export async function addDailyUsage(
       AND batches + ${add.batches} <= ${ceilings.batches}
       AND gpu_ms + ${add.gpuMs} <= ${ceilings.gpuMs}
     RETURNING org_id, to_char(day, 'YYYY-MM-DD') AS day, submissions, batches, gpu_ms`;
-  return row ? usageFromRow(row) : null;
+  return row ?? null;
 }
 
 /**
@@ -105,18 +97,8 @@ export async function readDailyUsage(
   orgId: string,
   day: string,
 ): Promise<DailyUsage> {
-  const [row] = await db<UsageRow[]>`
+  const [row] = await db<DailyUsage[]>`
     SELECT org_id, to_char(day, 'YYYY-MM-DD') AS day, submissions, batches, gpu_ms
     FROM usage_days WHERE org_id = ${orgId} AND day = ${day}`;
-  return row ? usageFromRow(row) : { orgId, day, submissions: 0, batches: 0, gpuMs: 0 };
-}
-
-function usageFromRow(row: UsageRow): DailyUsage {
-  return {
-    orgId: row.org_id,
-    day: row.day,
-    submissions: row.submissions,
-    batches: row.batches,
-    gpuMs: row.gpu_ms,
-  };
+  return row ?? { orgId, day, submissions: 0, batches: 0, gpuMs: 0 };
 }

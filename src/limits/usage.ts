@@ -8,7 +8,6 @@
 
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { ApiError } from '../errors.js';
-import { countOpenJobGroups } from '../sim/queue.js';
 import {
   addDailyUsage,
   type DailyUsage,
@@ -47,8 +46,12 @@ export interface SubmissionRequest {
    * a cache hit runs nothing and has no entry.
    */
   gpuSecondsEstimates: readonly number[];
-  /** False when nothing will be queued (every item a cache hit): no open job is added. */
-  opensJob?: boolean | undefined;
+  /**
+   * Counts the organisation's open job groups (queued or running; a batch counts once) in this
+   * transaction; called after the usage row is locked, so the count cannot change before the new job
+   * commits. Omitted when nothing will be queued (every item a cache hit): no open job is added.
+   */
+  countOpenJobGroups?: ((tx: TransactionSql) => Promise<number>) | undefined;
 }
 
 export interface Admission {
@@ -86,116 +89,130 @@ export interface UsageLimitsDeps {
   clock?: () => Date;
 }
 
-export function makeUsageLimits(deps: UsageLimitsDeps): UsageLimits {
-  const { sql, counters } = deps;
-  const clock = deps.clock ?? (() => new Date());
+interface UsageDeps {
+  sql: Sql;
+  counters: WindowCounter;
+  clock: () => Date;
+}
 
-  async function admitSubmission(tx: TransactionSql, request: SubmissionRequest): Promise<Admission> {
-    const now = clock();
-    const day = utcDay(now);
-    const orgId = request.org.id;
-    const limits = limitsFor(request.org);
-    const usage = await lockDailyUsage(tx, orgId, day);
-    const batches = request.kind === 'batch' ? 1 : 0;
-    const untilTomorrow = secondsToNextUtcDay(now);
+export function makeUsageLimits(options: UsageLimitsDeps): UsageLimits {
+  const deps: UsageDeps = { ...options, clock: options.clock ?? (() => new Date()) };
+  return {
+    admitSubmission: (tx, request) => admitSubmission(deps, tx, request),
+    usageToday: (orgId) => usageToday(deps, orgId),
+    checkLoopGuard: (request) => checkLoopGuard(deps, request),
+    checkLineupCooldown: (orgId) => checkLineupCooldown(deps, orgId),
+    recordLineupFailure: (orgId) => recordLineupFailure(deps, orgId),
+  };
+}
 
-    if (usage.submissions + 1 > limits.submissions_per_day) {
-      throw dailyCeiling(
-        'submissions_per_day',
-        `${limits.submissions_per_day} submissions per UTC day`,
-        untilTomorrow,
-      );
-    }
-    if (usage.batches + batches > limits.batches_per_day) {
-      throw dailyCeiling('batches_per_day', `${limits.batches_per_day} batches per UTC day`, untilTomorrow);
-    }
+async function admitSubmission(
+  { clock }: UsageDeps,
+  tx: TransactionSql,
+  request: SubmissionRequest,
+): Promise<Admission> {
+  const now = clock();
+  const day = utcDay(now);
+  const orgId = request.org.id;
+  const limits = limitsFor(request.org);
+  const usage = await lockDailyUsage(tx, orgId, day);
+  const batches = request.kind === 'batch' ? 1 : 0;
+  const untilTomorrow = secondsToNextUtcDay(now);
 
-    const budgetMs = limits.gpu_seconds_per_day * 1000;
-    const estimatesMs = request.gpuSecondsEstimates.map(gpuSecondsToMs);
-    const estimateMs = estimatesMs.reduce((sum, ms) => sum + ms, 0);
-    // spec 8.3: a request may reserve the full daily budget, so one larger than the whole budget
-    // reserves all of it (on an untouched day) rather than never fitting.
-    const reservedMs = Math.min(estimateMs, budgetMs);
-    if (estimateMs > 0 && (usage.gpuMs >= budgetMs || usage.gpuMs + reservedMs > budgetMs)) {
-      throw dailyCeiling(
-        'gpu_seconds_per_day',
-        `${limits.gpu_seconds_per_day} GPU-seconds per UTC day; ${formatSeconds(usage.gpuMs)} used or reserved, ${formatSeconds(estimateMs)} estimated for this request`,
-        untilTomorrow,
-      );
-    }
-
-    if (request.opensJob ?? true) {
-      const open = await countOpenJobGroups(tx, orgId);
-      if (open + 1 > limits.concurrent_simulations) {
-        throw new ApiError('concurrency_limited', {
-          message: `The organisation has ${open} open simulation jobs; its limit is ${limits.concurrent_simulations}.`,
-          rule: 'concurrent_simulations',
-          reason: `${limits.concurrent_simulations} open jobs (a batch counts once)`,
-          retryAfterSeconds: CONCURRENCY_RETRY_AFTER_SECONDS,
-          recovery: { open_jobs: open, limit: limits.concurrent_simulations },
-        });
-      }
-    }
-
-    const updated = await addDailyUsage(
-      tx,
-      orgId,
-      day,
-      { submissions: 1, batches, gpuMs: reservedMs },
-      {
-        submissions: limits.submissions_per_day,
-        batches: limits.batches_per_day,
-        // Measured times may have taken the day past its budget; a request that reserves nothing still fits.
-        gpuMs: reservedMs === 0 ? Number.MAX_SAFE_INTEGER : budgetMs,
-      },
+  if (usage.submissions + 1 > limits.submissions_per_day) {
+    throw dailyCeiling(
+      'submissions_per_day',
+      `${limits.submissions_per_day} submissions per UTC day`,
+      untilTomorrow,
     );
-    // The row is locked by this transaction since lockDailyUsage: the guard cannot refuse now.
-    if (!updated) throw new Error(`usage of ${orgId} on ${day} changed under its lock`);
-    return { orgId, day, gpuSecondsReserved: splitReservation(estimatesMs, reservedMs), usage: updated };
+  }
+  if (usage.batches + batches > limits.batches_per_day) {
+    throw dailyCeiling('batches_per_day', `${limits.batches_per_day} batches per UTC day`, untilTomorrow);
   }
 
-  async function usageToday(orgId: string): Promise<DailyUsage> {
-    return readDailyUsage(sql, orgId, utcDay(clock()));
+  const budgetMs = limits.gpu_seconds_per_day * 1000;
+  const estimatesMs = request.gpuSecondsEstimates.map(gpuSecondsToMs);
+  const estimateMs = estimatesMs.reduce((sum, ms) => sum + ms, 0);
+  // spec 8.3: a request may reserve the full daily budget, so one larger than the whole budget
+  // reserves all of it (on an untouched day) rather than never fitting.
+  const reservedMs = Math.min(estimateMs, budgetMs);
+  if (estimateMs > 0 && (usage.gpuMs >= budgetMs || usage.gpuMs + reservedMs > budgetMs)) {
+    throw dailyCeiling(
+      'gpu_seconds_per_day',
+      `${limits.gpu_seconds_per_day} GPU-seconds per UTC day; ${formatSeconds(usage.gpuMs)} used or reserved, ${formatSeconds(estimateMs)} estimated for this request`,
+      untilTomorrow,
+    );
   }
 
-  async function checkLoopGuard(request: LoopGuardRequest): Promise<void> {
-    const key = `loop_guard:${request.orgId}:${request.method}:${request.path}:${request.bodyHash}`;
-    const refuse = async () => {
-      // "Until the burst stops": every repeat while locked starts the lock again.
-      await counters.lock(key, LOOP_GUARD_WINDOW_MS);
-      return new ApiError('loop_guard', {
-        message: `The same request was sent ${LOOP_GUARD_REPEATS} or more times within ${LOOP_GUARD_WINDOW_MS / 1000} seconds.`,
-        rule: 'loop_guard',
-        reason: `${LOOP_GUARD_REPEATS} identical requests within ${LOOP_GUARD_WINDOW_MS / 1000} seconds`,
-        retryAfterSeconds: LOOP_GUARD_WINDOW_MS / 1000,
+  if (request.countOpenJobGroups) {
+    const open = await request.countOpenJobGroups(tx);
+    if (open + 1 > limits.concurrent_simulations) {
+      throw new ApiError('concurrency_limited', {
+        message: `The organisation has ${open} open simulation jobs; its limit is ${limits.concurrent_simulations}.`,
+        rule: 'concurrent_simulations',
+        reason: `${limits.concurrent_simulations} open jobs (a batch counts once)`,
+        retryAfterSeconds: CONCURRENCY_RETRY_AFTER_SECONDS,
+        recovery: { open_jobs: open, limit: limits.concurrent_simulations },
       });
-    };
-    if ((await counters.lockedFor(key)) > 0) throw await refuse();
-    const { count } = await counters.hit(key, LOOP_GUARD_WINDOW_MS);
-    if (count >= LOOP_GUARD_REPEATS) throw await refuse();
+    }
   }
 
-  async function checkLineupCooldown(orgId: string): Promise<void> {
-    const lockedMs = await counters.lockedFor(`lineup_cooldown:${orgId}`);
-    if (lockedMs <= 0) return;
-    const seconds = Math.max(1, Math.ceil(lockedMs / 1000));
-    throw new ApiError('lineup_cooldown', {
-      message: 'Custom lineups are locked after repeated invalid lineups.',
-      rule: 'lineup_cooldown',
-      reason: `${LINEUP_FAILURES_BEFORE_COOLDOWN} invalid custom lineups within ${LINEUP_FAILURE_WINDOW_MS / 60_000} minutes`,
-      retryAfterSeconds: seconds,
-      recovery: { retry_at: new Date(clock().getTime() + seconds * 1000).toISOString() },
+  const updated = await addDailyUsage(
+    tx,
+    orgId,
+    day,
+    { submissions: 1, batches, gpuMs: reservedMs },
+    {
+      submissions: limits.submissions_per_day,
+      batches: limits.batches_per_day,
+      // Measured times may have taken the day past its budget; a request that reserves nothing still fits.
+      gpuMs: reservedMs === 0 ? Number.MAX_SAFE_INTEGER : budgetMs,
+    },
+  );
+  // The row is locked by this transaction since lockDailyUsage: the guard cannot refuse now.
+  if (!updated) throw new Error(`usage of ${orgId} on ${day} changed under its lock`);
+  return { orgId, day, gpuSecondsReserved: splitReservation(estimatesMs, reservedMs), usage: updated };
+}
+
+async function usageToday({ sql, clock }: UsageDeps, orgId: string): Promise<DailyUsage> {
+  return readDailyUsage(sql, orgId, utcDay(clock()));
+}
+
+async function checkLoopGuard({ counters }: UsageDeps, request: LoopGuardRequest): Promise<void> {
+  const key = `loop_guard:${request.orgId}:${request.method}:${request.path}:${request.bodyHash}`;
+  const refuse = async () => {
+    // "Until the burst stops": every repeat while locked starts the lock again.
+    await counters.lock(key, LOOP_GUARD_WINDOW_MS);
+    return new ApiError('loop_guard', {
+      message: `The same request was sent ${LOOP_GUARD_REPEATS} or more times within ${LOOP_GUARD_WINDOW_MS / 1000} seconds.`,
+      rule: 'loop_guard',
+      reason: `${LOOP_GUARD_REPEATS} identical requests within ${LOOP_GUARD_WINDOW_MS / 1000} seconds`,
+      retryAfterSeconds: LOOP_GUARD_WINDOW_MS / 1000,
     });
-  }
+  };
+  if ((await counters.lockedFor(key)) > 0) throw await refuse();
+  const { count } = await counters.hit(key, LOOP_GUARD_WINDOW_MS);
+  if (count >= LOOP_GUARD_REPEATS) throw await refuse();
+}
 
-  async function recordLineupFailure(orgId: string): Promise<boolean> {
-    const { count } = await counters.hit(`lineup_failures:${orgId}`, LINEUP_FAILURE_WINDOW_MS);
-    if (count < LINEUP_FAILURES_BEFORE_COOLDOWN) return false;
-    await counters.lock(`lineup_cooldown:${orgId}`, LINEUP_COOLDOWN_MS);
-    return true;
-  }
+async function checkLineupCooldown({ counters, clock }: UsageDeps, orgId: string): Promise<void> {
+  const lockedMs = await counters.lockedFor(`lineup_cooldown:${orgId}`);
+  if (lockedMs <= 0) return;
+  const seconds = Math.max(1, Math.ceil(lockedMs / 1000));
+  throw new ApiError('lineup_cooldown', {
+    message: 'Custom lineups are locked after repeated invalid lineups.',
+    rule: 'lineup_cooldown',
+    reason: `${LINEUP_FAILURES_BEFORE_COOLDOWN} invalid custom lineups within ${LINEUP_FAILURE_WINDOW_MS / 60_000} minutes`,
+    retryAfterSeconds: seconds,
+    recovery: { retry_at: new Date(clock().getTime() + seconds * 1000).toISOString() },
+  });
+}
 
-  return { admitSubmission, usageToday, checkLoopGuard, checkLineupCooldown, recordLineupFailure };
+async function recordLineupFailure({ counters }: UsageDeps, orgId: string): Promise<boolean> {
+  const { count } = await counters.hit(`lineup_failures:${orgId}`, LINEUP_FAILURE_WINDOW_MS);
+  if (count < LINEUP_FAILURES_BEFORE_COOLDOWN) return false;
+  await counters.lock(`lineup_cooldown:${orgId}`, LINEUP_COOLDOWN_MS);
+  return true;
 }
 
 function dailyCeiling(rule: string, ceiling: string, retryAfterSeconds: number): ApiError {

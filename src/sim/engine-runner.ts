@@ -5,21 +5,25 @@ import { compileFixture, type EngineSeed, seedFromHex } from '../../fallback/con
 import { type CpuEngine, createCpuEngine, type EngineRun } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths } from '../../fallback/engine.js';
 import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/engine.js';
-import type { EngineHealth } from '../http/services.js';
+import type { Job } from '../jobs/types.js';
+import type { RunBatch, RunOutcome } from '../jobs/worker.js';
 import { buildSimulationDocument, type ModelStatus, SAMPLE_PATHS } from './document.js';
 import type { BacktestResult } from './fit/backtest.js';
 import { modelAccuracyFor } from './fit/model-files.js';
 import type { MatchInputs } from './inputs.js';
 import storedBacktest from './model-accuracy.json' with { type: 'json' };
 import { defaultModelParams, type ModelParams } from './model-params.js';
-import type { Job } from './queue.js';
-import type { RunBatch, RunOutcome } from './worker.js';
 
 /** What a job carries for the engine (jobs.inputs): the resolved inputs and their watermark. */
 export interface JobPayload {
   match: MatchInputs;
   /** When the inputs were captured (simulation.basis.as_of). */
   as_of: string;
+}
+
+export interface EngineHealth {
+  state: string;
+  [detail: string]: unknown;
 }
 
 /** The stored backtest of the shipped model (`matchsim model backtest`), as documents state it. */

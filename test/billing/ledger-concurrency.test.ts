@@ -37,10 +37,10 @@ function errorCodes(results: PromiseSettledResult<unknown>[]): string[] {
 }
 
 async function ledgerRowsByRequest(orgId: string): Promise<Map<string, number>> {
-  const rows = await db.sql<{ request_id: string; rows: number }[]>`
+  const rows = await db.sql<{ requestId: string; rows: number }[]>`
     SELECT request_id, count(*)::int AS rows FROM credit_ledger
     WHERE org_id = ${orgId} AND request_id IS NOT NULL GROUP BY request_id`;
-  return new Map(rows.map((row) => [row.request_id, row.rows]));
+  return new Map(rows.map((row) => [row.requestId, row.rows]));
 }
 
 describe('50 concurrent spenders', () => {

@@ -5,8 +5,8 @@
 import { makeLedger } from '../../src/billing/ledger.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { ApiError } from '../../src/errors.js';
-import { makeResultStore } from '../../src/sim/results.js';
-import { buildTestResponse } from '../sim/setup.js';
+import { getJob } from '../../src/jobs/job-store.js';
+import { deliverJob } from '../../src/simulations/deliver.js';
 
 const [url, orgId, jobId, reservationId, requestId] = process.argv.slice(2);
 if (!url || !orgId || !jobId || !reservationId || !requestId) throw new Error('usage: URL ORG JOB RES REQ');
@@ -16,17 +16,18 @@ process.on('uncaughtException', (error) => process.stderr.write(`uncaught: ${Str
 
 const db = await openDatabase({ databaseUrl: url, max: 2 });
 const ledger = makeLedger({ sql: db.sql });
-const results = makeResultStore({ sql: db.sql, ledger });
+const clock = () => new Date();
+const engine = { estimateSeconds: (draws: number) => draws * 1e-6, assertAvailable() {} };
 let outcome: string;
 try {
-  const delivered = await results.deliverJob({
-    orgId,
-    jobId,
-    reservationId,
-    requestId,
-    buildResponse: buildTestResponse,
-  });
-  outcome = delivered.status;
+  const job = await getJob(db.sql, jobId);
+  if (!job || job.orgId !== orgId || job.reservationId !== reservationId) throw new Error('no such job');
+  const delivered = await deliverJob(
+    { sql: db.sql, ledger, clock, engine },
+    { requestId, idempotencyKey: null },
+    job,
+  );
+  outcome = delivered.kind;
 } catch (error) {
   outcome = error instanceof ApiError ? error.code : `error: ${String(error)}`;
 }

@@ -10,18 +10,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeIdempotencyStore, requestBodyHash } from '../../src/http/idempotency.js';
-import type { Job } from '../../src/sim/queue.js';
+import { requestBodyHash } from '../../src/http/idempotent.js';
+import { makeIdempotencyStore } from '../../src/idempotency/store.js';
+import type { Job } from '../../src/jobs/types.js';
+import { findDeliveryForJob, storeResult } from '../../src/results/result-store.js';
 import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase, usingServer } from '../helpers/database.js';
-import {
-  buildTestResponse,
-  chargeRows,
-  documentFor,
-  makeSimParts,
-  type SimParts,
-  submitJob,
-} from '../sim/setup.js';
+import { chargeRows, deliver, documentFor, makeSimParts, type SimParts, submitJob } from '../sim/setup.js';
 
 if (!usingServer) {
   console.info(
@@ -54,18 +49,22 @@ async function succeededJob(orgId: string, draws: number): Promise<Job> {
   const job = await submitJob(parts, orgId, { draws, inputs: { fault: Math.random() } });
   await parts.queue.claim('w', 10, 60_000);
   const done = await parts.sql.begin(async (tx) => {
-    const result = await parts.results.storeResult(tx, {
-      cacheKey: job.cacheKey,
-      scope: 'shared',
-      orgId: null,
-      fixtureId: job.fixtureId,
-      dataVersion: job.dataVersion,
-      draws,
-      document: documentFor(job),
-      engine: 'cpu',
-      runMs: 1,
-      gpuMs: 0,
-    });
+    const result = await storeResult(
+      tx,
+      {
+        cacheKey: job.cacheKey,
+        scope: 'shared',
+        orgId: null,
+        fixtureId: job.fixtureId,
+        dataVersion: job.dataVersion,
+        draws,
+        document: documentFor(job),
+        engine: 'cpu',
+        runMs: 1,
+        gpuMs: 0,
+      },
+      new Date(),
+    );
     return parts.queue.complete(job.id, {
       resultId: result.id,
       gpuSecondsUsed: 0,
@@ -100,16 +99,6 @@ async function deliverElsewhere(job: Job, requestId: string): Promise<string> {
   await new Promise((resolve) => child.on('exit', resolve));
   const line = output.split('\n').find((text) => text.startsWith('{'));
   return line ? (JSON.parse(line) as { outcome: string }).outcome : 'no outcome reported';
-}
-
-function deliver(job: Job, requestId: string) {
-  return parts.results.deliverJob({
-    orgId: job.orgId,
-    jobId: job.id,
-    reservationId: job.reservationId,
-    requestId,
-    buildResponse: buildTestResponse,
-  });
 }
 
 async function waitForBlockedBackend(table: string): Promise<number> {
@@ -161,7 +150,7 @@ async function expectUntouched(job: Job): Promise<void> {
   expect((await parts.queue.get(job.id))?.status).toBe('succeeded');
   expect((await parts.ledger.getHold(job.reservationId))?.status).toBe('pending');
   expect(await chargeRows(db.sql, job.reservationId)).toBe(0);
-  expect(await parts.results.findDeliveryForJob(job.id)).toBeNull();
+  expect(await findDeliveryForJob(db.sql, job.id)).toBeNull();
   expect((await parts.ledger.checkBalanced(job.orgId)).balanced).toBe(true);
 }
 
@@ -180,8 +169,8 @@ describe.skipIf(!usingServer)('connection terminated during a delivery settlemen
     expect(error).toBe('settlement_unknown');
     await expectUntouched(job);
 
-    const retry = await deliver(job, 'req_retry');
-    expect(retry).toMatchObject({ status: 'delivered', replayed: false });
+    const retry = await deliver(parts, job, 'req_retry');
+    expect(retry).toMatchObject({ kind: 'delivered', delivered: { replayed: false } });
     expect(await chargeRows(db.sql, job.reservationId)).toBe(1);
     expect(await parts.ledger.balance(org)).toMatchObject({ held: 0, spentThisMonth: 4000 });
     expect((await parts.ledger.checkBalanced(org)).balanced).toBe(true);
@@ -207,8 +196,8 @@ describe.skipIf(!usingServer)('connection terminated during a delivery settlemen
     const error = await terminateWhileBlocked(
       'deliveries',
       (tx) => tx`
-        INSERT INTO deliveries (id, org_id, job_id, result_id, mode, response, created_at)
-        VALUES ('sim_blocker', ${org}, ${job.id}, ${result!.id}, 'live', '{}', now())`,
+        INSERT INTO deliveries (id, org_id, job_id, result_id, mode, created_at)
+        VALUES ('sim_blocker', ${org}, ${job.id}, ${result!.id}, 'live', now())`,
       () => deliverElsewhere(job, 'req_first'),
     );
     expect(error).toBe('settlement_unknown');
@@ -219,9 +208,10 @@ describe.skipIf(!usingServer)('connection terminated during a delivery settlemen
     const retry = await idempotency.begin(request);
     expect(retry).toMatchObject({ kind: 'new', record: { jobId: job.id } });
     if (retry.kind !== 'new') return;
-    const delivered = await deliver(job, 'req_retry');
-    if (delivered.status !== 'delivered') throw new Error('expected a delivery');
-    const body = JSON.stringify(delivered.delivery.response);
+    const outcome = await deliver(parts, job, 'req_retry');
+    if (outcome.kind !== 'delivered') throw new Error('expected a delivery');
+    const { delivered } = outcome;
+    const body = JSON.stringify({ object: 'simulation', id: delivered.delivery.id });
     await idempotency.complete(retry.record, { status: 200, headers: {}, body });
     expect(await idempotency.begin(request)).toMatchObject({
       kind: 'replay',

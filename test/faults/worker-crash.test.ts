@@ -6,12 +6,12 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWorker } from '../../src/sim/worker.js';
+import { startWorker } from '../../src/jobs/worker.js';
 import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase, usingServer } from '../helpers/database.js';
 import {
-  buildTestResponse,
   chargeRows,
+  deliver,
   deterministicEngine,
   makeSimParts,
   type SimParts,
@@ -89,14 +89,8 @@ describe.skipIf(!usingServer)('worker process killed mid-job', () => {
     expect(survivor.stats.completed).toBe(1);
 
     for (const requestId of ['req_first', 'req_retry']) {
-      const outcome = await parts.results.deliverJob({
-        orgId: org,
-        jobId: job.id,
-        reservationId: job.reservationId,
-        requestId,
-        buildResponse: buildTestResponse,
-      });
-      expect(outcome.status).toBe('delivered');
+      const outcome = await deliver(parts, job, requestId);
+      expect(outcome.kind).toBe('delivered');
     }
     expect(await chargeRows(db.sql, job.reservationId)).toBe(1);
     expect(await parts.ledger.balance(org)).toMatchObject({ held: 0, spentThisMonth: 3000 });

@@ -3,8 +3,8 @@
 // Run with `node --import tsx test/faults/worker-process.ts`.
 import { makeLedger } from '../../src/billing/ledger.js';
 import { openDatabase } from '../../src/db/connection.js';
-import { makeJobQueue } from '../../src/sim/queue.js';
-import { startWorker } from '../../src/sim/worker.js';
+import { makeJobQueue } from '../../src/jobs/queue.js';
+import { startWorker } from '../../src/jobs/worker.js';
 
 const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) throw new Error('DATABASE_URL is required');

@@ -1,14 +1,14 @@
 // A real app over a fresh test database, with helpers to make organisations and keys.
 import type { KeyMode, Scope } from '../../src/accounts/keys.js';
-import { makeOperator } from '../../src/accounts/operations.js';
 import type { Plan } from '../../src/accounts/orgs.js';
 import { loadConfig } from '../../src/config.js';
 import { type App, buildApp } from '../../src/http/app.js';
 import { makeMetrics } from '../../src/http/metrics.js';
 import type { Services } from '../../src/http/services.js';
+import { startWorker, type Worker } from '../../src/jobs/worker.js';
 import { makeMemoryWindowCounter } from '../../src/limits/window-counter.js';
+import { makeOperator } from '../../src/operations/operator.js';
 import { createSimulationEngine, type SimulationEngine } from '../../src/sim/engine-runner.js';
-import { startWorker, type Worker } from '../../src/sim/worker.js';
 import { makeServiceGraph, type ServiceGraph } from '../../src/wiring.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
@@ -103,16 +103,16 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     async newOrg(o = {}) {
       const org = await operator.createOrg({ name: 'Test org', plan: o.plan ?? 'pro', limits: o.limits });
       const key = await operator.createKey({
-        orgId: org.org_id,
+        orgId: org.id,
         mode: o.mode ?? 'live',
         scopes: o.scopes,
         ipAllowlist: o.ipAllowlist,
         expiresAt: o.expiresAt ?? null,
       });
       return {
-        orgId: org.org_id,
+        orgId: org.id,
         secret: key.secret,
-        keyId: key.key_id,
+        keyId: key.key.id,
         auth: { authorization: `Bearer ${key.secret}` },
       };
     },

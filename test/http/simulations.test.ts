@@ -1,7 +1,9 @@
 // The simulations API end to end over a real database and the CPU engine: every outcome of spec 4.3-4.5,
 // 4.8 and decisions 5-7 that a subscriber can see.
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestFeed } from '../../src/fixtures/feed-loader.js';
+import { storeResult } from '../../src/results/result-store.js';
 import { FX, NOW, smallFeed } from '../fixtures/small-feed.js';
 import { createTestContext, type TestContext } from '../helpers/app.js';
 
@@ -367,18 +369,22 @@ describe('simulations without a worker (jobs stay queued)', () => {
     const [claimed] = await t.graph.queue.claim('manual-worker', 1, 60_000);
     expect(claimed?.id).toBe(job.job_id);
     await t.db.sql.begin(async (tx) => {
-      const result = await t.graph.results.storeResult(tx, {
-        cacheKey: `manual-${job.job_id}`,
-        scope: 'shared',
-        orgId: null,
-        fixtureId: FX.upcoming,
-        dataVersion: claimed!.dataVersion,
-        draws: 700,
-        document: { schema: 'vendor.simulation.v1' },
-        engine: 'cpu',
-        runMs: 1,
-        gpuMs: 0,
-      });
+      const result = await storeResult(
+        tx,
+        {
+          cacheKey: `manual-${job.job_id}`,
+          scope: 'shared',
+          orgId: null,
+          fixtureId: FX.upcoming,
+          dataVersion: claimed!.dataVersion,
+          draws: 700,
+          document: { schema: 'vendor.simulation.v1' },
+          engine: 'cpu',
+          runMs: 1,
+          gpuMs: 0,
+        },
+        new Date(),
+      );
       await t.graph.queue.complete(job.job_id, { resultId: result.id, gpuSecondsUsed: 0, engine: 'cpu', tx });
     });
     t.setNow(new Date(NOW.getTime() + 3601_000));

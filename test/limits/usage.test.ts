@@ -1,10 +1,13 @@
 // Usage limits (decisions 3, spec 8): every 429 with its rule and Retry-After, GPU-second reservation and
 // settlement, and admissions that stay exact when many run at once.
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import { newId } from '../../src/ids.js';
+import { countOpenJobGroups } from '../../src/jobs/job-store.js';
 import { makeUsageLimits, type UsageLimits, type UsageOrg } from '../../src/limits/usage.js';
 import { makeMemoryWindowCounter } from '../../src/limits/window-counter.js';
+import { storeResult } from '../../src/results/result-store.js';
 import { insertOrg, manualClock } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase, usingServer } from '../helpers/database.js';
 import { makeSimParts, newJob, type SimParts } from '../sim/setup.js';
@@ -46,7 +49,7 @@ async function submit(
       org,
       kind,
       gpuSecondsEstimates: estimates,
-      opensJob: !options.cached,
+      countOpenJobGroups: options.cached ? undefined : (tx) => countOpenJobGroups(tx, org.id),
     });
     if (options.cached) return { admission, jobs: [] };
     const jobs = [];
@@ -95,18 +98,22 @@ async function finishAll(orgId: string, gpuSecondsUsed = 0) {
 
 async function resultId(cacheKey: string): Promise<number> {
   const stored = await db.sql.begin((tx) =>
-    parts.results.storeResult(tx, {
-      cacheKey,
-      scope: 'shared',
-      orgId: null,
-      fixtureId: 1,
-      dataVersion: 'dv',
-      draws: 100,
-      document: {},
-      engine: 'cpu',
-      runMs: 1,
-      gpuMs: 1,
-    }),
+    storeResult(
+      tx,
+      {
+        cacheKey,
+        scope: 'shared',
+        orgId: null,
+        fixtureId: 1,
+        dataVersion: 'dv',
+        draws: 100,
+        document: {},
+        engine: 'cpu',
+        runMs: 1,
+        gpuMs: 1,
+      },
+      new Date(),
+    ),
   );
   return stored.id;
 }

@@ -1,7 +1,7 @@
 // The engine the workers run: documents for good jobs, a failure only for the job that cannot run.
 import { afterAll, describe, expect, it } from 'vitest';
+import type { Job } from '../../src/jobs/types.js';
 import { createSimulationEngine } from '../../src/sim/engine-runner.js';
-import type { Job } from '../../src/sim/queue.js';
 import { plausibleFixture } from '../engine/plausible-teams.js';
 
 const engine = createSimulationEngine({ mode: 'cpu', cpuThreads: 0 });

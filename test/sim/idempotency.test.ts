@@ -3,13 +3,12 @@
 // unconfirmed outcome finds the job the first attempt created.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
+import { parseIdempotencyKey, requestBodyHash } from '../../src/http/idempotent.js';
 import {
   type IdempotencyStore,
   IN_FLIGHT_LEASE_MS,
   makeIdempotencyStore,
-  parseIdempotencyKey,
-  requestBodyHash,
-} from '../../src/http/idempotency.js';
+} from '../../src/idempotency/store.js';
 import { insertOrg, manualClock } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { makeSimParts, submitJob } from './setup.js';

@@ -3,12 +3,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import { newId } from '../../src/ids.js';
+import type { Job } from '../../src/jobs/types.js';
+import { deliveriesOfJobs, findCachedResult, storeResult } from '../../src/results/result-store.js';
 import { insertOrg, manualClock } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import {
-  buildTestResponse,
   chargeRows,
   documentFor,
+  followResultPath,
   HOLD_TTL_SECONDS,
   makeSimParts,
   newJob,
@@ -42,18 +44,22 @@ async function runToSuccess(jobId: string, workerId = 'w1') {
   const result = await parts.sql.begin(async (tx) => {
     const owned = await parts.queue.lockOwnedJob(tx, jobId, workerId);
     if (!owned) return null;
-    const stored = await parts.results.storeResult(tx, {
-      cacheKey: owned.cacheKey,
-      scope: owned.scope,
-      orgId: owned.orgId,
-      fixtureId: owned.fixtureId,
-      dataVersion: owned.dataVersion,
-      draws: owned.draws,
-      document: documentFor(job!),
-      engine: 'cpu',
-      runMs: 5,
-      gpuMs: 0,
-    });
+    const stored = await storeResult(
+      tx,
+      {
+        cacheKey: owned.cacheKey,
+        scope: owned.scope,
+        orgId: owned.orgId,
+        fixtureId: owned.fixtureId,
+        dataVersion: owned.dataVersion,
+        draws: owned.draws,
+        document: documentFor(job!),
+        engine: 'cpu',
+        runMs: 5,
+        gpuMs: 0,
+      },
+      clock(),
+    );
     return parts.queue.complete(jobId, {
       resultId: stored.id,
       gpuSecondsUsed: 0,
@@ -65,14 +71,8 @@ async function runToSuccess(jobId: string, workerId = 'w1') {
   return result;
 }
 
-function deliver(job: { id: string; orgId: string; reservationId: string }, requestId = 'req_deliver') {
-  return parts.results.deliverJob({
-    orgId: job.orgId,
-    jobId: job.id,
-    reservationId: job.reservationId,
-    requestId,
-    buildResponse: buildTestResponse,
-  });
+function deliver(job: Job, requestId = 'req_deliver') {
+  return followResultPath(parts, { orgId: job.orgId, mode: job.mode }, job, requestId);
 }
 
 async function claimOnly(workerId: string, jobId: string) {
@@ -90,7 +90,7 @@ describe('job outcomes', () => {
     expect(await parts.ledger.balance(org)).toMatchObject({ held: 2500 });
 
     const pending = await deliver(job);
-    expect(pending.status).toBe('pending');
+    expect(pending.kind).toBe('pending');
 
     await claimOnly('w1', job.id);
     const running = await parts.queue.get(job.id);
@@ -104,18 +104,18 @@ describe('job outcomes', () => {
     expect(hold?.expiresAt?.getTime()).toBe(completed!.finishedAt!.getTime() + HOLD_TTL_SECONDS * 1000);
 
     const first = await deliver(job);
-    expect(first.status).toBe('delivered');
-    if (first.status !== 'delivered') return;
-    expect(first.replayed).toBe(false);
-    expect(first.delivery.id).toMatch(/^sim_/);
-    expect(first.delivery.creditsChargedMilli).toBe(2500);
-    expect(first.job.status).toBe('delivered');
+    expect(first.kind).toBe('delivered');
+    if (first.kind !== 'delivered') return;
+    expect(first.delivered.replayed).toBe(false);
+    expect(first.delivered.delivery.id).toMatch(/^sim_/);
+    expect(first.delivered.delivery.creditsChargedMilli).toBe(2500);
+    expect(first.delivered.job.status).toBe('delivered');
     expect(await chargeRows(db.sql, job.reservationId)).toBe(1);
     expect(await parts.ledger.balance(org)).toMatchObject({ held: 0, spentThisMonth: 2500 });
 
     const again = await deliver(job, 'req_again');
-    expect(again.status === 'delivered' && again.replayed).toBe(true);
-    if (again.status === 'delivered') expect(again.delivery).toEqual(first.delivery);
+    expect(again.kind === 'delivered' && again.delivered.replayed).toBe(true);
+    if (again.kind === 'delivered') expect(again.delivered.delivery).toEqual(first.delivered.delivery);
     expect(await chargeRows(db.sql, job.reservationId)).toBe(1);
     expect((await parts.ledger.checkBalanced(org)).balanced).toBe(true);
   });
@@ -196,7 +196,7 @@ describe('job outcomes', () => {
     await claimOnly('w1', job.id);
     await runToSuccess(job.id);
     const delivered = await deliver(job);
-    expect(delivered.status === 'delivered' && delivered.delivery.creditsChargedMilli).toBe(0);
+    expect(delivered.kind === 'delivered' && delivered.delivered.delivery.creditsChargedMilli).toBe(0);
 
     const other = await submitJob(parts, org, { mode: 'test' });
     await claimOnly('w1', other.id);
@@ -211,12 +211,14 @@ describe('job outcomes', () => {
     const org = await insertOrg(db.sql);
     const stranger = await insertOrg(db.sql);
     const job = await submitJob(parts, org);
-    for (const attempt of [
-      { ...job, id: 'job_missing' },
-      { ...job, reservationId: 'res_wrong' },
-      { ...job, orgId: stranger },
-    ]) {
-      const error = await deliver(attempt).catch((caught: unknown) => caught);
+    for (const [owner, attempt] of [
+      [org, { ...job, id: 'job_missing' }],
+      [org, { ...job, reservationId: 'res_wrong' }],
+      [stranger, job],
+    ] as const) {
+      const error = await followResultPath(parts, { orgId: owner }, attempt).catch(
+        (caught: unknown) => caught,
+      );
       expect((error as ApiError).code).toBe('resource_missing');
     }
   });
@@ -301,7 +303,13 @@ describe('batches, cache hits and counts', () => {
     await deliver(jobs[0]!);
 
     const status = await parts.queue.getBatch(batch.id);
-    expect(status?.items.map((item) => [item.status, item.creditsChargedMilli])).toEqual([
+    const charged = await deliveriesOfJobs(
+      db.sql,
+      jobs.map((job) => job.id),
+    );
+    expect(
+      status?.items.map((item) => [item.status, charged.get(item.id)?.creditsChargedMilli ?? 0]),
+    ).toEqual([
       ['delivered', 1000],
       ['succeeded', 0],
       ['succeeded', 0],
@@ -314,7 +322,7 @@ describe('batches, cache hits and counts', () => {
     const first = await submitJob(parts, org, { inputs: { same: true } });
     await claimOnly('w1', first.id);
     const done = await runToSuccess(first.id);
-    const cached = await parts.results.findCached({ cacheKey: first.cacheKey, scope: 'shared', orgId: org });
+    const cached = await findCachedResult(db.sql, { cacheKey: first.cacheKey, scope: 'shared', orgId: org });
     expect(cached?.id).toBe(done!.resultId);
 
     const other = await insertOrg(db.sql);
@@ -323,9 +331,7 @@ describe('batches, cache hits and counts', () => {
     expect((await parts.ledger.getHold(hit.reservationId))?.expiresAt).not.toBeNull();
     expect(await parts.queue.claim('w1', 10, 30_000)).toEqual([]);
     const delivered = await deliver(hit);
-    expect(delivered.status === 'delivered' && delivered.delivery.response).toMatchObject({
-      simulation: documentFor(first),
-    });
+    expect(delivered.kind === 'delivered' && delivered.delivered.result.document).toEqual(documentFor(first));
   });
 
   it('waitFor resolves when the job ends, or with its current state when the time is up', async () => {
@@ -353,13 +359,13 @@ describe('results', () => {
     await claimOnly('w1', job.id);
     await runToSuccess(job.id);
     expect(
-      await parts.results.findCached({ cacheKey: 'private-key', scope: 'private', orgId: owner }),
+      await findCachedResult(db.sql, { cacheKey: 'private-key', scope: 'private', orgId: owner }),
     ).not.toBeNull();
     expect(
-      await parts.results.findCached({ cacheKey: 'private-key', scope: 'private', orgId: other }),
+      await findCachedResult(db.sql, { cacheKey: 'private-key', scope: 'private', orgId: other }),
     ).toBeNull();
     expect(
-      await parts.results.findCached({ cacheKey: 'private-key', scope: 'shared', orgId: other }),
+      await findCachedResult(db.sql, { cacheKey: 'private-key', scope: 'shared', orgId: other }),
     ).toBeNull();
   });
 });

@@ -2,13 +2,20 @@
 // test database, jobs made the way a submission makes them (hold and job in one transaction), and a
 // deterministic engine stand-in whose document is a pure function of the job's seed and inputs.
 import { createHash } from 'node:crypto';
+import type { Caller } from '../../src/accounts/caller.js';
 import { type Ledger, makeLedger } from '../../src/billing/ledger.js';
 import type { Sql } from '../../src/db/connection.js';
 import { newId } from '../../src/ids.js';
-import { type Job, type JobQueue, makeJobQueue, type NewJob } from '../../src/sim/queue.js';
-import { makeResultStore, type ResultStore } from '../../src/sim/results.js';
-import { type HoldSweeper, makeHoldSweeper } from '../../src/sim/sweeper.js';
-import type { RunBatch, RunOutcome } from '../../src/sim/worker.js';
+import { type JobQueue, makeJobQueue } from '../../src/jobs/queue.js';
+import { type HoldSweeper, makeHoldSweeper } from '../../src/jobs/sweeper.js';
+import type { Job, NewJob } from '../../src/jobs/types.js';
+import type { RunBatch, RunOutcome } from '../../src/jobs/worker.js';
+import {
+  type DeliveryDeps,
+  deliverJob,
+  deliverResult,
+  type JobOutcome,
+} from '../../src/simulations/deliver.js';
 import type { TestDatabase } from '../helpers/database.js';
 
 export const HOLD_TTL_SECONDS = 3600;
@@ -17,8 +24,9 @@ export interface SimParts {
   sql: Sql;
   ledger: Ledger;
   queue: JobQueue;
-  results: ResultStore;
   sweeper: HoldSweeper;
+  /** What the result path delivers with (src/simulations/deliver.ts). */
+  delivery: DeliveryDeps;
 }
 
 export function makeSimParts(db: TestDatabase, clock: () => Date = () => new Date()): SimParts {
@@ -31,9 +39,36 @@ export function makeSimParts(db: TestDatabase, clock: () => Date = () => new Dat
     notifications: db.kind === 'server',
     pollMs: 20,
   });
-  const results = makeResultStore({ sql: db.sql, ledger, clock });
   const sweeper = makeHoldSweeper({ sql: db.sql, ledger, clock, holdTtlSeconds: HOLD_TTL_SECONDS });
-  return { sql: db.sql, ledger, queue, results, sweeper };
+  const delivery: DeliveryDeps = {
+    sql: db.sql,
+    ledger,
+    clock,
+    engine: { estimateSeconds: (draws) => draws * 1e-6, assertAvailable() {} },
+  };
+  return { sql: db.sql, ledger, queue, sweeper, delivery };
+}
+
+/** The result path for a job, as a request with this id (and Idempotency-Key) follows it. */
+export function deliver(
+  parts: SimParts,
+  job: Job,
+  requestId = 'req_deliver',
+  idempotencyKey: string | null = null,
+): Promise<JobOutcome> {
+  return deliverJob(parts.delivery, { requestId, idempotencyKey }, job);
+}
+
+/** GET on a job's result path by an organisation (key mode `mode`): its ownership is checked first. */
+export function followResultPath(
+  parts: SimParts,
+  owner: { orgId: string; mode?: 'live' | 'test' },
+  job: { id: string; reservationId: string },
+  requestId = 'req_deliver',
+): Promise<JobOutcome> {
+  const caller = { org: { id: owner.orgId }, mode: owner.mode ?? 'live' } as Caller;
+  const ctx = { caller, requestId, idempotencyKey: null, idempotency: null };
+  return deliverResult(parts.delivery, ctx, job.id, job.reservationId);
 }
 
 export interface SubmitOptions {
@@ -123,22 +158,6 @@ export function deterministicEngine(
       }
     }
     return outcomes;
-  };
-}
-
-/** The body a route would deliver; enough to check what was stored and replayed. */
-export function buildTestResponse(context: {
-  deliveryId: string;
-  job: Job;
-  result: { document: unknown };
-  creditsChargedMilli: number;
-}) {
-  return {
-    object: 'simulation',
-    id: context.deliveryId,
-    fixture_id: context.job.fixtureId,
-    credits_charged: context.creditsChargedMilli / 1000,
-    simulation: context.result.document,
   };
 }
 

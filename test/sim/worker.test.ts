@@ -1,13 +1,14 @@
 // Workers (decisions 6): claim in batches, complete exactly once even when workers race or a lease runs
 // out mid-run, drain on stop, rescue lapsed leases and sweep ended holds as chores.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Job } from '../../src/sim/queue.js';
-import { startWorker, type Worker } from '../../src/sim/worker.js';
+import type { Job } from '../../src/jobs/types.js';
+import { startWorker, type Worker } from '../../src/jobs/worker.js';
+import { getResult } from '../../src/results/result-store.js';
 import { insertOrg, manualClock } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase, usingServer } from '../helpers/database.js';
 import {
-  buildTestResponse,
   chargeRows,
+  deliver,
   deterministicEngine,
   documentFor,
   HOLD_TTL_SECONDS,
@@ -73,7 +74,7 @@ describe('worker', () => {
     const done = await Promise.all(jobs.map((job) => parts.queue.waitFor(job.id, 10_000)));
     expect(done.map((job) => job?.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
     for (const job of done) {
-      const result = await parts.results.getResult(job!.resultId!);
+      const result = await getResult(db.sql, job!.resultId!);
       expect(result?.document).toEqual(documentFor(job!));
       expect(job).toMatchObject({ engine: 'cpu', drawsDone: 1000, attempts: 1 });
     }
@@ -159,13 +160,7 @@ describe('worker', () => {
     expect(results!.n).toBe(1);
 
     for (const requestId of ['req_1', 'req_2']) {
-      await parts.results.deliverJob({
-        orgId: org,
-        jobId: job.id,
-        reservationId: job.reservationId,
-        requestId,
-        buildResponse: buildTestResponse,
-      });
+      await deliver(parts, job, requestId);
     }
     expect(await chargeRows(db.sql, job.reservationId)).toBe(1);
     expect((await parts.ledger.checkBalanced(org)).balanced).toBe(true);

@@ -1,10 +1,18 @@
-// The operators' HTTP API under /admin/v1 (decisions 8). It exists only when ADMIN_TOKEN is set.
+// The operators' HTTP API under /admin/v1 (docs/decisions.md §8). It exists only when ADMIN_TOKEN is set.
 import { z } from 'zod';
 import type { KeyCache } from '../../accounts/key-cache.js';
 import { SCOPES } from '../../accounts/keys.js';
-import { makeOperator } from '../../accounts/operations.js';
 import { LIMIT_NAMES, limitOverridesSchema, ORG_STATUSES, PLANS } from '../../accounts/orgs.js';
-import type { App, AppDeps } from '../app.js';
+import { creditsView, keyView, newKeyView, orgDetailView, orgView } from '../../operations/views.js';
+import type { App, AppDeps } from '../app-types.js';
+import {
+  adminKeySchema,
+  adminNewKeySchema,
+  adminOrgCreditsSchema,
+  adminOrgDetailSchema,
+  adminOrgSchema,
+} from '../schemas/admin.js';
+import { errorResponses } from '../schemas/common.js';
 
 const credits = z.number().min(0).max(1_000_000_000).multipleOf(0.001);
 const orgIdParams = z.object({ org_id: z.string().regex(/^org_[0-9A-Za-z]+$/) });
@@ -37,11 +45,19 @@ const createKeyBody = z.strictObject({
 });
 
 export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache) {
-  const operator = makeOperator({ sql: deps.db.sql, ledger: deps.services.ledger, clock: deps.clock });
+  const { operator } = deps.services;
 
   app.post(
     '/admin/v1/orgs',
-    { config: admin, schema: { tags, summary: 'Create an organisation', body: createOrgBody } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Create an organisation',
+        body: createOrgBody,
+        response: { 201: adminOrgSchema, ...errorResponses },
+      },
+    },
     async (request, reply) => {
       const body = request.body;
       const org = await operator.createOrg({
@@ -51,7 +67,7 @@ export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache)
         spendCapCredits: body.spend_cap_credits,
         limits: body.limits as Record<string, number> | undefined,
       });
-      return reply.code(201).send(org);
+      return reply.code(201).send(orgView(org));
     },
   );
 
@@ -59,9 +75,14 @@ export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache)
     '/admin/v1/orgs/:org_id',
     {
       config: admin,
-      schema: { tags, summary: 'Read an organisation, its keys and credits', params: orgIdParams },
+      schema: {
+        tags,
+        summary: 'Read an organisation, its keys and credits',
+        params: orgIdParams,
+        response: { 200: adminOrgDetailSchema, ...errorResponses },
+      },
     },
-    async (request) => operator.getOrg(request.params.org_id),
+    async (request) => orgDetailView(await operator.getOrg(request.params.org_id)),
   );
 
   app.patch(
@@ -73,6 +94,7 @@ export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache)
         summary: 'Change plan, status, spend cap or limits',
         params: orgIdParams,
         body: patchOrgBody,
+        response: { 200: adminOrgSchema, ...errorResponses },
       },
     },
     async (request) => {
@@ -87,7 +109,7 @@ export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache)
       });
       // Without NOTIFY (embedded database) only this process holds cached keys: forget them now.
       keyCache.invalidate();
-      return org;
+      return orgView(org);
     },
   );
 
@@ -100,6 +122,7 @@ export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache)
         summary: 'Create an API key (the secret is shown once)',
         params: orgIdParams,
         body: createKeyBody,
+        response: { 201: adminNewKeySchema, ...errorResponses },
       },
     },
     async (request, reply) => {
@@ -111,17 +134,25 @@ export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache)
         expiresAt: body.expires_at ? new Date(body.expires_at) : null,
         ipAllowlist: body.ip_allowlist,
       });
-      return reply.code(201).send(key);
+      return reply.code(201).send(newKeyView(key));
     },
   );
 
   app.post(
     '/admin/v1/keys/:key_id/revoke',
-    { config: admin, schema: { tags, summary: 'Revoke an API key', params: keyIdParams } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Revoke an API key',
+        params: keyIdParams,
+        response: { 200: adminKeySchema, ...errorResponses },
+      },
+    },
     async (request) => {
       const key = await operator.revokeKey(request.params.key_id);
       keyCache.invalidate();
-      return key;
+      return keyView(key);
     },
   );
 
@@ -134,11 +165,12 @@ export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache)
         summary: 'Add top-up credits',
         params: orgIdParams,
         body: z.strictObject({ credits: credits.positive() }),
+        response: { 201: adminOrgCreditsSchema, ...errorResponses },
       },
     },
     async (request, reply) => {
-      const result = await operator.topUp(request.params.org_id, request.body.credits, request.id);
-      return reply.code(201).send(result);
+      const balance = await operator.topUp(request.params.org_id, request.body.credits, request.id);
+      return reply.code(201).send(creditsView(balance));
     },
   );
 }

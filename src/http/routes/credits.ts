@@ -1,8 +1,10 @@
-// GET /v1/credits: the organisation's balance, plan tier and limits (spec 2.1, decisions 2 and 3).
+// GET /v1/credits: the organisation's balance, plan tier and limits (docs/api.md §2.1, docs/decisions.md
+// §2 and §3).
 import { z } from 'zod';
 import { creditsNumber } from '../../billing/amounts.js';
 import { limitsFor, monthlyAllowanceMilli, PLAN_TERMS } from '../../limits/plans.js';
-import type { App, AppDeps } from '../app.js';
+import type { App, AppDeps } from '../app-types.js';
+import { errorResponses } from '../schemas/common.js';
 
 export const creditBalanceSchema = z
   .object({
@@ -46,7 +48,7 @@ export function registerCreditRoutes(app: App, deps: AppDeps) {
         summary: 'Read the credit balance, plan tier and limits',
         description: 'Free. Test keys read the same balance with livemode false.',
         tags: ['credits'],
-        response: { 200: creditBalanceSchema },
+        response: { 200: creditBalanceSchema, ...errorResponses },
       },
     },
     async (request) => {

@@ -1,7 +1,7 @@
 // GET /openapi.json (generated from the zod schemas) and GET /docs: one HTML page that documents every
 // endpoint and every error code, each code under an anchor `#<code>` so that error.doc_url lands on it.
 import { ERRORS, type ErrorDefinition, errorType } from '../../errors.js';
-import type { App, AppDeps } from '../app.js';
+import type { App, AppDeps } from '../app-types.js';
 
 const escapeHtml = (text: string) =>
   text.replace(

@@ -1,6 +1,6 @@
 // Liveness/readiness and Prometheus metrics for operators; no authentication.
 import { z } from 'zod';
-import type { App, AppDeps } from '../app.js';
+import type { App, AppDeps } from '../app-types.js';
 
 const healthSchema = z.object({
   status: z.enum(['ok', 'degraded', 'unavailable']),

@@ -1,18 +1,17 @@
-// Idempotency-Key handling (decisions 7): the scope is organisation + key mode + method + path + key,
+// Idempotency-Key records (docs/decisions.md §7): the scope is organisation + key mode + method + path + key,
 // kept 24 hours. The first response is stored as sent and replayed byte for byte; the same key with a
 // different body is a conflict; the same key while the first request runs is a retryable conflict.
 //
 // A 429 or 5xx is never stored: a retry runs again. If the first attempt had already created a job or
 // batch (attachJob, in the transaction that created it), the record stays with that reference so the
 // retry continues with what exists (e.g. after settlement_unknown) instead of reserving again.
-// The route sets `Idempotent-Replayed: true` on replays.
-import { createHash, randomUUID } from 'node:crypto';
+// The HTTP layer (src/http/idempotent.ts) reads the header, replays with `Idempotent-Replayed: true` and
+// decides what is storable; this module is the only code that touches the idempotency_keys table.
+import { randomUUID } from 'node:crypto';
 import type { KeyMode } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { ApiError } from '../errors.js';
 
-export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
-export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 /** decisions 7: records are kept 24 hours. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 /**
@@ -74,47 +73,27 @@ export interface IdempotencyStoreDeps {
   inFlightLeaseMs?: number;
 }
 
+/** An idempotency_keys row. */
 interface RecordRow {
-  org_id: string;
+  orgId: string;
   mode: KeyMode;
   method: string;
   path: string;
   key: string;
-  body_hash: string;
+  bodyHash: string;
   state: 'in_flight' | 'complete' | 'open';
   attempt: string;
-  locked_until: Date | null;
-  job_id: string | null;
-  batch_id: string | null;
-  response_status: number | null;
-  response_headers: Record<string, string> | null;
-  response_body: string | null;
-  created_at: Date;
-  expires_at: Date;
+  lockedUntil: Date | null;
+  jobId: string | null;
+  batchId: string | null;
+  responseStatus: number | null;
+  responseHeaders: Record<string, string> | null;
+  responseBody: string | null;
+  createdAt: Date;
+  expiresAt: Date;
 }
 
-/** The Idempotency-Key header: absent (null) or 1 to 255 characters (spec 8.5). */
-export function parseIdempotencyKey(value: string | string[] | undefined): string | null {
-  if (value === undefined) return null;
-  // A repeated header arrives as an array: one request has one key.
-  const key = Array.isArray(value) ? (value.length === 1 ? value[0] : undefined) : value;
-  if (key === undefined || key.length < 1 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH) {
-    throw new ApiError('parameter_invalid', {
-      message: `The Idempotency-Key header must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters.`,
-      param: 'Idempotency-Key',
-    });
-  }
-  return key;
-}
-
-/** Fingerprint of a request body: the raw bytes as received ("the exact same JSON body"). */
-export function requestBodyHash(body: string | Buffer | undefined): string {
-  return createHash('sha256')
-    .update(body ?? '')
-    .digest('hex');
-}
-
-/** Responses that must not be replayed: the retry deserves a fresh attempt (STACK.md). */
+/** Responses that must not be replayed: a 429 or a 5xx deserves a fresh attempt on retry. */
 export function isStorableStatus(status: number): boolean {
   return status !== 429 && status < 500;
 }
@@ -151,7 +130,7 @@ export function makeIdempotencyStore(deps: IdempotencyStoreDeps): IdempotencySto
           AND path = ${scope.path} AND key = ${scope.key}
         FOR UPDATE`;
       if (!row) throw new Error('idempotency record vanished under its lock');
-      if (row.expires_at.getTime() <= now.getTime()) {
+      if (row.expiresAt.getTime() <= now.getTime()) {
         // Older than 24 hours: the key is free again.
         const [fresh] = await tx<RecordRow[]>`
           UPDATE idempotency_keys
@@ -163,7 +142,7 @@ export function makeIdempotencyStore(deps: IdempotencyStoreDeps): IdempotencySto
           RETURNING *`;
         return { kind: 'new', record: recordFromRow(fresh!) };
       }
-      if (row.body_hash !== request.bodyHash) {
+      if (row.bodyHash !== request.bodyHash) {
         throw new ApiError('idempotency_conflict', {
           message: 'This Idempotency-Key was used with a different request body.',
           recovery: { idempotency_key: scope.key },
@@ -173,13 +152,13 @@ export function makeIdempotencyStore(deps: IdempotencyStoreDeps): IdempotencySto
         return {
           kind: 'replay',
           response: {
-            status: row.response_status!,
-            headers: row.response_headers ?? {},
-            body: row.response_body!,
+            status: row.responseStatus!,
+            headers: row.responseHeaders ?? {},
+            body: row.responseBody!,
           },
         };
       }
-      if (row.state === 'in_flight' && row.locked_until && row.locked_until.getTime() > now.getTime()) {
+      if (row.state === 'in_flight' && row.lockedUntil && row.lockedUntil.getTime() > now.getTime()) {
         throw new ApiError('idempotency_conflict', {
           message: 'A request with this Idempotency-Key is still in flight.',
           fix: 'Retry with the same Idempotency-Key after a short wait.',
@@ -256,16 +235,6 @@ export function makeIdempotencyStore(deps: IdempotencyStoreDeps): IdempotencySto
 }
 
 function recordFromRow(row: RecordRow): IdempotencyRecord {
-  return {
-    orgId: row.org_id,
-    mode: row.mode,
-    method: row.method,
-    path: row.path,
-    key: row.key,
-    bodyHash: row.body_hash,
-    attempt: row.attempt,
-    jobId: row.job_id,
-    batchId: row.batch_id,
-    createdAt: row.created_at,
-  };
+  const { orgId, mode, method, path, key, bodyHash, attempt, jobId, batchId, createdAt } = row;
+  return { orgId, mode, method, path, key, bodyHash, attempt, jobId, batchId, createdAt };
 }

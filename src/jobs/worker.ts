@@ -1,4 +1,4 @@
-// A simulation worker (decisions 6): claims queued jobs in batches, runs them through the injected
+// A simulation worker (docs/decisions.md §6): claims queued jobs in batches, runs them through the injected
 // engine, heartbeats their leases while they run, stores each document and completes its job.
 //
 // Exactly once: completion locks the job and checks that this worker still holds its lease, and stores
@@ -8,9 +8,10 @@
 //
 // It also does the periodic chores of the queue: rescuing lapsed leases and sweeping ended holds.
 import type { Sql } from '../db/connection.js';
-import type { Job, JobError, JobQueue } from './queue.js';
-import { findCachedResult, storeResult } from './results.js';
+import { findCachedResult, storeResult } from '../results/result-store.js';
+import type { JobQueue } from './queue.js';
 import type { HoldSweeper } from './sweeper.js';
+import type { Job, JobError } from './types.js';
 
 export interface RunSuccess {
   jobId: string;

@@ -1,10 +1,6 @@
 // The one place PostgreSQL errors are translated: what is retried, what becomes an ApiError.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  classifyDatabaseError,
-  inTransaction,
-  MAX_TRANSACTION_ATTEMPTS,
-} from '../../src/billing/transactions.js';
+import { classifyDatabaseError, inTransaction, MAX_TRANSACTION_ATTEMPTS } from '../../src/db/transactions.js';
 import { ApiError } from '../../src/errors.js';
 import { createTestDatabase, type TestDatabase, usingServer } from '../helpers/database.js';
 

@@ -2,8 +2,8 @@
 // lock conflicts are retried a bounded number of times; a lost connection becomes an ApiError whose code
 // tells the client that the money effect is unknown (decisions 7: settlement_unknown).
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Sql, TransactionSql } from '../db/connection.js';
 import { ApiError, type ErrorCode } from '../errors.js';
+import type { Sql, TransactionSql } from './connection.js';
 
 // serialization_failure, deadlock_detected: the transaction did nothing and may simply run again.
 const RETRY_SQLSTATES = new Set(['40001', '40P01']);

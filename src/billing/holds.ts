@@ -1,0 +1,320 @@
+// Holds (reservations, `res_…`): the price of a job held until delivery settles it (a charge, exactly
+// once) or it ends undelivered and is released (docs/decisions.md §2).
+import type { TransactionSql } from '../db/connection.js';
+import { inTransaction } from '../db/transactions.js';
+import { ApiError } from '../errors.js';
+import { newId } from '../ids.js';
+import {
+  type AccountRow,
+  appendEntry,
+  assertPositiveMilli,
+  guardedUpdate,
+  lockAccount,
+  refuseUnaffordable,
+  spendCapOf,
+  splitPrice,
+} from './credit-accounts.js';
+import type {
+  Charge,
+  Hold,
+  LedgerDeps,
+  LedgerEntry,
+  ReleaseOptions,
+  ReleaseOutcome,
+  ReserveOptions,
+  SettleOptions,
+  TransactionOption,
+} from './types.js';
+
+/** Why a hold was released by the sweeper (docs/decisions.md §2: not delivered within HOLD_TTL). */
+export const EXPIRED_RELEASE_REASON = 'expired';
+
+export async function reserve(
+  { sql, clock }: LedgerDeps,
+  orgId: string,
+  milli: number,
+  options: ReserveOptions,
+): Promise<Hold> {
+  assertPositiveMilli(milli);
+  const now = clock();
+  const holdId = options.holdId ?? newId('res');
+  return inTransaction(sql, { tx: options.tx, onConnectionLost: 'dependency_unavailable' }, async (tx) => {
+    const account = await lockAccount(tx, orgId, now);
+    // Only a caller-chosen id can exist already.
+    const [existing] = options.holdId
+      ? await tx<Hold[]>`SELECT * FROM credit_holds WHERE id = ${holdId}`
+      : [];
+    if (existing) {
+      if (existing.orgId !== orgId || existing.amount !== milli) {
+        throw new Error(`hold ${holdId} already exists with another organisation or amount`);
+      }
+      return existing;
+    }
+    const cap = spendCapOf(account);
+    refuseUnaffordable(account, milli, cap);
+    const { monthlyPart, topupPart } = splitPrice(account, milli);
+    await guardedUpdate(
+      tx`
+        UPDATE credit_accounts
+        SET monthly_held = monthly_held + ${monthlyPart}, topup_held = topup_held + ${topupPart},
+            updated_at = ${now}
+        WHERE org_id = ${orgId}
+          AND monthly_remaining - monthly_held >= ${monthlyPart}
+          AND topup_remaining - topup_held >= ${topupPart}
+          AND spent_this_month + monthly_held + topup_held + ${milli} <= ${cap}
+        RETURNING org_id`,
+      'reservation',
+    );
+    const [hold] = await tx<Hold[]>`
+      INSERT INTO credit_holds (id, org_id, amount, monthly_part, topup_part, period_start, status,
+                                created_at, expires_at, request_id, idempotency_key)
+      VALUES (${holdId}, ${orgId}, ${milli}, ${monthlyPart}, ${topupPart}, ${account.periodStart},
+              'pending', ${now}, ${options.expiresAt ?? null}, ${options.requestId},
+              ${options.idempotencyKey ?? null})
+      RETURNING *`;
+    await appendEntry(tx, {
+      orgId,
+      kind: 'hold',
+      amount: milli,
+      monthlyHeldDelta: monthlyPart,
+      topupHeldDelta: topupPart,
+      periodStart: account.periodStart,
+      holdId,
+      requestId: options.requestId,
+      idempotencyKey: options.idempotencyKey ?? null,
+      createdAt: now,
+    });
+    return hold!;
+  });
+}
+
+export async function settle(deps: LedgerDeps, holdId: string, options: SettleOptions): Promise<Charge> {
+  const now = deps.clock();
+  const outcome = await inTransaction(
+    deps.sql,
+    { tx: options.tx, onConnectionLost: 'settlement_unknown' },
+    async (tx): Promise<{ charge: Charge } | { expired: Hold }> => {
+      const orgId = await orgOfHold(tx, holdId);
+      const account = await lockAccount(tx, orgId, now);
+      const [hold] = await tx<Hold[]>`SELECT * FROM credit_holds WHERE id = ${holdId} FOR NO KEY UPDATE`;
+      if (!hold) throw holdMissing(holdId);
+      if (hold.status === 'settled') {
+        const [charge] = await tx<LedgerEntry[]>`
+          SELECT * FROM credit_ledger WHERE hold_id = ${holdId} AND kind = 'charge'`;
+        return { charge: chargeFromEntry(charge!, true) };
+      }
+      if (hold.status === 'released') return { expired: hold };
+      if (hold.expiresAt !== null && hold.expiresAt.getTime() <= now.getTime()) {
+        // Past its end but not yet swept: end it now, so the answer and the money agree.
+        return { expired: await releaseLocked(tx, account, hold, EXPIRED_RELEASE_REASON, null, now) };
+      }
+      return { charge: await chargeHold(tx, account, hold, options, now) };
+    },
+  );
+  if ('expired' in outcome) {
+    throw new ApiError('reservation_expired', {
+      message: `The credit hold ${holdId} ended without delivery.`,
+      recovery: { reservation_id: holdId, released_at: outcome.expired.releasedAt?.toISOString() ?? null },
+    });
+  }
+  return outcome.charge;
+}
+
+// The hold's parts leave both the held and the remaining columns; the caller holds both locks.
+async function chargeHold(
+  tx: TransactionSql,
+  account: AccountRow,
+  hold: Hold,
+  options: SettleOptions,
+  now: Date,
+): Promise<Charge> {
+  await guardedUpdate(
+    tx`
+      UPDATE credit_accounts
+      SET monthly_remaining = monthly_remaining - ${hold.monthlyPart},
+          topup_remaining = topup_remaining - ${hold.topupPart},
+          monthly_held = monthly_held - ${hold.monthlyPart},
+          topup_held = topup_held - ${hold.topupPart},
+          spent_this_month = spent_this_month + ${hold.amount},
+          updated_at = ${now}
+      WHERE org_id = ${hold.orgId} AND monthly_held >= ${hold.monthlyPart} AND topup_held >= ${hold.topupPart}
+      RETURNING org_id`,
+    'settlement',
+  );
+  await guardedUpdate(
+    tx`
+      UPDATE credit_holds SET status = 'settled', settled_at = ${now}
+      WHERE id = ${hold.id} AND status = 'pending'
+      RETURNING id`,
+    'settlement of the hold',
+  );
+  const entry = await appendEntry(tx, {
+    orgId: hold.orgId,
+    kind: 'charge',
+    amount: hold.amount,
+    monthlyDelta: -hold.monthlyPart,
+    topupDelta: -hold.topupPart,
+    monthlyHeldDelta: -hold.monthlyPart,
+    topupHeldDelta: -hold.topupPart,
+    periodStart: account.periodStart,
+    holdId: hold.id,
+    requestId: options.requestId,
+    idempotencyKey: options.idempotencyKey ?? hold.idempotencyKey,
+    createdAt: now,
+  });
+  return chargeFromEntry(entry, false);
+}
+
+export async function release(
+  { sql, clock }: LedgerDeps,
+  holdId: string,
+  reason: string,
+  options: ReleaseOptions = {},
+): Promise<ReleaseOutcome> {
+  const now = clock();
+  return inTransaction(sql, { tx: options.tx, onConnectionLost: 'dependency_unavailable' }, async (tx) => {
+    const orgId = await orgOfHold(tx, holdId);
+    const account = await lockAccount(tx, orgId, now);
+    const [hold] = await tx<Hold[]>`SELECT * FROM credit_holds WHERE id = ${holdId} FOR NO KEY UPDATE`;
+    if (!hold) throw holdMissing(holdId);
+    if (hold.status !== 'pending') return { hold, released: false };
+    const released = await releaseLocked(tx, account, hold, reason, options.requestId ?? null, now);
+    return { hold: released, released: true };
+  });
+}
+
+export async function getHold(
+  { sql }: LedgerDeps,
+  holdId: string,
+  options: TransactionOption = {},
+): Promise<Hold | null> {
+  const db = options.tx ?? sql;
+  const [row] = await db<Hold[]>`SELECT * FROM credit_holds WHERE id = ${holdId}`;
+  return row ?? null;
+}
+
+export async function setHoldExpiry(
+  deps: LedgerDeps,
+  holdId: string,
+  expiresAt: Date | null,
+  options: TransactionOption = {},
+): Promise<Hold> {
+  const db = options.tx ?? deps.sql;
+  // Only the hold row changes (no money moves); a sweeper holding it waits and then re-reads expires_at.
+  const [updated] = await db<Hold[]>`
+    UPDATE credit_holds SET expires_at = ${expiresAt}
+    WHERE id = ${holdId} AND status = 'pending'
+    RETURNING *`;
+  if (updated) return updated;
+  const current = await getHold(deps, holdId, options);
+  if (!current) throw holdMissing(holdId);
+  return current;
+}
+
+export async function expireHolds({ sql, clock }: LedgerDeps, now: Date = clock(), limit = 500) {
+  const due = await sql<{ id: string }[]>`
+    SELECT id FROM credit_holds
+    WHERE status = 'pending' AND expires_at <= ${now}
+    ORDER BY expires_at
+    LIMIT ${limit}`;
+  const released: Hold[] = [];
+  for (const { id } of due) {
+    const hold = await inTransaction(sql, { onConnectionLost: 'dependency_unavailable' }, async (tx) => {
+      const orgId = await orgOfHold(tx, id);
+      const account = await lockAccount(tx, orgId, now);
+      const [row] = await tx<Hold[]>`SELECT * FROM credit_holds WHERE id = ${id} FOR NO KEY UPDATE`;
+      // Settled, released or given a later end since the scan: not ours to end.
+      if (row?.status !== 'pending' || row.expiresAt === null || row.expiresAt.getTime() > now.getTime()) {
+        return null;
+      }
+      return releaseLocked(tx, account, row, EXPIRED_RELEASE_REASON, null, now);
+    });
+    if (hold) released.push(hold);
+  }
+  return released;
+}
+
+export async function releasedHoldIds({ sql }: LedgerDeps, holdIds: readonly string[]): Promise<string[]> {
+  if (holdIds.length === 0) return [];
+  const rows = await sql<{ id: string }[]>`
+    SELECT id FROM credit_holds WHERE id = ANY(${sql.array([...holdIds])}::text[]) AND status = 'released'`;
+  return rows.map((row) => row.id);
+}
+
+// Returns a pending hold's credits; the caller holds the account and hold locks. Monthly credits of a
+// month that has since ended go back only to expire at once: they would have been forfeited at the reset.
+async function releaseLocked(
+  tx: TransactionSql,
+  account: AccountRow,
+  hold: Hold,
+  reason: string,
+  requestId: string | null,
+  now: Date,
+): Promise<Hold> {
+  const lapsedMonthly = hold.periodStart.getTime() < account.periodStart.getTime() ? hold.monthlyPart : 0;
+  await guardedUpdate(
+    tx`
+      UPDATE credit_accounts
+      SET monthly_held = monthly_held - ${hold.monthlyPart}, topup_held = topup_held - ${hold.topupPart},
+          monthly_remaining = monthly_remaining - ${lapsedMonthly}, updated_at = ${now}
+      WHERE org_id = ${hold.orgId} AND monthly_held >= ${hold.monthlyPart} AND topup_held >= ${hold.topupPart}
+      RETURNING org_id`,
+    'release',
+  );
+  const [released] = await tx<Hold[]>`
+    UPDATE credit_holds SET status = 'released', released_at = ${now}, release_reason = ${reason}
+    WHERE id = ${hold.id} AND status = 'pending'
+    RETURNING *`;
+  if (!released) throw new Error(`hold ${hold.id} changed under its lock`);
+  await appendEntry(tx, {
+    orgId: hold.orgId,
+    kind: 'release',
+    amount: hold.amount,
+    monthlyHeldDelta: -hold.monthlyPart,
+    topupHeldDelta: -hold.topupPart,
+    periodStart: account.periodStart,
+    holdId: hold.id,
+    requestId,
+    reason,
+    createdAt: now,
+  });
+  if (lapsedMonthly > 0) {
+    await appendEntry(tx, {
+      orgId: hold.orgId,
+      kind: 'expire',
+      amount: lapsedMonthly,
+      monthlyDelta: -lapsedMonthly,
+      periodStart: account.periodStart,
+      holdId: hold.id,
+      reason: 'released monthly credits of an ended month',
+      createdAt: now,
+    });
+  }
+  return released;
+}
+
+async function orgOfHold(tx: TransactionSql, holdId: string): Promise<string> {
+  // org_id never changes, so reading it before taking the account lock is safe.
+  const [row] = await tx<{ orgId: string }[]>`SELECT org_id FROM credit_holds WHERE id = ${holdId}`;
+  if (!row) throw holdMissing(holdId);
+  return row.orgId;
+}
+
+function holdMissing(holdId: string): ApiError {
+  return new ApiError('resource_missing', { message: `No reservation ${holdId}.`, param: 'reservation_id' });
+}
+
+export function chargeFromEntry(entry: LedgerEntry, replayed: boolean): Charge {
+  return {
+    entryId: entry.id,
+    orgId: entry.orgId,
+    holdId: entry.holdId,
+    amount: entry.amount,
+    monthlyPart: Math.abs(entry.monthlyDelta),
+    topupPart: Math.abs(entry.topupDelta),
+    chargedAt: entry.createdAt,
+    requestId: entry.requestId,
+    idempotencyKey: entry.idempotencyKey,
+    replayed,
+  };
+}

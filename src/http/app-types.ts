@@ -1,0 +1,52 @@
+// The types every part of the HTTP layer shares: the app, what it is built from, and what a route's
+// config says about access, scope and rate group. Kept apart from app.ts so routes do not import it.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Redis } from 'ioredis';
+import type { Caller } from '../accounts/caller.js';
+import type { Scope } from '../accounts/keys.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/connection.js';
+import type { WindowCounter } from '../limits/window-counter.js';
+import type { Metrics } from './metrics.js';
+import type { Services } from './services.js';
+
+export type RateGroup = 'data' | 'simulations';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller of an `api` route; null elsewhere. */
+    auth: Caller | null;
+    /** The JSON body as received: idempotency and the loop guard compare exact bytes. */
+    rawBody: string | undefined;
+  }
+  interface FastifyContextConfig {
+    /** Who may call: anyone (docs, health), an API key, or an operator with ADMIN_TOKEN. */
+    access?: 'public' | 'api' | 'admin';
+    /** Scope the API key must hold; none for credits and fixtures (docs/decisions.md §1). */
+    scope?: Scope;
+    /** Which per-minute limit the route counts against (docs/decisions.md §3). */
+    rateGroup?: RateGroup;
+  }
+}
+
+export type App = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  ZodTypeProvider
+>;
+
+export interface AppDeps {
+  config: Config;
+  db: Database;
+  clock: () => Date;
+  counters: WindowCounter;
+  metrics: Metrics;
+  services: Services;
+  /** Shared store of the per-minute limits when several API processes run (REDIS_URL). */
+  redis?: Redis | undefined;
+  logger?: boolean | { level: string };
+}

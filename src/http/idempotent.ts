@@ -1,0 +1,99 @@
+// Idempotency-Key on the routes that create jobs (docs/decisions.md §7): replay the first response
+// byte for byte, refuse conflicts, and let a retry resume what the first attempt created. The records
+// live in src/idempotency/store.ts; this module reads the header and stores the bytes that were sent.
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { ApiError, errorBody } from '../errors.js';
+import type { IdempotencyRecord, IdempotencyStore } from '../idempotency/store.js';
+import { errorResponseSchema } from './schemas/common.js';
+import { serializeThrough } from './serialize.js';
+
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+
+/** The Idempotency-Key header: absent (null) or 1 to 255 characters (docs/api.md §8.5). */
+export function parseIdempotencyKey(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  // A repeated header arrives as an array: one request has one key.
+  const key = Array.isArray(value) ? (value.length === 1 ? value[0] : undefined) : value;
+  if (key === undefined || key.length < 1 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH) {
+    throw new ApiError('parameter_invalid', {
+      message: `The Idempotency-Key header must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters.`,
+      param: 'Idempotency-Key',
+    });
+  }
+  return key;
+}
+
+/** Fingerprint of a request body: the raw bytes as received ("the exact same JSON body"). */
+export function requestBodyHash(body: string | Buffer | undefined): string {
+  return createHash('sha256')
+    .update(body ?? '')
+    .digest('hex');
+}
+
+function sendJson(reply: FastifyReply, status: number, body: string, replayed = false) {
+  if (replayed) reply.header('Idempotent-Replayed', 'true');
+  return reply.code(status).type('application/json; charset=utf-8').send(body);
+}
+
+export interface IdempotentResponse {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * Runs `run` once per Idempotency-Key (or plainly without one) and sends its response through the
+ * schema of its status. An ApiError is stored as its error body when storable, then thrown on to the
+ * error handler, which answers it the same way.
+ */
+export async function sendIdempotent(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: {
+    store: IdempotencyStore;
+    docsUrl: string;
+    schemas: Record<number, z.ZodType>;
+    run: (record: IdempotencyRecord | null) => Promise<IdempotentResponse>;
+  },
+) {
+  const serialize = (response: IdempotentResponse) => {
+    const schema = options.schemas[response.status];
+    if (!schema) throw new Error(`no response schema for status ${response.status}`);
+    return serializeThrough(schema, response.body);
+  };
+  const auth = request.auth!;
+  const key = parseIdempotencyKey(request.headers['idempotency-key']);
+  if (!key) {
+    const response = await options.run(null);
+    return sendJson(reply, response.status, serialize(response));
+  }
+  const start = await options.store.begin({
+    orgId: auth.org.id,
+    mode: auth.mode,
+    method: request.method,
+    path: request.routeOptions.url ?? request.url,
+    key,
+    bodyHash: requestBodyHash(request.rawBody),
+  });
+  if (start.kind === 'replay') return sendJson(reply, start.response.status, start.response.body, true);
+  const record = start.record;
+  let response: { status: number; body: string };
+  try {
+    const result = await options.run(record);
+    response = { status: result.status, body: serialize(result) };
+  } catch (error) {
+    if (!(error instanceof ApiError)) {
+      await options.store.release(record).catch(() => {});
+      throw error;
+    }
+    const body = serializeThrough(
+      errorResponseSchema,
+      errorBody(error, { requestId: request.id, docsUrl: options.docsUrl }),
+    );
+    await options.store.complete(record, { status: error.status, headers: {}, body }).catch(() => {});
+    throw error;
+  }
+  await options.store.complete(record, { status: response.status, headers: {}, body: response.body });
+  return sendJson(reply, response.status, response.body);
+}

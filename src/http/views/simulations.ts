@@ -1,0 +1,199 @@
+// The wire shapes of the simulation routes, built from the domain's values (src/simulations). Each
+// view builds its fields in the order of its schema (src/http/schemas/simulations.ts).
+import { creditsNumber, formatCredits, priceOfDrawsMilli } from '../../billing/amounts.js';
+import { type ErrorBody, errorBody } from '../../errors.js';
+import type { Job } from '../../jobs/types.js';
+import type { SimulationDocument } from '../../sim/document.js';
+import type { BatchStatus } from '../../simulations/batch-status.js';
+import type { DeliveredSimulation, JobOutcome } from '../../simulations/deliver.js';
+import type { Quote } from '../../simulations/quote.js';
+import type { RunPayload } from '../../simulations/run-payload.js';
+import type { BatchSubmission } from '../../simulations/submit-batch.js';
+
+export function resultUrl(jobId: string, reservationId: string): string {
+  return `/v1/simulations/jobs/${jobId}?reservation_id=${reservationId}`;
+}
+
+function jobPrice(job: Job) {
+  return { draws: job.draws, credits: formatCredits(job.mode === 'live' ? job.priceMilli : 0) };
+}
+
+/** Milli-credits still held for a job: its price while a live job waits for delivery. */
+function reservedMilli(job: Job): number {
+  const open = job.status === 'queued' || job.status === 'running' || job.status === 'succeeded';
+  return job.mode === 'live' && open ? job.priceMilli : 0;
+}
+
+export function jobView(job: Job, retryAfterSeconds: number) {
+  const payload = job.inputs as RunPayload | null;
+  return {
+    object: 'simulation_job' as const,
+    job_id: job.id,
+    fixture_id: job.fixtureId,
+    reservation_id: job.reservationId,
+    result_url: resultUrl(job.id, job.reservationId),
+    status: job.status,
+    price: jobPrice(job),
+    credits_reserved: creditsNumber(reservedMilli(job)),
+    retry_after_seconds: retryAfterSeconds,
+    progress: { draws_done: job.drawsDone, draws_total: job.draws },
+    scope: job.scope,
+    livemode: job.mode === 'live',
+    created_at: job.createdAt.toISOString(),
+    ...(job.batchId ? { batch_id: job.batchId } : {}),
+    ...(payload?.request ? { warnings: payload.request.warnings } : {}),
+  };
+}
+
+/** A delivery; given again (replayed) it shows the same delivery with nothing charged this time. */
+export function simulationView({ job, result, delivery, replayed }: DeliveredSimulation) {
+  const payload = job.inputs as RunPayload;
+  const price = jobPrice(job);
+  const charged = replayed ? 0 : creditsNumber(delivery.creditsChargedMilli);
+  return {
+    object: 'simulation' as const,
+    id: delivery.id,
+    fixture_id: job.fixtureId,
+    state: payload.request.state,
+    data_version: job.dataVersion,
+    created_at: delivery.createdAt.toISOString(),
+    livemode: job.mode === 'live',
+    price,
+    credits_charged: charged,
+    scope: job.scope,
+    inputs: payload.request.inputs,
+    warnings: payload.request.warnings,
+    receipt: {
+      request_id: job.requestId,
+      delivery_request_id: delivery.requestId,
+      idempotency_key: job.idempotencyKey,
+      price,
+      credits_charged: charged,
+      credits_remaining:
+        delivery.creditsRemainingMilli === null ? null : creditsNumber(delivery.creditsRemainingMilli),
+      inputs_hash: payload.request.inputs_hash,
+      job_id: job.id,
+      reservation_id: job.reservationId,
+    },
+    simulation: result.document as SimulationDocument,
+  };
+}
+
+/** 200 with the delivered simulation, or 202 with the job still pending. */
+export function jobOutcomeView(outcome: JobOutcome) {
+  return outcome.kind === 'delivered'
+    ? { status: 200 as const, body: simulationView(outcome.delivered) }
+    : { status: 202 as const, body: jobView(outcome.job, outcome.retryAfterSeconds) };
+}
+
+export function quoteView(quote: Quote) {
+  return {
+    object: 'simulation_quote' as const,
+    fixture_id: quote.fixtureId,
+    price: { draws: quote.draws, credits: formatCredits(quote.priceMilli) },
+    credits: creditsNumber(quote.priceMilli),
+    credits_charged: 0 as const,
+    rate_card: quote.rateCard,
+    livemode: quote.livemode,
+    scope: quote.scope,
+    inputs: quote.inputs,
+    warnings: quote.warnings,
+    data_version: quote.dataVersion,
+  };
+}
+
+function batchPrice(draws: number, livemode: boolean) {
+  return { draws, credits: formatCredits(livemode ? priceOfDrawsMilli(draws) : 0) };
+}
+
+/** A selector's fixture id as given (when it is one), for a rejected item. */
+function selectorFixture(fixtureId: number | string | undefined): number | null {
+  return typeof fixtureId === 'number' || typeof fixtureId === 'string' ? Number(fixtureId) || null : null;
+}
+
+function rejectedItemError(body: ErrorBody['error']) {
+  return {
+    code: body.code,
+    message: body.message,
+    param: body.param,
+    recovery: body.recovery,
+    doc_url: body.doc_url,
+  };
+}
+
+export function batchSubmissionView(
+  submission: BatchSubmission,
+  context: { requestId: string; docsUrl: string },
+) {
+  const items = submission.items.map((item) => {
+    if (item.kind === 'rejected') {
+      return {
+        fixture: selectorFixture(item.selector.fixture_id),
+        status: 'rejected' as const,
+        credits_reserved: 0,
+        error: rejectedItemError(errorBody(item.error, context).error),
+      };
+    }
+    const { job, run } = item;
+    return {
+      fixture: job.fixtureId,
+      job_id: job.id,
+      status: job.status === 'succeeded' ? ('succeeded' as const) : ('queued' as const),
+      credits_reserved: creditsNumber(job.priceMilli),
+      reservation_id: job.reservationId,
+      result_url: resultUrl(job.id, job.reservationId),
+      scope: job.scope,
+      inputs: run.resolved.inputs,
+      warnings: run.resolved.warnings,
+    };
+  });
+  const queued = submission.items.flatMap((item) => (item.kind === 'queued' ? [item] : []));
+  const deadlines = queued.map((item) => item.run.fixture.kickoff.getTime() - 1);
+  return {
+    object: 'simulation_batch' as const,
+    batch_id: submission.batch.id,
+    livemode: submission.livemode,
+    price: batchPrice(submission.draws, submission.livemode),
+    items,
+    validUntil: deadlines.length > 0 ? Math.min(...deadlines) : null,
+    credits_reserved_total: creditsNumber(queued.reduce((sum, item) => sum + item.job.priceMilli, 0)),
+    created_at: submission.batch.createdAt.toISOString(),
+  };
+}
+
+export function batchStatusView(status: BatchStatus) {
+  const { batch } = status;
+  const livemode = batch.mode === 'live';
+  const items = status.items.map(({ job, creditsChargedMilli, freshness }) => ({
+    fixture: job.fixtureId,
+    job_id: job.id,
+    status: job.status,
+    credits_reserved: creditsNumber(reservedMilli(job)),
+    credits_charged: creditsNumber(creditsChargedMilli),
+    reservation_id: job.reservationId,
+    result_url: resultUrl(job.id, job.reservationId),
+    progress: { draws_done: job.drawsDone, draws_total: job.draws },
+    scope: job.scope,
+    ...(freshness ? { freshness } : {}),
+    ...(job.error ? { error: { code: job.error.code, message: job.error.message } } : {}),
+  }));
+  const deadlines = status.items.flatMap((item) => (item.kickoff ? [item.kickoff.getTime() - 1] : []));
+  const reserved = status.items.reduce((sum, { job }) => sum + reservedMilli(job), 0);
+  return {
+    object: 'simulation_batch' as const,
+    batch_id: batch.id,
+    livemode,
+    price: batchPrice(batch.draws, livemode),
+    items,
+    validUntil: deadlines.length > 0 ? Math.min(...deadlines) : null,
+    credits_reserved_total: creditsNumber(reserved),
+    created_at: batch.createdAt.toISOString(),
+  };
+}
+
+export function batchView(
+  result: BatchSubmission | BatchStatus,
+  context: { requestId: string; docsUrl: string },
+) {
+  return result.kind === 'submitted' ? batchSubmissionView(result, context) : batchStatusView(result);
+}

@@ -1,0 +1,223 @@
+// Every statement on the jobs and batches tables that is not about running a job (leases.ts has those):
+// inserting jobs and batches in the submitting transaction, reading them, and the status changes of
+// delivery and expiry. A submission writes its jobs in the transaction that reserves their holds.
+import type { Sql, TransactionSql } from '../db/connection.js';
+import { newId } from '../ids.js';
+import { utcDay } from '../limits/daily-usage.js';
+import type { Batch, Job, JobStoreDeps, NewBatch, NewJob } from './types.js';
+
+/** Woken on commit of an enqueue. */
+export const JOBS_QUEUED_CHANNEL = 'matchsim_jobs_queued';
+/** Payload: the job id, when a job leaves queued/running. */
+export const JOB_FINISHED_CHANNEL = 'matchsim_job_finished';
+
+const JOB_COLUMNS = [
+  'id',
+  'org_id',
+  'mode',
+  'reservation_id',
+  'batch_id',
+  'batch_position',
+  'fixture_id',
+  'data_version',
+  'draws',
+  'seed',
+  'inputs',
+  'cache_key',
+  'scope',
+  'price_milli',
+  'status',
+  'draws_done',
+  'attempts',
+  'lease_owner',
+  'lease_expires_at',
+  'created_at',
+  'started_at',
+  'finished_at',
+  'result_id',
+  'error',
+  'usage_day',
+  'gpu_seconds_reserved',
+  'gpu_seconds_used',
+  'engine',
+  'request_id',
+  'idempotency_key',
+];
+
+/** The columns of Job, of the table or of its alias `as` (the day as YYYY-MM-DD text, not a Date). */
+export function jobColumns(db: Sql | TransactionSql, as?: string) {
+  const prefix = as ? `${as}.` : '';
+  const list = JOB_COLUMNS.map((column) =>
+    column === 'usage_day' ? `${prefix}usage_day::text AS usage_day` : `${prefix}${column}`,
+  );
+  return db.unsafe(list.join(', '));
+}
+
+export function holdEnd(deps: JobStoreDeps, finishedAt: Date): Date {
+  return new Date(finishedAt.getTime() + deps.holdTtlSeconds * 1000);
+}
+
+function rowValues(job: NewJob & { batchPosition?: number }, now: Date) {
+  const cached = job.cachedResultId != null;
+  return {
+    id: job.id ?? newId('job'),
+    org_id: job.orgId,
+    mode: job.mode,
+    reservation_id: job.reservationId,
+    batch_id: job.batchId ?? null,
+    batch_position: job.batchPosition ?? null,
+    fixture_id: job.fixtureId,
+    data_version: job.dataVersion,
+    draws: job.draws,
+    seed: String(job.seed),
+    inputs: job.inputs ?? null,
+    cache_key: job.cacheKey,
+    scope: job.scope,
+    price_milli: job.priceMilli,
+    status: cached ? 'succeeded' : 'queued',
+    created_at: now.toISOString(),
+    finished_at: cached ? now.toISOString() : null,
+    result_id: job.cachedResultId ?? null,
+    usage_day: job.usageDay ?? utcDay(now),
+    // A cache hit uses no GPU time (docs/decisions.md §3).
+    gpu_seconds_reserved: cached ? 0 : (job.gpuSecondsReserved ?? 0),
+    gpu_seconds_used: cached ? 0 : null,
+    request_id: job.requestId,
+    idempotency_key: job.idempotencyKey ?? null,
+  };
+}
+
+/** Inserts jobs (one statement for a whole batch); a cache hit is born succeeded with its hold's end. */
+export async function insertJobs(
+  deps: JobStoreDeps,
+  tx: TransactionSql,
+  jobs: readonly (NewJob & { batchPosition?: number })[],
+): Promise<Job[]> {
+  if (jobs.length === 0) return [];
+  const now = deps.clock();
+  const values = jobs.map((job) => rowValues(job, now));
+  // The rows travel as one JSON document.
+  const rows = await tx<Job[]>`
+    INSERT INTO jobs (id, org_id, mode, reservation_id, batch_id, batch_position, fixture_id, data_version, draws, seed,
+                      inputs, cache_key, scope, price_milli, status, created_at, finished_at, result_id,
+                      usage_day, gpu_seconds_reserved, gpu_seconds_used, request_id, idempotency_key)
+    SELECT id, org_id, mode, reservation_id, batch_id, batch_position, fixture_id, data_version, draws, seed,
+           COALESCE(inputs, 'null'::jsonb), cache_key, scope, price_milli, status, created_at, finished_at,
+           result_id, usage_day, gpu_seconds_reserved, gpu_seconds_used, request_id, idempotency_key
+    FROM jsonb_to_recordset(${JSON.stringify(values)}::text::jsonb) AS r(
+      id text, org_id text, mode text, reservation_id text, batch_id text, batch_position integer,
+      fixture_id bigint,
+      data_version text, draws integer, seed text, inputs jsonb, cache_key text, scope text,
+      price_milli bigint, status text, created_at timestamptz, finished_at timestamptz, result_id bigint,
+      usage_day date, gpu_seconds_reserved double precision, gpu_seconds_used double precision,
+      request_id text, idempotency_key text)
+    RETURNING ${jobColumns(tx)}`;
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const inserted = values.map((value) => byId.get(value.id)!);
+  for (const job of inserted) {
+    if (job.status === 'succeeded' && job.mode === 'live') {
+      await deps.ledger.setHoldExpiry(job.reservationId, holdEnd(deps, job.finishedAt!), { tx });
+    }
+  }
+  if (inserted.some((job) => job.status === 'queued')) {
+    await tx`SELECT pg_notify(${JOBS_QUEUED_CHANNEL}, '')`;
+  }
+  return inserted;
+}
+
+/** A batch row and its jobs; `batchId` and `batchPosition` of the jobs are set from the batch. */
+export async function insertBatch(
+  deps: JobStoreDeps,
+  tx: TransactionSql,
+  batch: NewBatch,
+  jobs: readonly NewJob[],
+): Promise<{ batch: Batch; jobs: Job[] }> {
+  const [created] = await tx<Batch[]>`
+    INSERT INTO batches (id, org_id, mode, draws, item_count, created_at, request_id, idempotency_key)
+    VALUES (${batch.id ?? newId('batch')}, ${batch.orgId}, ${batch.mode}, ${batch.draws}, ${jobs.length},
+            ${deps.clock()}, ${batch.requestId}, ${batch.idempotencyKey ?? null})
+    RETURNING *`;
+  const items = await insertJobs(
+    deps,
+    tx,
+    jobs.map((job, position) => ({ ...job, batchId: created!.id, batchPosition: position })),
+  );
+  return { batch: created!, jobs: items };
+}
+
+export async function getJob(db: Sql | TransactionSql, jobId: string): Promise<Job | null> {
+  const [row] = await db<Job[]>`SELECT ${jobColumns(db)} FROM jobs WHERE id = ${jobId}`;
+  return row ?? null;
+}
+
+/** The job locked for its delivery (a concurrent delivery of it waits), or null. */
+export async function lockJobForDelivery(tx: TransactionSql, jobId: string): Promise<Job | null> {
+  const [row] = await tx<Job[]>`SELECT ${jobColumns(tx)} FROM jobs WHERE id = ${jobId} FOR NO KEY UPDATE`;
+  return row ?? null;
+}
+
+/** succeeded → delivered or expired, under the delivery lock. */
+export async function markDeliveryOutcome(
+  tx: TransactionSql,
+  jobId: string,
+  status: 'delivered' | 'expired',
+): Promise<Job> {
+  const [row] = await tx<Job[]>`
+    UPDATE jobs SET status = ${status} WHERE id = ${jobId} AND status = 'succeeded'
+    RETURNING ${jobColumns(tx)}`;
+  if (!row) throw new Error(`job ${jobId} left succeeded under its delivery lock`);
+  return row;
+}
+
+/** Queued + running jobs of an organisation, a batch counting as one group (docs/api.md §8). */
+export async function countOpenJobGroups(db: Sql | TransactionSql, orgId: string): Promise<number> {
+  const [row] = await db<{ n: number }[]>`
+    SELECT count(DISTINCT COALESCE(batch_id, id))::int AS n
+    FROM jobs WHERE org_id = ${orgId} AND status IN ('queued', 'running')`;
+  return row!.n;
+}
+
+export async function countQueuedJobs(db: Sql | TransactionSql): Promise<number> {
+  const [row] = await db<{ n: number }[]>`SELECT count(*)::int AS n FROM jobs WHERE status = 'queued'`;
+  return row!.n;
+}
+
+export async function getBatch(
+  db: Sql | TransactionSql,
+  batchId: string,
+): Promise<{ batch: Batch; items: Job[] } | null> {
+  const [batch] = await db<Batch[]>`SELECT * FROM batches WHERE id = ${batchId}`;
+  if (!batch) return null;
+  const items = await db<Job[]>`
+    SELECT ${jobColumns(db)} FROM jobs WHERE batch_id = ${batchId} ORDER BY batch_position`;
+  return { batch, items };
+}
+
+/** Succeeded live jobs that finished at or before `cutoff`: their holds may have ended undelivered. */
+export async function succeededLiveJobsBefore(
+  db: Sql,
+  cutoff: Date,
+): Promise<{ id: string; reservationId: string }[]> {
+  return db<{ id: string; reservationId: string }[]>`
+    SELECT id, reservation_id FROM jobs
+    WHERE status = 'succeeded' AND mode = 'live' AND finished_at <= ${cutoff}`;
+}
+
+/** succeeded → expired for these live jobs (their holds ended without delivery). */
+export async function expireJobs(db: Sql, jobIds: readonly string[]): Promise<string[]> {
+  if (jobIds.length === 0) return [];
+  const rows = await db<{ id: string }[]>`
+    UPDATE jobs SET status = 'expired'
+    WHERE id = ANY(${db.array([...jobIds])}::text[]) AND status = 'succeeded'
+    RETURNING id`;
+  return rows.map((row) => row.id);
+}
+
+/** Test-key jobs have no hold; they expire undelivered on the same clock. */
+export async function expireTestJobsBefore(db: Sql, cutoff: Date): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`
+    UPDATE jobs SET status = 'expired'
+    WHERE status = 'succeeded' AND mode = 'test' AND finished_at <= ${cutoff}
+    RETURNING id`;
+  return rows.map((row) => row.id);
+}

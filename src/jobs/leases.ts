@@ -1,0 +1,192 @@
+// Running jobs (docs/decisions.md §6): workers claim queued jobs with one `FOR UPDATE SKIP LOCKED`
+// statement and keep a lease that a heartbeat extends; a job whose worker died is queued again when its
+// lease runs out, and failed after MAX_ATTEMPTS claims.
+//
+// When a job ends (succeeded or failed) its hold gets an end: finished_at + HOLD_TTL (docs/decisions.md
+// §2), its reserved GPU-seconds are replaced by the measured time, and the requests waiting for it are
+// woken, all in the transaction of the status change.
+import type { TransactionSql } from '../db/connection.js';
+import { gpuSecondsToMs, settleGpuUsage } from '../limits/daily-usage.js';
+import { holdEnd, JOB_FINISHED_CHANNEL, JOBS_QUEUED_CHANNEL, jobColumns } from './job-store.js';
+import type { Job, JobError, JobStoreDeps } from './types.js';
+
+/** Claims of one job before a lapsed lease fails it instead of queueing it again. */
+export const MAX_ATTEMPTS = 3;
+
+export interface CompleteOptions {
+  resultId: number;
+  gpuSecondsUsed: number;
+  engine: string;
+  /** Only this worker's lease may complete the job (omit for a job completed outside a worker). */
+  workerId?: string | undefined;
+  tx?: TransactionSql | undefined;
+}
+
+export interface FailOptions {
+  workerId?: string | undefined;
+  /** GPU time spent before the failure; default none, so the reservation returns to the day's budget. */
+  gpuSecondsUsed?: number | undefined;
+  tx?: TransactionSql | undefined;
+}
+
+export interface RescueOutcome {
+  requeued: Job[];
+  failed: Job[];
+}
+
+export async function claimJobs(deps: JobStoreDeps, workerId: string, n: number, leaseMs: number) {
+  if (n <= 0) return [];
+  const now = deps.clock();
+  const leaseEnd = new Date(now.getTime() + leaseMs);
+  // One statement (after River): pick, lock and lease, skipping rows other workers hold.
+  const rows = await deps.sql<Job[]>`
+    WITH next AS (
+      SELECT id FROM jobs
+      WHERE status = 'queued'
+      ORDER BY created_at, id
+      LIMIT ${n}
+      FOR UPDATE SKIP LOCKED
+    )
+    UPDATE jobs j
+    SET status = 'running', lease_owner = ${workerId}, lease_expires_at = ${leaseEnd},
+        attempts = j.attempts + 1, started_at = COALESCE(j.started_at, ${now}), draws_done = 0
+    FROM next WHERE j.id = next.id
+    RETURNING ${jobColumns(deps.sql, 'j')}`;
+  return rows.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+}
+
+/** Extends the leases this worker still holds; returns the ids it still holds. */
+export async function heartbeat(
+  { sql, clock }: JobStoreDeps,
+  workerId: string,
+  jobIds: readonly string[],
+  leaseMs: number,
+): Promise<string[]> {
+  if (jobIds.length === 0) return [];
+  const leaseEnd = new Date(clock().getTime() + leaseMs);
+  const rows = await sql<{ id: string }[]>`
+    UPDATE jobs SET lease_expires_at = ${leaseEnd}
+    WHERE id IN ${sql(jobIds)} AND status = 'running' AND lease_owner = ${workerId}
+    RETURNING id`;
+  return rows.map((row) => row.id);
+}
+
+export async function recordProgress(
+  { sql }: JobStoreDeps,
+  jobId: string,
+  drawsDone: number,
+  workerId?: string,
+): Promise<void> {
+  await sql`
+    UPDATE jobs SET draws_done = LEAST(draws, GREATEST(draws_done, ${Math.floor(drawsDone)}))
+    WHERE id = ${jobId} AND status = 'running'
+      AND (${workerId ?? null}::text IS NULL OR lease_owner = ${workerId ?? null})`;
+}
+
+/** Running job whose lease `workerId` holds, locked until `tx` ends; null when it is no longer its. */
+export async function lockOwnedJob(tx: TransactionSql, jobId: string, workerId: string): Promise<Job | null> {
+  const [row] = await tx<Job[]>`
+    SELECT ${jobColumns(tx)} FROM jobs WHERE id = ${jobId} AND status = 'running' AND lease_owner = ${workerId}
+    FOR UPDATE`;
+  return row ?? null;
+}
+
+async function inTx<T>(
+  deps: JobStoreDeps,
+  tx: TransactionSql | undefined,
+  work: (tx: TransactionSql) => Promise<T>,
+): Promise<T> {
+  return tx ? work(tx) : ((await deps.sql.begin(work)) as T);
+}
+
+async function finishJob(deps: JobStoreDeps, tx: TransactionSql, job: Job): Promise<void> {
+  await settleGpuUsage(
+    tx,
+    job.orgId,
+    job.usageDay,
+    gpuSecondsToMs(job.gpuSecondsReserved),
+    gpuSecondsToMs(job.gpuSecondsUsed ?? 0),
+  );
+  if (job.mode === 'live') {
+    await deps.ledger.setHoldExpiry(job.reservationId, holdEnd(deps, job.finishedAt!), { tx });
+  }
+  await tx`SELECT pg_notify(${JOB_FINISHED_CHANNEL}, ${job.id})`;
+}
+
+/** succeeded; null (a no-op) when the job is not running or, with workerId, not under that lease. */
+export async function completeJob(
+  deps: JobStoreDeps,
+  jobId: string,
+  options: CompleteOptions,
+): Promise<Job | null> {
+  const now = deps.clock();
+  return inTx(deps, options.tx, async (tx) => {
+    const [job] = await tx<Job[]>`
+      UPDATE jobs
+      SET status = 'succeeded', finished_at = ${now}, result_id = ${options.resultId},
+          gpu_seconds_used = ${options.gpuSecondsUsed}, engine = ${options.engine}, draws_done = draws,
+          lease_owner = NULL, lease_expires_at = NULL
+      WHERE id = ${jobId} AND status = 'running'
+        AND (${options.workerId ?? null}::text IS NULL OR lease_owner = ${options.workerId ?? null})
+      RETURNING ${jobColumns(tx)}`;
+    if (!job) return null;
+    await finishJob(deps, tx, job);
+    return job;
+  });
+}
+
+/** failed, from queued or running; null (a no-op) otherwise. */
+export async function failJob(
+  deps: JobStoreDeps,
+  jobId: string,
+  error: JobError,
+  options: FailOptions = {},
+): Promise<Job | null> {
+  const now = deps.clock();
+  return inTx(deps, options.tx, async (tx) => {
+    const [job] = await tx<Job[]>`
+      UPDATE jobs
+      SET status = 'failed', finished_at = ${now}, error = ${JSON.stringify(error)}::text::jsonb,
+          gpu_seconds_used = ${options.gpuSecondsUsed ?? 0}, lease_owner = NULL, lease_expires_at = NULL
+      WHERE id = ${jobId} AND status IN ('queued', 'running')
+        AND (${options.workerId ?? null}::text IS NULL OR lease_owner = ${options.workerId ?? null})
+      RETURNING ${jobColumns(tx)}`;
+    if (!job) return null;
+    await finishJob(deps, tx, job);
+    return job;
+  });
+}
+
+export async function rescueExpiredLeases(
+  deps: JobStoreDeps,
+  maxAttempts: number,
+  now: Date = deps.clock(),
+): Promise<RescueOutcome> {
+  const error: JobError = {
+    code: 'simulation_failed',
+    message: `The job's worker stopped answering ${maxAttempts} times.`,
+  };
+  return deps.sql.begin(async (tx) => {
+    const jobs = await tx<Job[]>`
+      WITH lapsed AS (
+        SELECT id FROM jobs
+        WHERE status = 'running' AND lease_expires_at <= ${now}
+        ORDER BY lease_expires_at
+        LIMIT 500
+        FOR UPDATE SKIP LOCKED
+      )
+      UPDATE jobs j
+      SET status = CASE WHEN j.attempts >= ${maxAttempts} THEN 'failed' ELSE 'queued' END,
+          finished_at = CASE WHEN j.attempts >= ${maxAttempts} THEN ${now}::timestamptz END,
+          error = CASE WHEN j.attempts >= ${maxAttempts} THEN ${JSON.stringify(error)}::text::jsonb END,
+          gpu_seconds_used = CASE WHEN j.attempts >= ${maxAttempts} THEN 0 END,
+          lease_owner = NULL, lease_expires_at = NULL, draws_done = 0
+      FROM lapsed WHERE j.id = lapsed.id
+      RETURNING ${jobColumns(tx, 'j')}`;
+    const failed = jobs.filter((job) => job.status === 'failed');
+    for (const job of failed) await finishJob(deps, tx, job);
+    const requeued = jobs.filter((job) => job.status === 'queued');
+    if (requeued.length > 0) await tx`SELECT pg_notify(${JOBS_QUEUED_CHANNEL}, '')`;
+    return { requeued, failed };
+  });
+}

@@ -1,0 +1,96 @@
+// The job queue (docs/decisions.md §6) as one object for the submissions, the worker and the sweeper:
+// jobs live in PostgreSQL beside their credit holds. The statements are in job-store.ts (inserts,
+// reads, delivery and expiry) and leases.ts (claims, leases, completion); waits.ts wakes waiters.
+import type { Ledger } from '../billing/ledger.js';
+import type { Sql, TransactionSql } from '../db/connection.js';
+import { countOpenJobGroups, getBatch, getJob, insertBatch, insertJobs } from './job-store.js';
+import {
+  type CompleteOptions,
+  claimJobs,
+  completeJob,
+  type FailOptions,
+  failJob,
+  heartbeat,
+  lockOwnedJob,
+  MAX_ATTEMPTS,
+  type RescueOutcome,
+  recordProgress,
+  rescueExpiredLeases,
+} from './leases.js';
+import type { Batch, Job, JobError, JobStoreDeps, NewBatch, NewJob } from './types.js';
+import { makeJobWaits } from './waits.js';
+
+export interface JobQueue {
+  enqueue(tx: TransactionSql, job: NewJob): Promise<Job>;
+  /** A batch row and its jobs; `batchId` of the jobs is set from the batch. */
+  enqueueBatch(
+    tx: TransactionSql,
+    batch: NewBatch,
+    jobs: readonly NewJob[],
+  ): Promise<{ batch: Batch; jobs: Job[] }>;
+  claim(workerId: string, n: number, leaseMs: number): Promise<Job[]>;
+  /** Extends the leases this worker still holds; returns the ids it still holds. */
+  heartbeat(workerId: string, jobIds: readonly string[], leaseMs: number): Promise<string[]>;
+  progress(jobId: string, drawsDone: number, workerId?: string): Promise<void>;
+  /** Running job whose lease `workerId` holds, locked until `tx` ends; null when it is no longer its. */
+  lockOwnedJob(tx: TransactionSql, jobId: string, workerId: string): Promise<Job | null>;
+  /** succeeded; null (a no-op) when the job is not running or, with workerId, not under that lease. */
+  complete(jobId: string, options: CompleteOptions): Promise<Job | null>;
+  /** failed, from queued or running; null (a no-op) otherwise. */
+  fail(jobId: string, error: JobError, options?: FailOptions): Promise<Job | null>;
+  rescueExpiredLeases(now?: Date): Promise<RescueOutcome>;
+  get(jobId: string, options?: { tx?: TransactionSql | undefined }): Promise<Job | null>;
+  /** Resolves when the job leaves queued/running or the time is up (then with its current state). */
+  waitFor(jobId: string, timeoutMs: number): Promise<Job | null>;
+  /** Queued + running jobs of the organisation, a batch counting once (docs/api.md §8). */
+  openJobCount(orgId: string, options?: { tx?: TransactionSql | undefined }): Promise<number>;
+  getBatch(batchId: string): Promise<{ batch: Batch; items: Job[] } | null>;
+  /** Server only: calls `onWork` when jobs are queued; returns the way to stop listening. */
+  listenForWork(onWork: () => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+export interface JobQueueDeps {
+  sql: Sql;
+  ledger: Pick<Ledger, 'setHoldExpiry'>;
+  clock?: () => Date;
+  /** HOLD_TTL_SECONDS: how long a finished job's hold waits for delivery. */
+  holdTtlSeconds: number;
+  /** True on a PostgreSQL server (LISTEN/NOTIFY); false on PGlite, which polls. */
+  notifications: boolean;
+  maxAttempts?: number;
+  /** How often waitFor polls: its only means on PGlite, a fallback on a server. */
+  pollMs?: number;
+}
+
+export function makeJobQueue(options: JobQueueDeps): JobQueue {
+  const deps: JobStoreDeps = {
+    sql: options.sql,
+    ledger: options.ledger,
+    clock: options.clock ?? (() => new Date()),
+    holdTtlSeconds: options.holdTtlSeconds,
+  };
+  const maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
+  const waits = makeJobWaits({
+    sql: options.sql,
+    notifications: options.notifications,
+    pollMs: options.pollMs ?? (options.notifications ? 1000 : 50),
+  });
+  return {
+    enqueue: async (tx, job) => (await insertJobs(deps, tx, [job]))[0]!,
+    enqueueBatch: (tx, batch, jobs) => insertBatch(deps, tx, batch, jobs),
+    claim: (workerId, n, leaseMs) => claimJobs(deps, workerId, n, leaseMs),
+    heartbeat: (workerId, jobIds, leaseMs) => heartbeat(deps, workerId, jobIds, leaseMs),
+    progress: (jobId, drawsDone, workerId) => recordProgress(deps, jobId, drawsDone, workerId),
+    lockOwnedJob,
+    complete: (jobId, complete) => completeJob(deps, jobId, complete),
+    fail: (jobId, error, fail) => failJob(deps, jobId, error, fail),
+    rescueExpiredLeases: (now) => rescueExpiredLeases(deps, maxAttempts, now),
+    get: (jobId, { tx } = {}) => getJob(tx ?? options.sql, jobId),
+    waitFor: waits.waitFor,
+    openJobCount: (orgId, { tx } = {}) => countOpenJobGroups(tx ?? options.sql, orgId),
+    getBatch: (batchId) => getBatch(options.sql, batchId),
+    listenForWork: waits.listenForWork,
+    close: waits.close,
+  };
+}

@@ -1,0 +1,110 @@
+// The records of the job queue (docs/decisions.md §6): jobs and the batches that group them.
+import type { KeyMode } from '../accounts/keys.js';
+import type { Ledger } from '../billing/ledger.js';
+import type { Sql } from '../db/connection.js';
+
+export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'delivered', 'failed', 'expired'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+export type ResultScope = 'shared' | 'private';
+
+export interface JobError {
+  code: string;
+  message: string;
+  [detail: string]: unknown;
+}
+
+/** A jobs row. */
+export interface Job {
+  id: string;
+  orgId: string;
+  mode: KeyMode;
+  reservationId: string;
+  batchId: string | null;
+  batchPosition: number | null;
+  fixtureId: number;
+  dataVersion: string;
+  draws: number;
+  seed: string;
+  /** What the job carries for the engine and its delivery (src/simulations/run-payload.ts). */
+  inputs: unknown;
+  cacheKey: string;
+  scope: ResultScope;
+  priceMilli: number;
+  status: JobStatus;
+  drawsDone: number;
+  attempts: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: Date | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  resultId: number | null;
+  error: JobError | null;
+  /** The UTC day (YYYY-MM-DD) whose GPU budget the job reserved from. */
+  usageDay: string;
+  gpuSecondsReserved: number;
+  gpuSecondsUsed: number | null;
+  engine: string | null;
+  requestId: string;
+  idempotencyKey: string | null;
+}
+
+export interface NewJob {
+  /** Chosen by the caller when it must be known before the insert; default a new `job_…`. */
+  id?: string | undefined;
+  orgId: string;
+  mode: KeyMode;
+  /** The hold's id for live keys (reserve it in the same transaction); a new `res_…` for test keys. */
+  reservationId: string;
+  batchId?: string | null | undefined;
+  fixtureId: number;
+  dataVersion: string;
+  draws: number;
+  seed: string | number | bigint;
+  inputs: unknown;
+  cacheKey: string;
+  scope: ResultScope;
+  /** Milli-credits held for the job; 0 for test keys. */
+  priceMilli: number;
+  /** From the admission (src/limits/usage.ts): the day and the GPU-seconds reserved for this job. */
+  usageDay?: string | undefined;
+  gpuSecondsReserved?: number | undefined;
+  requestId: string;
+  idempotencyKey?: string | null | undefined;
+  /** A cache hit: the job is born succeeded with this result and never queued. */
+  cachedResultId?: number | null | undefined;
+}
+
+export interface NewBatch {
+  id?: string | undefined;
+  orgId: string;
+  mode: KeyMode;
+  draws: number;
+  requestId: string;
+  idempotencyKey?: string | null | undefined;
+}
+
+/** A batches row. */
+export interface Batch {
+  id: string;
+  orgId: string;
+  mode: KeyMode;
+  draws: number;
+  itemCount: number;
+  createdAt: Date;
+  requestId: string;
+  idempotencyKey: string | null;
+}
+
+export interface JobStoreDeps {
+  sql: Sql;
+  clock: () => Date;
+  /** HOLD_TTL_SECONDS: how long a finished job's hold waits for delivery. */
+  holdTtlSeconds: number;
+  /** A live job's hold gets its end when the job ends. */
+  ledger: Pick<Ledger, 'setHoldExpiry'>;
+}
+
+export function isOpenStatus(status: JobStatus): boolean {
+  return status === 'queued' || status === 'running';
+}

@@ -1,0 +1,74 @@
+// Waiting for jobs. On a PostgreSQL server a NOTIFY when a job ends wakes the requests waiting for it
+// and a NOTIFY inside the enqueueing transaction wakes the workers; both keep polling as a fallback.
+// PGlite cannot carry notifications across its socket, so there everything polls.
+import type { Sql } from '../db/connection.js';
+import { getJob, JOB_FINISHED_CHANNEL, JOBS_QUEUED_CHANNEL } from './job-store.js';
+import { isOpenStatus, type Job } from './types.js';
+
+export interface JobWaits {
+  /** Resolves when the job leaves queued/running or the time is up (then with its current state). */
+  waitFor(jobId: string, timeoutMs: number): Promise<Job | null>;
+  /** Server only: calls `onWork` when jobs are queued; returns the way to stop listening. */
+  listenForWork(onWork: () => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+export function makeJobWaits(deps: { sql: Sql; notifications: boolean; pollMs: number }): JobWaits {
+  const { sql } = deps;
+  // Requests waiting for jobs, woken by the JOB_FINISHED_CHANNEL listener (server) or by polling.
+  const waiters = new Map<string, Set<() => void>>();
+  let finishedListener: Promise<{ unlisten(): Promise<void> }> | null = null;
+
+  function ensureFinishedListener(): void {
+    if (!deps.notifications || finishedListener) return;
+    finishedListener = sql.listen(JOB_FINISHED_CHANNEL, (jobId) => {
+      for (const wake of waiters.get(jobId) ?? []) wake();
+    });
+    // A failed LISTEN leaves polling in charge; try again on the next wait.
+    finishedListener.catch(() => {
+      finishedListener = null;
+    });
+  }
+
+  async function waitFor(jobId: string, timeoutMs: number): Promise<Job | null> {
+    const deadline = Date.now() + Math.max(0, timeoutMs);
+    ensureFinishedListener();
+    let wake = () => {};
+    const set = waiters.get(jobId) ?? new Set();
+    waiters.set(jobId, set);
+    try {
+      for (;;) {
+        const job = await getJob(sql, jobId);
+        if (!job || !isOpenStatus(job.status)) return job;
+        const left = deadline - Date.now();
+        if (left <= 0) return job;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(left, deps.pollMs));
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+          set.add(wake);
+        });
+        set.delete(wake);
+      }
+    } finally {
+      set.delete(wake);
+      if (set.size === 0) waiters.delete(jobId);
+    }
+  }
+
+  async function listenForWork(onWork: () => void): Promise<() => Promise<void>> {
+    if (!deps.notifications) return async () => {};
+    const listener = await sql.listen(JOBS_QUEUED_CHANNEL, () => onWork());
+    return () => listener.unlisten();
+  }
+
+  async function close(): Promise<void> {
+    const listener = finishedListener;
+    finishedListener = null;
+    if (listener) await (await listener.catch(() => null))?.unlisten();
+  }
+
+  return { waitFor, listenForWork, close };
+}

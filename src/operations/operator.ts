@@ -1,0 +1,94 @@
+// What operators do, shared by the CLI and the admin HTTP API (docs/decisions.md §8): one function per
+// operation, returning domain values; views.ts turns them into the JSON both print.
+
+import { type ApiKey, createKey, type KeyMode, listKeys, revokeKey, type Scope } from '../accounts/keys.js';
+import {
+  createOrg,
+  type Org,
+  type OrgChanges,
+  type OrgStatus,
+  type Plan,
+  requireOrg,
+  updateOrg,
+} from '../accounts/orgs.js';
+import type { Ledger } from '../billing/ledger.js';
+import type { Balance } from '../billing/types.js';
+import type { Sql } from '../db/connection.js';
+
+export interface OperatorDeps {
+  sql: Sql;
+  ledger: Ledger;
+  clock: () => Date;
+}
+
+const toMilli = (credits: number | null | undefined) => (credits == null ? null : Math.round(credits * 1000));
+
+export function makeOperator(deps: OperatorDeps) {
+  const { sql, ledger } = deps;
+  return {
+    async createOrg(input: {
+      name: string;
+      plan: Plan;
+      status?: OrgStatus | undefined;
+      spendCapCredits?: number | null | undefined;
+      limits?: Record<string, number> | undefined;
+    }): Promise<Org> {
+      const org = await createOrg(sql, {
+        name: input.name,
+        plan: input.plan,
+        status: input.status,
+        spendCapMilli: toMilli(input.spendCapCredits),
+        limitOverrides: input.limits,
+      });
+      await ledger.openAccount(org.id);
+      return org;
+    },
+
+    async getOrg(orgId: string): Promise<{ org: Org; keys: ApiKey[]; balance: Balance }> {
+      const org = await requireOrg(sql, orgId);
+      const keys = await listKeys(sql, orgId);
+      return { org, keys, balance: await ledger.balance(orgId) };
+    },
+
+    async updateOrg(
+      orgId: string,
+      input: Omit<OrgChanges, 'spendCapMilli'> & { spendCapCredits?: number | null | undefined },
+    ): Promise<Org> {
+      const { spendCapCredits, ...rest } = input;
+      const changes: OrgChanges = { ...rest };
+      if (spendCapCredits !== undefined) changes.spendCapMilli = toMilli(spendCapCredits);
+      const org = await updateOrg(sql, orgId, changes);
+      // Opens the account if it has none yet; a plan change applies to the allowance from the next
+      // monthly reset (docs/decisions.md §2).
+      await ledger.openAccount(org.id);
+      return org;
+    },
+
+    async createKey(input: {
+      orgId: string;
+      mode: KeyMode;
+      scopes?: Scope[] | undefined;
+      expiresAt?: Date | null | undefined;
+      ipAllowlist?: string[] | undefined;
+    }): Promise<{ key: ApiKey; secret: string }> {
+      return createKey(sql, input);
+    },
+
+    async revokeKey(keyId: string): Promise<ApiKey> {
+      return revokeKey(sql, keyId, deps.clock());
+    },
+
+    async topUp(orgId: string, credits: number, requestId?: string): Promise<Balance> {
+      await requireOrg(sql, orgId);
+      await ledger.topUp(orgId, Math.round(credits * 1000), { requestId: requestId ?? null });
+      return ledger.balance(orgId);
+    },
+
+    async showCredits(orgId: string): Promise<Balance> {
+      await requireOrg(sql, orgId);
+      return ledger.balance(orgId);
+    },
+  };
+}
+
+export type Operator = ReturnType<typeof makeOperator>;

@@ -1,0 +1,127 @@
+// Finished documents (the result cache) and their deliveries (docs/decisions.md §2, §5, §6): the only
+// code that touches the results and deliveries tables.
+//
+// A shared result (neither side custom) is reusable by every organisation; a private one only by the
+// organisation that ran it. A document is stored once; every delivery of it gets its own `sim_…` id,
+// receipt and charge, and keeps the facts of that delivery (when, to which request, what it charged,
+// the balance it left), so that the result path can give the same delivery again.
+import type { KeyMode } from '../accounts/keys.js';
+import type { Sql, TransactionSql } from '../db/connection.js';
+import type { ResultScope } from '../jobs/types.js';
+
+export interface NewResult {
+  cacheKey: string;
+  scope: ResultScope;
+  /** The owner of a private result; ignored (stored as NULL) for a shared one. */
+  orgId: string | null;
+  fixtureId: number;
+  dataVersion: string;
+  draws: number;
+  document: unknown;
+  engine: string;
+  runMs: number;
+  gpuMs: number;
+}
+
+/** A results row. */
+export interface SimulationResult extends NewResult {
+  id: number;
+  createdAt: Date;
+}
+
+/** A deliveries row: one delivery of a result to an organisation. */
+export interface Delivery {
+  id: string;
+  orgId: string;
+  jobId: string | null;
+  resultId: number;
+  mode: KeyMode;
+  creditsChargedMilli: number;
+  /** The organisation's available credits right after the charge; null for test keys. */
+  creditsRemainingMilli: number | null;
+  /** The request that delivered it. */
+  requestId: string | null;
+  idempotencyKey: string | null;
+  createdAt: Date;
+}
+
+export type NewDelivery = Omit<Delivery, 'requestId' | 'idempotencyKey'> & {
+  requestId?: string | null | undefined;
+  idempotencyKey?: string | null | undefined;
+};
+
+/** Stores a finished document; when one with the same cache key and owner exists, returns that one. */
+export async function storeResult(
+  tx: TransactionSql,
+  result: NewResult,
+  now: Date,
+): Promise<SimulationResult> {
+  const owner = result.scope === 'private' ? result.orgId : null;
+  if (result.scope === 'private' && !owner) throw new Error('a private result needs its organisation');
+  // json, not jsonb: the document keeps its key order, so every delivery of it reads the same.
+  const [inserted] = await tx<SimulationResult[]>`
+    INSERT INTO results (cache_key, scope, org_id, fixture_id, data_version, draws, document, engine, run_ms,
+                         gpu_ms, created_at)
+    VALUES (${result.cacheKey}, ${result.scope}, ${owner}, ${result.fixtureId}, ${result.dataVersion},
+            ${result.draws}, ${JSON.stringify(result.document)}::text::json, ${result.engine}, ${result.runMs},
+            ${result.gpuMs}, ${now})
+    ON CONFLICT DO NOTHING
+    RETURNING *`;
+  if (inserted) return inserted;
+  const existing = await findCachedResult(tx, {
+    cacheKey: result.cacheKey,
+    scope: result.scope,
+    orgId: owner,
+  });
+  if (!existing) throw new Error(`result ${result.cacheKey} conflicted but cannot be found`);
+  return existing;
+}
+
+export async function findCachedResult(
+  db: Sql | TransactionSql,
+  lookup: { cacheKey: string; scope: ResultScope; orgId: string | null },
+): Promise<SimulationResult | null> {
+  const [row] =
+    lookup.scope === 'shared'
+      ? await db<SimulationResult[]>`
+          SELECT * FROM results WHERE scope = 'shared' AND cache_key = ${lookup.cacheKey}`
+      : await db<SimulationResult[]>`
+          SELECT * FROM results
+          WHERE scope = 'private' AND org_id = ${lookup.orgId} AND cache_key = ${lookup.cacheKey}`;
+  return row ?? null;
+}
+
+export async function getResult(
+  db: Sql | TransactionSql,
+  resultId: number,
+): Promise<SimulationResult | null> {
+  const [row] = await db<SimulationResult[]>`SELECT * FROM results WHERE id = ${resultId}`;
+  return row ?? null;
+}
+
+export async function insertDelivery(tx: TransactionSql, delivery: NewDelivery): Promise<Delivery> {
+  const [row] = await tx<Delivery[]>`
+    INSERT INTO deliveries (id, org_id, job_id, result_id, mode, credits_charged_milli, credits_remaining_milli,
+                            request_id, idempotency_key, created_at)
+    VALUES (${delivery.id}, ${delivery.orgId}, ${delivery.jobId}, ${delivery.resultId}, ${delivery.mode},
+            ${delivery.creditsChargedMilli}, ${delivery.creditsRemainingMilli}, ${delivery.requestId ?? null},
+            ${delivery.idempotencyKey ?? null}, ${delivery.createdAt})
+    RETURNING *`;
+  return row!;
+}
+
+export async function findDeliveryForJob(db: Sql | TransactionSql, jobId: string): Promise<Delivery | null> {
+  const [row] = await db<Delivery[]>`SELECT * FROM deliveries WHERE job_id = ${jobId}`;
+  return row ?? null;
+}
+
+/** The deliveries of these jobs, by job id (batch status shows what each item charged). */
+export async function deliveriesOfJobs(
+  db: Sql | TransactionSql,
+  jobIds: readonly string[],
+): Promise<Map<string, Delivery>> {
+  if (jobIds.length === 0) return new Map();
+  const rows = await db<Delivery[]>`
+    SELECT * FROM deliveries WHERE job_id = ANY(${db.array([...jobIds])}::text[])`;
+  return new Map(rows.map((row) => [row.jobId!, row]));
+}

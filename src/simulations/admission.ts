@@ -1,0 +1,46 @@
+// What single runs and batches share on the way in: the engine and queue checks before anything is
+// reserved, and the job rows they write beside their holds.
+import type { Caller } from '../accounts/caller.js';
+import { priceOfDrawsMilli } from '../billing/amounts.js';
+import { ApiError } from '../errors.js';
+import { newId } from '../ids.js';
+import { countQueuedJobs } from '../jobs/job-store.js';
+import type { NewJob } from '../jobs/types.js';
+import type { PreparedRun } from './prepare-run.js';
+import type { CallContext, SimulationDeps } from './types.js';
+
+/** engine_cold_start / engine_unavailable from the engine, engine_overloaded past the queue bound. */
+export async function assertQueueHasRoom(deps: SimulationDeps): Promise<void> {
+  deps.engine.assertAvailable();
+  const queued = await countQueuedJobs(deps.sql);
+  if (queued >= deps.queueBound) {
+    throw new ApiError('engine_overloaded', {
+      message: `The simulation queue holds ${queued} jobs; try again shortly.`,
+      retryAfterSeconds: 5,
+    });
+  }
+}
+
+/** The organisation as admission sees it (plan, overrides). */
+export function usageOrg(caller: Caller) {
+  return { id: caller.org.id, plan: caller.org.plan, limitOverrides: caller.org.limitOverrides };
+}
+
+export function newJobFor(ctx: CallContext, run: PreparedRun, draws: number, extra: Partial<NewJob>): NewJob {
+  return {
+    orgId: ctx.caller.org.id,
+    mode: ctx.caller.mode,
+    reservationId: newId('res'),
+    fixtureId: run.fixture.fixtureId,
+    dataVersion: run.fixture.dataVersion,
+    draws,
+    seed: run.seed,
+    inputs: run.payload,
+    cacheKey: run.cacheKey,
+    scope: run.resolved.scope,
+    priceMilli: ctx.caller.livemode ? priceOfDrawsMilli(draws) : 0,
+    requestId: ctx.requestId,
+    idempotencyKey: ctx.idempotencyKey,
+    ...extra,
+  };
+}

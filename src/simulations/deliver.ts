@@ -1,0 +1,190 @@
+// The result path (docs/decisions.md §6): delivering a finished job settles its hold, records the
+// delivery and marks the job delivered in one transaction. When the database does not acknowledge that
+// transaction the outcome is unknown to us too: settlement_unknown, and a retry (same job, same hold)
+// gives the one true outcome. A delivered job is given again, charging nothing.
+import type { Charge } from '../billing/types.js';
+import type { TransactionSql } from '../db/connection.js';
+import { inTransaction } from '../db/transactions.js';
+import { ApiError } from '../errors.js';
+import { recordFixtureSummary } from '../fixtures/fixture-list.js';
+import { newId } from '../ids.js';
+import { getJob, lockJobForDelivery, markDeliveryOutcome } from '../jobs/job-store.js';
+import type { Job } from '../jobs/types.js';
+import {
+  type Delivery,
+  findDeliveryForJob,
+  getResult,
+  insertDelivery,
+  type SimulationResult,
+} from '../results/result-store.js';
+import type { CallContext, SimulationDeps } from './types.js';
+
+/** What delivery needs: the database, the ledger, the clock, and the engine for retry advice. */
+export type DeliveryDeps = Pick<SimulationDeps, 'sql' | 'ledger' | 'clock' | 'engine' | 'onCharged'>;
+
+/** The request that delivers: its id and Idempotency-Key go on the delivery and its charge. */
+export interface DeliveryRequest {
+  requestId: string;
+  idempotencyKey: string | null;
+}
+
+/** A delivered simulation: its job, the document and this delivery's facts. */
+export interface DeliveredSimulation {
+  job: Job;
+  result: SimulationResult;
+  delivery: Delivery;
+  /** The job was delivered before: the same delivery is given again and nothing is charged. */
+  replayed: boolean;
+}
+
+export type JobOutcome =
+  | { kind: 'pending'; job: Job; retryAfterSeconds: number }
+  | { kind: 'delivered'; delivered: DeliveredSimulation };
+
+/** How long a client should wait before asking again for a job that is not finished. */
+export function pendingOutcome(deps: Pick<SimulationDeps, 'engine'>, job: Job): JobOutcome {
+  const remainingDraws = Math.max(0, job.draws - job.drawsDone);
+  const seconds = Math.ceil(deps.engine.estimateSeconds(remainingDraws) * 2);
+  return { kind: 'pending', job, retryAfterSeconds: Math.min(25, Math.max(1, seconds)) };
+}
+
+/** GET /v1/simulations/jobs/{job_id}?reservation_id=…: only the organisation and key mode that made it. */
+export async function deliverResult(
+  deps: DeliveryDeps,
+  ctx: CallContext,
+  jobId: string,
+  reservationId: string,
+): Promise<JobOutcome> {
+  const job = await getJob(deps.sql, jobId);
+  if (
+    !job ||
+    job.orgId !== ctx.caller.org.id ||
+    job.reservationId !== reservationId ||
+    job.mode !== ctx.caller.mode
+  ) {
+    throw new ApiError('resource_missing', {
+      message: `No simulation job ${jobId} with reservation ${reservationId}.`,
+    });
+  }
+  return deliverJob(deps, ctx, job);
+}
+
+type LockedOutcome =
+  | { status: 'pending'; job: Job }
+  | { status: 'expired'; job: Job }
+  | { status: 'delivered'; delivered: DeliveredSimulation };
+
+/** Settles and delivers a finished job, gives a delivered one again, or reports a pending one. */
+export async function deliverJob(deps: DeliveryDeps, ctx: DeliveryRequest, job: Job): Promise<JobOutcome> {
+  const outcome = await inTransaction(deps.sql, { onConnectionLost: 'settlement_unknown' }, (tx) =>
+    deliverLocked(deps, ctx, tx, job.id),
+  );
+  if (outcome.status === 'pending') return pendingOutcome(deps, outcome.job);
+  if (outcome.status === 'expired') {
+    throw new ApiError('reservation_expired', {
+      message: `The credit hold ${outcome.job.reservationId} ended without delivery.`,
+      recovery: { job_id: outcome.job.id, reservation_id: outcome.job.reservationId },
+    });
+  }
+  const { delivered } = outcome;
+  if (!delivered.replayed) await afterDelivery(deps, delivered);
+  return { kind: 'delivered', delivered };
+}
+
+async function deliverLocked(
+  deps: DeliveryDeps,
+  ctx: DeliveryRequest,
+  tx: TransactionSql,
+  jobId: string,
+): Promise<LockedOutcome> {
+  const job = await lockJobForDelivery(tx, jobId);
+  if (!job) throw new ApiError('resource_missing', { message: `No simulation job ${jobId}.` });
+  switch (job.status) {
+    case 'queued':
+    case 'running':
+      return { status: 'pending', job };
+    case 'failed':
+      throw new ApiError('simulation_failed', {
+        message: job.error?.message ?? 'The simulation job failed.',
+        recovery: { job_id: job.id, reservation_id: job.reservationId },
+      });
+    case 'expired':
+      return { status: 'expired', job };
+    case 'delivered':
+      return { status: 'delivered', delivered: await previousDelivery(tx, job) };
+    case 'succeeded':
+      break;
+  }
+  const result = await getResult(tx, job.resultId!);
+  if (!result) throw new ApiError('payload_missing', { message: `The result of ${job.id} is missing.` });
+  const charge = await settleHold(deps, ctx, tx, job);
+  if (charge === 'expired')
+    return { status: 'expired', job: await markDeliveryOutcome(tx, job.id, 'expired') };
+  const balance = job.mode === 'live' ? await deps.ledger.balance(job.orgId, { tx }) : null;
+  const delivery = await insertDelivery(tx, {
+    id: newId('sim'),
+    orgId: job.orgId,
+    jobId: job.id,
+    resultId: result.id,
+    mode: job.mode,
+    creditsChargedMilli: charge?.amount ?? 0,
+    creditsRemainingMilli: balance ? balance.available : null,
+    requestId: ctx.requestId,
+    idempotencyKey: ctx.idempotencyKey,
+    createdAt: deps.clock(),
+  });
+  const delivered = await markDeliveryOutcome(tx, job.id, 'delivered');
+  return { status: 'delivered', delivered: { job: delivered, result, delivery, replayed: false } };
+}
+
+async function previousDelivery(tx: TransactionSql, job: Job): Promise<DeliveredSimulation> {
+  const delivery = await findDeliveryForJob(tx, job.id);
+  if (!delivery) throw new Error(`job ${job.id} is delivered but has no delivery`);
+  const result = await getResult(tx, delivery.resultId);
+  if (!result) throw new ApiError('payload_missing', { message: `The result of ${job.id} is missing.` });
+  return { job, result, delivery, replayed: true };
+}
+
+/** The live job's hold becomes its charge; 'expired' when the hold ended first; null for test keys. */
+async function settleHold(
+  deps: DeliveryDeps,
+  ctx: DeliveryRequest,
+  tx: TransactionSql,
+  job: Job,
+): Promise<Charge | null | 'expired'> {
+  if (job.mode !== 'live') return null;
+  try {
+    return await deps.ledger.settle(job.reservationId, {
+      tx,
+      requestId: ctx.requestId,
+      idempotencyKey: ctx.idempotencyKey,
+    });
+  } catch (error) {
+    // The hold ended before this delivery (the ledger released it if the sweeper had not yet).
+    if (error instanceof ApiError && error.code === 'reservation_expired') return 'expired';
+    throw error;
+  }
+}
+
+// The fixture list shows the latest shared live simulation of a fixture's data_version.
+async function afterDelivery(deps: DeliveryDeps, delivered: DeliveredSimulation): Promise<void> {
+  const { job, delivery, result } = delivered;
+  if (delivery.creditsChargedMilli > 0) deps.onCharged?.(delivery.creditsChargedMilli, true);
+  if (job.scope !== 'shared' || job.mode !== 'live') return;
+  const document = result.document as {
+    result: { home_win: number; draw: number; away_win: number };
+    goals: { expected: { home: number; away: number } };
+  };
+  await recordFixtureSummary(deps.sql, {
+    fixtureId: job.fixtureId,
+    dataVersion: job.dataVersion,
+    simulationId: delivery.id,
+    createdAt: delivery.createdAt,
+    draws: job.draws,
+    homeWin: document.result.home_win,
+    draw: document.result.draw,
+    awayWin: document.result.away_win,
+    expectedGoalsHome: document.goals.expected.home,
+    expectedGoalsAway: document.goals.expected.away,
+  }).catch(() => {});
+}

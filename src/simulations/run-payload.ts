@@ -1,0 +1,12 @@
+// What a simulation job carries (jobs.inputs): the engine's payload and what its delivery shows.
+import type { ResolvedLineups } from '../fixtures/lineups.js';
+import type { JobPayload } from '../sim/engine-runner.js';
+
+export interface RunPayload extends JobPayload {
+  request: {
+    state: string;
+    inputs: ResolvedLineups['inputs'];
+    warnings: string[];
+    inputs_hash: string;
+  };
+}

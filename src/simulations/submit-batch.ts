@@ -1,0 +1,167 @@
+// POST /v1/simulations/batch (docs/api.md §4.5): 1 to 1,000 distinct selectors. Every item is checked
+// before anything is reserved; an item that cannot run carries its error and the others go ahead. The
+// runnable items are admitted as one submission, held together (all or nothing) and queued as jobs.
+import type { TransactionSql } from '../db/connection.js';
+import { ApiError } from '../errors.js';
+import { countOpenJobGroups } from '../jobs/job-store.js';
+import type { Batch, Job, NewJob } from '../jobs/types.js';
+import { findCachedResult } from '../results/result-store.js';
+import { assertQueueHasRoom, newJobFor, usageOrg } from './admission.js';
+import { type BatchStatus, batchStatus } from './batch-status.js';
+import { type PreparedRun, prepareRun } from './prepare-run.js';
+import {
+  type BatchRequest,
+  type CallContext,
+  DEFAULT_DRAWS,
+  type FixtureSelector,
+  type SimulationDeps,
+} from './types.js';
+
+export type BatchItemSubmission =
+  | { kind: 'rejected'; selector: FixtureSelector; error: ApiError }
+  | { kind: 'queued'; job: Job; run: PreparedRun };
+
+export interface BatchSubmission {
+  kind: 'submitted';
+  batch: Batch;
+  draws: number;
+  livemode: boolean;
+  /** In the order of the request. */
+  items: BatchItemSubmission[];
+}
+
+/** A new batch, or (a retry whose first attempt created one) that batch's status. */
+export async function submitBatch(
+  deps: SimulationDeps,
+  ctx: CallContext,
+  request: BatchRequest,
+): Promise<BatchSubmission | BatchStatus> {
+  const draws = request.draws ?? DEFAULT_DRAWS;
+  if (ctx.idempotency?.batchId) return batchStatus(deps, ctx, ctx.idempotency.batchId);
+  refuseRepeatedSelectors(request.fixtures);
+  const prepared = await prepareItems(deps, ctx, request.fixtures, draws);
+  const runs = prepared.flatMap((item) => ('run' in item ? [item.run] : []));
+  const cachedIds = await cachedResultIds(deps, ctx, runs);
+  if (runs.some((run) => !cachedIds.has(run.cacheKey))) await assertQueueHasRoom(deps);
+  const { batch, jobs } = await deps.sql.begin((tx) =>
+    reserveAndEnqueue(deps, ctx, tx, runs, cachedIds, draws),
+  );
+  let jobIndex = 0;
+  const items = prepared.map((item, index): BatchItemSubmission => {
+    if ('error' in item) return { kind: 'rejected', selector: request.fixtures[index]!, error: item.error };
+    return { kind: 'queued', job: jobs[jobIndex++]!, run: item.run };
+  });
+  return { kind: 'submitted', batch, draws, livemode: ctx.caller.livemode, items };
+}
+
+/** Batch selectors must be distinct (docs/api.md §4.5). */
+function refuseRepeatedSelectors(selectors: readonly FixtureSelector[]): void {
+  const seen = new Map<string, number>();
+  selectors.forEach((selector, index) => {
+    const key = JSON.stringify([
+      selector.fixture_id === undefined ? null : String(selector.fixture_id).trim(),
+      selector.home?.toLowerCase().trim() ?? null,
+      selector.away?.toLowerCase().trim() ?? null,
+      selector.date ?? null,
+      selector.lineups ?? null,
+    ]);
+    const first = seen.get(key);
+    if (first !== undefined) {
+      throw new ApiError('parameter_invalid', {
+        param: `fixtures.${index}`,
+        message: `fixtures.${index} repeats fixtures.${first}; batch selectors must be distinct.`,
+      });
+    }
+    seen.set(key, index);
+  });
+}
+
+// An item that cannot run carries its error; a 429 or a 5xx refuses the whole batch.
+async function prepareItems(
+  deps: SimulationDeps,
+  ctx: CallContext,
+  selectors: readonly FixtureSelector[],
+  draws: number,
+): Promise<Array<{ run: PreparedRun } | { error: ApiError }>> {
+  const prepared: Array<{ run: PreparedRun } | { error: ApiError }> = [];
+  for (const [index, selector] of selectors.entries()) {
+    try {
+      prepared.push({ run: await prepareRun(deps, ctx.caller, selector, draws, `fixtures.${index}`) });
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status >= 500 || error.status === 429) throw error;
+      prepared.push({ error });
+    }
+  }
+  return prepared;
+}
+
+async function cachedResultIds(
+  deps: SimulationDeps,
+  ctx: CallContext,
+  runs: readonly PreparedRun[],
+): Promise<Map<string, number>> {
+  const cachedIds = new Map<string, number>();
+  for (const run of runs) {
+    if (cachedIds.has(run.cacheKey)) continue;
+    const cached = await findCachedResult(deps.sql, {
+      cacheKey: run.cacheKey,
+      scope: run.resolved.scope,
+      orgId: ctx.caller.org.id,
+    });
+    if (cached) cachedIds.set(run.cacheKey, cached.id);
+  }
+  return cachedIds;
+}
+
+async function reserveAndEnqueue(
+  deps: SimulationDeps,
+  ctx: CallContext,
+  tx: TransactionSql,
+  runs: readonly PreparedRun[],
+  cachedIds: Map<string, number>,
+  draws: number,
+): Promise<{ batch: Batch; jobs: Job[] }> {
+  const { caller } = ctx;
+  const toRun = runs.filter((run) => !cachedIds.has(run.cacheKey));
+  const admission = await deps.usage.admitSubmission(tx, {
+    org: usageOrg(caller),
+    kind: 'batch',
+    gpuSecondsEstimates: caller.livemode ? toRun.map(() => deps.engine.estimateSeconds(draws)) : [],
+    countOpenJobGroups: toRun.length > 0 ? (db) => countOpenJobGroups(db, caller.org.id) : undefined,
+  });
+  let reservedIndex = 0;
+  const newJobs: NewJob[] = runs.map((run) => {
+    const cachedResultId = cachedIds.get(run.cacheKey) ?? null;
+    const reserved = cachedResultId === null && caller.livemode;
+    return newJobFor(ctx, run, draws, {
+      usageDay: admission.day,
+      gpuSecondsReserved: reserved ? (admission.gpuSecondsReserved[reservedIndex++] ?? 0) : 0,
+      cachedResultId,
+    });
+  });
+  if (caller.livemode) {
+    // One guarded reservation per item, all in this transaction: the whole batch is covered or nothing
+    // is held.
+    for (const job of newJobs) {
+      await deps.ledger.reserve(caller.org.id, job.priceMilli, {
+        holdId: job.reservationId,
+        requestId: ctx.requestId,
+        idempotencyKey: ctx.idempotencyKey,
+        tx,
+      });
+    }
+  }
+  const created = await deps.queue.enqueueBatch(
+    tx,
+    {
+      orgId: caller.org.id,
+      mode: caller.mode,
+      draws,
+      requestId: ctx.requestId,
+      idempotencyKey: ctx.idempotencyKey,
+    },
+    newJobs,
+  );
+  if (ctx.idempotency) await deps.attachJob(tx, ctx.idempotency, { batchId: created.batch.id });
+  return created;
+}

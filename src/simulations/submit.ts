@@ -1,0 +1,73 @@
+// POST /v1/simulations (docs/api.md §4.3): admission, the hold and the job in one transaction, then
+// a wait of up to wait_seconds; a result ready in time is delivered and charged in the same response.
+import { priceOfDrawsMilli } from '../billing/amounts.js';
+import { ApiError } from '../errors.js';
+import { countOpenJobGroups } from '../jobs/job-store.js';
+import type { Job } from '../jobs/types.js';
+import { findCachedResult } from '../results/result-store.js';
+import { assertQueueHasRoom, newJobFor, usageOrg } from './admission.js';
+import { deliverJob, type JobOutcome, pendingOutcome } from './deliver.js';
+import { prepareRun } from './prepare-run.js';
+import {
+  type CallContext,
+  DEFAULT_DRAWS,
+  DEFAULT_WAIT_SECONDS,
+  type SimulationDeps,
+  type SimulationRequest,
+} from './types.js';
+
+export async function submitSimulation(
+  deps: SimulationDeps,
+  ctx: CallContext,
+  request: SimulationRequest,
+): Promise<JobOutcome> {
+  const draws = request.draws ?? DEFAULT_DRAWS;
+  const waitMs = (request.wait_seconds ?? DEFAULT_WAIT_SECONDS) * 1000;
+  // A retry of an attempt that created its job (settlement unconfirmed, or the process stopped):
+  // the same job and hold give the one true outcome (docs/decisions.md §7).
+  const earlier = ctx.idempotency?.jobId ? await deps.queue.get(ctx.idempotency.jobId) : null;
+  if (earlier) return finish(deps, ctx, earlier, waitMs);
+
+  const { caller } = ctx;
+  const run = await prepareRun(deps, caller, request, draws, '');
+  const cached = await findCachedResult(deps.sql, {
+    cacheKey: run.cacheKey,
+    scope: run.resolved.scope,
+    orgId: caller.org.id,
+  });
+  if (!cached) await assertQueueHasRoom(deps);
+  const job = await deps.sql.begin(async (tx) => {
+    const admission = await deps.usage.admitSubmission(tx, {
+      org: usageOrg(caller),
+      kind: 'simulation',
+      gpuSecondsEstimates: cached || !caller.livemode ? [] : [deps.engine.estimateSeconds(draws)],
+      countOpenJobGroups: cached ? undefined : (db) => countOpenJobGroups(db, caller.org.id),
+    });
+    const newJob = newJobFor(ctx, run, draws, {
+      usageDay: admission.day,
+      gpuSecondsReserved: admission.gpuSecondsReserved[0] ?? 0,
+      cachedResultId: cached?.id ?? null,
+    });
+    if (caller.livemode) {
+      await deps.ledger.reserve(caller.org.id, priceOfDrawsMilli(draws), {
+        holdId: newJob.reservationId,
+        requestId: ctx.requestId,
+        idempotencyKey: ctx.idempotencyKey,
+        tx,
+      });
+    }
+    const created = await deps.queue.enqueue(tx, newJob);
+    if (ctx.idempotency) await deps.attachJob(tx, ctx.idempotency, { jobId: created.id });
+    return created;
+  });
+  return finish(deps, ctx, job, waitMs);
+}
+
+async function finish(deps: SimulationDeps, ctx: CallContext, job: Job, waitMs: number): Promise<JobOutcome> {
+  let current: Job | null = job;
+  if ((job.status === 'queued' || job.status === 'running') && waitMs > 0)
+    current = await deps.queue.waitFor(job.id, waitMs);
+  if (!current) throw new ApiError('resource_missing', { message: `No simulation job ${job.id}.` });
+  if (current.status === 'queued' || current.status === 'running') return pendingOutcome(deps, current);
+  return deliverJob(deps, ctx, current);
+}

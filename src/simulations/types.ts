@@ -1,0 +1,70 @@
+// What the simulation use cases take and share (docs/api.md §4.3-4.5, §4.8). Each use case is a file:
+// quote.ts, submit.ts, submit-batch.ts, deliver.ts (the result path) and batch-status.ts; they return
+// domain values that the HTTP layer turns into responses.
+import type { Caller } from '../accounts/caller.js';
+import type { Ledger } from '../billing/ledger.js';
+import type { Sql, TransactionSql } from '../db/connection.js';
+import type { LineupsRequest } from '../fixtures/lineups.js';
+import type { IdempotencyRecord } from '../idempotency/store.js';
+import type { JobQueue } from '../jobs/queue.js';
+import type { UsageLimits } from '../limits/usage.js';
+
+/** The price revision quotes carry (docs/api.md §2.5): one credit per 1,000 draws. */
+export const RATE_CARD = '2026-11-01';
+/** Queued jobs beyond which new submissions answer engine_overloaded. */
+export const QUEUE_BOUND = 20_000;
+export const DEFAULT_DRAWS = 1000;
+export const DEFAULT_WAIT_SECONDS = 25;
+
+/** How a request names its fixture: by id, or by team names and an optional day. */
+export interface FixtureSelector {
+  fixture_id?: number | string | undefined;
+  home?: string | undefined;
+  away?: string | undefined;
+  date?: string | undefined;
+  lineups?: LineupsRequest | undefined;
+}
+
+export interface SimulationRequest extends FixtureSelector {
+  draws?: number | undefined;
+  wait_seconds?: number | undefined;
+}
+
+export interface BatchRequest {
+  fixtures: FixtureSelector[];
+  draws?: number | undefined;
+}
+
+/** One call of a use case: who calls, the request id, and the idempotency record of this attempt. */
+export interface CallContext {
+  caller: Caller;
+  requestId: string;
+  idempotencyKey: string | null;
+  /** The idempotency record of this attempt, when the request carries a key. */
+  idempotency: IdempotencyRecord | null;
+}
+
+/** What the simulations need to know of the engine that will run their jobs. */
+export interface EngineGate {
+  estimateSeconds(draws: number): number;
+  /** Throws engine_cold_start / engine_unavailable when new work cannot be taken. */
+  assertAvailable(): void;
+}
+
+export interface SimulationDeps {
+  sql: Sql;
+  ledger: Ledger;
+  queue: JobQueue;
+  usage: UsageLimits;
+  /** Records on the idempotency record, in the creating transaction, what this attempt created. */
+  attachJob: (
+    tx: TransactionSql,
+    record: IdempotencyRecord,
+    created: { jobId: string } | { batchId: string },
+  ) => Promise<void>;
+  engine: EngineGate;
+  clock: () => Date;
+  onCharged?: ((milli: number, livemode: boolean) => void) | undefined;
+  /** Queued jobs beyond which submissions answer engine_overloaded. */
+  queueBound: number;
+}
