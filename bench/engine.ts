@@ -5,8 +5,8 @@ import { availableParallelism } from 'node:os';
 import { compileFixture } from '../fallback/compile.js';
 import { createCpuEngine } from '../fallback/cpu-engine.js';
 import { recordSamplePaths } from '../fallback/engine.js';
+import { defaultModelParams } from '../src/engine/contract/model-params.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from '../src/sim/document.js';
-import { defaultModelParams } from '../src/sim/model-params.js';
 import { plausibleFixture } from '../test/engine/plausible-teams.js';
 import type { BenchRow } from './report.js';
 

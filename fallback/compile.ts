@@ -1,12 +1,6 @@
 // Host-side compile step: all floating-point work of a run happens here, once, and produces the integer
-// tables of fallback/contract.ts that the CPU loop and the GPU kernels read unchanged.
-import {
-  expectedGoalsFromRatings,
-  type MatchInputs,
-  type PlayerProfile,
-  type SideInputs,
-} from '../src/sim/inputs.js';
-import { MAX_ADDED_MINUTES, type ModelParams, SCORE_STATE_BUCKETS } from '../src/sim/model-params.js';
+// tables of src/engine/contract/layout.ts that the CPU loop and the GPU kernels read unchanged.
+
 import {
   type CompiledFixture,
   EVENT_GOAL,
@@ -25,6 +19,7 @@ import {
   LINEUP_MODE_FIXED,
   LINEUP_MODE_PREDICTED,
   LINEUP_MODE_PREDICTED_UNLABELLED,
+  MAX_ADDED_MINUTES,
   RED_CARD_BUCKETS,
   S_ASSIST_WEIGHT,
   S_BENCH_COUNT,
@@ -48,6 +43,7 @@ import {
   S_SUB_OFF_WEIGHT,
   S_XI,
   SAMPLING_UNIT,
+  SCORE_STATE_BUCKETS,
   SECOND_HALF_ADDED_START,
   SECOND_HALF_START,
   SIDES,
@@ -59,12 +55,18 @@ import {
   thresholdIndex,
   WEIGHT_MAX,
   XI_SIZE,
-} from './contract.js';
+} from '../src/engine/contract/layout.js';
+import {
+  expectedGoalsFromRatings,
+  type MatchInputs,
+  type PlayerProfile,
+  PREDICTED_BENCH_SIZE,
+  type SideInputs,
+} from '../src/engine/contract/match-inputs.js';
+import type { ModelParams } from '../src/engine/contract/model-params.js';
 
 /** Below this a start probability is treated as zero (it would round to no sampling ticks anyway). */
 const MIN_START_PROBABILITY = 1e-6;
-/** Predicted benches hold the most likely non-starters, as a matchday squad of 20 would. */
-export const PREDICTED_BENCH_SIZE = 9;
 /**
  * Strength buckets: the XI's summed goal weight over the squad's expected sum, cut at these ratios;
  * each bucket's rate multiplier is its representative ratio ^ lineup_strength_elasticity.

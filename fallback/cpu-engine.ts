@@ -14,27 +14,12 @@ import {
   type EngineSeed,
   finalizeCounters,
   MAX_DRAWS_PER_RUN,
-} from './contract.js';
+} from '../src/engine/contract/layout.js';
+import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine/contract/run.js';
 import type { RangeReply, RangeTask } from './cpu-worker.js';
 import { simulateRange } from './engine.js';
 
-export interface EngineRunOptions {
-  draws: number;
-  seed: EngineSeed;
-  /** Called after each finished range with the draws done so far. */
-  onProgress?: (drawsDone: number, drawsTotal: number) => void;
-}
-
-export interface EngineRun {
-  /** Finalized counters (fallback/contract.ts layout). */
-  counts: Uint32Array;
-  engine: 'cpu' | 'gpu';
-  backend: string;
-  runMs: number;
-}
-
-export interface CpuEngine {
-  run(compiled: CompiledFixture, options: EngineRunOptions): Promise<EngineRun>;
+export interface CpuEngine extends FixtureRunner {
   /** Worker threads in the pool (0 = simulating on the calling thread). */
   readonly threads: number;
   close(): Promise<void>;

@@ -1,12 +1,12 @@
-// The GPU engine as the rest of the service sees it: the CPU engine's run() shape (fallback/cpu-engine.ts)
-// plus the GPU time of each job, a state object for /healthz and /metrics, and the promise that no job
-// is lost with the device. Jobs queue here and are packed into one dispatch whenever the worker is
-// free, so small jobs of several organisations share a dispatch instead of paying one each. A lost
-// device sends the jobs in flight (and any that arrive while it is lost) to the CPU engine and the
-// worker restarts.
+// The GPU engine as the rest of the service sees it: the run() shape of src/engine/contract/run.ts
+// (the CPU engine's) plus the GPU time of each job, a state object for /healthz and /metrics, and the
+// promise that no job is lost with the device. Jobs queue here and are packed into one dispatch whenever
+// the worker is free, so small jobs of several organisations share a dispatch instead of paying one
+// each. A lost device sends the jobs in flight (and any that arrive while it is lost) to the CPU engine
+// and the worker restarts.
 import { SHARE_ENV, Worker, type WorkerOptions } from 'node:worker_threads';
-import { type CompiledFixture, finalizeCounters, MAX_DRAWS_PER_RUN } from '../fallback/contract.js';
-import type { CpuEngine, EngineRun, EngineRunOptions } from '../fallback/cpu-engine.js';
+import { type CompiledFixture, finalizeCounters, MAX_DRAWS_PER_RUN } from '../src/engine/contract/layout.js';
+import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine/contract/run.js';
 import { ApiError } from '../src/errors.js';
 import type { AdapterPolicy } from './adapter.js';
 import type { FromWorker, RunMessage, ToWorker } from './worker-protocol.js';
@@ -43,7 +43,7 @@ export interface GpuEngineState {
 
 export interface GpuEngineOptions extends AdapterPolicy {
   /** The CPU engine that takes over jobs when the GPU is lost or unavailable. */
-  fallback?: Pick<CpuEngine, 'run'>;
+  fallback?: FixtureRunner;
   /** Pause before a lost worker is restarted. */
   restartDelayMs?: number;
   /**

@@ -11,8 +11,8 @@ import {
   RUN_SEED_LO,
   RUN_WORDS,
   THRESHOLD_WORDS,
-} from '../fallback/contract.js';
-import { runKey } from '../fallback/rng.js';
+} from '../src/engine/contract/layout.js';
+import { runKey } from '../src/engine/contract/rng.js';
 import { createBufferPool } from './buffer-pool.js';
 import { contractPrelude } from './contract-constants.js';
 import { BufferUsage, buildComputePipeline, MapMode, type OpenedDevice } from './device.js';

@@ -23,7 +23,8 @@ const USAGE = `usage: matchsim <command> [options] [--json]
   credits show --org ORG
   demo                                   load the demo data set (fictional clubs, fixtures around today)
   ingest FILE                            load a fixture-inputs feed (docs/feed.md)
-  model fit [--data DIR]                 fit the model's constants; rewrites src/sim/model-params.json
+  model fit [--data DIR]                 fit the model's constants; rewrites
+                                         src/engine/contract/model-params.json
   model backtest [--data DIR]            walk-forward backtest; rewrites src/sim/model-accuracy.json`;
 
 class UsageError extends Error {}

@@ -2,6 +2,7 @@
 // is the one definition of the document: the API serializes with it and OpenAPI is generated from it.
 // Probabilities are counts / draws, unrounded, so every distribution sums to 1 up to float error.
 import { z } from 'zod';
+import type { SamplePath } from '../../fallback/engine.js';
 import {
   AWAY,
   C_COMEBACK,
@@ -42,8 +43,7 @@ import {
   STEPS,
   TEAM_COUNTERS,
   TEAM_GOALS,
-} from '../../fallback/contract.js';
-import type { SamplePath } from '../../fallback/engine.js';
+} from '../engine/contract/layout.js';
 import {
   competitionLabelSchema,
   LINEUP_SOURCES,
@@ -52,8 +52,8 @@ import {
   type PlayerProfile,
   type SideInputs,
   teamLabelSchema,
-} from './inputs.js';
-import type { ModelParams } from './model-params.js';
+} from '../engine/contract/match-inputs.js';
+import type { ModelParams } from '../engine/contract/model-params.js';
 
 export const SIMULATION_SCHEMA = 'vendor.simulation.v1';
 export const SAMPLE_PATHS = 20;
@@ -249,7 +249,7 @@ export interface ModelStatus {
 export interface SimulationDocumentInput {
   inputs: MatchInputs;
   params: ModelParams;
-  /** Finalized counters of the run (fallback/contract.ts layout). */
+  /** Finalized counters of the run (src/engine/contract/layout.ts layout). */
   counts: Uint32Array;
   /** Event paths of draws 0..19 (recordSamplePaths). */
   samples: readonly SamplePath[];

@@ -1,17 +1,19 @@
 // The engine the workers run jobs on (ENGINE=auto|gpu|cpu, decisions 10): compiles each job's inputs,
 // runs them on the GPU engine (many jobs packed into one dispatch) or the CPU engine, and builds the
 // simulation document. It also keeps the measured seconds per draw that GPU-seconds admission uses.
-import { compileFixture, type EngineSeed, seedFromHex } from '../../fallback/contract.js';
-import { type CpuEngine, createCpuEngine, type EngineRun } from '../../fallback/cpu-engine.js';
+import { compileFixture } from '../../fallback/compile.js';
+import { type CpuEngine, createCpuEngine } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths } from '../../fallback/engine.js';
 import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/engine.js';
+import { type EngineSeed, seedFromHex } from '../engine/contract/layout.js';
+import type { MatchInputs } from '../engine/contract/match-inputs.js';
+import { defaultModelParams, type ModelParams } from '../engine/contract/model-params.js';
+import type { EngineRun } from '../engine/contract/run.js';
 import type { EngineHealth } from '../http/services.js';
 import { buildSimulationDocument, type ModelStatus, SAMPLE_PATHS } from './document.js';
 import type { BacktestResult } from './fit/backtest.js';
 import { modelAccuracyFor } from './fit/model-files.js';
-import type { MatchInputs } from './inputs.js';
 import storedBacktest from './model-accuracy.json' with { type: 'json' };
-import { defaultModelParams, type ModelParams } from './model-params.js';
 import type { Job } from './queue.js';
 import type { RunBatch, RunOutcome } from './worker.js';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { defaultModelParams, type ModelParams } from '../../src/engine/contract/model-params.js';
 import type { BacktestResult } from '../../src/sim/fit/backtest.js';
 import { modelVersionOf } from '../../src/sim/fit/fit-model.js';
 import { fictionalTeamRatings, type LeagueProfile, leagueProfile } from '../../src/sim/fit/league-profile.js';
 import { modelAccuracyFor } from '../../src/sim/fit/model-files.js';
-import { defaultModelParams, type ModelParams } from '../../src/sim/model-params.js';
 import { seededUniform } from '../engine/plausible-teams.js';
 
 const profile: LeagueProfile = {

@@ -1,8 +1,9 @@
 // The exact forward pass of the minute model against the engine it stands in for, and against itself.
 import { describe, expect, it } from 'vitest';
 import { compileFixture } from '../../fallback/compile.js';
-import { C_FT_GRID, COUNTER_WORDS, finalizeCounters, GRID_SIZE } from '../../fallback/contract.js';
 import { simulateRange } from '../../fallback/engine.js';
+import { C_FT_GRID, COUNTER_WORDS, finalizeCounters, GRID_SIZE } from '../../src/engine/contract/layout.js';
+import { defaultModelParams, type ModelParams } from '../../src/engine/contract/model-params.js';
 import {
   expectedGoalsUnder,
   observedScoreLikelihood,
@@ -11,7 +12,6 @@ import {
 import { referenceFixture } from '../../src/sim/fit/reference-fixture.js';
 import { marketsFromGrid } from '../../src/sim/fit/score-grid.js';
 import { stepTableFromCompiled, stepTableFromParams } from '../../src/sim/fit/step-rates.js';
-import { defaultModelParams, type ModelParams } from '../../src/sim/model-params.js';
 
 const rated: [number, number] = [1.6, 1.1];
 

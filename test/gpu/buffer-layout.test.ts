@@ -2,8 +2,6 @@
 // source and their member offsets compared with the contract's word offsets and gpu/'s packing.
 // Needs no adapter.
 import { describe, expect, it } from 'vitest';
-import * as contract from '../../fallback/contract.js';
-import { runKey } from '../../fallback/rng.js';
 import { roundUpBufferSize } from '../../gpu/buffer-pool.js';
 import { contractPrelude } from '../../gpu/contract-constants.js';
 import {
@@ -22,6 +20,8 @@ import {
   runsPerDispatch,
 } from '../../gpu/match-dispatch.js';
 import { readShader } from '../../gpu/shader-source.js';
+import * as contract from '../../src/engine/contract/layout.js';
+import { runKey } from '../../src/engine/contract/rng.js';
 import { parseWgslStructs, type WgslStruct } from './wgsl-struct-layout.js';
 
 const structs = parseWgslStructs(readShader('common'));
@@ -126,7 +126,7 @@ describe('contract prelude of the kernels', () => {
     [...prelude.matchAll(/^const (\w+): u32 = (\d+)u;$/gm)].map((match) => [match[1]!, Number(match[2])]),
   );
 
-  it('declares every numeric constant of fallback/contract.ts with its value', () => {
+  it('declares every numeric constant of src/engine/contract/layout.ts with its value', () => {
     const numeric = Object.entries(contract).filter(([, value]) => typeof value === 'number');
     expect(numeric.length).toBeGreaterThan(50);
     for (const [name, value] of numeric) expect([name, declared.get(name)]).toEqual([name, value]);

@@ -2,17 +2,17 @@
 // (the device destroyed under a dispatch) with the jobs retried on the CPU and the worker restarted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileFixture } from '../../fallback/compile.js';
+import { createCpuEngine } from '../../fallback/cpu-engine.js';
+import { simulateRange } from '../../fallback/engine.js';
+import { chooseAdapter } from '../../gpu/adapter.js';
+import { createGpuEngine, type GpuEngine } from '../../gpu/engine.js';
 import {
   COUNTER_WORDS,
   type CompiledFixture,
   type EngineSeed,
   finalizeCounters,
-} from '../../fallback/contract.js';
-import { createCpuEngine } from '../../fallback/cpu-engine.js';
-import { simulateRange } from '../../fallback/engine.js';
-import { chooseAdapter } from '../../gpu/adapter.js';
-import { createGpuEngine, type GpuEngine } from '../../gpu/engine.js';
-import { defaultModelParams } from '../../src/sim/model-params.js';
+} from '../../src/engine/contract/layout.js';
+import { defaultModelParams } from '../../src/engine/contract/model-params.js';
 import { plausibleFixture, withAnnouncedLineup } from '../engine/plausible-teams.js';
 
 const chosen = await chooseAdapter({ mode: 'gpu' });

@@ -1,6 +1,7 @@
 // GET /v1/fixtures, GET /v1/fixtures/{fixture_id}/squads, GET /v1/fixtures/{fixture_id}/expected-lineup
 // (spec 2.2, 2.7, 2.8, 4.2, 4.6, 4.7; decisions 4) and the operators' POST /admin/v1/feed.
 import { z } from 'zod';
+import { PLAYER_POSITIONS } from '../../engine/contract/match-inputs.js';
 import { ApiError } from '../../errors.js';
 import { makeExpectedLineupSales } from '../../fixtures/expected-lineup-sales.js';
 import { ingestFeed } from '../../fixtures/feed-loader.js';
@@ -9,7 +10,6 @@ import { FIXTURE_STATES } from '../../fixtures/fixture-inputs.js';
 import { DEFAULT_WINDOW_DAYS, listFixtures, MAX_WINDOW_DAYS } from '../../fixtures/fixture-list.js';
 import { squadsBody } from '../../fixtures/fixture-views.js';
 import { FRESHNESS_STATUSES } from '../../fixtures/freshness.js';
-import { PLAYER_POSITIONS } from '../../sim/inputs.js';
 import type { App, AppDeps } from '../app.js';
 
 const DAY_MS = 86_400_000;

@@ -1,6 +1,7 @@
 // Forecasts from the real engine (fallback/: compile step plus the per-draw loop on worker threads):
 // the score grid, half-time/full-time table and box-score means of one fixture, from its counters.
 import { compileFixture } from '../../../fallback/compile.js';
+import type { CpuEngine } from '../../../fallback/cpu-engine.js';
 import {
   C_FT_GRID,
   C_HT_FT,
@@ -13,9 +14,8 @@ import {
   TEAM_SHOTS,
   TEAM_SHOTS_ON_TARGET,
   TEAM_YELLOWS,
-} from '../../../fallback/contract.js';
-import type { CpuEngine } from '../../../fallback/cpu-engine.js';
-import type { ModelParams } from '../model-params.js';
+} from '../../engine/contract/layout.js';
+import type { ModelParams } from '../../engine/contract/model-params.js';
 import { referenceFixture } from './reference-fixture.js';
 
 export interface SideBoxScore {

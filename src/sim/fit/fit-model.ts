@@ -11,7 +11,11 @@
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createCpuEngine } from '../../../fallback/cpu-engine.js';
-import { defaultModelParams, type ModelParams, modelParamsSchema } from '../model-params.js';
+import {
+  defaultModelParams,
+  type ModelParams,
+  modelParamsSchema,
+} from '../../engine/contract/model-params.js';
 import { engineForecast } from './engine-forecast.js';
 import { bandWeightsFromMinutes, loadGoalMinutes, withFirstHalfShare } from './international-goals.js';
 import { type LeagueMatch, loadLeagueMatches } from './league-results.js';
@@ -189,7 +193,7 @@ export function modelVersionOf(content: unknown): string {
   return `minute-${createHash('sha256').update(JSON.stringify(content)).digest('hex').slice(0, 10)}`;
 }
 
-/** Writes the parameters as the shipped JSON (src/sim/model-params.json by the CLI's default). */
+/** Writes the parameters as the shipped JSON (src/engine/contract/model-params.json by the CLI's default). */
 export function writeModelParams(path: string, params: ModelParams): void {
   writeFileSync(path, `${JSON.stringify(modelParamsSchema.parse(params), null, 2)}\n`);
 }

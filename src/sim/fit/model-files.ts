@@ -2,13 +2,13 @@
 // reads the stored backtest back for `simulation.model.status` and `simulation.uncertainty.model_accuracy`.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ModelParams } from '../model-params.js';
+import type { ModelParams } from '../../engine/contract/model-params.js';
 import type { BacktestResult } from './backtest.js';
 import { repositoryRoot } from './data-dir.js';
 
-/** src/sim/model-params.json of the checkout (the source file, also when running from dist/). */
+/** src/engine/contract/model-params.json of the checkout (the source file, also when running from dist/). */
 export function modelParamsPath(): string {
-  return join(repositoryRoot(), 'src', 'sim', 'model-params.json');
+  return join(repositoryRoot(), 'src', 'engine', 'contract', 'model-params.json');
 }
 
 /** src/sim/model-accuracy.json of the checkout. */

@@ -1,15 +1,12 @@
 // The global constants of the match model (everything that is not a team rating or a per-competition
 // intercept). `matchsim model fit` regenerates model-params.json; the engine compiles these numbers into
-// integer tables once per run (fallback/contract.ts), so nothing here is read inside the per-draw loop.
+// integer tables once per run (./layout.ts), so nothing here is read inside the per-draw loop.
 import { z } from 'zod';
+import { MAX_ADDED_MINUTES, SCORE_STATE_BUCKETS } from './layout.js';
 import storedParams from './model-params.json' with { type: 'json' };
 
 /** The six 15-minute bands of a match; bands 3 and 6 include the added time of their half. */
-export const MINUTE_BAND_COUNT = 6;
-/** Added time is sampled per half in whole minutes 0..10 (the engine has 10 added-time steps per half). */
-export const MAX_ADDED_MINUTES = 10;
-/** Goal-difference buckets from a side's point of view: trailing by 2+, by 1, level, leading by 1, by 2+. */
-export const SCORE_STATE_BUCKETS = 5;
+const MINUTE_BAND_COUNT = 6;
 
 const positive = z.number().finite().positive();
 const nonNegative = z.number().finite().min(0);

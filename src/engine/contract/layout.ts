@@ -1,17 +1,15 @@
 // THE contract between the host, the CPU engine (fallback/engine.ts) and the GPU kernels (shaders/, gpu/):
 // the integer tables a fixture compiles to, their word offsets, and the counter layout the per-draw loop
 // fills. Every offset is in 32-bit words. Change a layout here and nowhere else; the GPU tests compare
-// these constants with the WGSL structs.
+// these constants with the WGSL structs, and gpu/contract-constants.ts declares every numeric export of
+// this file in WGSL.
 //
 // Invariants the per-draw loop relies on (CPU and GPU alike):
 // - only u32 arithmetic: comparisons `u < threshold`, wrapping adds, Math.imul / WGSL `*`;
 // - every random word comes from pcg4d(draw, stream, key.lo, key.hi) with key = runKey(seed)
-//   (fallback/rng.ts); streams: step index, STREAM_ASSIST_BASE + step, STREAM_SETUP_*;
+//   (./rng.ts); streams: step index, STREAM_ASSIST_BASE + step, STREAM_SETUP_*;
 // - a draw adds at most MAX_COUNTER_INCREMENT_PER_DRAW to any counter, so MAX_DRAWS_PER_RUN draws
 //   cannot overflow a u32 counter.
-import { MAX_ADDED_MINUTES, SCORE_STATE_BUCKETS } from '../src/sim/model-params.js';
-
-export { compileFixture } from './compile.js';
 
 // ---- Match structure -------------------------------------------------------------------------------
 /** Minutes 1-45, 45+1..45+10, 46-90, 90+1..90+10. */
@@ -25,6 +23,8 @@ export const AWAY = 1;
 export const XI_SIZE = 11;
 /** Player slots per side; a squad's players occupy slots 0..count-1 in input order. */
 export const PLAYER_SLOTS = 40;
+/** Added time is sampled per half in whole minutes 0..10 (the grid has 10 added-time steps per half). */
+export const MAX_ADDED_MINUTES = 10;
 export const MAX_DRAWS_PER_RUN = 1 << 20;
 export const MAX_COUNTER_INCREMENT_PER_DRAW = 4095;
 /** Goals above this are clamped in the squared-goals sums (standard errors); never reached in practice. */
@@ -70,7 +70,8 @@ export const EVENT_KINDS = 6;
 // strength bucket: the side's starting XI's attacking weight against its expectation (S_STRENGTH_EDGES).
 export const STRENGTH_BUCKETS = 5;
 export const RED_CARD_BUCKETS = 3;
-export { SCORE_STATE_BUCKETS };
+/** Goal-difference buckets from a side's point of view: trailing by 2+, by 1, level, leading by 1, by 2+. */
+export const SCORE_STATE_BUCKETS = 5;
 export const THRESHOLD_STEP_STRIDE = SCORE_STATE_BUCKETS * RED_CARD_BUCKETS * EVENT_KINDS;
 export const THRESHOLD_STRENGTH_STRIDE = STEPS * THRESHOLD_STEP_STRIDE;
 export const THRESHOLD_SIDE_STRIDE = STRENGTH_BUCKETS * THRESHOLD_STRENGTH_STRIDE;
@@ -152,7 +153,7 @@ export function sideBase(side: number): number {
 }
 
 // ---- Run parameters (GPU uniform; the CPU engine takes them as arguments) ---------------------------
-/** The generator's key words z and w: runKey(seed) from fallback/rng.ts, not the raw seed. */
+/** The generator's key words z and w: runKey(seed) from ./rng.ts, not the raw seed. */
 export const RUN_SEED_LO = 0;
 export const RUN_SEED_HI = 1;
 export const RUN_FIRST_DRAW = 2;

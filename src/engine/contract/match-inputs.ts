@@ -1,15 +1,21 @@
 // The match engine's input: everything one fixture's simulation depends on, already resolved from the
 // database (ratings, squads, lineups). The fixtures code builds it; the engine compiles it into integer
-// tables (fallback/contract.ts) and the document builder reads its labels.
+// tables (./layout.ts) and the document builder reads its labels.
 import { z } from 'zod';
+import { PLAYER_SLOTS } from './layout.js';
 
 export const PLAYER_POSITIONS = ['goalkeeper', 'defender', 'midfielder', 'attacker'] as const;
 export const LINEUP_SOURCES = ['predicted', 'announced', 'custom'] as const;
 
 /** Squads larger than this are refused: the engine's counter layout has a fixed slot count per side. */
-export const MAX_SQUAD_SIZE = 40;
+export const MAX_SQUAD_SIZE = PLAYER_SLOTS;
 export const MIN_SQUAD_SIZE = 11;
 export const MAX_BENCH_SIZE = 12;
+/**
+ * A predicted lineup's bench: the engine brings substitutes on from the most likely non-starters, this
+ * many of them, as a matchday squad of 20 would; the expected lineup shows the same bench.
+ */
+export const PREDICTED_BENCH_SIZE = 9;
 
 export const teamLabelSchema = z.object({
   team_id: z.number().int(),
