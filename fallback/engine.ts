@@ -1,5 +1,5 @@
 // The per-draw loop: the CPU reference that the GPU kernel (shaders/) reproduces bit for bit. Only u32
-// integer work happens here; the tables come from compile.ts. A draw's numbers depend only on
+// integer work happens here; the tables come from src/engine/compile.ts. A draw's numbers depend only on
 // (seed, draw, stream), so any split of a draw range gives the same counters.
 import {
   AWAY,

@@ -203,7 +203,8 @@ export async function createMatchDispatcher(
       device.queue.writeBuffer(params, 0, layout.params);
       device.queue.writeBuffer(packed, 0, layout.runs);
       for (const placed of layout.tables) {
-        // Compiled tables live on plain ArrayBuffers (compile.ts allocates them; messages copy them).
+        // Compiled tables live on plain ArrayBuffers (src/engine/compile.ts allocates them; messages copy
+        // them).
         device.queue.writeBuffer(
           fixtures,
           placed.fixtureOffset * 4,

@@ -1,10 +1,11 @@
 // The engine the workers run jobs on (ENGINE=auto|gpu|cpu, decisions 10): compiles each job's inputs,
 // runs them on the GPU engine (many jobs packed into one dispatch) or the CPU engine, and builds the
 // simulation document. It also keeps the measured seconds per draw that GPU-seconds admission uses.
-import { compileFixture } from '../../fallback/compile.js';
+
 import { type CpuEngine, createCpuEngine } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths } from '../../fallback/engine.js';
 import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/engine.js';
+import { compileFixture } from '../engine/compile.js';
 import { type EngineSeed, seedFromHex } from '../engine/contract/layout.js';
 import type { MatchInputs } from '../engine/contract/match-inputs.js';
 import { defaultModelParams, type ModelParams } from '../engine/contract/model-params.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compileFixture } from '../../fallback/compile.js';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
+import { compileFixture } from '../../src/engine/compile.js';
 import { COUNTER_WORDS, finalizeCounters } from '../../src/engine/contract/layout.js';
 import type { MatchInputs } from '../../src/engine/contract/match-inputs.js';
 import { defaultModelParams } from '../../src/engine/contract/model-params.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { compileFixture } from '../../fallback/compile.js';
 import { createCpuEngine, runCpuEngine } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
+import { compileFixture } from '../../src/engine/compile.js';
 import {
   AWAY,
   addCounters,

@@ -6,9 +6,9 @@
 // digested too, so a failure says whether the compiler or the per-draw loop moved.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { compileFixture } from '../../fallback/compile.js';
 import { createCpuEngine } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
+import { compileFixture } from '../../src/engine/compile.js';
 import { COUNTER_WORDS, type CompiledFixture, type EngineSeed } from '../../src/engine/contract/layout.js';
 import {
   type MatchInputs,

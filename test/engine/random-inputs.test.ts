@@ -2,8 +2,8 @@
 // cannot start, goalkeepers on the bench) compiles, simulates and yields a valid document.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileFixture } from '../../fallback/compile.js';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
+import { compileFixture } from '../../src/engine/compile.js';
 import {
   COUNTER_WORDS,
   finalizeCounters,

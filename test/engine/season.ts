@@ -1,6 +1,7 @@
 // A simulated season of plausible teams, summarised in the figures /work/shared/data/README.md reports.
-import { compileFixture } from '../../fallback/compile.js';
+
 import { simulateRange } from '../../fallback/engine.js';
+import { compileFixture } from '../../src/engine/compile.js';
 import {
   AWAY,
   C_FT_GRID,

@@ -1,7 +1,7 @@
 // The exact forward pass of the minute model against the engine it stands in for, and against itself.
 import { describe, expect, it } from 'vitest';
-import { compileFixture } from '../../fallback/compile.js';
 import { simulateRange } from '../../fallback/engine.js';
+import { compileFixture } from '../../src/engine/compile.js';
 import { C_FT_GRID, COUNTER_WORDS, finalizeCounters, GRID_SIZE } from '../../src/engine/contract/layout.js';
 import { defaultModelParams, type ModelParams } from '../../src/engine/contract/model-params.js';
 import {

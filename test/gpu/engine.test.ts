@@ -1,11 +1,11 @@
 // The GPU engine end to end: worker thread, packed batches, state object, and a real device loss
 // (the device destroyed under a dispatch) with the jobs retried on the CPU and the worker restarted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileFixture } from '../../fallback/compile.js';
 import { createCpuEngine } from '../../fallback/cpu-engine.js';
 import { simulateRange } from '../../fallback/engine.js';
 import { chooseAdapter } from '../../gpu/adapter.js';
 import { createGpuEngine, type GpuEngine } from '../../gpu/engine.js';
+import { compileFixture } from '../../src/engine/compile.js';
 import {
   COUNTER_WORDS,
   type CompiledFixture,

@@ -2,7 +2,6 @@
 // fallback/engine.ts, counter for counter, over fixtures, lineup kinds, seeds, draw offsets and counts
 // that are not multiples of the workgroup size, alone and packed into one dispatch.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileFixture } from '../../fallback/compile.js';
 import { simulateRange } from '../../fallback/engine.js';
 import { chooseAdapter } from '../../gpu/adapter.js';
 import { type OpenedDevice, openDevice } from '../../gpu/device.js';
@@ -14,6 +13,7 @@ import {
   type MatchDispatcher,
   type MatchRun,
 } from '../../gpu/match-dispatch.js';
+import { compileFixture } from '../../src/engine/compile.js';
 import {
   AWAY,
   C_TEAM,

@@ -1,7 +1,8 @@
 // Forecasts from the real engine (fallback/: compile step plus the per-draw loop on worker threads):
 // the score grid, half-time/full-time table and box-score means of one fixture, from its counters.
-import { compileFixture } from '../../../fallback/compile.js';
+
 import type { CpuEngine } from '../../../fallback/cpu-engine.js';
+import { compileFixture } from '../../engine/compile.js';
 import {
   C_FT_GRID,
   C_HT_FT,

@@ -25,7 +25,7 @@ import {
 
 const TWO_POW_32 = 4294967296;
 const ADDED_STEPS = 10;
-/** The lineup-strength bucket of an XI exactly as strong as expected (fallback/compile.ts). */
+/** The lineup-strength bucket of an XI exactly as strong as expected (src/engine/compile.ts). */
 const NEUTRAL_STRENGTH = 2;
 
 /** The engine's own per-step goal and straight-red probabilities for a compiled fixture (neutral XI). */
@@ -131,7 +131,7 @@ export function makeStepRateModel(params: ModelParams): StepRateModel {
             const goal =
               base[side]! * goalCurve[step]! * params.score_state_multipliers[score]! * redMultiplier[r]!;
             // One categorical draw per side and step whose marginals equal the rates; a total above 1
-            // (never reached with football's rates) is scaled down, as fallback/compile.ts does.
+            // (never reached with football's rates) is scaled down, as src/engine/compile.ts does.
             const total = goal * (1 + shotsPerGoal) + other;
             const scale = total > 1 ? 1 / total : 1;
             const at = stepTableIndex(side, step, score, r);

@@ -1,5 +1,6 @@
 // Host-side compile step: all floating-point work of a run happens here, once, and produces the integer
-// tables of src/engine/contract/layout.ts that the CPU loop and the GPU kernels read unchanged.
+// tables of ./contract/layout.ts that the CPU loop (fallback/) and the GPU kernels (gpu/, shaders/) read
+// unchanged. It belongs to neither engine: the runner compiles a job once, whichever engine runs it.
 
 import {
   type CompiledFixture,
@@ -55,15 +56,15 @@ import {
   thresholdIndex,
   WEIGHT_MAX,
   XI_SIZE,
-} from '../src/engine/contract/layout.js';
+} from './contract/layout.js';
 import {
   expectedGoalsFromRatings,
   type MatchInputs,
   type PlayerProfile,
   PREDICTED_BENCH_SIZE,
   type SideInputs,
-} from '../src/engine/contract/match-inputs.js';
-import type { ModelParams } from '../src/engine/contract/model-params.js';
+} from './contract/match-inputs.js';
+import type { ModelParams } from './contract/model-params.js';
 
 /** Below this a start probability is treated as zero (it would round to no sampling ticks anyway). */
 const MIN_START_PROBABILITY = 1e-6;
