@@ -6,7 +6,7 @@ import { createCpuEngine } from '../fallback/cpu-engine.js';
 import { recordSamplePaths } from '../fallback/engine.js';
 import { compileFixture } from '../src/engine/compile.js';
 import { defaultModelParams } from '../src/engine/contract/model-params.js';
-import { buildSimulationDocument, SAMPLE_PATHS } from '../src/sim/document.js';
+import { buildSimulationDocument, SAMPLE_PATHS } from '../src/engine/document.js';
 import { plausibleFixture } from '../test/engine/plausible-teams.js';
 import type { BenchRow } from './report.js';
 

@@ -8,6 +8,7 @@ import { makeOperator } from './accounts/operations.js';
 import type { Config } from './config.js';
 import { type Database, openDatabase } from './db/connection.js';
 import { runMigrations } from './db/migrations.js';
+import { createSimulationEngine, type SimulationEngine } from './engine/runner.js';
 import { loadDemoData } from './fixtures/demo-data.js';
 import { type App, buildApp } from './http/app.js';
 import { makeMetrics } from './http/metrics.js';
@@ -16,7 +17,6 @@ import {
   makeRedisWindowCounter,
   type WindowCounter,
 } from './limits/window-counter.js';
-import { createSimulationEngine, type SimulationEngine } from './sim/engine-runner.js';
 import { startWorker, type Worker } from './sim/worker.js';
 import { makeServiceGraph } from './wiring.js';
 

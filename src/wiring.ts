@@ -3,10 +3,11 @@
 import { makeLedger } from './billing/ledger.js';
 import type { Config } from './config.js';
 import type { Database } from './db/connection.js';
+import type { EngineHealth } from './engine/runner.js';
 import { ApiError } from './errors.js';
 import { makeIdempotencyStore } from './http/idempotency.js';
 import type { Metrics } from './http/metrics.js';
-import type { EngineHealth, Services } from './http/services.js';
+import type { Services } from './http/services.js';
 import { makeUsageLimits } from './limits/usage.js';
 import type { WindowCounter } from './limits/window-counter.js';
 import { makeJobQueue } from './sim/queue.js';

@@ -25,7 +25,7 @@ const USAGE = `usage: matchsim <command> [options] [--json]
   ingest FILE                            load a fixture-inputs feed (docs/feed.md)
   model fit [--data DIR]                 fit the model's constants; rewrites
                                          src/engine/contract/model-params.json
-  model backtest [--data DIR]            walk-forward backtest; rewrites src/sim/model-accuracy.json`;
+  model backtest [--data DIR]            walk-forward backtest; rewrites src/engine/model-accuracy.json`;
 
 class UsageError extends Error {}
 

@@ -6,6 +6,7 @@ import { creditsNumber, formatCredits, priceOfDrawsMilli } from '../billing/amou
 import type { Ledger } from '../billing/ledger.js';
 import type { Sql } from '../db/connection.js';
 import { defaultModelParams } from '../engine/contract/model-params.js';
+import type { JobPayload } from '../engine/runner.js';
 import { ApiError, errorBody } from '../errors.js';
 import { getFixtureForSale } from '../fixtures/fixture-access.js';
 import { findFixturesByTeams, recordFixtureSummary } from '../fixtures/fixture-list.js';
@@ -17,7 +18,6 @@ import type { AuthContext } from '../http/auth.js';
 import type { IdempotencyRecord } from '../http/idempotency.js';
 import { newId } from '../ids.js';
 import type { UsageLimits } from '../limits/usage.js';
-import type { JobPayload } from './engine-runner.js';
 import type { Job, JobQueue, NewJob } from './queue.js';
 import type { DeliveryContext, ResultStore } from './results.js';
 

@@ -10,7 +10,7 @@ import {
   type SimulationDocument,
   seedToString,
   simulationDocumentSchema,
-} from '../../src/sim/document.js';
+} from '../../src/engine/document.js';
 import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
 
 const seed = { lo: 0xdead_beef, hi: 0x0bad_f00d };

@@ -17,7 +17,7 @@ import {
   type SideInputs,
 } from '../../src/engine/contract/match-inputs.js';
 import { defaultModelParams } from '../../src/engine/contract/model-params.js';
-import { buildSimulationDocument, simulationDocumentSchema } from '../../src/sim/document.js';
+import { buildSimulationDocument, simulationDocumentSchema } from '../../src/engine/document.js';
 
 const share = fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1, noNaN: true }));
 const player = fc.record({

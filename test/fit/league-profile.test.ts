@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultModelParams, type ModelParams } from '../../src/engine/contract/model-params.js';
-import type { BacktestResult } from '../../src/sim/fit/backtest.js';
 import { modelVersionOf } from '../../src/sim/fit/fit-model.js';
 import { fictionalTeamRatings, type LeagueProfile, leagueProfile } from '../../src/sim/fit/league-profile.js';
-import { modelAccuracyFor } from '../../src/sim/fit/model-files.js';
 import { seededUniform } from '../engine/plausible-teams.js';
 
 const profile: LeagueProfile = {
@@ -56,27 +54,5 @@ describe('modelVersionOf', () => {
     expect(modelVersionOf({ a: 1 })).toBe(modelVersionOf({ a: 1 }));
     expect(modelVersionOf({ a: 1 })).not.toBe(modelVersionOf({ a: 2 }));
     expect(modelVersionOf({ a: 1 })).toMatch(/^minute-[0-9a-f]{10}$/);
-  });
-});
-
-describe('modelAccuracyFor', () => {
-  const stored = {
-    model_version: 'minute-aaaaaaaaaa',
-    status: 'qualified',
-    calibrated: true,
-    held_out_seasons: [2022],
-    metrics: { rps_1x2: 0.2 },
-    comparison: { dixon_coles: { rps_1x2: 0.21 }, base_rates: { rps_1x2: 0.23 } },
-  } as unknown as BacktestResult;
-
-  it('serves the stored backtest only for the model version it was run on', () => {
-    const same = modelAccuracyFor({ ...defaultModelParams, model_version: 'minute-aaaaaaaaaa' }, stored);
-    expect(same.status).toBe('qualified');
-    expect(same.calibrated).toBe(true);
-    expect(same.metrics).toMatchObject({ rps_1x2: 0.2, rps_1x2_dixon_coles: 0.21, rps_1x2_base_rates: 0.23 });
-    const refit = modelAccuracyFor({ ...defaultModelParams, model_version: 'minute-bbbbbbbbbb' }, stored);
-    expect(refit.status).toBe('unqualified');
-    expect(refit.calibrated).toBe(false);
-    expect(modelAccuracyFor(defaultModelParams, null).status).toBe('unqualified');
   });
 });

@@ -4,11 +4,11 @@
 import { createHash } from 'node:crypto';
 import { type Ledger, makeLedger } from '../../src/billing/ledger.js';
 import type { Sql } from '../../src/db/connection.js';
+import type { EngineJob, RunBatch, RunOutcome } from '../../src/engine/runner.js';
 import { newId } from '../../src/ids.js';
 import { type Job, type JobQueue, makeJobQueue, type NewJob } from '../../src/sim/queue.js';
 import { makeResultStore, type ResultStore } from '../../src/sim/results.js';
 import { type HoldSweeper, makeHoldSweeper } from '../../src/sim/sweeper.js';
-import type { RunBatch, RunOutcome } from '../../src/sim/worker.js';
 import type { TestDatabase } from '../helpers/database.js';
 
 export const HOLD_TTL_SECONDS = 3600;
@@ -89,7 +89,7 @@ function seedOf(inputs: unknown): string {
 }
 
 /** The stand-in document: a pure function of the job's seed and draws (same inputs, same document). */
-export function documentFor(job: Pick<Job, 'seed' | 'draws' | 'fixtureId'>) {
+export function documentFor(job: Pick<Job, 'seed' | 'draws'>) {
   const digest = createHash('sha256').update(`${job.seed}:${job.draws}`).digest();
   const a = digest.readUInt16BE(0) + 1;
   const b = digest.readUInt16BE(2) + 1;
@@ -105,7 +105,7 @@ export function documentFor(job: Pick<Job, 'seed' | 'draws' | 'fixtureId'>) {
 
 /** A deterministic engine: every job succeeds with documentFor, unless `failWhen` says otherwise. */
 export function deterministicEngine(
-  options: { runs?: string[]; failWhen?: (job: Job) => boolean; delayMs?: number } = {},
+  options: { runs?: string[]; failWhen?: (job: EngineJob) => boolean; delayMs?: number } = {},
 ): RunBatch {
   return async (jobs, context) => {
     const outcomes: RunOutcome[] = [];

@@ -4,10 +4,10 @@
 // Idempotency-Key replay sends again.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { simulationDocumentSchema } from '../../engine/document.js';
 import { ApiError, errorBody } from '../../errors.js';
 import { lineupsRequestSchema } from '../../fixtures/lineups.js';
 import type { UsageLimits } from '../../limits/usage.js';
-import { simulationDocumentSchema } from '../../sim/document.js';
 import { DEFAULT_DRAWS, DEFAULT_WAIT_SECONDS, type SimulationService } from '../../sim/simulations.js';
 import type { App, AppDeps } from '../app.js';
 import {

@@ -1,45 +1,20 @@
 // The engine the workers run: documents for good jobs, a failure only for the job that cannot run.
 import { afterAll, describe, expect, it } from 'vitest';
-import { createSimulationEngine } from '../../src/sim/engine-runner.js';
-import type { Job } from '../../src/sim/queue.js';
-import { plausibleFixture } from '../engine/plausible-teams.js';
+import { createSimulationEngine, type EngineJob } from '../../src/engine/runner.js';
+import { plausibleFixture } from './plausible-teams.js';
 
 const engine = createSimulationEngine({ mode: 'cpu', cpuThreads: 0 });
 afterAll(() => engine.close());
 
-function job(id: string, inputs: unknown, mode: 'live' | 'test' = 'live'): Job {
-  const now = new Date('2026-11-21T12:00:00Z');
+function job(id: string, payload: unknown, mode: 'live' | 'test' = 'live'): EngineJob {
   return {
     id,
-    orgId: 'org_x',
     mode,
-    reservationId: `res_${id}`,
-    batchId: null,
-    batchPosition: null,
-    fixtureId: 1,
-    dataVersion: 'dv_test',
     draws: 500,
     seed: '00000000000000ab',
-    inputs,
-    cacheKey: id,
-    scope: 'shared',
-    priceMilli: 500,
-    status: 'running',
-    drawsDone: 0,
-    attempts: 1,
-    leaseOwner: 'w',
-    leaseExpiresAt: null,
-    createdAt: now,
-    startedAt: now,
-    finishedAt: null,
-    resultId: null,
-    error: null,
-    usageDay: '2026-11-21',
-    gpuSecondsReserved: 0,
-    gpuSecondsUsed: null,
-    engine: null,
-    requestId: 'req_x',
-    idempotencyKey: null,
+    payload: payload as EngineJob['payload'],
+    dataVersion: 'dv_test',
+    queuedMs: 0,
   };
 }
 

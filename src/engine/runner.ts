@@ -1,33 +1,73 @@
 // The engine the workers run jobs on (ENGINE=auto|gpu|cpu, decisions 10): compiles each job's inputs,
 // runs them on the GPU engine (many jobs packed into one dispatch) or the CPU engine, and builds the
 // simulation document. It also keeps the measured seconds per draw that GPU-seconds admission uses.
-
+// The engine knows nothing of the queue, the database or HTTP: a job comes in as an EngineJob and
+// leaves as a RunOutcome; the worker (src/sim/worker.ts) maps its queue jobs to and from these.
 import { type CpuEngine, createCpuEngine } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths } from '../../fallback/engine.js';
 import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/engine.js';
-import { compileFixture } from '../engine/compile.js';
-import { type EngineSeed, seedFromHex } from '../engine/contract/layout.js';
-import type { MatchInputs } from '../engine/contract/match-inputs.js';
-import { defaultModelParams, type ModelParams } from '../engine/contract/model-params.js';
-import type { EngineRun } from '../engine/contract/run.js';
-import type { EngineHealth } from '../http/services.js';
-import { buildSimulationDocument, type ModelStatus, SAMPLE_PATHS } from './document.js';
-import type { BacktestResult } from './fit/backtest.js';
-import { modelAccuracyFor } from './fit/model-files.js';
-import storedBacktest from './model-accuracy.json' with { type: 'json' };
-import type { Job } from './queue.js';
-import type { RunBatch, RunOutcome } from './worker.js';
+import { compileFixture } from './compile.js';
+import { type EngineSeed, seedFromHex } from './contract/layout.js';
+import type { MatchInputs } from './contract/match-inputs.js';
+import { defaultModelParams, type ModelParams } from './contract/model-params.js';
+import type { EngineRun } from './contract/run.js';
+import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
+import { loadModelStatus } from './model-status.js';
 
-/** What a job carries for the engine (jobs.inputs): the resolved inputs and their watermark. */
+/** One simulation for the engine: what the queue's job holds, as far as the engine needs it. */
+export interface EngineJob {
+  id: string;
+  /** Test keys' jobs always run on the CPU engine. */
+  mode: 'live' | 'test';
+  draws: number;
+  /** Up to 16 hex digits: the run's u64 seed. */
+  seed: string;
+  payload: JobPayload;
+  /** The data version of the inputs (simulation.basis.data_version). */
+  dataVersion: string;
+  /** How long the job waited in the queue (simulation.timing.queued_ms). */
+  queuedMs: number;
+}
+
+/**
+ * What a job carries for the engine (jobs.inputs): the resolved inputs and their watermark. The stored
+ * payload may carry more fields (the request's view for its delivery); the engine ignores them.
+ */
 export interface JobPayload {
   match: MatchInputs;
   /** When the inputs were captured (simulation.basis.as_of). */
   as_of: string;
 }
 
-/** The stored backtest of the shipped model (`matchsim model backtest`), as documents state it. */
-export function loadModelStatus(params: ModelParams = defaultModelParams): ModelStatus {
-  return modelAccuracyFor(params, storedBacktest as unknown as BacktestResult);
+export interface RunSuccess {
+  jobId: string;
+  document: unknown;
+  engine: string;
+  runMs: number;
+  gpuMs: number;
+}
+
+export interface RunFailure {
+  jobId: string;
+  error: { code: string; message: string };
+}
+
+export type RunOutcome = RunSuccess | RunFailure;
+
+export interface RunContext {
+  /** Report draws done for a job (shown as progress on the result path). */
+  progress(jobId: string, drawsDone: number): Promise<void>;
+  /** Aborted when the caller cannot wait (a shutdown); jobs not yet started then get no outcome. */
+  signal: AbortSignal;
+}
+
+/** One outcome per job; a job that cannot run fails alone, the others run. */
+export type RunBatch = (jobs: EngineJob[], context: RunContext) => Promise<RunOutcome[]>;
+
+/** The engine's state for /healthz and the admission gate: `state` plus details. */
+export interface EngineHealth {
+  state: string;
+  [detail: string]: unknown;
 }
 
 // Before a run has been measured: about 1 s per million draws on one CPU core, 2 ms on a GPU.
@@ -67,13 +107,12 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
   const usingGpu = () => gpu !== null && (gpuState?.state ?? gpu.state().state) === 'ready';
 
   function documentFor(
-    job: Job,
+    job: EngineJob,
     run: EngineRun & { gpuMs?: number },
     seed: EngineSeed,
     compiled: ReturnType<typeof compileFixture>,
   ) {
-    const payload = job.inputs as JobPayload;
-    const queuedMs = job.startedAt ? Math.max(0, job.startedAt.getTime() - job.createdAt.getTime()) : 0;
+    const { payload } = job;
     return buildSimulationDocument({
       inputs: payload.match,
       params,
@@ -85,7 +124,7 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
       timing: {
         engine: run.engine,
         backend: run.backend,
-        queued_ms: queuedMs,
+        queued_ms: job.queuedMs,
         run_ms: Math.round(run.runMs),
       },
       modelStatus,
@@ -94,7 +133,7 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
 
   const runBatch: RunBatch = async (jobs, context) => {
     const outcomes: RunOutcome[] = [];
-    const failed = (job: Job, error: unknown) =>
+    const failed = (job: EngineJob, error: unknown) =>
       outcomes.push({
         jobId: job.id,
         error: { code: 'simulation_failed', message: (error as Error).message },
@@ -102,16 +141,15 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
     // A job whose inputs do not compile fails alone; the others run.
     const prepared = jobs.flatMap((job) => {
       try {
-        const payload = job.inputs as JobPayload;
         const seed = seedFromHex(job.seed.padStart(16, '0').slice(-16));
-        return [{ job, seed, compiled: compileFixture(payload.match, params) }];
+        return [{ job, seed, compiled: compileFixture(job.payload.match, params) }];
       } catch (error) {
         failed(job, error);
         return [];
       }
     });
     const record = (
-      job: Job,
+      job: EngineJob,
       run: EngineRun & { gpuMs?: number },
       seed: EngineSeed,
       compiled: (typeof prepared)[number]['compiled'],

@@ -43,7 +43,7 @@ import {
   STEPS,
   TEAM_COUNTERS,
   TEAM_GOALS,
-} from '../engine/contract/layout.js';
+} from './contract/layout.js';
 import {
   competitionLabelSchema,
   LINEUP_SOURCES,
@@ -52,8 +52,9 @@ import {
   type PlayerProfile,
   type SideInputs,
   teamLabelSchema,
-} from '../engine/contract/match-inputs.js';
-import type { ModelParams } from '../engine/contract/model-params.js';
+} from './contract/match-inputs.js';
+import type { ModelParams } from './contract/model-params.js';
+import type { ModelStatus } from './model-status.js';
 
 export const SIMULATION_SCHEMA = 'vendor.simulation.v1';
 export const SAMPLE_PATHS = 20;
@@ -238,13 +239,6 @@ export const simulationDocumentSchema = z.object({
 export type SimulationDocument = z.infer<typeof simulationDocumentSchema>;
 
 // ---- Builder ------------------------------------------------------------------------------------------
-
-/** The model's stored backtest verdict (src/sim/model-accuracy.json). */
-export interface ModelStatus {
-  status: string;
-  calibrated: boolean;
-  metrics?: Record<string, unknown>;
-}
 
 export interface SimulationDocumentInput {
   inputs: MatchInputs;
