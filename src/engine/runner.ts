@@ -10,7 +10,7 @@ import { compileFixture } from './compile.js';
 import { type EngineSeed, seedFromHex } from './contract/layout.js';
 import type { MatchInputs } from './contract/match-inputs.js';
 import { defaultModelParams, type ModelParams } from './contract/model-params.js';
-import type { EngineRun } from './contract/run.js';
+import { type EngineRun, MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from './contract/run.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
 import { loadModelStatus } from './model-status.js';
 
@@ -68,6 +68,15 @@ export type RunBatch = (jobs: EngineJob[], context: RunContext) => Promise<RunOu
 export interface EngineHealth {
   state: string;
   [detail: string]: unknown;
+}
+
+/** The one check of a job's draws: the engines below take the count as given. */
+function checkDraws(draws: number): void {
+  if (!Number.isInteger(draws) || draws < MIN_DRAWS_PER_JOB || draws > MAX_DRAWS_PER_JOB) {
+    throw new RangeError(
+      `draws must be an integer from ${MIN_DRAWS_PER_JOB} to ${MAX_DRAWS_PER_JOB}, not ${draws}`,
+    );
+  }
 }
 
 // Before a run has been measured: about 1 s per million draws on one CPU core, 2 ms on a GPU.
@@ -138,9 +147,10 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
         jobId: job.id,
         error: { code: 'simulation_failed', message: (error as Error).message },
       });
-    // A job whose inputs do not compile fails alone; the others run.
+    // A job whose draws are out of range or whose inputs do not compile fails alone; the others run.
     const prepared = jobs.flatMap((job) => {
       try {
+        checkDraws(job.draws);
         const seed = seedFromHex(job.seed.padStart(16, '0').slice(-16));
         return [{ job, seed, compiled: compileFixture(job.payload.match, params) }];
       } catch (error) {

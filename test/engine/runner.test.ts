@@ -46,6 +46,34 @@ describe('engine runner', () => {
     expect(progress.at(-1)).toBe(500);
   });
 
+  it('fails a job whose draws are out of range alone, before an engine runs it', async () => {
+    const payload = {
+      match: plausibleFixture(5, { teamId: 5, attack: 0, defence: 0 }, { teamId: 6, attack: 0, defence: 0 }),
+      as_of: '2026-11-21T10:00:00.000Z',
+    };
+    const progress: string[] = [];
+    const outcomes = await engine.runBatch(
+      [
+        { ...job('few', payload), draws: 99 },
+        { ...job('many', payload), draws: 1_000_001 },
+        { ...job('fraction', payload), draws: 150.5 },
+        { ...job('fewest', payload), draws: 100 },
+      ],
+      { progress: async (id) => void progress.push(id), signal: new AbortController().signal },
+    );
+    const byId = new Map(outcomes.map((o) => [o.jobId, o]));
+    for (const id of ['few', 'many', 'fraction']) {
+      expect(byId.get(id)).toMatchObject({
+        error: {
+          code: 'simulation_failed',
+          message: expect.stringMatching(/^draws must be an integer from 100 to 1000000/),
+        },
+      });
+    }
+    expect(byId.get('fewest')).toHaveProperty('document');
+    expect(new Set(progress)).toEqual(new Set(['fewest']));
+  });
+
   it('gives the same document for the same job twice (seed from the job)', async () => {
     const a = job('a', {
       match: plausibleFixture(

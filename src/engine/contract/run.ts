@@ -2,7 +2,16 @@
 // CPU engine (fallback/) and the GPU engine (gpu/), so either can stand in for the other.
 import type { CompiledFixture, EngineSeed } from './layout.js';
 
+/**
+ * Draws one job may ask for: the product's range (a simulation is 100 to 1,000,000 matches). The
+ * runner refuses a job outside it before any engine sees it; below it, the engines take any count up to
+ * MAX_DRAWS_PER_RUN (./layout.ts), the most a u32 counter can hold without overflow, which is larger.
+ */
+export const MIN_DRAWS_PER_JOB = 100;
+export const MAX_DRAWS_PER_JOB = 1_000_000;
+
 export interface EngineRunOptions {
+  /** 1 to MAX_DRAWS_PER_RUN; the engines do not check it (the runner checks a job's draws once). */
   draws: number;
   seed: EngineSeed;
   /** Called after each finished range with the draws done so far. */
