@@ -5,7 +5,7 @@ import {
   outcomeOf,
   rankedProbabilityScore,
   threeWayLogLoss,
-} from '../../src/sim/fit/forecast-scores.js';
+} from '../../model/forecast-scores.js';
 
 describe('ranked probability score', () => {
   const forecast = { home: 0.5, draw: 0.3, away: 0.2 };

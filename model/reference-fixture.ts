@@ -2,7 +2,7 @@
 // rated goal figures: neutral ratings scaffolding (intercept and home advantage folded into attack) and
 // a fixed 11 with a 7-man bench, so the lineup-strength bucket is neutral and only the ratings, the
 // in-match dynamics and the card and shot rates shape the result.
-import type { MatchInputs, PlayerProfile, SideInputs } from '../../engine/contract/match-inputs.js';
+import type { MatchInputs, PlayerProfile, SideInputs } from '../src/engine/contract/match-inputs.js';
 
 const LINES = [
   { position: 'goalkeeper', starters: 1, bench: 1, goal: 0, assist: 0.01, shot: 0.005, card: 0.3 },

@@ -7,8 +7,8 @@
 // model (minute-model.ts over step-rates.ts, which reproduces the engine's per-step probabilities);
 // every `engineEvery`-th match is also simulated by the real engine (fallback/, worker threads) and
 // scored beside the analytic figures on the same matches, which checks the two agree.
-import { createCpuEngine } from '../../../fallback/cpu-engine.js';
-import type { ModelParams } from '../../engine/contract/model-params.js';
+import { createCpuEngine } from '../fallback/cpu-engine.js';
+import type { ModelParams } from '../src/engine/contract/model-params.js';
 import { type EngineForecast, engineForecast } from './engine-forecast.js';
 import { fitModel } from './fit-model.js';
 import {

@@ -1,8 +1,8 @@
 // Forecasts from the real engine (fallback/: compile step plus the per-draw loop on worker threads):
 // the score grid, half-time/full-time table and box-score means of one fixture, from its counters.
 
-import type { CpuEngine } from '../../../fallback/cpu-engine.js';
-import { compileFixture } from '../../engine/compile.js';
+import type { CpuEngine } from '../fallback/cpu-engine.js';
+import { compileFixture } from '../src/engine/compile.js';
 import {
   C_FT_GRID,
   C_HT_FT,
@@ -15,8 +15,8 @@ import {
   TEAM_SHOTS,
   TEAM_SHOTS_ON_TARGET,
   TEAM_YELLOWS,
-} from '../../engine/contract/layout.js';
-import type { ModelParams } from '../../engine/contract/model-params.js';
+} from '../src/engine/contract/layout.js';
+import type { ModelParams } from '../src/engine/contract/model-params.js';
 import { referenceFixture } from './reference-fixture.js';
 
 export interface SideBoxScore {

@@ -1,13 +1,13 @@
 // Reading the shared football data, and the rate summaries the fit takes from it.
 import { describe, expect, it } from 'vitest';
-import { resolveDataDir } from '../../src/sim/fit/data-dir.js';
+import { resolveDataDir } from '../../model/data-dir.js';
 import {
   bandWeightsFromMinutes,
   loadGoalMinutes,
   withFirstHalfShare,
-} from '../../src/sim/fit/international-goals.js';
-import { competitionsIn, loadLeagueMatches, seasonStartYear } from '../../src/sim/fit/league-results.js';
-import { parseCsv } from '../../src/sim/fit/read-csv.js';
+} from '../../model/international-goals.js';
+import { competitionsIn, loadLeagueMatches, seasonStartYear } from '../../model/league-results.js';
+import { parseCsv } from '../../model/read-csv.js';
 
 const dataDir = resolveDataDir(process.env.MATCHSIM_DATA_DIR);
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { modelVersionOf } from '../../model/fit-model.js';
+import { fictionalTeamRatings, type LeagueProfile, leagueProfile } from '../../model/league-profile.js';
 import { defaultModelParams, type ModelParams } from '../../src/engine/contract/model-params.js';
-import { modelVersionOf } from '../../src/sim/fit/fit-model.js';
-import { fictionalTeamRatings, type LeagueProfile, leagueProfile } from '../../src/sim/fit/league-profile.js';
 import { seededUniform } from '../engine/plausible-teams.js';
 
 const profile: LeagueProfile = {

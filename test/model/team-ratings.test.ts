@@ -1,12 +1,12 @@
 // The fitter against data drawn from a known Dixon-Coles model: it must give the ratings back.
 import { describe, expect, it } from 'vitest';
-import { dixonColesGrid, GRID_MAX, marketsFromGrid } from '../../src/sim/fit/score-grid.js';
+import { dixonColesGrid, GRID_MAX, marketsFromGrid } from '../../model/score-grid.js';
 import {
   expectedGoals,
   fitTeamRatings,
   lowScoreCorrection,
   type RatedMatch,
-} from '../../src/sim/fit/team-ratings.js';
+} from '../../model/team-ratings.js';
 import { seededUniform } from '../engine/plausible-teams.js';
 
 /** mulberry32: a small seeded generator, so the synthetic league is the same on every run. */

@@ -1,17 +1,13 @@
 // The exact forward pass of the minute model against the engine it stands in for, and against itself.
 import { describe, expect, it } from 'vitest';
 import { simulateRange } from '../../fallback/engine.js';
+import { expectedGoalsUnder, observedScoreLikelihood, scoreDistribution } from '../../model/minute-model.js';
+import { referenceFixture } from '../../model/reference-fixture.js';
+import { marketsFromGrid } from '../../model/score-grid.js';
+import { stepTableFromCompiled, stepTableFromParams } from '../../model/step-rates.js';
 import { compileFixture } from '../../src/engine/compile.js';
 import { C_FT_GRID, COUNTER_WORDS, finalizeCounters, GRID_SIZE } from '../../src/engine/contract/layout.js';
 import { defaultModelParams, type ModelParams } from '../../src/engine/contract/model-params.js';
-import {
-  expectedGoalsUnder,
-  observedScoreLikelihood,
-  scoreDistribution,
-} from '../../src/sim/fit/minute-model.js';
-import { referenceFixture } from '../../src/sim/fit/reference-fixture.js';
-import { marketsFromGrid } from '../../src/sim/fit/score-grid.js';
-import { stepTableFromCompiled, stepTableFromParams } from '../../src/sim/fit/step-rates.js';
 
 const rated: [number, number] = [1.6, 1.1];
 

@@ -1,11 +1,11 @@
 // A small walk-forward backtest on the real data (one league, one held-out season) with the shipped
 // constants, so it runs in seconds; the full backtest is `matchsim model backtest`.
 import { describe, expect, it } from 'vitest';
+import { backtestModel } from '../../model/backtest.js';
+import { resolveDataDir } from '../../model/data-dir.js';
+import { loadLeagueMatches } from '../../model/league-results.js';
+import { walkForward } from '../../model/walk-forward.js';
 import { defaultModelParams } from '../../src/engine/contract/model-params.js';
-import { backtestModel } from '../../src/sim/fit/backtest.js';
-import { resolveDataDir } from '../../src/sim/fit/data-dir.js';
-import { loadLeagueMatches } from '../../src/sim/fit/league-results.js';
-import { walkForward } from '../../src/sim/fit/walk-forward.js';
 
 const dataDir = resolveDataDir(process.env.MATCHSIM_DATA_DIR);
 

@@ -9,7 +9,7 @@ export function repositoryRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'package.json'))) {
     const parent = dirname(dir);
-    if (parent === dir) throw new Error('package.json not found above src/sim/fit');
+    if (parent === dir) throw new Error('package.json not found above model/');
     dir = parent;
   }
   return dir;

@@ -1,6 +1,6 @@
 // The fitted leagues' rating scales, stored by `matchsim model fit` under `league_profile` in
 // model-params.json: what the demo data needs to draw fictional teams that play like real ones.
-import { defaultModelParams, type ModelParams } from '../../engine/contract/model-params.js';
+import { defaultModelParams, type ModelParams } from '../src/engine/contract/model-params.js';
 
 export interface LeagueProfile {
   /** Log-scale constants of expected goals: exp(intercept + home_advantage + attack − defence). */

@@ -10,12 +10,12 @@
 // - added time, substitutions, assists, lineup elasticity, card timing: not in the data; kept.
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { createCpuEngine } from '../../../fallback/cpu-engine.js';
+import { createCpuEngine } from '../fallback/cpu-engine.js';
 import {
   defaultModelParams,
   type ModelParams,
   modelParamsSchema,
-} from '../../engine/contract/model-params.js';
+} from '../src/engine/contract/model-params.js';
 import { engineForecast } from './engine-forecast.js';
 import { bandWeightsFromMinutes, loadGoalMinutes, withFirstHalfShare } from './international-goals.js';
 import { type LeagueMatch, loadLeagueMatches } from './league-results.js';

@@ -13,7 +13,7 @@ import {
   SECOND_HALF_ADDED_START,
   SECOND_HALF_START,
   STEPS,
-} from '../../engine/contract/layout.js';
+} from '../src/engine/contract/layout.js';
 
 export { FIRST_HALF_ADDED_START, SECOND_HALF_ADDED_START, SECOND_HALF_START, STEPS };
 
