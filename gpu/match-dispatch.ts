@@ -20,7 +20,7 @@ import { kernelSource } from './shader-source.js';
 /** Draws per workgroup: the compatibility-mode ceiling is 128 invocations; 64 suits every vendor. */
 export const MATCH_WORKGROUP_SIZE = 64;
 /** Workgroups per grid dimension (WebGPU's guaranteed maxComputeWorkgroupsPerDimension). */
-export const MAX_WORKGROUPS_PER_DIMENSION = 65_535;
+const MAX_WORKGROUPS_PER_DIMENSION = 65_535;
 
 // Host-side layouts of the kernel's structs (shaders/common.wgsl), in 32-bit words; the buffer-layout
 // test compares them with the WGSL source. PackedRun starts with the contract's RUN_* words.

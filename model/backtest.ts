@@ -26,7 +26,7 @@ import { dixonColesGrid, type MarketProbabilities, marketsFromGrid } from './sco
 import { makeStepRateModel } from './step-rates.js';
 import { walkForward } from './walk-forward.js';
 
-export const DEFAULT_HELD_OUT_SEASONS = [2018, 2019, 2020, 2021, 2022] as const;
+const DEFAULT_HELD_OUT_SEASONS = [2018, 2019, 2020, 2021, 2022] as const;
 
 /** What `calibrated` requires (docs/model.md explains each). */
 export const CALIBRATION_THRESHOLDS = {
@@ -359,7 +359,7 @@ function baseRateTable(matches: readonly LeagueMatch[]): (match: LeagueMatch) =>
   };
 }
 
-export function scoreForecasts(
+function scoreForecasts(
   forecasts: readonly ScoredForecast[],
   matches: readonly LeagueMatch[],
 ): ForecastMetrics {
@@ -414,7 +414,7 @@ function resultIndex(home: number, away: number): number {
   return home > away ? 0 : home === away ? 1 : 2;
 }
 
-export function realismObserved(matches: readonly LeagueMatch[]): RealismFigures {
+function realismObserved(matches: readonly LeagueMatch[]): RealismFigures {
   const n = matches.length;
   const withHalfTime = matches.filter((m) => m.halfTime);
   const htFt = new Float64Array(9);

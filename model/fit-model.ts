@@ -318,7 +318,7 @@ async function engineSecondYellowReds(
  * (goals only, prior sd 0.5): the dynamics are about what happens within matches, not about forecasting,
  * so the best available estimate of each side's strength is the right input.
  */
-export function dynamicsSamples(
+function dynamicsSamples(
   matches: readonly LeagueMatch[],
   scoreStateMatches: number,
   redCardMatches: number,
@@ -384,7 +384,7 @@ function correlation(xs: readonly number[], ys: readonly number[]): number {
 }
 
 /** First-half share of the expected goals the model simulates, for an average fixture. */
-export function simulatedFirstHalfShare(params: ModelParams, goalsPerMatch: number): number {
+function simulatedFirstHalfShare(params: ModelParams, goalsPerMatch: number): number {
   const model = makeStepRateModel(params);
   const home = goalsPerMatch * 0.565;
   const table = model.table(model.calibratedBase([home, goalsPerMatch - home]));

@@ -10,7 +10,7 @@ export interface ThreeWay {
 }
 
 /** Smallest probability a log loss is taken of, so one impossible-looking result cannot make it infinite. */
-export const PROBABILITY_FLOOR = 1e-6;
+const PROBABILITY_FLOOR = 1e-6;
 
 /** RPS of an ordered three-way forecast (home, draw, away): half the sum of squared cumulative gaps. */
 export function rankedProbabilityScore(forecast: ThreeWay, outcome: Outcome): number {

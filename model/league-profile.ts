@@ -39,7 +39,7 @@ const KEYS: readonly (keyof LeagueProfile)[] = [
 ];
 
 /** Every fitted league's profile (empty when the parameters carry none). */
-export function leagueProfiles(params: ModelParams = defaultModelParams): Record<string, LeagueProfile> {
+function leagueProfiles(params: ModelParams = defaultModelParams): Record<string, LeagueProfile> {
   const out: Record<string, LeagueProfile> = {};
   for (const [league, figures] of Object.entries(params.league_profile ?? {})) {
     if (KEYS.every((key) => typeof figures[key] === 'number'))

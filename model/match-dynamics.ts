@@ -17,7 +17,7 @@ export interface DynamicsSample {
 }
 
 /** Log-likelihood of the samples under the parameters (calibrated base rates, as the engine uses). */
-export function dynamicsLogLikelihood(params: ModelParams, samples: readonly DynamicsSample[]): number {
+function dynamicsLogLikelihood(params: ModelParams, samples: readonly DynamicsSample[]): number {
   const model = makeStepRateModel(params);
   const baseFor = calibrationGrid(model);
   let total = 0;

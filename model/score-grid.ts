@@ -32,7 +32,7 @@ export function dixonColesGrid(lambdaHome: number, lambdaAway: number, rho: numb
   return grid;
 }
 
-export function poissonPmf(lambda: number): Float64Array {
+function poissonPmf(lambda: number): Float64Array {
   const pmf = new Float64Array(GRID_MAX);
   let p = Math.exp(-lambda);
   for (let k = 0; k < GRID_MAX; k++) {

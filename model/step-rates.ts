@@ -63,7 +63,7 @@ function stepPlayedFrom(firstAdded: number[], secondAdded: number[]): number[] {
 }
 
 /** P(step played) from the added-time distributions of the parameters. */
-export function stepPlayedFromParams(params: ModelParams): number[] {
+function stepPlayedFromParams(params: ModelParams): number[] {
   const survival = (weights: readonly number[]) => {
     const total = weights.reduce((a, b) => a + b, 0);
     let running = 0;

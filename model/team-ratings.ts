@@ -247,12 +247,7 @@ function fitRho(rows: readonly Row[], fit: RatingFit, attack: Float64Array, defe
 }
 
 /** Maximum of a unimodal function on [low, high]. */
-export function goldenSectionMaximum(
-  f: (x: number) => number,
-  low: number,
-  high: number,
-  tol: number,
-): number {
+function goldenSectionMaximum(f: (x: number) => number, low: number, high: number, tol: number): number {
   const ratio = (Math.sqrt(5) - 1) / 2;
   let a = low;
   let b = high;

@@ -34,7 +34,7 @@ export const MODEL_RATINGS: RatingConfig = {
   fitRho: true,
 };
 
-export const BASELINE_RATINGS: RatingConfig = {
+const BASELINE_RATINGS: RatingConfig = {
   decayPerDay: 0.002,
   windowDays: 1460,
   priorSd: Number.POSITIVE_INFINITY,

@@ -72,15 +72,15 @@ const MIN_START_PROBABILITY = 1e-6;
  * Strength buckets: the XI's summed goal weight over the squad's expected sum, cut at these ratios;
  * each bucket's rate multiplier is its representative ratio ^ lineup_strength_elasticity.
  */
-export const STRENGTH_EDGE_RATIOS = [0.8, 0.93, 1.07, 1.2] as const;
-export const STRENGTH_BUCKET_RATIOS = [0.72, 0.87, 1, 1.13, 1.3] as const;
+const STRENGTH_EDGE_RATIOS = [0.8, 0.93, 1.07, 1.2] as const;
+const STRENGTH_BUCKET_RATIOS = [0.72, 0.87, 1, 1.13, 1.3] as const;
 const TWO_POW_32 = 4294967296;
 /** Relative error at which the calibration of base goal rates stops. */
 const CALIBRATION_TOLERANCE = 1e-7;
 const OUTFIELD_ORDER: Record<string, number> = { defender: 0, midfielder: 1, attacker: 2 };
 
 /** A probability as a `u < threshold` cut-off. */
-export function probabilityThreshold(p: number): number {
+function probabilityThreshold(p: number): number {
   if (!(p > 0)) return 0;
   return Math.min(TWO_POW_32 - 1, Math.floor(p * TWO_POW_32));
 }
@@ -198,7 +198,7 @@ function compileSide(fixture: Uint32Array, base: number, side: SideInputs, booke
 }
 
 /** Shares as integers 0..WEIGHT_MAX relative to the side's largest; a positive share never rounds to 0. */
-export function quantizeWeights(shares: readonly number[]): number[] {
+function quantizeWeights(shares: readonly number[]): number[] {
   const max = Math.max(0, ...shares);
   if (max === 0) return shares.map(() => 1); // no information: everyone equally likely
   return shares.map((s) => (s > 0 ? Math.max(1, Math.round((s / max) * WEIGHT_MAX)) : 0));

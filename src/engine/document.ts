@@ -56,7 +56,7 @@ import {
 import type { ModelParams } from './contract/model-params.js';
 import type { ModelStatus } from './model-status.js';
 
-export const SIMULATION_SCHEMA = 'vendor.simulation.v1';
+const SIMULATION_SCHEMA = 'vendor.simulation.v1';
 export const SAMPLE_PATHS = 20;
 const TOP_SCORELINES = 20;
 const TOTAL_LINES = [0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5];
@@ -259,7 +259,7 @@ export function seedToString(seed: EngineSeed): string {
 }
 
 /** basis.lineups: custom if a side is custom, announced if both are, otherwise predicted. */
-export function lineupBasis(inputs: MatchInputs): string {
+function lineupBasis(inputs: MatchInputs): string {
   const sources = [inputs.home.lineup.source, inputs.away.lineup.source];
   if (sources.includes('custom')) return 'custom';
   if (sources.every((source) => source === 'announced')) return 'announced';

@@ -2,7 +2,7 @@
 // runs them on the GPU engine (many jobs packed into one dispatch) or the CPU engine, and builds the
 // simulation document. It also keeps the measured seconds per draw that GPU-seconds admission uses.
 // The engine knows nothing of the queue, the database or HTTP: a job comes in as an EngineJob and
-// leaves as a RunOutcome; the worker (src/sim/worker.ts) maps its queue jobs to and from these.
+// leaves as a RunOutcome; the worker maps its queue jobs to and from these.
 import { type CpuEngine, createCpuEngine } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths } from '../../fallback/engine.js';
 import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/engine.js';

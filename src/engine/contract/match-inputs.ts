@@ -35,7 +35,7 @@ export type CompetitionLabel = z.infer<typeof competitionLabelSchema>;
 
 const share = z.number().finite().min(0);
 
-export const playerProfileSchema = z.object({
+const playerProfileSchema = z.object({
   player_id: z.number().int(),
   name: z.string(),
   position: z.enum(PLAYER_POSITIONS).nullable(),
@@ -61,7 +61,7 @@ export const sideLineupSchema = z.object({
 });
 export type SideLineup = z.infer<typeof sideLineupSchema>;
 
-export const sideInputsSchema = z.object({
+const sideInputsSchema = z.object({
   team: teamLabelSchema,
   /** Log-scale ratings: expected home goals = exp(intercept + home_advantage + home.attack - away.defence). */
   attack: z.number().finite(),
