@@ -4,8 +4,9 @@ import type { CompiledFixture, EngineSeed } from './layout.js';
 
 /**
  * Draws one job may ask for: the product's range (a simulation is 100 to 1,000,000 matches). The
- * runner refuses a job outside it before any engine sees it; below it, the engines take any count up to
- * MAX_DRAWS_PER_RUN (./layout.ts), the most a u32 counter can hold without overflow, which is larger.
+ * runner refuses a job outside it before any engine sees it. The engines themselves take any count up
+ * to MAX_DRAWS_PER_RUN (./layout.ts), the most draws whose counters cannot overflow a u32, which is
+ * above this range.
  */
 export const MIN_DRAWS_PER_JOB = 100;
 export const MAX_DRAWS_PER_JOB = 1_000_000;
