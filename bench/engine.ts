@@ -2,11 +2,11 @@
 // all cores, beside a naive per-minute Bernoulli goal simulator in plain JavaScript measured in the same
 // run. Goal of the issue: 1,000,000 draws of the full model in under 1 s of wall time on 2 cores.
 import { availableParallelism } from 'node:os';
-import { compileFixture } from '../fallback/compile.js';
 import { createCpuEngine } from '../fallback/cpu-engine.js';
 import { recordSamplePaths } from '../fallback/engine.js';
-import { buildSimulationDocument, SAMPLE_PATHS } from '../src/sim/document.js';
-import { defaultModelParams } from '../src/sim/model-params.js';
+import { compileFixture } from '../src/engine/compile.js';
+import { defaultModelParams } from '../src/engine/contract/model-params.js';
+import { buildSimulationDocument, SAMPLE_PATHS } from '../src/engine/document.js';
 import { plausibleFixture } from '../test/engine/plausible-teams.js';
 import type { BenchRow } from './report.js';
 

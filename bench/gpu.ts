@@ -3,11 +3,11 @@
 // measured in the same run on the same jobs, naming the adapter. On a software adapter (llvmpipe) the
 // draw counts are scaled down so the run ends in minutes; the rows say so and stay comparable as rates.
 import { availableParallelism } from 'node:os';
-import { compileFixture } from '../fallback/compile.js';
-import type { CompiledFixture, EngineSeed } from '../fallback/contract.js';
 import { type CpuEngine, createCpuEngine } from '../fallback/cpu-engine.js';
 import { type BatchJob, createGpuEngine, type GpuEngine } from '../gpu/engine.js';
-import { defaultModelParams } from '../src/sim/model-params.js';
+import { compileFixture } from '../src/engine/compile.js';
+import type { CompiledFixture, EngineSeed } from '../src/engine/contract/layout.js';
+import { defaultModelParams } from '../src/engine/contract/model-params.js';
 import { plausibleFixture } from '../test/engine/plausible-teams.js';
 import type { BenchRow } from './report.js';
 

@@ -13,28 +13,12 @@ import {
   type CompiledFixture,
   type EngineSeed,
   finalizeCounters,
-  MAX_DRAWS_PER_RUN,
-} from './contract.js';
+} from '../src/engine/contract/layout.js';
+import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine/contract/run.js';
 import type { RangeReply, RangeTask } from './cpu-worker.js';
 import { simulateRange } from './engine.js';
 
-export interface EngineRunOptions {
-  draws: number;
-  seed: EngineSeed;
-  /** Called after each finished range with the draws done so far. */
-  onProgress?: (drawsDone: number, drawsTotal: number) => void;
-}
-
-export interface EngineRun {
-  /** Finalized counters (fallback/contract.ts layout). */
-  counts: Uint32Array;
-  engine: 'cpu' | 'gpu';
-  backend: string;
-  runMs: number;
-}
-
-export interface CpuEngine {
-  run(compiled: CompiledFixture, options: EngineRunOptions): Promise<EngineRun>;
+export interface CpuEngine extends FixtureRunner {
   /** Worker threads in the pool (0 = simulating on the calling thread). */
   readonly threads: number;
   close(): Promise<void>;
@@ -141,9 +125,6 @@ export function createCpuEngine(options: { threads?: number } = {}): CpuEngine {
     threads,
     async run(compiled, { draws, seed, onProgress }) {
       if (closed) throw new Error('cpu engine is closed');
-      if (!Number.isInteger(draws) || draws < 1 || draws > MAX_DRAWS_PER_RUN) {
-        throw new RangeError(`draws must be an integer from 1 to ${MAX_DRAWS_PER_RUN}`);
-      }
       const started = performance.now();
       const counts = new Uint32Array(COUNTER_WORDS);
       if (threads === 0) {

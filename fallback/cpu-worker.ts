@@ -1,6 +1,6 @@
 // A CPU engine worker thread: simulates the draw ranges the pool sends and answers with their counters.
 import { parentPort } from 'node:worker_threads';
-import { COUNTER_WORDS, type CompiledFixture } from './contract.js';
+import { COUNTER_WORDS, type CompiledFixture } from '../src/engine/contract/layout.js';
 import { simulateRange } from './engine.js';
 
 export interface RangeTask {

@@ -1,5 +1,5 @@
 // The per-draw loop: the CPU reference that the GPU kernel (shaders/) reproduces bit for bit. Only u32
-// integer work happens here; the tables come from compile.ts. A draw's numbers depend only on
+// integer work happens here; the tables come from src/engine/compile.ts. A draw's numbers depend only on
 // (seed, draw, stream), so any split of a draw range gives the same counters.
 import {
   AWAY,
@@ -98,8 +98,14 @@ import {
   THRESHOLD_STEP_STRIDE,
   THRESHOLD_STRENGTH_STRIDE,
   XI_SIZE,
-} from './contract.js';
-import { pcg4d, runKey, STREAM_ASSIST_BASE, STREAM_SETUP_ADDED_TIME, STREAM_SETUP_LINEUPS } from './rng.js';
+} from '../src/engine/contract/layout.js';
+import {
+  pcg4d,
+  runKey,
+  STREAM_ASSIST_BASE,
+  STREAM_SETUP_ADDED_TIME,
+  STREAM_SETUP_LINEUPS,
+} from '../src/engine/contract/rng.js';
 
 export type SampleEventType = 'goal' | 'yellow_card' | 'red_card' | 'substitution';
 
@@ -138,7 +144,7 @@ const W_OFF = 4;
 const WEIGHT_KINDS = 5;
 const SLOT_WEIGHT_STRIDE = 8;
 const STATE_AWAY_LEADING = 2;
-// pcg4d's first stage (x * 1664525 + 1013904223), inlined in the step loop: see fallback/rng.ts.
+// pcg4d's first stage (x * 1664525 + 1013904223), inlined in the step loop: see src/engine/contract/rng.ts.
 const LCG_MULTIPLIER = 1664525;
 const LCG_INCREMENT = 1013904223;
 const MAX_ADDED = 10;
@@ -319,7 +325,8 @@ export function simulateRange(
     const firstEnd = FIRST_HALF_ADDED_START + (added & 0xff);
     const secondEnd = SECOND_HALF_ADDED_START + (added >>> 8);
     for (let step = 0; step < secondEnd; step++) {
-      // pcg4d(draw, step, key.lo, key.hi) inlined (fallback/rng.ts), up to the second round's c and d.
+      // pcg4d(draw, step, key.lo, key.hi) inlined (src/engine/contract/rng.ts), up to the second
+      // round's c and d.
       if (step === firstEnd) step = SECOND_HALF_START;
       let a = (drawA + stepTimesD[step]!) | 0;
       let b = (STEP_LCG[step]! + Math.imul(seedC, a)) | 0;

@@ -1,9 +1,8 @@
-// The WGSL side of fallback/contract.ts: every numeric constant and per-step table of the contract (and
-// the generator's stream ids) rendered as WGSL declarations and prepended to each kernel, so a layout
-// change in the contract reaches the shaders without a second copy to keep in step.
-import * as contract from '../fallback/contract.js';
-import * as rng from '../fallback/rng.js';
-import { MAX_ADDED_MINUTES } from '../src/sim/model-params.js';
+// The WGSL side of the engine contract (src/engine/contract/layout.ts): every numeric constant and
+// per-step table of the layout (and the generator's stream ids) rendered as WGSL declarations and
+// prepended to each kernel, so a layout change reaches the shaders without a second copy to keep in step.
+import * as contract from '../src/engine/contract/layout.js';
+import * as rng from '../src/engine/contract/rng.js';
 
 function wgslConstant(name: string, value: number): string {
   if (!Number.isInteger(value) || value < 0 || value > 0xffffffff) {
@@ -24,10 +23,9 @@ function numericExports(module: Record<string, unknown>): [string, number][] {
 
 /** WGSL declarations of the contract, plus the kernel's own `WORKGROUP_SIZE`. */
 export function contractPrelude(workgroupSize: number): string {
-  const lines = ['// Generated from fallback/contract.ts and fallback/rng.ts by gpu/contract-constants.ts.'];
+  const lines = ['// Generated from src/engine/contract/layout.ts and rng.ts by gpu/contract-constants.ts.'];
   for (const [name, value] of numericExports(contract)) lines.push(wgslConstant(name, value));
   for (const [name, value] of numericExports(rng)) lines.push(wgslConstant(name, value));
-  lines.push(wgslConstant('MAX_ADDED_MINUTES', MAX_ADDED_MINUTES));
   lines.push(wgslTable('STEP_REGULAR_MINUTE', contract.STEP_REGULAR_MINUTE));
   lines.push(wgslTable('STEP_BAND', contract.STEP_BAND));
   lines.push(wgslConstant('WORKGROUP_SIZE', workgroupSize));

@@ -1,13 +1,12 @@
-// The GPU engine as the rest of the service sees it: the CPU engine's run() shape (fallback/cpu-engine.ts)
-// plus the GPU time of each job, a state object for /healthz and /metrics, and the promise that no job
-// is lost with the device. Jobs queue here and are packed into one dispatch whenever the worker is
-// free, so small jobs of several organisations share a dispatch instead of paying one each. A lost
-// device sends the jobs in flight (and any that arrive while it is lost) to the CPU engine and the
-// worker restarts.
+// The GPU engine as the rest of the service sees it: the run() shape of src/engine/contract/run.ts
+// (the CPU engine's) plus the GPU time of each job, a state object for /healthz and /metrics, and the
+// promise that no job is lost with the device. Jobs queue here and are packed into one dispatch whenever
+// the worker is free, so small jobs of several organisations share a dispatch instead of paying one
+// each. A lost device sends the jobs in flight (and any that arrive while it is lost) to the CPU engine
+// and the worker restarts.
 import { SHARE_ENV, Worker, type WorkerOptions } from 'node:worker_threads';
-import { type CompiledFixture, finalizeCounters, MAX_DRAWS_PER_RUN } from '../fallback/contract.js';
-import type { CpuEngine, EngineRun, EngineRunOptions } from '../fallback/cpu-engine.js';
-import { ApiError } from '../src/errors.js';
+import { type CompiledFixture, finalizeCounters } from '../src/engine/contract/layout.js';
+import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine/contract/run.js';
 import type { AdapterPolicy } from './adapter.js';
 import type { FromWorker, RunMessage, ToWorker } from './worker-protocol.js';
 
@@ -43,7 +42,7 @@ export interface GpuEngineState {
 
 export interface GpuEngineOptions extends AdapterPolicy {
   /** The CPU engine that takes over jobs when the GPU is lost or unavailable. */
-  fallback?: Pick<CpuEngine, 'run'>;
+  fallback?: FixtureRunner;
   /** Pause before a lost worker is restarted. */
   restartDelayMs?: number;
   /**
@@ -118,12 +117,6 @@ async function retireWorker(retiring: Worker): Promise<void> {
   await retiring.terminate();
 }
 
-function validateRun(options: EngineRunOptions): void {
-  if (!Number.isInteger(options.draws) || options.draws < 1 || options.draws > MAX_DRAWS_PER_RUN) {
-    throw new RangeError(`draws must be an integer from 1 to ${MAX_DRAWS_PER_RUN}`);
-  }
-}
-
 export function createGpuEngine(options: GpuEngineOptions): GpuEngine {
   const policy: AdapterPolicy = {
     mode: options.mode,
@@ -163,11 +156,7 @@ export function createGpuEngine(options: GpuEngineOptions): GpuEngine {
   const runOnCpu = (job: PendingJob, why: string): void => {
     const fallback = options.fallback;
     if (!fallback) {
-      job.reject(
-        new ApiError('engine_unavailable', {
-          message: `The GPU engine is ${why} and no CPU engine is configured.`,
-        }),
-      );
+      job.reject(new Error(`The GPU engine is ${why} and no CPU engine is configured.`));
       return;
     }
     status.cpuRetries++;
@@ -307,8 +296,7 @@ export function createGpuEngine(options: GpuEngineOptions): GpuEngine {
   /** Queues a job; the caller pumps, so a batch is queued whole before the first dispatch packs it. */
   const enqueue = (compiled: CompiledFixture, runOptions: EngineRunOptions): Promise<GpuEngineRun> =>
     new Promise<GpuEngineRun>((resolve, reject) => {
-      validateRun(runOptions);
-      if (closed) throw new ApiError('engine_unavailable', { message: 'The GPU engine is closed.' });
+      if (closed) throw new Error('The GPU engine is closed.');
       const job: PendingJob = { compiled, options: runOptions, resolve, reject };
       if (status.state === 'lost' || status.state === 'unavailable') {
         runOnCpu(job, status.state);

@@ -4,15 +4,14 @@ import {
   COUNTER_WORDS,
   type EngineSeed,
   FIXTURE_WORDS,
-  MAX_DRAWS_PER_RUN,
   RUN_DRAW_COUNT,
   RUN_FIRST_DRAW,
   RUN_SEED_HI,
   RUN_SEED_LO,
   RUN_WORDS,
   THRESHOLD_WORDS,
-} from '../fallback/contract.js';
-import { runKey } from '../fallback/rng.js';
+} from '../src/engine/contract/layout.js';
+import { runKey } from '../src/engine/contract/rng.js';
 import { createBufferPool } from './buffer-pool.js';
 import { contractPrelude } from './contract-constants.js';
 import { BufferUsage, buildComputePipeline, MapMode, type OpenedDevice } from './device.js';
@@ -21,7 +20,7 @@ import { kernelSource } from './shader-source.js';
 /** Draws per workgroup: the compatibility-mode ceiling is 128 invocations; 64 suits every vendor. */
 export const MATCH_WORKGROUP_SIZE = 64;
 /** Workgroups per grid dimension (WebGPU's guaranteed maxComputeWorkgroupsPerDimension). */
-export const MAX_WORKGROUPS_PER_DIMENSION = 65_535;
+const MAX_WORKGROUPS_PER_DIMENSION = 65_535;
 
 // Host-side layouts of the kernel's structs (shaders/common.wgsl), in 32-bit words; the buffer-layout
 // test compares them with the WGSL source. PackedRun starts with the contract's RUN_* words.
@@ -40,7 +39,7 @@ export interface FixtureTables {
   thresholds: Uint32Array;
 }
 
-/** Draws [firstDraw, firstDraw + drawCount) of one fixture. */
+/** Draws [firstDraw, firstDraw + drawCount) of one fixture; drawCount at most MAX_DRAWS_PER_RUN. */
 export interface MatchRun {
   tables: FixtureTables;
   seed: EngineSeed;
@@ -89,9 +88,6 @@ export function packRuns(runs: readonly MatchRun[]): PackedLayout {
   const tables: PackedLayout['tables'] = [];
   let workgroupCount = 0;
   runs.forEach((run, index) => {
-    if (!Number.isInteger(run.drawCount) || run.drawCount < 1 || run.drawCount > MAX_DRAWS_PER_RUN) {
-      throw new RangeError(`a run has 1 to ${MAX_DRAWS_PER_RUN} draws, not ${run.drawCount}`);
-    }
     if (run.tables.fixture.length !== FIXTURE_WORDS || run.tables.thresholds.length !== THRESHOLD_WORDS) {
       throw new RangeError('compiled tables do not have the contract sizes');
     }
@@ -203,7 +199,8 @@ export async function createMatchDispatcher(
       device.queue.writeBuffer(params, 0, layout.params);
       device.queue.writeBuffer(packed, 0, layout.runs);
       for (const placed of layout.tables) {
-        // Compiled tables live on plain ArrayBuffers (compile.ts allocates them; messages copy them).
+        // Compiled tables live on plain ArrayBuffers (src/engine/compile.ts allocates them; messages copy
+        // them).
         device.queue.writeBuffer(
           fixtures,
           placed.fixtureOffset * 4,

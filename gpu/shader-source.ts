@@ -1,24 +1,13 @@
-// WGSL lives in shaders/*.wgsl beside gpu/ in a checkout and beside dist/ in a build (the .wgsl files
-// are not compiled, so the image copies shaders/ next to dist/). WGSL has no include: a kernel is the
-// shared files followed by its own file.
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// WGSL lives in shaders/*.wgsl beside gpu/: in a checkout at the repository root, and in a build at
+// dist/shaders/ beside dist/gpu/ (`npm run build` copies it there, scripts/copy-shaders.mjs), so one path
+// relative to this module serves both. WGSL has no include: a kernel is the shared files followed by
+// its own file.
+import { readFileSync } from 'node:fs';
 
-function findShadersDirectory(): string {
-  let directory = dirname(fileURLToPath(import.meta.url));
-  for (let depth = 0; depth < 4; depth++) {
-    const candidate = join(directory, 'shaders');
-    if (existsSync(join(candidate, 'common.wgsl'))) return candidate;
-    directory = dirname(directory);
-  }
-  throw new Error('shaders/ not found beside gpu/ or dist/');
-}
-
-export const shadersDirectory = findShadersDirectory();
+const shadersDirectory = new URL('../shaders/', import.meta.url);
 
 export function readShader(name: string): string {
-  return readFileSync(join(shadersDirectory, `${name}.wgsl`), 'utf8');
+  return readFileSync(new URL(`${name}.wgsl`, shadersDirectory), 'utf8');
 }
 
 /** The source of one kernel: a generated prelude (constants from the contract), shared files, the kernel. */

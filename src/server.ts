@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { type Database, openDatabase } from './db/connection.js';
 import { runMigrations } from './db/migrations.js';
+import { createSimulationEngine, type SimulationEngine } from './engine/runner.js';
 import { type App, buildApp } from './http/app.js';
 import { makeMetrics } from './http/metrics.js';
 import { startWorker, type Worker } from './jobs/worker.js';
@@ -16,7 +17,6 @@ import {
   type WindowCounter,
 } from './limits/window-counter.js';
 import { ensureDemoData, ensureDemoOrganisation } from './operations/demo.js';
-import { createSimulationEngine, type SimulationEngine } from './sim/engine-runner.js';
 import { makeServiceGraph } from './wiring.js';
 
 export type Role = 'api' | 'worker' | 'all';

@@ -3,6 +3,7 @@
 import { makeLedger } from './billing/ledger.js';
 import type { Config } from './config.js';
 import type { Database } from './db/connection.js';
+import type { EngineHealth } from './engine/runner.js';
 import { ApiError } from './errors.js';
 import { makeExpectedLineupSales } from './fixtures/expected-lineup-sales.js';
 import type { Metrics } from './http/metrics.js';
@@ -13,7 +14,6 @@ import { makeHoldSweeper } from './jobs/sweeper.js';
 import { makeUsageLimits } from './limits/usage.js';
 import type { WindowCounter } from './limits/window-counter.js';
 import { makeOperator } from './operations/operator.js';
-import type { EngineHealth } from './sim/engine-runner.js';
 import { makeSimulationService } from './simulations/service.js';
 import type { EngineGate } from './simulations/types.js';
 import { QUEUE_BOUND } from './simulations/types.js';

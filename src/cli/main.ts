@@ -25,8 +25,9 @@ const USAGE = `usage: matchsim <command> [options] [--json]
   credits show --org ORG
   demo                                   load the demo data set (fictional clubs, fixtures around today)
   ingest FILE                            load a fixture-inputs feed (docs/feed.md)
-  model fit [--data DIR]                 fit the model's constants; rewrites src/sim/model-params.json
-  model backtest [--data DIR]            walk-forward backtest; rewrites src/sim/model-accuracy.json`;
+  model fit [--data DIR]                 fit the model's constants; rewrites
+                                         src/engine/contract/model-params.json
+  model backtest [--data DIR]            walk-forward backtest; rewrites src/engine/model-accuracy.json`;
 
 class UsageError extends Error {}
 
@@ -188,19 +189,19 @@ async function modelCommand(
   data: string | undefined,
   output: (result: unknown) => void,
 ) {
-  const { resolveDataDir } = await import('../sim/fit/data-dir.js');
-  const files = await import('../sim/fit/model-files.js');
+  const { resolveDataDir } = await import('../../model/data-dir.js');
+  const files = await import('../../model/model-files.js');
   const dataDir = resolveDataDir(data);
   const progress = (message: string) => console.error(message);
   if (sub === 'fit') {
-    const { fitModel, writeModelParams } = await import('../sim/fit/fit-model.js');
+    const { fitModel, writeModelParams } = await import('../../model/fit-model.js');
     const { params, report } = await fitModel({ dataDir, onProgress: progress });
     writeModelParams(files.modelParamsPath(), params);
     output({ written: files.modelParamsPath(), model_version: params.model_version, report });
     return 0;
   }
   if (sub === 'backtest') {
-    const { backtestModel } = await import('../sim/fit/backtest.js');
+    const { backtestModel } = await import('../../model/backtest.js');
     const result = await backtestModel({ dataDir, onProgress: progress });
     files.writeModelAccuracy(files.modelAccuracyPath(), result);
     output(result);

@@ -1,10 +1,10 @@
 // The domain services the HTTP layer calls. Built once at boot (src/wiring.ts) and in tests.
 import type { Ledger } from '../billing/ledger.js';
+import type { EngineHealth } from '../engine/runner.js';
 import type { ExpectedLineupSales } from '../fixtures/expected-lineup-sales.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
 import type { UsageLimits } from '../limits/usage.js';
 import type { Operator } from '../operations/operator.js';
-import type { EngineHealth } from '../sim/engine-runner.js';
 import type { SimulationService } from '../simulations/service.js';
 
 export interface Services {

@@ -8,35 +8,24 @@
 //
 // It also does the periodic chores of the queue: rescuing lapsed leases and sweeping ended holds.
 import type { Sql } from '../db/connection.js';
+import type { EngineJob, JobPayload, RunBatch, RunOutcome } from '../engine/runner.js';
 import { findCachedResult, storeResult } from '../results/result-store.js';
 import type { JobQueue } from './queue.js';
 import type { HoldSweeper } from './sweeper.js';
-import type { Job, JobError } from './types.js';
+import type { Job } from './types.js';
 
-export interface RunSuccess {
-  jobId: string;
-  document: unknown;
-  engine: string;
-  runMs: number;
-  gpuMs: number;
+/** A claimed job as the engine sees it (jobs.inputs holds the engine's payload). */
+function engineJob(job: Job): EngineJob {
+  return {
+    id: job.id,
+    mode: job.mode,
+    draws: job.draws,
+    seed: job.seed,
+    payload: job.inputs as JobPayload,
+    dataVersion: job.dataVersion,
+    queuedMs: job.startedAt ? Math.max(0, job.startedAt.getTime() - job.createdAt.getTime()) : 0,
+  };
 }
-
-export interface RunFailure {
-  jobId: string;
-  error: JobError;
-}
-
-export type RunOutcome = RunSuccess | RunFailure;
-
-export interface RunContext {
-  /** Report draws done for a job (shown as progress on the result path). */
-  progress(jobId: string, drawsDone: number): Promise<void>;
-  /** Aborted by stop({ abortRuns: true }); a plain stop lets runs finish. */
-  signal: AbortSignal;
-}
-
-/** The engine, injected: one outcome per job (missing ones fail their job). */
-export type RunBatch = (jobs: Job[], context: RunContext) => Promise<RunOutcome[]>;
 
 export interface WorkerLogger {
   info(details: object, message?: string): void;
@@ -47,6 +36,7 @@ export interface WorkerLogger {
 export interface WorkerOptions {
   queue: JobQueue;
   sql: Sql;
+  /** The engine (src/engine/runner.ts), injected: one outcome per job (missing ones fail their job). */
   runBatch: RunBatch;
   clock?: () => Date;
   workerId: string;
@@ -195,7 +185,7 @@ export function startWorker(options: WorkerOptions): Worker {
     if (toRun.length === 0) return;
     let outcomes: RunOutcome[];
     try {
-      outcomes = await runBatch(toRun, {
+      outcomes = await runBatch(toRun.map(engineJob), {
         progress: (jobId, drawsDone) => queue.progress(jobId, drawsDone, workerId),
         signal: abort.signal,
       });

@@ -2,11 +2,11 @@
 // inputs, seed and cache key. Quotes, single runs and batch items all start here.
 import { createHash } from 'node:crypto';
 import type { Caller } from '../accounts/caller.js';
+import { defaultModelParams } from '../engine/contract/model-params.js';
 import { ApiError } from '../errors.js';
 import type { FixtureWithInputs } from '../fixtures/fixture-record.js';
 import { type LineupsRequest, type ResolvedLineups, resolveLineups } from '../fixtures/lineups.js';
 import { buildMatchInputs } from '../fixtures/match-inputs.js';
-import { defaultModelParams } from '../sim/model-params.js';
 import type { RunPayload } from './run-payload.js';
 import { selectFixture } from './select-fixture.js';
 import type { FixtureSelector, SimulationDeps } from './types.js';

@@ -1,6 +1,7 @@
 // What a simulation job carries (jobs.inputs): the engine's payload and what its delivery shows.
+
+import type { JobPayload } from '../engine/runner.js';
 import type { ResolvedLineups } from '../fixtures/lineups.js';
-import type { JobPayload } from '../sim/engine-runner.js';
 
 export interface RunPayload extends JobPayload {
   request: {

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { compileFixture } from '../../fallback/compile.js';
-import { COUNTER_WORDS, finalizeCounters } from '../../fallback/contract.js';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
+import { compileFixture } from '../../src/engine/compile.js';
+import { COUNTER_WORDS, finalizeCounters } from '../../src/engine/contract/layout.js';
+import type { MatchInputs } from '../../src/engine/contract/match-inputs.js';
+import { defaultModelParams } from '../../src/engine/contract/model-params.js';
 import {
   buildSimulationDocument,
   SAMPLE_PATHS,
   type SimulationDocument,
   seedToString,
   simulationDocumentSchema,
-} from '../../src/sim/document.js';
-import type { MatchInputs } from '../../src/sim/inputs.js';
-import { defaultModelParams } from '../../src/sim/model-params.js';
+} from '../../src/engine/document.js';
 import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
 
 const seed = { lo: 0xdead_beef, hi: 0x0bad_f00d };

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { compileFixture } from '../../fallback/compile.js';
+import { createCpuEngine, runCpuEngine } from '../../fallback/cpu-engine.js';
+import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
+import { compileFixture } from '../../src/engine/compile.js';
 import {
   AWAY,
   addCounters,
@@ -29,11 +31,9 @@ import {
   TEAM_GOALS,
   TEAM_SUBSTITUTIONS,
   thresholdIndex,
-} from '../../fallback/contract.js';
-import { createCpuEngine, runCpuEngine } from '../../fallback/cpu-engine.js';
-import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
-import type { MatchInputs } from '../../src/sim/inputs.js';
-import { defaultModelParams, type ModelParams } from '../../src/sim/model-params.js';
+} from '../../src/engine/contract/layout.js';
+import type { MatchInputs } from '../../src/engine/contract/match-inputs.js';
+import { defaultModelParams, type ModelParams } from '../../src/engine/contract/model-params.js';
 import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
 
 const seed = { lo: 0x1234_5678, hi: 0x9abc_def0 };

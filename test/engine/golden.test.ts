@@ -6,18 +6,18 @@
 // digested too, so a failure says whether the compiler or the per-draw loop moved.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { compileFixture } from '../../fallback/compile.js';
-import { COUNTER_WORDS, type CompiledFixture, type EngineSeed } from '../../fallback/contract.js';
 import { createCpuEngine } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
+import { compileFixture } from '../../src/engine/compile.js';
+import { COUNTER_WORDS, type CompiledFixture, type EngineSeed } from '../../src/engine/contract/layout.js';
 import {
   type MatchInputs,
   matchInputsSchema,
   PLAYER_POSITIONS,
   type PlayerProfile,
   type SideInputs,
-} from '../../src/sim/inputs.js';
-import { type ModelParams, modelParamsSchema } from '../../src/sim/model-params.js';
+} from '../../src/engine/contract/match-inputs.js';
+import { type ModelParams, modelParamsSchema } from '../../src/engine/contract/model-params.js';
 import { plausibleFixture, seededUniform, withAnnouncedLineup } from './plausible-teams.js';
 
 /** The shipped parameters of model minute-cec1d25d88 (league profiles left out: the engine ignores them). */

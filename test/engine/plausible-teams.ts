@@ -1,6 +1,6 @@
 // Plausible fictional fixtures for engine tests and benchmarks: squads shaped like a top-flight club's
 // (3 goalkeepers, 8 defenders, 8 midfielders, 6 attackers) with ratings spread like a European league.
-import type { MatchInputs, PlayerProfile, SideInputs } from '../../src/sim/inputs.js';
+import type { MatchInputs, PlayerProfile, SideInputs } from '../../src/engine/contract/match-inputs.js';
 
 const LINES = [
   {

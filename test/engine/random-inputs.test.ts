@@ -2,17 +2,22 @@
 // cannot start, goalkeepers on the bench) compiles, simulates and yields a valid document.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileFixture } from '../../fallback/compile.js';
-import { COUNTER_WORDS, finalizeCounters, P_STARTS, playerCounterBase } from '../../fallback/contract.js';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
-import { buildSimulationDocument, simulationDocumentSchema } from '../../src/sim/document.js';
+import { compileFixture } from '../../src/engine/compile.js';
+import {
+  COUNTER_WORDS,
+  finalizeCounters,
+  P_STARTS,
+  playerCounterBase,
+} from '../../src/engine/contract/layout.js';
 import {
   type MatchInputs,
   matchInputsSchema,
   PLAYER_POSITIONS,
   type SideInputs,
-} from '../../src/sim/inputs.js';
-import { defaultModelParams } from '../../src/sim/model-params.js';
+} from '../../src/engine/contract/match-inputs.js';
+import { defaultModelParams } from '../../src/engine/contract/model-params.js';
+import { buildSimulationDocument, simulationDocumentSchema } from '../../src/engine/document.js';
 
 const share = fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1, noNaN: true }));
 const player = fc.record({

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { pcg4d, runKey, STREAM_ASSIST_BASE, STREAM_SETUP_LINEUPS, scaleToRange } from '../../fallback/rng.js';
+import {
+  pcg4d,
+  runKey,
+  STREAM_ASSIST_BASE,
+  STREAM_SETUP_LINEUPS,
+  scaleToRange,
+} from '../../src/engine/contract/rng.js';
 
 const TWO_32 = 2n ** 32n;
 

@@ -1,5 +1,7 @@
 // A simulated season of plausible teams, summarised in the figures /work/shared/data/README.md reports.
-import { compileFixture } from '../../fallback/compile.js';
+
+import { simulateRange } from '../../fallback/engine.js';
+import { compileFixture } from '../../src/engine/compile.js';
 import {
   AWAY,
   C_FT_GRID,
@@ -16,9 +18,8 @@ import {
   TEAM_SHOTS,
   TEAM_SHOTS_ON_TARGET,
   TEAM_YELLOWS,
-} from '../../fallback/contract.js';
-import { simulateRange } from '../../fallback/engine.js';
-import type { ModelParams } from '../../src/sim/model-params.js';
+} from '../../src/engine/contract/layout.js';
+import type { ModelParams } from '../../src/engine/contract/model-params.js';
 import { plausibleFixture, seededUniform } from './plausible-teams.js';
 
 const RATING_SD = 0.25;

@@ -2,18 +2,6 @@
 // fallback/engine.ts, counter for counter, over fixtures, lineup kinds, seeds, draw offsets and counts
 // that are not multiples of the workgroup size, alone and packed into one dispatch.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileFixture } from '../../fallback/compile.js';
-import {
-  AWAY,
-  C_TEAM,
-  COUNTER_WORDS,
-  type CompiledFixture,
-  type EngineSeed,
-  HOME,
-  TEAM_COUNTERS,
-  TEAM_REDS,
-  TEAM_YELLOWS,
-} from '../../fallback/contract.js';
 import { simulateRange } from '../../fallback/engine.js';
 import { chooseAdapter } from '../../gpu/adapter.js';
 import { type OpenedDevice, openDevice } from '../../gpu/device.js';
@@ -25,8 +13,20 @@ import {
   type MatchDispatcher,
   type MatchRun,
 } from '../../gpu/match-dispatch.js';
-import type { MatchInputs, SideInputs } from '../../src/sim/inputs.js';
-import { defaultModelParams, type ModelParams } from '../../src/sim/model-params.js';
+import { compileFixture } from '../../src/engine/compile.js';
+import {
+  AWAY,
+  C_TEAM,
+  COUNTER_WORDS,
+  type CompiledFixture,
+  type EngineSeed,
+  HOME,
+  TEAM_COUNTERS,
+  TEAM_REDS,
+  TEAM_YELLOWS,
+} from '../../src/engine/contract/layout.js';
+import type { MatchInputs, SideInputs } from '../../src/engine/contract/match-inputs.js';
+import { defaultModelParams, type ModelParams } from '../../src/engine/contract/model-params.js';
 import { plausibleFixture, withAnnouncedLineup } from '../engine/plausible-teams.js';
 
 const chosen = await chooseAdapter({ mode: 'gpu' });

@@ -2,13 +2,13 @@
 import type { KeyMode, Scope } from '../../src/accounts/keys.js';
 import type { Plan } from '../../src/accounts/orgs.js';
 import { loadConfig } from '../../src/config.js';
+import { createSimulationEngine, type SimulationEngine } from '../../src/engine/runner.js';
 import { type App, buildApp } from '../../src/http/app.js';
 import { makeMetrics } from '../../src/http/metrics.js';
 import type { Services } from '../../src/http/services.js';
 import { startWorker, type Worker } from '../../src/jobs/worker.js';
 import { makeMemoryWindowCounter } from '../../src/limits/window-counter.js';
 import { makeOperator } from '../../src/operations/operator.js';
-import { createSimulationEngine, type SimulationEngine } from '../../src/sim/engine-runner.js';
 import { makeServiceGraph, type ServiceGraph } from '../../src/wiring.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 

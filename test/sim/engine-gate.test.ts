@@ -1,7 +1,7 @@
 // The engine states of the spec's 503 codes, as submissions see them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EngineHealth } from '../../src/engine/runner.js';
 import { ingestFeed } from '../../src/fixtures/feed-loader.js';
-import type { EngineHealth } from '../../src/sim/engine-runner.js';
 import { engineGate } from '../../src/wiring.js';
 import { FX, NOW, smallFeed } from '../fixtures/small-feed.js';
 import { createTestContext, type TestContext } from '../helpers/app.js';

@@ -5,11 +5,11 @@ import { createHash } from 'node:crypto';
 import type { Caller } from '../../src/accounts/caller.js';
 import { type Ledger, makeLedger } from '../../src/billing/ledger.js';
 import type { Sql } from '../../src/db/connection.js';
+import type { EngineJob, RunBatch, RunOutcome } from '../../src/engine/runner.js';
 import { newId } from '../../src/ids.js';
 import { type JobQueue, makeJobQueue } from '../../src/jobs/queue.js';
 import { type HoldSweeper, makeHoldSweeper } from '../../src/jobs/sweeper.js';
 import type { Job, NewJob } from '../../src/jobs/types.js';
-import type { RunBatch, RunOutcome } from '../../src/jobs/worker.js';
 import {
   type DeliveryDeps,
   deliverJob,
@@ -124,7 +124,7 @@ function seedOf(inputs: unknown): string {
 }
 
 /** The stand-in document: a pure function of the job's seed and draws (same inputs, same document). */
-export function documentFor(job: Pick<Job, 'seed' | 'draws' | 'fixtureId'>) {
+export function documentFor(job: Pick<Job, 'seed' | 'draws'>) {
   const digest = createHash('sha256').update(`${job.seed}:${job.draws}`).digest();
   const a = digest.readUInt16BE(0) + 1;
   const b = digest.readUInt16BE(2) + 1;
@@ -140,7 +140,7 @@ export function documentFor(job: Pick<Job, 'seed' | 'draws' | 'fixtureId'>) {
 
 /** A deterministic engine: every job succeeds with documentFor, unless `failWhen` says otherwise. */
 export function deterministicEngine(
-  options: { runs?: string[]; failWhen?: (job: Job) => boolean; delayMs?: number } = {},
+  options: { runs?: string[]; failWhen?: (job: EngineJob) => boolean; delayMs?: number } = {},
 ): RunBatch {
   return async (jobs, context) => {
     const outcomes: RunOutcome[] = [];

@@ -1,9 +1,9 @@
 // Wire schemas of the simulation routes (docs/api.md §2.3-2.6, §4.3-4.5, §4.8). Field order is the
 // order the views build, so a body serialised through its schema keeps its bytes.
 import { z } from 'zod';
+import { simulationDocumentSchema } from '../../engine/document.js';
 import { lineupsRequestSchema } from '../../fixtures/lineups.js';
 import { JOB_STATUSES } from '../../jobs/types.js';
-import { simulationDocumentSchema } from '../../sim/document.js';
 import { DEFAULT_DRAWS, DEFAULT_WAIT_SECONDS } from '../../simulations/types.js';
 import { freshnessSchema, priceSchema } from './common.js';
 

@@ -1,9 +1,9 @@
 // The wire shapes of the simulation routes, built from the domain's values (src/simulations). Each
 // view builds its fields in the order of its schema (src/http/schemas/simulations.ts).
 import { creditsNumber, formatCredits, priceOfDrawsMilli } from '../../billing/amounts.js';
+import type { SimulationDocument } from '../../engine/document.js';
 import { type ErrorBody, errorBody } from '../../errors.js';
 import type { Job } from '../../jobs/types.js';
-import type { SimulationDocument } from '../../sim/document.js';
 import type { BatchStatus } from '../../simulations/batch-status.js';
 import type { DeliveredSimulation, JobOutcome } from '../../simulations/deliver.js';
 import type { Quote } from '../../simulations/quote.js';

@@ -1,0 +1,552 @@
+// `matchsim model backtest`: walk-forward over held-out seasons. For every held-out match the ratings
+// are fitted on earlier matches only (walk-forward.ts) and the global constants on the seasons before
+// the held-out ones (unless the caller passes parameters). Three forecasters are scored on the same
+// matches: the model, a plain Dixon-Coles baseline (goals only, Poisson with ρ) and base rates.
+//
+// The model's probabilities for every match come from the exact forward pass of the engine's minute
+// model (minute-model.ts over step-rates.ts, which reproduces the engine's per-step probabilities);
+// every `engineEvery`-th match is also simulated by the real engine (fallback/, worker threads) and
+// scored beside the analytic figures on the same matches, which checks the two agree.
+import { createCpuEngine } from '../fallback/cpu-engine.js';
+import type { ModelParams } from '../src/engine/contract/model-params.js';
+import { type EngineForecast, engineForecast } from './engine-forecast.js';
+import { fitModel } from './fit-model.js';
+import {
+  binaryLogLoss,
+  expectedCalibrationError,
+  type Outcome,
+  outcomeOf,
+  rankedProbabilityScore,
+  type ThreeWay,
+  threeWayLogLoss,
+} from './forecast-scores.js';
+import { type LeagueMatch, loadLeagueMatches } from './league-results.js';
+import { scoreDistribution } from './minute-model.js';
+import { dixonColesGrid, type MarketProbabilities, marketsFromGrid } from './score-grid.js';
+import { makeStepRateModel } from './step-rates.js';
+import { walkForward } from './walk-forward.js';
+
+const DEFAULT_HELD_OUT_SEASONS = [2018, 2019, 2020, 2021, 2022] as const;
+
+/** What `calibrated` requires (docs/model.md explains each). */
+export const CALIBRATION_THRESHOLDS = {
+  /** Expected calibration error of each market, 10 equal-width bins. */
+  ece: 0.02,
+  /** |predicted − observed| draw rate. */
+  drawRate: 0.015,
+  /** |predicted − observed| share of goals scored in the first half. */
+  firstHalfShare: 0.015,
+  /** Largest |predicted − observed| cell of the half-time/full-time table. */
+  htFtCell: 0.015,
+  /** |predicted − observed| share of half-time leaders who go on to win. */
+  halfTimeLeaderWins: 0.03,
+} as const;
+
+export interface BacktestOptions {
+  dataDir: string;
+  heldOutSeasons?: readonly number[];
+  competitions?: readonly string[];
+  /** Model constants; by default fitted on the seasons before the first held-out one. */
+  params?: ModelParams;
+  /** Options for that fit (sample sizes), when `params` is not given. */
+  fitOptions?: {
+    scoreStateMatches?: number;
+    redCardMatches?: number;
+    maxEvaluations?: number;
+    engineDraws?: number;
+  };
+  /** Simulate every n-th held-out match with the real engine (0 = none). */
+  engineEvery?: number;
+  engineDraws?: number;
+  /** Engine worker threads (default: one per core). */
+  engineThreads?: number;
+  /** Version string recorded with the result (default: the parameters' model_version). */
+  modelVersion?: string;
+  onProgress?: (message: string) => void;
+}
+
+export interface ForecastMetrics {
+  matches: number;
+  rps_1x2: number;
+  log_loss_1x2: number;
+  log_loss_over_under_2_5: number;
+  log_loss_btts: number;
+  ece_1x2: number;
+  ece_over_under_2_5: number;
+  ece_btts: number;
+}
+
+export interface RealismFigures {
+  home_win: number;
+  draw: number;
+  away_win: number;
+  goals_per_match: number;
+  over_2_5: number;
+  btts: number;
+  nil_nil: number;
+  first_half_goal_share: number;
+  /** Keys "H/H" … "A/A": half-time result / full-time result. */
+  ht_ft: Record<string, number>;
+  half_time_leader: { wins: number; draws: number; loses: number };
+}
+
+export interface RealismCheck {
+  name: string;
+  observed: number;
+  predicted: number;
+  difference: number;
+  threshold: number;
+  pass: boolean;
+}
+
+export interface BacktestResult {
+  model_version: string;
+  status: 'qualified' | 'unqualified';
+  calibrated: boolean;
+  /**
+   * Where the headline model probabilities came from: the real engine when it simulated every match
+   * (`engineEvery: 1`), else the analytic forward pass of the engine's minute model.
+   */
+  probabilities: 'engine' | 'analytic';
+  /** Where the global constants came from: fitted on the seasons before the held-out ones, or given. */
+  constants: string;
+  held_out_seasons: number[];
+  competitions: string[];
+  /** The model's scores on every held-out match. */
+  metrics: ForecastMetrics;
+  comparison: { model: ForecastMetrics; dixon_coles: ForecastMetrics; base_rates: ForecastMetrics };
+  realism: { observed: RealismFigures; model: RealismFigures; checks: RealismCheck[] };
+  engine_check: {
+    matches: number;
+    draws: number;
+    engine: ForecastMetrics;
+    analytic_same_matches: ForecastMetrics;
+    dixon_coles_same_matches: ForecastMetrics;
+    /** Largest |engine − analytic| of a 1X2 probability over the checked matches. */
+    max_abs_difference_1x2: number;
+    /** Box-score means per match: engine vs the matches' own statistics (where present). */
+    box_score: { engine: Record<string, number>; observed: Record<string, number> };
+  } | null;
+  thresholds: typeof CALIBRATION_THRESHOLDS;
+  checks: { name: string; value: number; threshold: number; pass: boolean }[];
+}
+
+interface ScoredForecast {
+  markets: MarketProbabilities;
+  /** P(ht result, ft result), [ht * 3 + ft]; null where the forecaster has none. */
+  htFt: Float64Array | null;
+  /** Expected goals in the first half and the whole match. */
+  firstHalfGoals: number;
+  goals: number;
+  nilNil: number;
+}
+
+export async function backtestModel(options: BacktestOptions): Promise<BacktestResult> {
+  const log = options.onProgress ?? (() => {});
+  const heldOutSeasons = [...(options.heldOutSeasons ?? DEFAULT_HELD_OUT_SEASONS)].sort((a, b) => a - b);
+  const firstHeldOut = heldOutSeasons[0]!;
+  const matches = loadLeagueMatches(options.dataDir, options.competitions);
+  const competitions = [...new Set(matches.map((m) => m.competition))].sort();
+
+  let params = options.params;
+  if (!params) {
+    log(`backtest: fitting the constants on seasons before ${firstHeldOut}`);
+    params = (
+      await fitModel({
+        dataDir: options.dataDir,
+        untilSeason: firstHeldOut,
+        ...(options.competitions ? { competitions: options.competitions } : {}),
+        ...(options.fitOptions ?? {}),
+        onProgress: log,
+      })
+    ).params;
+  }
+
+  log(`backtest: walk-forward ratings over seasons ${heldOutSeasons.join(', ')}`);
+  const rated = walkForward(matches, { heldOutSeasons });
+  log(`backtest: ${rated.length} held-out matches; model probabilities`);
+  const stepModel = makeStepRateModel(params);
+  const baseRates = baseRateTable(matches);
+
+  const model: ScoredForecast[] = [];
+  const baseline: ScoredForecast[] = [];
+  const base: ScoredForecast[] = [];
+  for (const { match, model: m, baseline: b } of rated) {
+    model.push(analyticForecast(stepModel, m.lambdaHome, m.lambdaAway));
+    baseline.push(dixonColesForecast(b.lambdaHome, b.lambdaAway, b.rho));
+    base.push(baseRates(match));
+  }
+  const observed = rated.map((r) => r.match);
+
+  let engineCheck: BacktestResult['engine_check'] = null;
+  let headline = model;
+  const every = options.engineEvery ?? 10;
+  if (every > 0) {
+    const draws = options.engineDraws ?? 20_000;
+    const picked = rated.map((_, i) => i).filter((i) => i % every === 0);
+    log(`backtest: simulating ${picked.length} matches with the engine (${draws} draws each)`);
+    const engine = createCpuEngine(
+      options.engineThreads === undefined ? {} : { threads: options.engineThreads },
+    );
+    const forecasts: EngineForecast[] = [];
+    try {
+      for (const i of picked) {
+        const r = rated[i]!;
+        forecasts.push(
+          await engineForecast(
+            engine,
+            params,
+            { home: r.model.lambdaHome, away: r.model.lambdaAway },
+            { draws, seed: 1 + i },
+          ),
+        );
+      }
+    } finally {
+      await engine.close();
+    }
+    const engineScored = forecasts.map(engineScoredForecast);
+    if (picked.length === rated.length) headline = engineScored;
+    const pickedMatches = picked.map((i) => observed[i]!);
+    let maxDiff = 0;
+    picked.forEach((i, k) => {
+      const a = model[i]!.markets;
+      const e = engineScored[k]!.markets;
+      maxDiff = Math.max(
+        maxDiff,
+        Math.abs(a.home - e.home),
+        Math.abs(a.draw - e.draw),
+        Math.abs(a.away - e.away),
+      );
+    });
+    engineCheck = {
+      matches: picked.length,
+      draws,
+      engine: scoreForecasts(engineScored, pickedMatches),
+      analytic_same_matches: scoreForecasts(
+        picked.map((i) => model[i]!),
+        pickedMatches,
+      ),
+      dixon_coles_same_matches: scoreForecasts(
+        picked.map((i) => baseline[i]!),
+        pickedMatches,
+      ),
+      max_abs_difference_1x2: maxDiff,
+      box_score: boxScores(forecasts, pickedMatches),
+    };
+  }
+
+  const modelMetrics = scoreForecasts(headline, observed);
+  const comparison = {
+    model: modelMetrics,
+    dixon_coles: scoreForecasts(baseline, observed),
+    base_rates: scoreForecasts(base, observed),
+  };
+  const observedRealism = realismObserved(observed);
+  const modelRealism = realismPredicted(headline);
+  const realismChecks = compareRealism(observedRealism, modelRealism);
+  const checks = [
+    ...(['ece_1x2', 'ece_over_under_2_5', 'ece_btts'] as const).map((name) => ({
+      name,
+      value: modelMetrics[name],
+      threshold: CALIBRATION_THRESHOLDS.ece,
+      pass: modelMetrics[name] <= CALIBRATION_THRESHOLDS.ece,
+    })),
+    ...realismChecks.map((c) => ({
+      name: c.name,
+      value: c.difference,
+      threshold: c.threshold,
+      pass: c.pass,
+    })),
+  ];
+  const qualified =
+    modelMetrics.rps_1x2 < comparison.dixon_coles.rps_1x2 &&
+    modelMetrics.rps_1x2 < comparison.base_rates.rps_1x2 &&
+    modelMetrics.log_loss_1x2 < comparison.base_rates.log_loss_1x2 &&
+    modelMetrics.log_loss_over_under_2_5 < comparison.base_rates.log_loss_over_under_2_5 &&
+    modelMetrics.log_loss_btts < comparison.base_rates.log_loss_btts;
+  return {
+    model_version: options.modelVersion ?? params.model_version,
+    status: qualified ? 'qualified' : 'unqualified',
+    calibrated: qualified && checks.every((c) => c.pass),
+    probabilities: headline === model ? 'analytic' : 'engine',
+    constants: options.params ? 'given by the caller' : `fitted on seasons before ${firstHeldOut}`,
+    held_out_seasons: heldOutSeasons,
+    competitions,
+    metrics: modelMetrics,
+    comparison,
+    realism: { observed: observedRealism, model: modelRealism, checks: realismChecks },
+    engine_check: engineCheck,
+    thresholds: CALIBRATION_THRESHOLDS,
+    checks,
+  };
+}
+
+const MAX_GOALS = 10;
+
+function analyticForecast(
+  stepModel: ReturnType<typeof makeStepRateModel>,
+  lambdaHome: number,
+  lambdaAway: number,
+): ScoredForecast {
+  const table = stepModel.table(stepModel.calibratedBase([lambdaHome, lambdaAway], 5));
+  const dist = scoreDistribution(table, { maxGoals: MAX_GOALS, withHtFt: true });
+  return gridForecast(dist.fullTime, dist.halfTime, dist.htFt, MAX_GOALS + 1);
+}
+
+function engineScoredForecast(f: EngineForecast): ScoredForecast {
+  return gridForecast(f.fullTime, f.halfTime, f.htFt, MAX_GOALS + 1);
+}
+
+function gridForecast(
+  fullTime: Float64Array,
+  halfTime: Float64Array,
+  htFt: Float64Array,
+  size: number,
+): ScoredForecast {
+  return {
+    markets: marketsFromGrid(fullTime, size),
+    htFt,
+    firstHalfGoals: goalsIn(halfTime, size),
+    goals: goalsIn(fullTime, size),
+    nilNil: fullTime[0]!,
+  };
+}
+
+function dixonColesForecast(lambdaHome: number, lambdaAway: number, rho: number): ScoredForecast {
+  const grid = dixonColesGrid(lambdaHome, lambdaAway, rho);
+  return {
+    markets: marketsFromGrid(grid),
+    htFt: null,
+    firstHalfGoals: Number.NaN,
+    goals: lambdaHome + lambdaAway,
+    nilNil: grid[0]!,
+  };
+}
+
+function goalsIn(grid: Float64Array, size: number): number {
+  let total = 0;
+  for (let h = 0; h < size; h++) for (let a = 0; a < size; a++) total += (h + a) * grid[h * size + a]!;
+  return total;
+}
+
+/** Base rates: the competition's frequencies over the three seasons before the match's season. */
+function baseRateTable(matches: readonly LeagueMatch[]): (match: LeagueMatch) => ScoredForecast {
+  const cache = new Map<string, ScoredForecast>();
+  return (match) => {
+    const key = `${match.competition} ${match.season}`;
+    let forecast = cache.get(key);
+    if (!forecast) {
+      const past = matches.filter(
+        (m) => m.competition === match.competition && m.season < match.season && m.season >= match.season - 3,
+      );
+      const share = (test: (m: LeagueMatch) => boolean) => past.filter(test).length / past.length;
+      forecast = {
+        markets: {
+          home: share((m) => m.homeGoals > m.awayGoals),
+          draw: share((m) => m.homeGoals === m.awayGoals),
+          away: share((m) => m.homeGoals < m.awayGoals),
+          over25: share((m) => m.homeGoals + m.awayGoals > 2),
+          btts: share((m) => m.homeGoals > 0 && m.awayGoals > 0),
+        },
+        htFt: null,
+        firstHalfGoals: Number.NaN,
+        goals: past.reduce((s, m) => s + m.homeGoals + m.awayGoals, 0) / past.length,
+        nilNil: share((m) => m.homeGoals + m.awayGoals === 0),
+      };
+      cache.set(key, forecast);
+    }
+    return forecast;
+  };
+}
+
+function scoreForecasts(
+  forecasts: readonly ScoredForecast[],
+  matches: readonly LeagueMatch[],
+): ForecastMetrics {
+  let rps = 0;
+  let ll1x2 = 0;
+  let llOver = 0;
+  let llBtts = 0;
+  const classwise: Record<Outcome, { probability: number; happened: boolean }[]> = {
+    home: [],
+    draw: [],
+    away: [],
+  };
+  const over: { probability: number; happened: boolean }[] = [];
+  const btts: { probability: number; happened: boolean }[] = [];
+  forecasts.forEach((f, i) => {
+    const m = matches[i]!;
+    const outcome = outcomeOf(m.homeGoals, m.awayGoals);
+    const threeWay: ThreeWay = { home: f.markets.home, draw: f.markets.draw, away: f.markets.away };
+    rps += rankedProbabilityScore(threeWay, outcome);
+    ll1x2 += threeWayLogLoss(threeWay, outcome);
+    const wentOver = m.homeGoals + m.awayGoals > 2;
+    const bothScored = m.homeGoals > 0 && m.awayGoals > 0;
+    llOver += binaryLogLoss(f.markets.over25, wentOver);
+    llBtts += binaryLogLoss(f.markets.btts, bothScored);
+    for (const k of ['home', 'draw', 'away'] as const) {
+      classwise[k].push({ probability: threeWay[k], happened: outcome === k });
+    }
+    over.push({ probability: f.markets.over25, happened: wentOver });
+    btts.push({ probability: f.markets.btts, happened: bothScored });
+  });
+  const n = Math.max(1, forecasts.length);
+  const ece1x2 =
+    (expectedCalibrationError(classwise.home).ece +
+      expectedCalibrationError(classwise.draw).ece +
+      expectedCalibrationError(classwise.away).ece) /
+    3;
+  return {
+    matches: forecasts.length,
+    rps_1x2: rps / n,
+    log_loss_1x2: ll1x2 / n,
+    log_loss_over_under_2_5: llOver / n,
+    log_loss_btts: llBtts / n,
+    ece_1x2: ece1x2,
+    ece_over_under_2_5: expectedCalibrationError(over).ece,
+    ece_btts: expectedCalibrationError(btts).ece,
+  };
+}
+
+const RESULT_LETTERS = ['H', 'D', 'A'] as const;
+
+function resultIndex(home: number, away: number): number {
+  return home > away ? 0 : home === away ? 1 : 2;
+}
+
+function realismObserved(matches: readonly LeagueMatch[]): RealismFigures {
+  const n = matches.length;
+  const withHalfTime = matches.filter((m) => m.halfTime);
+  const htFt = new Float64Array(9);
+  let firstHalf = 0;
+  let goalsWithHalfTime = 0;
+  for (const m of withHalfTime) {
+    const ht = m.halfTime!;
+    htFt[resultIndex(ht.home, ht.away) * 3 + resultIndex(m.homeGoals, m.awayGoals)]! +=
+      1 / withHalfTime.length;
+    firstHalf += ht.home + ht.away;
+    goalsWithHalfTime += m.homeGoals + m.awayGoals;
+  }
+  const share = (test: (m: LeagueMatch) => boolean) => matches.filter(test).length / n;
+  return {
+    home_win: share((m) => m.homeGoals > m.awayGoals),
+    draw: share((m) => m.homeGoals === m.awayGoals),
+    away_win: share((m) => m.homeGoals < m.awayGoals),
+    goals_per_match: matches.reduce((s, m) => s + m.homeGoals + m.awayGoals, 0) / n,
+    over_2_5: share((m) => m.homeGoals + m.awayGoals > 2),
+    btts: share((m) => m.homeGoals > 0 && m.awayGoals > 0),
+    nil_nil: share((m) => m.homeGoals + m.awayGoals === 0),
+    first_half_goal_share: firstHalf / goalsWithHalfTime,
+    ht_ft: htFtRecord(htFt),
+    half_time_leader: leaderOutcomes(htFt),
+  };
+}
+
+function realismPredicted(forecasts: readonly ScoredForecast[]): RealismFigures {
+  const n = forecasts.length;
+  const htFt = new Float64Array(9);
+  let firstHalf = 0;
+  let goals = 0;
+  const mean = (pick: (f: ScoredForecast) => number) => forecasts.reduce((s, f) => s + pick(f), 0) / n;
+  for (const f of forecasts) {
+    f.htFt?.forEach((p, i) => {
+      htFt[i]! += p / n;
+    });
+    firstHalf += f.firstHalfGoals;
+    goals += f.goals;
+  }
+  return {
+    home_win: mean((f) => f.markets.home),
+    draw: mean((f) => f.markets.draw),
+    away_win: mean((f) => f.markets.away),
+    goals_per_match: goals / n,
+    over_2_5: mean((f) => f.markets.over25),
+    btts: mean((f) => f.markets.btts),
+    nil_nil: mean((f) => f.nilNil),
+    first_half_goal_share: firstHalf / goals,
+    ht_ft: htFtRecord(htFt),
+    half_time_leader: leaderOutcomes(htFt),
+  };
+}
+
+function htFtRecord(htFt: Float64Array): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (let ht = 0; ht < 3; ht++) {
+    for (let ft = 0; ft < 3; ft++) out[`${RESULT_LETTERS[ht]}/${RESULT_LETTERS[ft]}`] = htFt[ht * 3 + ft]!;
+  }
+  return out;
+}
+
+/** Outcomes of the side leading at half-time: home leads (H/·) and away leads (A/·) pooled. */
+function leaderOutcomes(htFt: Float64Array): { wins: number; draws: number; loses: number } {
+  const led = htFt[0]! + htFt[1]! + htFt[2]! + htFt[6]! + htFt[7]! + htFt[8]!;
+  return {
+    wins: (htFt[0]! + htFt[8]!) / led,
+    draws: (htFt[1]! + htFt[7]!) / led,
+    loses: (htFt[2]! + htFt[6]!) / led,
+  };
+}
+
+function compareRealism(observed: RealismFigures, predicted: RealismFigures): RealismCheck[] {
+  const check = (name: string, o: number, p: number, threshold: number): RealismCheck => ({
+    name,
+    observed: o,
+    predicted: p,
+    difference: Math.abs(p - o),
+    threshold,
+    pass: Math.abs(p - o) <= threshold,
+  });
+  const cells = Object.keys(observed.ht_ft);
+  const worstCell = cells.reduce(
+    (worst, key) => {
+      const d = Math.abs(predicted.ht_ft[key]! - observed.ht_ft[key]!);
+      return d > worst.d ? { key, d } : worst;
+    },
+    { key: cells[0]!, d: -1 },
+  );
+  return [
+    check('draw_rate', observed.draw, predicted.draw, CALIBRATION_THRESHOLDS.drawRate),
+    check(
+      'first_half_goal_share',
+      observed.first_half_goal_share,
+      predicted.first_half_goal_share,
+      CALIBRATION_THRESHOLDS.firstHalfShare,
+    ),
+    check(
+      `ht_ft_worst_cell_${worstCell.key}`,
+      observed.ht_ft[worstCell.key]!,
+      predicted.ht_ft[worstCell.key]!,
+      CALIBRATION_THRESHOLDS.htFtCell,
+    ),
+    check(
+      'half_time_leader_wins',
+      observed.half_time_leader.wins,
+      predicted.half_time_leader.wins,
+      CALIBRATION_THRESHOLDS.halfTimeLeaderWins,
+    ),
+  ];
+}
+
+function boxScores(
+  forecasts: readonly EngineForecast[],
+  matches: readonly LeagueMatch[],
+): { engine: Record<string, number>; observed: Record<string, number> } {
+  const withStats = matches.map((m, i) => ({ m, f: forecasts[i]! })).filter(({ m }) => m.stats);
+  const n = Math.max(1, withStats.length);
+  const engine = { goals: 0, shots: 0, shots_on_target: 0, yellow_cards: 0, red_cards: 0 };
+  const observed = { goals: 0, shots: 0, shots_on_target: 0, yellow_cards: 0, red_cards: 0 };
+  for (const { m, f } of withStats) {
+    const s = m.stats!;
+    engine.goals += (f.home.goals + f.away.goals) / n;
+    engine.shots += (f.home.shots + f.away.shots) / n;
+    engine.shots_on_target += (f.home.shotsOnTarget + f.away.shotsOnTarget) / n;
+    engine.yellow_cards += (f.home.yellowCards + f.away.yellowCards) / n;
+    engine.red_cards += (f.home.redCards + f.away.redCards) / n;
+    observed.goals += (m.homeGoals + m.awayGoals) / n;
+    observed.shots += (s.home.shots + s.away.shots) / n;
+    observed.shots_on_target += (s.home.shotsOnTarget + s.away.shotsOnTarget) / n;
+    observed.yellow_cards += (s.home.yellowCards + s.away.yellowCards) / n;
+    observed.red_cards += (s.home.redCards + s.away.redCards) / n;
+  }
+  return { engine, observed };
+}

@@ -1,0 +1,77 @@
+// Forecasts from the real engine (fallback/: compile step plus the per-draw loop on worker threads):
+// the score grid, half-time/full-time table and box-score means of one fixture, from its counters.
+
+import type { CpuEngine } from '../fallback/cpu-engine.js';
+import { compileFixture } from '../src/engine/compile.js';
+import {
+  C_FT_GRID,
+  C_HT_FT,
+  C_HT_GRID,
+  C_TEAM,
+  GRID_SIZE,
+  TEAM_COUNTERS,
+  TEAM_GOALS,
+  TEAM_REDS,
+  TEAM_SHOTS,
+  TEAM_SHOTS_ON_TARGET,
+  TEAM_YELLOWS,
+} from '../src/engine/contract/layout.js';
+import type { ModelParams } from '../src/engine/contract/model-params.js';
+import { referenceFixture } from './reference-fixture.js';
+
+export interface SideBoxScore {
+  goals: number;
+  shots: number;
+  shotsOnTarget: number;
+  yellowCards: number;
+  redCards: number;
+}
+
+export interface EngineForecast {
+  /** GRID_SIZE² cells, last row/column = 10 or more. */
+  fullTime: Float64Array;
+  halfTime: Float64Array;
+  htFt: Float64Array;
+  home: SideBoxScore;
+  away: SideBoxScore;
+  draws: number;
+}
+
+export async function engineForecast(
+  engine: CpuEngine,
+  params: ModelParams,
+  rated: { home: number; away: number },
+  options: { draws: number; seed: number },
+): Promise<EngineForecast> {
+  const compiled = compileFixture(referenceFixture(options.seed, rated.home, rated.away), params);
+  const { counts } = await engine.run(compiled, {
+    draws: options.draws,
+    seed: { lo: options.seed >>> 0, hi: 0x5eed },
+  });
+  const n = options.draws;
+  const share = (offset: number, length: number) => {
+    const out = new Float64Array(length);
+    for (let i = 0; i < length; i++) out[i] = counts[offset + i]! / n;
+    return out;
+  };
+  const side = (s: number): SideBoxScore => {
+    const at = C_TEAM + s * TEAM_COUNTERS;
+    return {
+      goals: counts[at + TEAM_GOALS]! / n,
+      shots: counts[at + TEAM_SHOTS]! / n,
+      shotsOnTarget: counts[at + TEAM_SHOTS_ON_TARGET]! / n,
+      yellowCards: counts[at + TEAM_YELLOWS]! / n,
+      redCards: counts[at + TEAM_REDS]! / n,
+    };
+  };
+  return {
+    fullTime: share(C_FT_GRID, GRID_SIZE * GRID_SIZE),
+    halfTime: share(C_HT_GRID, GRID_SIZE * GRID_SIZE),
+    htFt: share(C_HT_FT, 9),
+    home: side(0),
+    away: side(1),
+    draws: n,
+  };
+}
+
+export { GRID_SIZE };

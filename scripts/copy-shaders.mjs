@@ -1,0 +1,8 @@
+// Part of `npm run build`: copies the WGSL kernels to dist/shaders/, beside the compiled dist/gpu/, which
+// reads them from ../shaders/ relative to itself as gpu/ does in a checkout (gpu/shader-source.ts).
+import { cpSync, rmSync } from 'node:fs';
+
+const root = new URL('../', import.meta.url);
+const target = new URL('dist/shaders/', root);
+rmSync(target, { recursive: true, force: true });
+cpSync(new URL('shaders/', root), target, { recursive: true });

@@ -1,0 +1,262 @@
+// THE contract between the host, the CPU engine (fallback/engine.ts) and the GPU kernels (shaders/, gpu/):
+// the integer tables a fixture compiles to, their word offsets, and the counter layout the per-draw loop
+// fills. Every offset is in 32-bit words. Change a layout here and nowhere else; the GPU tests compare
+// these constants with the WGSL structs, and gpu/contract-constants.ts declares every numeric export of
+// this file in WGSL.
+//
+// Invariants the per-draw loop relies on (CPU and GPU alike):
+// - only u32 arithmetic: comparisons `u < threshold`, wrapping adds, Math.imul / WGSL `*`;
+// - every random word comes from pcg4d(draw, stream, key.lo, key.hi) with key = runKey(seed)
+//   (./rng.ts); streams: step index, STREAM_ASSIST_BASE + step, STREAM_SETUP_*;
+// - a draw adds at most MAX_COUNTER_INCREMENT_PER_DRAW to any counter, so MAX_DRAWS_PER_RUN draws
+//   cannot overflow a u32 counter.
+
+// ---- Match structure -------------------------------------------------------------------------------
+/** Minutes 1-45, 45+1..45+10, 46-90, 90+1..90+10. */
+export const STEPS = 110;
+export const FIRST_HALF_ADDED_START = 45;
+export const SECOND_HALF_START = 55;
+export const SECOND_HALF_ADDED_START = 100;
+export const SIDES = 2;
+export const HOME = 0;
+export const AWAY = 1;
+export const XI_SIZE = 11;
+/** Player slots per side; a squad's players occupy slots 0..count-1 in input order. */
+export const PLAYER_SLOTS = 40;
+/** Added time is sampled per half in whole minutes 0..10 (the grid has 10 added-time steps per half). */
+export const MAX_ADDED_MINUTES = 10;
+export const MAX_DRAWS_PER_RUN = 1 << 20;
+export const MAX_COUNTER_INCREMENT_PER_DRAW = 4095;
+/** Goals above this are clamped in the squared-goals sums (standard errors); never reached in practice. */
+export const GOAL_SQUARE_CAP = 63;
+/** Score grids count 0..10 goals; the last row/column holds 10 or more. */
+export const GRID_SIZE = 11;
+
+/** The regular match minute a step belongs to (added time counts as minute 45 or 90), for minutes played. */
+export const STEP_REGULAR_MINUTE: readonly number[] = Array.from({ length: STEPS }, (_, step) => {
+  if (step < FIRST_HALF_ADDED_START) return step + 1;
+  if (step < SECOND_HALF_START) return 45;
+  if (step < SECOND_HALF_ADDED_START) return step - SECOND_HALF_START + 46;
+  return 90;
+});
+
+/** The 15-minute band (0..5) of a step; added time joins the last band of its half. */
+export const STEP_BAND: readonly number[] = STEP_REGULAR_MINUTE.map((minute) =>
+  Math.min(5, Math.floor((minute - 1) / 15)),
+);
+
+export function minuteLabel(step: number): string {
+  if (step < FIRST_HALF_ADDED_START) return String(step + 1);
+  if (step < SECOND_HALF_START) return `45+${step - FIRST_HALF_ADDED_START + 1}`;
+  if (step < SECOND_HALF_ADDED_START) return String(step - SECOND_HALF_START + 46);
+  return `90+${step - SECOND_HALF_ADDED_START + 1}`;
+}
+
+// ---- Events: one u32 per side and step picks at most one -----------------------------------------
+export const EVENT_GOAL = 0;
+export const EVENT_SHOT_ON_TARGET = 1; // saved or blocked on target, not a goal
+export const EVENT_SHOT_OFF_TARGET = 2;
+export const EVENT_YELLOW = 3;
+export const EVENT_RED = 4; // straight red; second yellows come from EVENT_YELLOW
+export const EVENT_SUBSTITUTION = 5;
+export const EVENT_KINDS = 6;
+
+// ---- Threshold table: Uint32Array, cumulative per event kind ----------------------------------------
+// index = (((((side * STRENGTH_BUCKETS + strength) * STEPS + step) * SCORE_STATE_BUCKETS + score)
+//          * RED_CARD_BUCKETS + red) * EVENT_KINDS + kind)
+// The side's event in a step is the first kind with u < table[index]; u >= table[... + 5] is no event.
+// score bucket = clamp(own goals - opponent goals, -2, 2) + 2.
+// red bucket = 0 when the side has fewer players than its opponent, 1 when equal, 2 when more.
+// strength bucket: the side's starting XI's attacking weight against its expectation (S_STRENGTH_EDGES).
+export const STRENGTH_BUCKETS = 5;
+export const RED_CARD_BUCKETS = 3;
+/** Goal-difference buckets from a side's point of view: trailing by 2+, by 1, level, leading by 1, by 2+. */
+export const SCORE_STATE_BUCKETS = 5;
+export const THRESHOLD_STEP_STRIDE = SCORE_STATE_BUCKETS * RED_CARD_BUCKETS * EVENT_KINDS;
+export const THRESHOLD_STRENGTH_STRIDE = STEPS * THRESHOLD_STEP_STRIDE;
+export const THRESHOLD_SIDE_STRIDE = STRENGTH_BUCKETS * THRESHOLD_STRENGTH_STRIDE;
+export const THRESHOLD_WORDS = SIDES * THRESHOLD_SIDE_STRIDE;
+
+export function thresholdIndex(
+  side: number,
+  strength: number,
+  step: number,
+  score: number,
+  red: number,
+): number {
+  return (
+    side * THRESHOLD_SIDE_STRIDE +
+    strength * THRESHOLD_STRENGTH_STRIDE +
+    step * THRESHOLD_STEP_STRIDE +
+    (score * RED_CARD_BUCKETS + red) * EVENT_KINDS
+  );
+}
+
+// ---- Fixture table: Uint32Array of FIXTURE_WORDS ------------------------------------------------------
+/** Added minutes of a half = number of k in 0..9 with u >= cumulative[k] (cumulative[k] = P(added <= k) * 2^32). */
+export const FX_ADDED_TIME_FIRST = 0; // MAX_ADDED_MINUTES words
+export const FX_ADDED_TIME_SECOND = FX_ADDED_TIME_FIRST + MAX_ADDED_MINUTES; // MAX_ADDED_MINUTES words
+export const FX_MAX_SUBSTITUTIONS = FX_ADDED_TIME_SECOND + MAX_ADDED_MINUTES;
+/** A goal is assisted when the assist word < this. */
+export const FX_ASSIST_THRESHOLD = FX_MAX_SUBSTITUTIONS + 1;
+export const FX_SIDE_BASE = FX_ASSIST_THRESHOLD + 1;
+
+// Side block, at FX_SIDE_BASE + side * SIDE_WORDS:
+export const LINEUP_MODE_PREDICTED = 0; // goalkeeper slot (1 pick) + outfield (10 picks), systematic sampling
+export const LINEUP_MODE_PREDICTED_UNLABELLED = 1; // no goalkeeper labelled: 11 picks over the whole squad
+export const LINEUP_MODE_FIXED = 2; // announced or custom: S_XI holds the 11 slots
+/**
+ * Predicted XIs use systematic (Madow) sampling, which keeps each player's start probability exact:
+ * candidates in S_*_ORDER own consecutive tick intervals [cum[i-1], cum[i]) of length
+ * p_start * SAMPLING_UNIT (cum is the inclusive prefix sum); a draw picks offset o = u >>> 8 and selects
+ * the candidates whose interval holds o + j * SAMPLING_UNIT for j = 0..picks-1.
+ */
+export const SAMPLING_UNIT = 1 << 24;
+export const S_PLAYER_COUNT = 0;
+export const S_LINEUP_MODE = 1;
+export const S_XI = 2; // XI_SIZE slots (fixed mode)
+export const S_KEEPER_COUNT = S_XI + XI_SIZE;
+export const S_KEEPER_ORDER = S_KEEPER_COUNT + 1; // PLAYER_SLOTS
+export const S_KEEPER_CUM = S_KEEPER_ORDER + PLAYER_SLOTS; // PLAYER_SLOTS
+export const S_OUTFIELD_COUNT = S_KEEPER_CUM + PLAYER_SLOTS;
+export const S_OUTFIELD_PICKS = S_OUTFIELD_COUNT + 1; // 10, or 11 without a labelled goalkeeper
+export const S_OUTFIELD_ORDER = S_OUTFIELD_PICKS + 1; // PLAYER_SLOTS
+export const S_OUTFIELD_CUM = S_OUTFIELD_ORDER + PLAYER_SLOTS; // PLAYER_SLOTS
+/**
+ * Substitutes come on in S_BENCH_ORDER order, skipping starters and goalkeepers; only the first
+ * S_BENCH_LIMIT non-starters of the order form the bench (predicted: squad by start probability).
+ */
+export const S_BENCH_COUNT = S_OUTFIELD_CUM + PLAYER_SLOTS;
+export const S_BENCH_LIMIT = S_BENCH_COUNT + 1;
+export const S_BENCH_ORDER = S_BENCH_LIMIT + 1; // PLAYER_SLOTS
+/** Strength bucket = number of edges <= the XI's summed S_GOAL_WEIGHT. */
+export const S_STRENGTH_EDGES = S_BENCH_ORDER + PLAYER_SLOTS; // STRENGTH_BUCKETS - 1 words
+/**
+ * Per-slot weights (integers 0..4095, so 11 on the pitch sum below 2^16): a player is picked among
+ * those on the pitch with r = ((u >>> 16) * total) >>> 16 and the first cumulative weight > r.
+ */
+export const WEIGHT_MAX = 4095;
+export const S_GOAL_WEIGHT = S_STRENGTH_EDGES + STRENGTH_BUCKETS - 1;
+export const S_ASSIST_WEIGHT = S_GOAL_WEIGHT + PLAYER_SLOTS;
+export const S_SHOT_WEIGHT = S_ASSIST_WEIGHT + PLAYER_SLOTS;
+export const S_CARD_WEIGHT = S_SHOT_WEIGHT + PLAYER_SLOTS;
+/** Weight of being the player taken off in a substitution (0 for goalkeepers). */
+export const S_SUB_OFF_WEIGHT = S_CARD_WEIGHT + PLAYER_SLOTS;
+export const S_IS_KEEPER = S_SUB_OFF_WEIGHT + PLAYER_SLOTS; // 1 for a labelled goalkeeper
+/** Card weight once booked: a booked player plays with care (replaces S_CARD_WEIGHT after a yellow). */
+export const S_BOOKED_CARD_WEIGHT = S_IS_KEEPER + PLAYER_SLOTS;
+export const SIDE_WORDS = S_BOOKED_CARD_WEIGHT + PLAYER_SLOTS;
+export const FIXTURE_WORDS = FX_SIDE_BASE + SIDES * SIDE_WORDS;
+
+export function sideBase(side: number): number {
+  return FX_SIDE_BASE + side * SIDE_WORDS;
+}
+
+// ---- Run parameters (GPU uniform; the CPU engine takes them as arguments) ---------------------------
+/** The generator's key words z and w: runKey(seed) from ./rng.ts, not the raw seed. */
+export const RUN_SEED_LO = 0;
+export const RUN_SEED_HI = 1;
+export const RUN_FIRST_DRAW = 2;
+export const RUN_DRAW_COUNT = 3;
+export const RUN_WORDS = 4;
+
+// ---- Counters: Uint32Array of COUNTER_WORDS per fixture ----------------------------------------------
+// Results: 0 = home win, 1 = draw, 2 = away win.
+export const C_FT_GRID = 0; // GRID_SIZE * GRID_SIZE, [min(home,10) * 11 + min(away,10)]
+export const C_HT_GRID = C_FT_GRID + GRID_SIZE * GRID_SIZE;
+export const C_HT_FT = C_HT_GRID + GRID_SIZE * GRID_SIZE; // 9, [ht result * 3 + ft result]
+export const C_FIRST_GOAL = C_HT_FT + 9; // 3: home, away, none
+export const C_FIRST_GOAL_BAND = C_FIRST_GOAL + 3; // 6 bands by STEP_BAND
+/** 3: home won after trailing, away won after trailing, drawn after a side trailed. */
+export const C_COMEBACK = C_FIRST_GOAL_BAND + 6;
+export const C_GOAL_SQUARES = C_COMEBACK + 3; // per side: sum of min(goals, GOAL_SQUARE_CAP)^2
+export const TEAM_GOALS = 0;
+export const TEAM_SHOTS = 1; // goals included
+export const TEAM_SHOTS_ON_TARGET = 2; // goals included
+export const TEAM_YELLOWS = 3;
+export const TEAM_REDS = 4; // straight and second yellows
+export const TEAM_SUBSTITUTIONS = 5;
+export const TEAM_COUNTERS = 6;
+export const C_TEAM = C_GOAL_SQUARES + SIDES; // per side, TEAM_COUNTERS
+export const C_ADDED_TIME = C_TEAM + SIDES * TEAM_COUNTERS; // per half, MAX_ADDED_MINUTES + 1
+export const C_STEP_GOALS = C_ADDED_TIME + 2 * (MAX_ADDED_MINUTES + 1); // per side, STEPS
+export const C_STEP_CARDS = C_STEP_GOALS + SIDES * STEPS; // per side, STEPS (yellows + reds)
+/**
+ * Score state at the end of each step, rows 0 = home leading, 1 = level (away leading = draws minus
+ * both). Difference-encoded while the loop runs: a draw adds 1 at (level, step 0) and, when the state
+ * changes at step s, subtracts 1 from the old row and adds 1 to the new row at s (wrapping u32).
+ * finalizeCounters turns the rows into counts by prefix sums, so steps a draw did not play carry its
+ * last state.
+ */
+export const STATE_HOME_LEADING = 0;
+export const STATE_LEVEL = 1;
+export const STATE_AWAY_LEADING = 2; // not stored
+export const C_STEP_STATE = C_STEP_CARDS + SIDES * STEPS; // 2 rows of STEPS
+export const P_STARTS = 0;
+export const P_APPEARANCES = 1;
+export const P_MINUTES = 2; // regular minutes (added time counts as 45/90)
+export const P_GOALS = 3;
+export const P_GOALS_1 = 4; // draws with 1+ goals
+export const P_GOALS_2 = 5;
+export const P_GOALS_3 = 6;
+export const P_FIRST_SCORER = 7;
+export const P_ASSISTS = 8;
+export const P_ASSIST_1 = 9;
+export const P_GOAL_OR_ASSIST_1 = 10;
+export const P_SHOTS = 11; // goals included
+export const P_SHOTS_ON_TARGET = 12; // goals included
+export const P_YELLOWS = 13;
+export const P_YELLOW_1 = 14;
+export const P_REDS = 15;
+export const P_RED_1 = 16;
+export const PLAYER_COUNTERS = 17;
+export const C_PLAYERS = C_STEP_STATE + 2 * STEPS; // [side][slot][PLAYER_COUNTERS]
+export const COUNTER_WORDS = C_PLAYERS + SIDES * PLAYER_SLOTS * PLAYER_COUNTERS;
+
+export function playerCounterBase(side: number, slot: number): number {
+  return C_PLAYERS + (side * PLAYER_SLOTS + slot) * PLAYER_COUNTERS;
+}
+
+/**
+ * Turns the difference-encoded score-state rows of a summed counter array into counts, in place.
+ * Call once per run, after every chunk has been added (wrapping) into one array.
+ */
+export function finalizeCounters(counters: Uint32Array): void {
+  for (let row = 0; row < 2; row++) {
+    let running = 0;
+    const base = C_STEP_STATE + row * STEPS;
+    for (let step = 0; step < STEPS; step++) {
+      running = (running + counters[base + step]!) >>> 0;
+      counters[base + step] = running;
+    }
+  }
+}
+
+/** Adds `chunk` into `total` with u32 wrap-around (the same arithmetic as the GPU's atomicAdd). */
+export function addCounters(total: Uint32Array, chunk: Uint32Array): void {
+  for (let i = 0; i < COUNTER_WORDS; i++) total[i] = (total[i]! + chunk[i]!) >>> 0;
+}
+
+/** A fixture compiled for the engines: the two integer tables plus the host-side labels. */
+export interface CompiledFixture {
+  /** FIXTURE_WORDS words, layout above. */
+  fixture: Uint32Array;
+  /** THRESHOLD_WORDS words, layout above. */
+  thresholds: Uint32Array;
+  /** player_id of each slot per side (host-side only, for documents and sample paths). */
+  playerIds: [number[], number[]];
+  /** Expected goals per side from the ratings (before in-match dynamics). */
+  ratedGoals: { home: number; away: number };
+}
+
+/** The u64 seed of a run as two u32 words. */
+export interface EngineSeed {
+  lo: number;
+  hi: number;
+}
+
+/** A seed from 16 hex digits (e.g. the first 8 bytes of a SHA-256 of the run's inputs). */
+export function seedFromHex(hex: string): EngineSeed {
+  if (!/^[0-9a-f]{16}$/i.test(hex)) throw new RangeError('a seed is 16 hex digits');
+  return { hi: Number.parseInt(hex.slice(0, 8), 16) >>> 0, lo: Number.parseInt(hex.slice(8), 16) >>> 0 };
+}

@@ -1,0 +1,588 @@
+// Counts -> the simulation document (decisions 11, schema `vendor.simulation.v1`). The zod schema below
+// is the one definition of the document: the API serializes with it and OpenAPI is generated from it.
+// Probabilities are counts / draws, unrounded, so every distribution sums to 1 up to float error.
+import { z } from 'zod';
+import type { SamplePath } from '../../fallback/engine.js';
+import {
+  AWAY,
+  C_COMEBACK,
+  C_FIRST_GOAL,
+  C_FIRST_GOAL_BAND,
+  C_FT_GRID,
+  C_GOAL_SQUARES,
+  C_HT_FT,
+  C_HT_GRID,
+  C_STEP_CARDS,
+  C_STEP_GOALS,
+  C_STEP_STATE,
+  C_TEAM,
+  type EngineSeed,
+  GRID_SIZE,
+  HOME,
+  minuteLabel,
+  P_APPEARANCES,
+  P_ASSIST_1,
+  P_ASSISTS,
+  P_FIRST_SCORER,
+  P_GOAL_OR_ASSIST_1,
+  P_GOALS,
+  P_GOALS_1,
+  P_GOALS_2,
+  P_GOALS_3,
+  P_MINUTES,
+  P_RED_1,
+  P_REDS,
+  P_SHOTS,
+  P_SHOTS_ON_TARGET,
+  P_STARTS,
+  P_YELLOW_1,
+  P_YELLOWS,
+  playerCounterBase,
+  STATE_HOME_LEADING,
+  STATE_LEVEL,
+  STEPS,
+  TEAM_COUNTERS,
+  TEAM_GOALS,
+} from './contract/layout.js';
+import {
+  competitionLabelSchema,
+  LINEUP_SOURCES,
+  type MatchInputs,
+  PLAYER_POSITIONS,
+  type PlayerProfile,
+  type SideInputs,
+  teamLabelSchema,
+} from './contract/match-inputs.js';
+import type { ModelParams } from './contract/model-params.js';
+import type { ModelStatus } from './model-status.js';
+
+const SIMULATION_SCHEMA = 'vendor.simulation.v1';
+export const SAMPLE_PATHS = 20;
+const TOP_SCORELINES = 20;
+const TOTAL_LINES = [0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5];
+const HANDICAP_LINES = [-2.5, -2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2, 2.5];
+const HT_FT_KEYS = ['H/H', 'H/D', 'H/A', 'D/H', 'D/D', 'D/A', 'A/H', 'A/D', 'A/A'] as const;
+/** The 15-minute bands of first_goal_minute; bands ending at 45 and 90 include that half's added time. */
+const GOAL_BANDS = [
+  { from: 1, to: 15 },
+  { from: 16, to: 30 },
+  { from: 31, to: 45 },
+  { from: 46, to: 60 },
+  { from: 61, to: 75 },
+  { from: 76, to: 90 },
+];
+
+// ---- Schema -------------------------------------------------------------------------------------------
+
+const probability = z.number().min(0).max(1);
+const teamKey = z.enum(['home', 'away']);
+const lineupSource = z.enum(LINEUP_SOURCES);
+const scoreGridSchema = z.object({
+  max: z.literal(GRID_SIZE - 1),
+  /** cells[home goals][away goals]; the last row and column hold 10 or more. */
+  cells: z.array(z.array(probability)),
+});
+const resultSchema = z.object({ home_win: probability, draw: probability, away_win: probability });
+const lineupPlayerSchema = z.object({
+  player_id: z.number().int(),
+  name: z.string(),
+  position: z.enum(PLAYER_POSITIONS).nullable(),
+  /** Probability of starting under the run's lineup (1 or 0 for a fixed lineup). */
+  p_start: probability,
+});
+const sideLineupSchema = z.object({
+  source: lineupSource,
+  formation: z.string().nullable(),
+  xi: z.array(lineupPlayerSchema),
+  bench: z.array(lineupPlayerSchema),
+});
+const stepSeries = z.array(z.number().min(0)).length(STEPS);
+const sampleEventSchema = z.object({
+  minute_label: z.string(),
+  team: teamKey,
+  type: z.enum(['goal', 'yellow_card', 'red_card', 'substitution']),
+  /** Scorer, booked player or substitute coming on; null when the model credited no player. */
+  player_id: z.number().int().nullable(),
+  assist_player_id: z.number().int().optional(),
+  player_off_id: z.number().int().optional(),
+});
+
+export const simulationDocumentSchema = z.object({
+  schema: z.literal(SIMULATION_SCHEMA),
+  fixture: z.object({
+    fixture_id: z.number().int(),
+    kickoff: z.string(),
+    competition: competitionLabelSchema,
+    home: teamLabelSchema,
+    away: teamLabelSchema,
+  }),
+  basis: z.object({
+    state: z.string(),
+    as_of: z.string(),
+    data_version: z.string(),
+    lineups: z.string(),
+    lineup_sources: z.object({ home: lineupSource, away: lineupSource }),
+    draws: z.number().int(),
+    /** The run's 64-bit seed as 16 hex digits: the same inputs give the same seed and document. */
+    seed: z.string(),
+  }),
+  result: resultSchema.extend({ calibrated: z.boolean() }),
+  goals: z.object({
+    expected: z.object({ home: z.number(), away: z.number(), total: z.number() }),
+    score_grid: scoreGridSchema,
+    distributions: z.object({
+      home: z.array(probability).length(GRID_SIZE),
+      away: z.array(probability).length(GRID_SIZE),
+      total: z.array(probability).length(GRID_SIZE),
+    }),
+  }),
+  markets: z.object({
+    scorelines: z.array(z.object({ home: z.number().int(), away: z.number().int(), probability })),
+    totals: z.array(z.object({ line: z.number(), over: probability, under: probability })),
+    btts: z.object({ yes: probability, no: probability }),
+    double_chance: z.object({
+      home_or_draw: probability,
+      home_or_away: probability,
+      draw_or_away: probability,
+    }),
+    handicaps: z.array(
+      z.object({ team: teamKey, line: z.number(), win: probability, push: probability, lose: probability }),
+    ),
+  }),
+  half_time: z.object({
+    result: resultSchema,
+    score_grid: scoreGridSchema,
+    ht_ft: z.object(
+      Object.fromEntries(HT_FT_KEYS.map((key) => [key, probability])) as Record<
+        (typeof HT_FT_KEYS)[number],
+        typeof probability
+      >,
+    ),
+  }),
+  timeline: z.object({
+    steps: z.literal(STEPS),
+    minute_label: z.array(z.string()).length(STEPS),
+    home: z.object({ goals: stepSeries, cards: stepSeries }),
+    away: z.object({ goals: stepSeries, cards: stepSeries }),
+    score_state: z.object({ home_leading: stepSeries, level: stepSeries, away_leading: stepSeries }),
+  }),
+  goal_events: z.object({
+    first_goal: z.object({ home: probability, away: probability, none: probability }),
+    /** Unconditional: the bands and first_goal.none sum to 1. */
+    first_goal_minute: z.array(z.object({ from: z.number().int(), to: z.number().int(), probability })),
+    /** Players with a chance of scoring first, most likely first; with first_goal.none they sum to 1. */
+    first_scorer: z.array(z.object({ player_id: z.number().int(), team: teamKey, probability })),
+    comeback: z.object({
+      home_win_from_behind: probability,
+      away_win_from_behind: probability,
+      draw_from_behind: probability,
+    }),
+  }),
+  players: z.array(
+    z.object({
+      player_id: z.number().int(),
+      name: z.string(),
+      team: teamKey,
+      position: z.enum(PLAYER_POSITIONS).nullable(),
+      starts: probability,
+      /** Probability of playing at all (starting or coming on). */
+      appears: probability,
+      expected_minutes: z.number().min(0),
+      probabilities: z.object({
+        anytime_scorer: probability,
+        two_plus_goals: probability,
+        hat_trick: probability,
+        first_scorer: probability,
+        assist: probability,
+        goal_or_assist: probability,
+        yellow_card: probability,
+        red_card: probability,
+      }),
+      box_score: z.object({
+        goals: z.number().min(0),
+        assists: z.number().min(0),
+        shots: z.number().min(0),
+        shots_on_target: z.number().min(0),
+        yellow_cards: z.number().min(0),
+        red_cards: z.number().min(0),
+      }),
+    }),
+  ),
+  lineups: z.object({ home: sideLineupSchema, away: sideLineupSchema }),
+  samples: z.array(
+    z.object({
+      index: z.number().int(),
+      score: z.object({ home: z.number().int(), away: z.number().int() }),
+      half_time: z.object({ home: z.number().int(), away: z.number().int() }),
+      events: z.array(sampleEventSchema),
+    }),
+  ),
+  uncertainty: z.object({
+    draws: z.number().int(),
+    standard_error: z.object({
+      home_win: z.number(),
+      draw: z.number(),
+      away_win: z.number(),
+      expected_goals_home: z.number(),
+      expected_goals_away: z.number(),
+    }),
+    model_accuracy: z.looseObject({ status: z.string() }),
+  }),
+  model: z.object({ public_name: z.string(), version: z.string(), status: z.string() }),
+  timing: z.object({
+    engine: z.enum(['gpu', 'cpu']),
+    backend: z.string(),
+    queued_ms: z.number().min(0),
+    run_ms: z.number().min(0),
+  }),
+});
+export type SimulationDocument = z.infer<typeof simulationDocumentSchema>;
+
+// ---- Builder ------------------------------------------------------------------------------------------
+
+export interface SimulationDocumentInput {
+  inputs: MatchInputs;
+  params: ModelParams;
+  /** Finalized counters of the run (src/engine/contract/layout.ts layout). */
+  counts: Uint32Array;
+  /** Event paths of draws 0..19 (recordSamplePaths). */
+  samples: readonly SamplePath[];
+  draws: number;
+  seed: EngineSeed;
+  basis: { as_of: string; data_version: string; lineups?: string };
+  timing: { engine: 'gpu' | 'cpu'; backend: string; queued_ms: number; run_ms: number };
+  modelStatus: ModelStatus;
+}
+
+export function seedToString(seed: EngineSeed): string {
+  return (seed.hi >>> 0).toString(16).padStart(8, '0') + (seed.lo >>> 0).toString(16).padStart(8, '0');
+}
+
+/** basis.lineups: custom if a side is custom, announced if both are, otherwise predicted. */
+function lineupBasis(inputs: MatchInputs): string {
+  const sources = [inputs.home.lineup.source, inputs.away.lineup.source];
+  if (sources.includes('custom')) return 'custom';
+  if (sources.every((source) => source === 'announced')) return 'announced';
+  return 'predicted';
+}
+
+export function buildSimulationDocument(input: SimulationDocumentInput): SimulationDocument {
+  const { inputs, params, counts, draws } = input;
+  // Every aggregate is summed in whole counts and divided once, so probabilities stay inside [0, 1]
+  // and complementary ones (over/under, yes/no) sum to 1 exactly.
+  const p = (count: number) => count / draws;
+  const countGrid = (at: number) =>
+    Array.from({ length: GRID_SIZE }, (_, home) =>
+      Array.from({ length: GRID_SIZE }, (_, away) => counts[at + home * GRID_SIZE + away]!),
+    );
+  const ftCounts = countGrid(C_FT_GRID);
+  const htCounts = countGrid(C_HT_GRID);
+  const toProbabilities = (grid: number[][]) => grid.map((row) => row.map(p));
+  const result = resultOf(ftCounts, draws);
+  const expectedHome = p(counts[C_TEAM + HOME * TEAM_COUNTERS + TEAM_GOALS]!);
+  const expectedAway = p(counts[C_TEAM + AWAY * TEAM_COUNTERS + TEAM_GOALS]!);
+
+  const sides = [
+    { key: 'home' as const, side: HOME, inputs: inputs.home },
+    { key: 'away' as const, side: AWAY, inputs: inputs.away },
+  ];
+  const players = sides.flatMap(({ key, side, inputs: sideInputs }) =>
+    sideInputs.players.map((player, slot) => playerSummary(counts, draws, key, side, slot, player)),
+  );
+  const firstScorers = players
+    .filter((player) => player.probabilities.first_scorer > 0)
+    .map((player) => ({
+      player_id: player.player_id,
+      team: player.team,
+      probability: player.probabilities.first_scorer,
+    }))
+    .sort((a, b) => b.probability - a.probability || a.player_id - b.player_id);
+
+  const series = (at: number) => Array.from({ length: STEPS }, (_, step) => p(counts[at + step]!));
+  const homeLeading = series(C_STEP_STATE + STATE_HOME_LEADING * STEPS);
+  const level = series(C_STEP_STATE + STATE_LEVEL * STEPS);
+  // Away leading is what remains; computed from counts so the three sum to 1 exactly in count space.
+  const awayLeading = Array.from({ length: STEPS }, (_, step) =>
+    p(
+      draws -
+        counts[C_STEP_STATE + STATE_HOME_LEADING * STEPS + step]! -
+        counts[C_STEP_STATE + STATE_LEVEL * STEPS + step]!,
+    ),
+  );
+
+  const squares = [counts[C_GOAL_SQUARES]!, counts[C_GOAL_SQUARES + 1]!];
+  const meanStandardError = (mean: number, sumSquares: number) =>
+    Math.sqrt(Math.max(0, sumSquares / draws - mean * mean) / draws);
+  const proportionStandardError = (q: number) => Math.sqrt((q * (1 - q)) / draws);
+
+  return {
+    schema: SIMULATION_SCHEMA,
+    fixture: {
+      fixture_id: inputs.fixture_id,
+      kickoff: inputs.kickoff,
+      competition: inputs.competition,
+      home: inputs.home.team,
+      away: inputs.away.team,
+    },
+    basis: {
+      state: inputs.state,
+      as_of: input.basis.as_of,
+      data_version: input.basis.data_version,
+      lineups: input.basis.lineups ?? lineupBasis(inputs),
+      lineup_sources: { home: inputs.home.lineup.source, away: inputs.away.lineup.source },
+      draws,
+      seed: seedToString(input.seed),
+    },
+    result: { ...result, calibrated: input.modelStatus.calibrated },
+    goals: {
+      expected: { home: expectedHome, away: expectedAway, total: expectedHome + expectedAway },
+      score_grid: { max: GRID_SIZE - 1, cells: toProbabilities(ftCounts) },
+      distributions: goalDistributions(ftCounts, draws),
+    },
+    markets: markets(ftCounts, draws),
+    half_time: {
+      result: resultOf(htCounts, draws),
+      score_grid: { max: GRID_SIZE - 1, cells: toProbabilities(htCounts) },
+      ht_ft: Object.fromEntries(HT_FT_KEYS.map((key, i) => [key, p(counts[C_HT_FT + i]!)])) as Record<
+        (typeof HT_FT_KEYS)[number],
+        number
+      >,
+    },
+    timeline: {
+      steps: STEPS,
+      minute_label: Array.from({ length: STEPS }, (_, step) => minuteLabel(step)),
+      home: { goals: series(C_STEP_GOALS + HOME * STEPS), cards: series(C_STEP_CARDS + HOME * STEPS) },
+      away: { goals: series(C_STEP_GOALS + AWAY * STEPS), cards: series(C_STEP_CARDS + AWAY * STEPS) },
+      score_state: { home_leading: homeLeading, level, away_leading: awayLeading },
+    },
+    goal_events: {
+      first_goal: {
+        home: p(counts[C_FIRST_GOAL]!),
+        away: p(counts[C_FIRST_GOAL + 1]!),
+        none: p(counts[C_FIRST_GOAL + 2]!),
+      },
+      first_goal_minute: GOAL_BANDS.map((band, i) => ({
+        ...band,
+        probability: p(counts[C_FIRST_GOAL_BAND + i]!),
+      })),
+      first_scorer: firstScorers,
+      comeback: {
+        home_win_from_behind: p(counts[C_COMEBACK]!),
+        away_win_from_behind: p(counts[C_COMEBACK + 1]!),
+        draw_from_behind: p(counts[C_COMEBACK + 2]!),
+      },
+    },
+    players,
+    lineups: {
+      home: lineupSummary(
+        inputs.home,
+        players.filter((player) => player.team === 'home'),
+      ),
+      away: lineupSummary(
+        inputs.away,
+        players.filter((player) => player.team === 'away'),
+      ),
+    },
+    samples: input.samples.slice(0, SAMPLE_PATHS).map((path) => samplePath(inputs, path)),
+    uncertainty: {
+      draws,
+      standard_error: {
+        home_win: proportionStandardError(result.home_win),
+        draw: proportionStandardError(result.draw),
+        away_win: proportionStandardError(result.away_win),
+        expected_goals_home: meanStandardError(expectedHome, squares[0]!),
+        expected_goals_away: meanStandardError(expectedAway, squares[1]!),
+      },
+      model_accuracy: { ...(input.modelStatus.metrics ?? {}), status: input.modelStatus.status },
+    },
+    model: {
+      public_name: params.public_name,
+      version: params.model_version,
+      status: input.modelStatus.status,
+    },
+    timing: input.timing,
+  };
+}
+
+/** Grids here hold whole counts (cells[home][away]); results are divided by `draws` once. */
+function resultOf(grid: number[][], draws: number): { home_win: number; draw: number; away_win: number } {
+  let homeWin = 0;
+  let draw = 0;
+  let awayWin = 0;
+  grid.forEach((row, home) => {
+    row.forEach((count, away) => {
+      if (home > away) homeWin += count;
+      else if (home === away) draw += count;
+      else awayWin += count;
+    });
+  });
+  return { home_win: homeWin / draws, draw: draw / draws, away_win: awayWin / draws };
+}
+
+function goalCounts(grid: number[][]): { home: number[]; away: number[]; total: number[] } {
+  const home = new Array<number>(GRID_SIZE).fill(0);
+  const away = new Array<number>(GRID_SIZE).fill(0);
+  const total = new Array<number>(GRID_SIZE).fill(0);
+  grid.forEach((row, h) => {
+    row.forEach((count, a) => {
+      home[h]! += count;
+      away[a]! += count;
+      // A capped cell (10+) always has a total of 10 or more.
+      total[Math.min(h + a, GRID_SIZE - 1)]! += count;
+    });
+  });
+  return { home, away, total };
+}
+
+function goalDistributions(
+  grid: number[][],
+  draws: number,
+): { home: number[]; away: number[]; total: number[] } {
+  const { home, away, total } = goalCounts(grid);
+  const p = (count: number) => count / draws;
+  return { home: home.map(p), away: away.map(p), total: total.map(p) };
+}
+
+function markets(grid: number[][], draws: number) {
+  const p = (count: number) => count / draws;
+  const scorelines = grid
+    .flatMap((row, home) => row.map((count, away) => ({ home, away, probability: p(count) })))
+    .sort((a, b) => b.probability - a.probability || a.home - b.home || a.away - b.away)
+    .slice(0, TOP_SCORELINES);
+  const { total } = goalCounts(grid);
+  const totals = TOTAL_LINES.map((line) => {
+    let under = 0;
+    total.forEach((count, goals) => {
+      if (goals < line) under += count;
+    });
+    return { line, over: p(draws - under), under: p(under) };
+  });
+  let bttsYes = 0;
+  grid.forEach((row, home) => {
+    row.forEach((count, away) => {
+      if (home > 0 && away > 0) bttsYes += count;
+    });
+  });
+  // Margin distribution (home minus away); capped cells count as exactly 10.
+  const margins = new Map<number, number>();
+  grid.forEach((row, home) => {
+    row.forEach((count, away) => {
+      margins.set(home - away, (margins.get(home - away) ?? 0) + count);
+    });
+  });
+  const handicaps = (['home', 'away'] as const).flatMap((team) =>
+    HANDICAP_LINES.map((line) => {
+      let win = 0;
+      let push = 0;
+      for (const [margin, count] of margins) {
+        const adjusted = (team === 'home' ? margin : -margin) + line;
+        if (adjusted > 0) win += count;
+        else if (adjusted === 0) push += count;
+      }
+      return { team, line, win: p(win), push: p(push), lose: p(draws - win - push) };
+    }),
+  );
+  const result = resultOf(grid, 1);
+  return {
+    scorelines,
+    totals,
+    btts: { yes: p(bttsYes), no: p(draws - bttsYes) },
+    double_chance: {
+      home_or_draw: p(result.home_win + result.draw),
+      home_or_away: p(result.home_win + result.away_win),
+      draw_or_away: p(result.draw + result.away_win),
+    },
+    handicaps,
+  };
+}
+
+function playerSummary(
+  counts: Uint32Array,
+  draws: number,
+  team: 'home' | 'away',
+  side: number,
+  slot: number,
+  player: PlayerProfile,
+) {
+  const base = playerCounterBase(side, slot);
+  const p = (offset: number) => counts[base + offset]! / draws;
+  return {
+    player_id: player.player_id,
+    name: player.name,
+    team,
+    position: player.position,
+    starts: p(P_STARTS),
+    appears: p(P_APPEARANCES),
+    expected_minutes: p(P_MINUTES),
+    probabilities: {
+      anytime_scorer: p(P_GOALS_1),
+      two_plus_goals: p(P_GOALS_2),
+      hat_trick: p(P_GOALS_3),
+      first_scorer: p(P_FIRST_SCORER),
+      assist: p(P_ASSIST_1),
+      goal_or_assist: p(P_GOAL_OR_ASSIST_1),
+      yellow_card: p(P_YELLOW_1),
+      red_card: p(P_RED_1),
+    },
+    box_score: {
+      goals: p(P_GOALS),
+      assists: p(P_ASSISTS),
+      shots: p(P_SHOTS),
+      shots_on_target: p(P_SHOTS_ON_TARGET),
+      yellow_cards: p(P_YELLOWS),
+      red_cards: p(P_REDS),
+    },
+  };
+}
+
+type PlayerSummary = ReturnType<typeof playerSummary>;
+
+/** Fixed lineups as given; predicted ones as the most likely XI (one goalkeeper) and the next nine. */
+function lineupSummary(side: SideInputs, summaries: PlayerSummary[]): z.infer<typeof sideLineupSchema> {
+  const byId = new Map(summaries.map((summary) => [summary.player_id, summary]));
+  const entry = (summary: PlayerSummary) => ({
+    player_id: summary.player_id,
+    name: summary.name,
+    position: summary.position,
+    p_start: summary.starts,
+  });
+  const { lineup } = side;
+  if (lineup.source !== 'predicted') {
+    return {
+      source: lineup.source,
+      formation: lineup.formation,
+      xi: lineup.xi.map((id) => entry(byId.get(id)!)),
+      bench: lineup.bench.map((id) => entry(byId.get(id)!)),
+    };
+  }
+  const ranked = [...summaries].sort((a, b) => b.starts - a.starts || a.player_id - b.player_id);
+  const keeper = ranked.find((summary) => summary.position === 'goalkeeper');
+  const xi = keeper
+    ? [keeper, ...ranked.filter((summary) => summary.position !== 'goalkeeper').slice(0, 10)]
+    : ranked.slice(0, 11);
+  const bench = ranked.filter((summary) => !xi.includes(summary) && summary.appears > 0).slice(0, 9);
+  return { source: 'predicted', formation: lineup.formation, xi: xi.map(entry), bench: bench.map(entry) };
+}
+
+function samplePath(inputs: MatchInputs, path: SamplePath): SimulationDocument['samples'][number] {
+  const ids = [inputs.home.players.map((p) => p.player_id), inputs.away.players.map((p) => p.player_id)];
+  const idOf = (side: number, slot: number | undefined) =>
+    slot === undefined || slot < 0 ? null : ids[side]![slot]!;
+  return {
+    index: path.draw,
+    score: { home: path.score[0], away: path.score[1] },
+    half_time: { home: path.halfTime[0], away: path.halfTime[1] },
+    events: path.events.map((event) => {
+      const assist = idOf(event.side, event.assistSlot);
+      const off = idOf(event.side, event.offSlot);
+      return {
+        minute_label: minuteLabel(event.step),
+        team: event.side === HOME ? ('home' as const) : ('away' as const),
+        type: event.type,
+        player_id: idOf(event.side, event.slot),
+        ...(assist === null ? {} : { assist_player_id: assist }),
+        ...(off === null ? {} : { player_off_id: off }),
+      };
+    }),
+  };
+}

@@ -1,0 +1,251 @@
+// The engine the workers run jobs on (ENGINE=auto|gpu|cpu, decisions 10): compiles each job's inputs,
+// runs them on the GPU engine (many jobs packed into one dispatch) or the CPU engine, and builds the
+// simulation document. It also keeps the measured seconds per draw that GPU-seconds admission uses.
+// The engine knows nothing of the queue, the database or HTTP: a job comes in as an EngineJob and
+// leaves as a RunOutcome; the worker maps its queue jobs to and from these.
+import { type CpuEngine, createCpuEngine } from '../../fallback/cpu-engine.js';
+import { recordSamplePaths } from '../../fallback/engine.js';
+import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/engine.js';
+import { compileFixture } from './compile.js';
+import { type EngineSeed, seedFromHex } from './contract/layout.js';
+import type { MatchInputs } from './contract/match-inputs.js';
+import { defaultModelParams, type ModelParams } from './contract/model-params.js';
+import { type EngineRun, MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from './contract/run.js';
+import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
+import { loadModelStatus } from './model-status.js';
+
+/** One simulation for the engine: what the queue's job holds, as far as the engine needs it. */
+export interface EngineJob {
+  id: string;
+  /** Test keys' jobs always run on the CPU engine. */
+  mode: 'live' | 'test';
+  draws: number;
+  /** Up to 16 hex digits: the run's u64 seed. */
+  seed: string;
+  payload: JobPayload;
+  /** The data version of the inputs (simulation.basis.data_version). */
+  dataVersion: string;
+  /** How long the job waited in the queue (simulation.timing.queued_ms). */
+  queuedMs: number;
+}
+
+/**
+ * What a job carries for the engine (jobs.inputs): the resolved inputs and their watermark. The stored
+ * payload may carry more fields (the request's view for its delivery); the engine ignores them.
+ */
+export interface JobPayload {
+  match: MatchInputs;
+  /** When the inputs were captured (simulation.basis.as_of). */
+  as_of: string;
+}
+
+export interface RunSuccess {
+  jobId: string;
+  document: unknown;
+  engine: string;
+  runMs: number;
+  gpuMs: number;
+}
+
+export interface RunFailure {
+  jobId: string;
+  error: { code: string; message: string };
+}
+
+export type RunOutcome = RunSuccess | RunFailure;
+
+export interface RunContext {
+  /** Report draws done for a job (shown as progress on the result path). */
+  progress(jobId: string, drawsDone: number): Promise<void>;
+  /** Aborted when the caller cannot wait (a shutdown); jobs not yet started then get no outcome. */
+  signal: AbortSignal;
+}
+
+/** One outcome per job; a job that cannot run fails alone, the others run. */
+export type RunBatch = (jobs: EngineJob[], context: RunContext) => Promise<RunOutcome[]>;
+
+/** The engine's state for /healthz and the admission gate: `state` plus details. */
+export interface EngineHealth {
+  state: string;
+  [detail: string]: unknown;
+}
+
+/** The one check of a job's draws: the engines below take the count as given. */
+function checkDraws(draws: number): void {
+  if (!Number.isInteger(draws) || draws < MIN_DRAWS_PER_JOB || draws > MAX_DRAWS_PER_JOB) {
+    throw new RangeError(
+      `draws must be an integer from ${MIN_DRAWS_PER_JOB} to ${MAX_DRAWS_PER_JOB}, not ${draws}`,
+    );
+  }
+}
+
+// Before a run has been measured: about 1 s per million draws on one CPU core, 2 ms on a GPU.
+const INITIAL_SECONDS_PER_DRAW = { cpu: 1e-6, gpu: 2e-9 };
+
+export interface SimulationEngine {
+  runBatch: RunBatch;
+  /** Engine seconds a run of `draws` is expected to take, for the GPU-seconds budget (decisions 3). */
+  estimateSeconds(draws: number): number;
+  health(): EngineHealth;
+  /** Resolves when the engine can take work (the GPU worker started or was found unavailable). */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface SimulationEngineOptions {
+  mode: 'auto' | 'gpu' | 'cpu';
+  /** Worker threads of the CPU engine; default one per core; 0 simulates on the calling thread. */
+  cpuThreads?: number | undefined;
+  params?: ModelParams;
+  clock?: () => Date;
+}
+
+export function createSimulationEngine(options: SimulationEngineOptions): SimulationEngine {
+  const params = options.params ?? defaultModelParams;
+  const clock = options.clock ?? (() => new Date());
+  const modelStatus = loadModelStatus(params);
+  const cpu: CpuEngine = createCpuEngine(
+    options.cpuThreads === undefined ? {} : { threads: options.cpuThreads },
+  );
+  const gpu: GpuEngine | null =
+    options.mode === 'cpu' ? null : createGpuEngine({ mode: options.mode, fallback: cpu });
+  let gpuState: GpuEngineState | null = null;
+  const started = gpu ? gpu.started().then((state) => (gpuState = state)) : Promise.resolve(null);
+  const secondsPerDraw = { ...INITIAL_SECONDS_PER_DRAW };
+
+  const usingGpu = () => gpu !== null && (gpuState?.state ?? gpu.state().state) === 'ready';
+
+  function documentFor(
+    job: EngineJob,
+    run: EngineRun & { gpuMs?: number },
+    seed: EngineSeed,
+    compiled: ReturnType<typeof compileFixture>,
+  ) {
+    const { payload } = job;
+    return buildSimulationDocument({
+      inputs: payload.match,
+      params,
+      counts: run.counts,
+      samples: recordSamplePaths(compiled, seed, Math.min(SAMPLE_PATHS, job.draws)),
+      draws: job.draws,
+      seed,
+      basis: { as_of: payload.as_of, data_version: job.dataVersion },
+      timing: {
+        engine: run.engine,
+        backend: run.backend,
+        queued_ms: job.queuedMs,
+        run_ms: Math.round(run.runMs),
+      },
+      modelStatus,
+    });
+  }
+
+  const runBatch: RunBatch = async (jobs, context) => {
+    const outcomes: RunOutcome[] = [];
+    const failed = (job: EngineJob, error: unknown) =>
+      outcomes.push({
+        jobId: job.id,
+        error: { code: 'simulation_failed', message: (error as Error).message },
+      });
+    // A job whose draws are out of range or whose inputs do not compile fails alone; the others run.
+    const prepared = jobs.flatMap((job) => {
+      try {
+        checkDraws(job.draws);
+        const seed = seedFromHex(job.seed.padStart(16, '0').slice(-16));
+        return [{ job, seed, compiled: compileFixture(job.payload.match, params) }];
+      } catch (error) {
+        failed(job, error);
+        return [];
+      }
+    });
+    const record = (
+      job: EngineJob,
+      run: EngineRun & { gpuMs?: number },
+      seed: EngineSeed,
+      compiled: (typeof prepared)[number]['compiled'],
+    ) => {
+      const engineMs = run.engine === 'gpu' ? (run.gpuMs ?? run.runMs) : run.runMs;
+      // Exponential average of measured seconds per draw, per engine.
+      const measured = engineMs / 1000 / job.draws;
+      secondsPerDraw[run.engine] = 0.8 * secondsPerDraw[run.engine] + 0.2 * measured;
+      outcomes.push({
+        jobId: job.id,
+        document: documentFor(job, run, seed, compiled),
+        engine: run.engine,
+        runMs: Math.round(run.runMs),
+        gpuMs: run.engine === 'gpu' ? Math.round((run.gpuMs ?? 0) * 1000) / 1000 : 0,
+      });
+    };
+    // Test keys always run on the CPU engine (spec: synthetic output); live jobs on the GPU when ready.
+    const onGpu = gpu && usingGpu() ? prepared.filter(({ job }) => job.mode === 'live') : [];
+    let onCpu = prepared.filter((item) => !onGpu.includes(item));
+    if (gpu && onGpu.length > 0) {
+      try {
+        const runs = await gpu.runBatch(
+          onGpu.map(({ job, seed, compiled }) => ({
+            compiled,
+            draws: job.draws,
+            seed,
+            onProgress: (done: number) => void context.progress(job.id, done),
+          })),
+        );
+        runs.forEach((run, i) => {
+          const { job, seed, compiled } = onGpu[i]!;
+          record(job, run, seed, compiled);
+        });
+      } catch {
+        // A dispatch that failed outright: the CPU engine gives the same counts.
+        onCpu = [...onCpu, ...onGpu];
+      }
+    }
+    // Concurrently: the pool spreads small jobs over its threads, large ones over all of them.
+    await Promise.all(
+      onCpu.map(async ({ job, seed, compiled }) => {
+        if (context.signal.aborted) return;
+        try {
+          const run = await cpu.run(compiled, {
+            draws: job.draws,
+            seed,
+            onProgress: (done) => void context.progress(job.id, done),
+          });
+          record(job, run, seed, compiled);
+        } catch (error) {
+          failed(job, error);
+        }
+      }),
+    );
+    return outcomes;
+  };
+
+  return {
+    runBatch,
+    estimateSeconds(draws) {
+      return draws * (usingGpu() ? secondsPerDraw.gpu : secondsPerDraw.cpu);
+    },
+    health() {
+      const state = gpu?.state();
+      return {
+        state: gpu
+          ? state?.state === 'ready'
+            ? 'ready'
+            : state?.state === 'starting'
+              ? 'starting'
+              : 'cpu_fallback'
+          : 'ready',
+        engine: usingGpu() ? 'gpu' : 'cpu',
+        mode: options.mode,
+        cpu_threads: cpu.threads,
+        gpu: state ?? null,
+        model_version: params.model_version,
+        checked_at: clock().toISOString(),
+      };
+    },
+    async ready() {
+      await started;
+    },
+    async close() {
+      await gpu?.close();
+      await cpu.close();
+    },
+  };
+}

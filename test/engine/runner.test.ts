@@ -1,0 +1,98 @@
+// The engine the workers run: documents for good jobs, a failure only for the job that cannot run.
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSimulationEngine, type EngineJob } from '../../src/engine/runner.js';
+import { plausibleFixture } from './plausible-teams.js';
+
+const engine = createSimulationEngine({ mode: 'cpu', cpuThreads: 0 });
+afterAll(() => engine.close());
+
+function job(id: string, payload: unknown, mode: 'live' | 'test' = 'live'): EngineJob {
+  return {
+    id,
+    mode,
+    draws: 500,
+    seed: '00000000000000ab',
+    payload: payload as EngineJob['payload'],
+    dataVersion: 'dv_test',
+    queuedMs: 0,
+  };
+}
+
+describe('engine runner', () => {
+  it('fails only the job whose inputs cannot be compiled', async () => {
+    const good = job('good', {
+      match: plausibleFixture(
+        1,
+        { teamId: 1, attack: 0.1, defence: 0 },
+        { teamId: 2, attack: 0, defence: 0.1 },
+      ),
+      as_of: '2026-11-21T10:00:00.000Z',
+    });
+    const bad = job('bad', { match: { nonsense: true }, as_of: '2026-11-21T10:00:00.000Z' });
+    const progress: number[] = [];
+    const outcomes = await engine.runBatch([good, bad], {
+      progress: async (_id, done) => void progress.push(done),
+      signal: new AbortController().signal,
+    });
+    const byId = new Map(outcomes.map((o) => [o.jobId, o]));
+    expect(byId.get('bad')).toMatchObject({ error: { code: 'simulation_failed' } });
+    const document = (
+      byId.get('good') as {
+        document: { basis: { draws: number; as_of: string }; timing: { engine: string } };
+      }
+    ).document;
+    expect(document.basis).toMatchObject({ draws: 500, as_of: '2026-11-21T10:00:00.000Z' });
+    expect(document.timing.engine).toBe('cpu');
+    expect(progress.at(-1)).toBe(500);
+  });
+
+  it('fails a job whose draws are out of range alone, before an engine runs it', async () => {
+    const payload = {
+      match: plausibleFixture(5, { teamId: 5, attack: 0, defence: 0 }, { teamId: 6, attack: 0, defence: 0 }),
+      as_of: '2026-11-21T10:00:00.000Z',
+    };
+    const progress: string[] = [];
+    const outcomes = await engine.runBatch(
+      [
+        { ...job('few', payload), draws: 99 },
+        { ...job('many', payload), draws: 1_000_001 },
+        { ...job('fraction', payload), draws: 150.5 },
+        { ...job('fewest', payload), draws: 100 },
+      ],
+      { progress: async (id) => void progress.push(id), signal: new AbortController().signal },
+    );
+    const byId = new Map(outcomes.map((o) => [o.jobId, o]));
+    for (const id of ['few', 'many', 'fraction']) {
+      expect(byId.get(id)).toMatchObject({
+        error: {
+          code: 'simulation_failed',
+          message: expect.stringMatching(/^draws must be an integer from 100 to 1000000/),
+        },
+      });
+    }
+    expect(byId.get('fewest')).toHaveProperty('document');
+    expect(new Set(progress)).toEqual(new Set(['fewest']));
+  });
+
+  it('gives the same document for the same job twice (seed from the job)', async () => {
+    const a = job('a', {
+      match: plausibleFixture(
+        3,
+        { teamId: 3, attack: 0.2, defence: -0.1 },
+        { teamId: 4, attack: -0.1, defence: 0 },
+      ),
+      as_of: '2026-11-21T10:00:00.000Z',
+    });
+    const context = { progress: async () => {}, signal: new AbortController().signal };
+    const [first] = await engine.runBatch([a], context);
+    const [second] = await engine.runBatch([a], context);
+    const strip = (o: unknown) => {
+      const { timing: _timing, ...rest } = (o as { document: { timing: unknown } }).document as Record<
+        string,
+        unknown
+      >;
+      return rest;
+    };
+    expect(strip(second)).toEqual(strip(first));
+  });
+});
