@@ -226,7 +226,11 @@ export const simulationDocumentSchema = z.object({
       expected_goals_home: z.number(),
       expected_goals_away: z.number(),
     }),
-    model_accuracy: z.looseObject({ status: z.string() }),
+    // A record, not an object: the backtest's metrics keep their order with `status` after them.
+    model_accuracy: z
+      .record(z.string(), z.unknown())
+      .refine((value) => typeof value.status === 'string', 'model_accuracy.status must be a string')
+      .describe('The backtest metrics of the model and its `status`.'),
   }),
   model: z.object({ public_name: z.string(), version: z.string(), status: z.string() }),
   timing: z.object({

@@ -68,6 +68,10 @@ describe('the simulation document', () => {
     expect(doc.uncertainty.model_accuracy).toEqual({ rps: 0.2, status: 'unqualified' });
   });
 
+  it('keeps its bytes when serialised through its schema, as every response is', () => {
+    expect(JSON.stringify(simulationDocumentSchema.parse(doc))).toBe(JSON.stringify(doc));
+  });
+
   it('has every distribution summing to 1', () => {
     const distributions: number[][] = [
       Object.values(doc.result).filter((v) => typeof v === 'number'),

@@ -11,6 +11,7 @@ import { makeMemoryWindowCounter } from '../../src/limits/window-counter.js';
 import { makeOperator } from '../../src/operations/operator.js';
 import { makeServiceGraph, type ServiceGraph } from '../../src/wiring.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+import { checkedInject, WireContract } from './wire-contract.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -78,6 +79,9 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     services,
     logger: process.env.TEST_LOG ? { level: 'error' } : false,
   });
+  // Every response the tests see is checked against /openapi.json (test/helpers/wire-contract.ts).
+  const contract = new WireContract((await app.inject({ method: 'GET', url: '/openapi.json' })).json());
+  Object.defineProperty(app, 'inject', { value: checkedInject(app, () => contract) });
   const worker: Worker | null = engine
     ? startWorker({
         queue: graph.queue,
