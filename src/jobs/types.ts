@@ -2,10 +2,10 @@
 import type { KeyMode } from '../accounts/keys.js';
 import type { Ledger } from '../billing/ledger.js';
 import type { Sql } from '../db/connection.js';
+import type { ResultScope } from '../results/result-store.js';
 
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'delivered', 'failed', 'expired'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
-export type ResultScope = 'shared' | 'private';
 
 export interface JobError {
   code: string;
