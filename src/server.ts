@@ -8,8 +8,8 @@ import type { Config } from './config.js';
 import { type Database, openDatabase } from './db/connection.js';
 import { runMigrations } from './db/migrations.js';
 import { createSimulationEngine, type SimulationEngine } from './engine/runner.js';
-import { type App, buildApp } from './http/app.js';
-import { makeMetrics } from './http/metrics.js';
+import { type App, type AppDeps, buildApp } from './http/app.js';
+import { type Metrics, makeMetrics } from './http/metrics.js';
 import { startWorker, type Worker } from './jobs/worker.js';
 import {
   makeMemoryWindowCounter,
@@ -17,7 +17,7 @@ import {
   type WindowCounter,
 } from './limits/window-counter.js';
 import { ensureDemoData, ensureDemoOrganisation } from './operations/demo.js';
-import { makeServiceGraph } from './wiring.js';
+import { makeServiceGraph, type ServiceGraph } from './wiring.js';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -76,66 +76,13 @@ export async function startService(
       })
     : null;
   const graph = makeServiceGraph({ config, db, clock, counters, metrics, engine });
-  const { services } = graph;
-  if (engine) {
-    metrics.registerGauge('matchsim_engine_ready', 'Engine state: 1 when the engine takes work.', () => {
-      const health = engine.health();
-      return [
-        {
-          labels: { engine: String(health.engine), state: String(health.state) },
-          value: health.state === 'starting' ? 0 : 1,
-        },
-      ];
-    });
-    metrics.registerGauge('matchsim_gpu_restarts', 'GPU worker restarts after device loss.', () => {
-      const gpu = engine.health().gpu as { restarts?: number } | null;
-      return [{ labels: {}, value: gpu?.restarts ?? 0 }];
-    });
-  }
-
-  let app: App | null = null;
-  if (role === 'api' || role === 'all') {
-    const admin = resolveAdminToken(config);
-    if (await ensureDemoData(db.sql, clock()))
-      print('Loaded the demo data set (fictional clubs and fixtures around today).');
-    const demo = await ensureDemoOrganisation(db.sql, services.operator);
-    if (demo.created) {
-      print(`Demo organisation ${demo.orgId} (Pro). Keys are shown once; keep them:`);
-      print(`  live key: ${demo.liveSecret}`);
-      print(`  test key: ${demo.testSecret}`);
-    } else {
-      print(`Demo organisation ${demo.orgId} exists; its keys were printed at first start.`);
-    }
-    if (admin.generated)
-      print(`Admin token (saved in ${path.resolve(config.DATA_DIR, 'admin-token')}): ${admin.token}`);
-    app = await buildApp({
-      config: { ...config, ADMIN_TOKEN: admin.token },
-      db,
-      clock,
-      counters,
-      metrics,
-      services,
-      redis,
-    });
-    await app.listen({ port: config.PORT, host: config.HOST });
-    print(`matchsim listening on ${config.baseUrl} (docs: ${config.docsUrl}, database: ${db.kind})`);
-  }
-
-  let worker: Worker | null = null;
-  if (engine) {
-    worker = startWorker({
-      queue: graph.queue,
-      sql: db.sql,
-      runBatch: engine.runBatch,
-      clock,
-      workerId: `${hostname()}:${process.pid}`,
-      // PGlite serves one connection: fewer jobs in flight keep the API responsive beside the worker.
-      concurrency: db.kind === 'server' ? 64 : 16,
-      sweeper: graph.sweeper,
-      logger: app?.log,
-    });
-    print(`Worker ${worker.workerId} running (ENGINE=${config.ENGINE})`);
-  }
+  if (engine) registerEngineGauges(metrics, engine);
+  const app =
+    role === 'api' || role === 'all'
+      ? await startApi({ config, db, clock, counters, metrics, services: graph.services, redis }, print)
+      : null;
+  const worker = engine ? startEngineWorker(config, db, graph, engine, app) : null;
+  if (worker) print(`Worker ${worker.workerId} running (ENGINE=${config.ENGINE})`);
 
   let stopping: Promise<void> | null = null;
   const stop = () => {
@@ -151,4 +98,62 @@ export async function startService(
     return stopping;
   };
   return { app, db, stop };
+}
+
+function registerEngineGauges(metrics: Metrics, engine: SimulationEngine): void {
+  metrics.registerGauge('matchsim_engine_ready', 'Engine state: 1 when the engine takes work.', () => {
+    const health = engine.health();
+    return [
+      {
+        labels: { engine: String(health.engine), state: String(health.state) },
+        value: health.state === 'starting' ? 0 : 1,
+      },
+    ];
+  });
+  metrics.registerGauge('matchsim_gpu_restarts', 'GPU worker restarts after device loss.', () => {
+    const gpu = engine.health().gpu as { restarts?: number } | null;
+    return [{ labels: {}, value: gpu?.restarts ?? 0 }];
+  });
+}
+
+/** The HTTP API, after the first-start demo of docs/decisions.md §8 and the admin token. */
+async function startApi(deps: AppDeps, print: (line: string) => void): Promise<App> {
+  const { config, db, clock, services } = deps;
+  const admin = resolveAdminToken(config);
+  if (await ensureDemoData(db.sql, clock()))
+    print('Loaded the demo data set (fictional clubs and fixtures around today).');
+  const demo = await ensureDemoOrganisation(db.sql, services.operator);
+  if (demo.created) {
+    print(`Demo organisation ${demo.orgId} (Pro). Keys are shown once; keep them:`);
+    print(`  live key: ${demo.liveSecret}`);
+    print(`  test key: ${demo.testSecret}`);
+  } else {
+    print(`Demo organisation ${demo.orgId} exists; its keys were printed at first start.`);
+  }
+  if (admin.generated)
+    print(`Admin token (saved in ${path.resolve(config.DATA_DIR, 'admin-token')}): ${admin.token}`);
+  const app = await buildApp({ ...deps, config: { ...config, ADMIN_TOKEN: admin.token } });
+  await app.listen({ port: config.PORT, host: config.HOST });
+  print(`matchsim listening on ${config.baseUrl} (docs: ${config.docsUrl}, database: ${db.kind})`);
+  return app;
+}
+
+function startEngineWorker(
+  config: Config,
+  db: Database,
+  graph: ServiceGraph,
+  engine: SimulationEngine,
+  app: App | null,
+): Worker {
+  return startWorker({
+    queue: graph.queue,
+    sql: db.sql,
+    runBatch: engine.runBatch,
+    clock: () => new Date(),
+    workerId: `${hostname()}:${process.pid}`,
+    // PGlite serves one connection: fewer jobs in flight keep the API responsive beside the worker.
+    concurrency: db.kind === 'server' ? 64 : 16,
+    sweeper: graph.sweeper,
+    logger: app?.log,
+  });
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `matchsim`: the operators' CLI (decisions 8). JSON on stdout with --json; human lines otherwise.
+// `matchsim`: the operators' CLI (docs/decisions.md §8). JSON on stdout with --json; human lines otherwise.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { SCOPES, type Scope } from '../accounts/keys.js';
@@ -10,7 +10,7 @@ import { runMigrations } from '../db/migrations.js';
 import { loadDemoData } from '../fixtures/demo-data.js';
 import { ingestFeed } from '../fixtures/feed-loader.js';
 import { DEMO_SEED } from '../operations/demo.js';
-import { makeOperator } from '../operations/operator.js';
+import { makeOperator, type Operator } from '../operations/operator.js';
 import { creditsView, keyView, newKeyView, orgView } from '../operations/views.js';
 import { openServiceDatabase, type Role, startService } from '../server.js';
 
@@ -54,27 +54,27 @@ function creditsArgument(value: string, flag: string): number {
   return credits;
 }
 
+const OPTIONS = {
+  json: { type: 'boolean', default: false },
+  role: { type: 'string' },
+  name: { type: 'string' },
+  plan: { type: 'string' },
+  status: { type: 'string' },
+  'spend-cap': { type: 'string' },
+  org: { type: 'string' },
+  mode: { type: 'string' },
+  scopes: { type: 'string' },
+  expires: { type: 'string' },
+  ip: { type: 'string' },
+  credits: { type: 'string' },
+  data: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Flags = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      json: { type: 'boolean', default: false },
-      role: { type: 'string' },
-      name: { type: 'string' },
-      plan: { type: 'string' },
-      status: { type: 'string' },
-      'spend-cap': { type: 'string' },
-      org: { type: 'string' },
-      mode: { type: 'string' },
-      scopes: { type: 'string' },
-      expires: { type: 'string' },
-      ip: { type: 'string' },
-      credits: { type: 'string' },
-      data: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
   const [command, sub, arg] = positionals;
   if (values.help || !command) {
     console.log(USAGE);
@@ -83,104 +83,99 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   const output = (result: unknown) =>
     console.log(values.json ? JSON.stringify(result) : JSON.stringify(result, null, 2));
-
-  if (command === 'serve') {
-    const role = oneOf(values.role ?? 'all', ['api', 'worker', 'all'] as Role[], 'role')!;
-    const service = await startService(config, role, (line) => console.log(line));
-    const shutdown = async (signal: string) => {
-      console.log(`${signal}: shutting down`);
-      await service.stop();
-      process.exit(0);
-    };
-    process.once('SIGINT', () => void shutdown('SIGINT'));
-    process.once('SIGTERM', () => void shutdown('SIGTERM'));
-    return -1; // keep running
-  }
-
+  if (command === 'serve') return serve(config, values);
   if (command === 'model') return modelCommand(sub, values.data, output);
 
   const db = await openServiceDatabase(config);
   try {
-    const ledger = makeLedger({ sql: db.sql, clock: () => new Date() });
-    const operator = makeOperator({ sql: db.sql, ledger, clock: () => new Date() });
-    switch (`${command} ${sub ?? ''}`.trim()) {
-      case 'migrate':
-        output({ applied: await runMigrations(db.sql), database: db.kind });
-        return 0;
-      case 'org create':
-        output(
-          orgView(
-            await operator.createOrg({
-              name: required(values.name, 'name'),
-              plan: oneOf(required(values.plan, 'plan'), PLANS, 'plan') as Plan,
-              spendCapCredits: values['spend-cap'] ? creditsArgument(values['spend-cap'], 'spend-cap') : null,
-            }),
-          ),
-        );
-        return 0;
-      case 'org set': {
-        const cap = values['spend-cap'];
-        output(
-          orgView(
-            await operator.updateOrg(arg ?? required(undefined, 'ORG'), {
-              name: values.name,
-              plan: oneOf(values.plan, PLANS, 'plan'),
-              status: oneOf(values.status, ORG_STATUSES, 'status') as OrgStatus | undefined,
-              spendCapCredits:
-                cap === undefined ? undefined : cap === 'default' ? null : creditsArgument(cap, 'spend-cap'),
-            }),
-          ),
-        );
-        return 0;
-      }
-      case 'key create': {
-        const scopes = values.scopes?.split(',').map((s) => oneOf(s.trim(), SCOPES, 'scopes') as Scope);
-        const expires = values.expires ? new Date(values.expires) : null;
-        if (expires && Number.isNaN(expires.getTime()))
-          throw new UsageError('--expires must be an ISO 8601 date-time');
-        output(
-          newKeyView(
-            await operator.createKey({
-              orgId: required(values.org, 'org'),
-              mode: oneOf(required(values.mode, 'mode'), ['live', 'test'] as const, 'mode')!,
-              scopes,
-              expiresAt: expires,
-              ipAllowlist: values.ip?.split(',').map((s) => s.trim()),
-            }),
-          ),
-        );
-        return 0;
-      }
-      case 'key revoke':
-        output(keyView(await operator.revokeKey(arg ?? required(undefined, 'KEY'))));
-        return 0;
-      case 'credits topup':
-        output(
-          creditsView(
-            await operator.topUp(
-              required(values.org, 'org'),
-              creditsArgument(required(values.credits, 'credits'), 'credits'),
-            ),
-          ),
-        );
-        return 0;
-      case 'credits show':
-        output(creditsView(await operator.showCredits(required(values.org, 'org'))));
-        return 0;
-      case 'demo':
-        output(await loadDemoData(db.sql, { seed: DEMO_SEED, now: new Date() }));
-        return 0;
-      case 'ingest': {
-        const file = sub ?? required(undefined, 'FILE');
-        output(await ingestFeed(db.sql, readFileSync(file, 'utf8'), { clock: () => new Date() }));
-        return 0;
-      }
-      default:
-        throw new UsageError(`unknown command: ${positionals.join(' ')}`);
-    }
+    const clock = () => new Date();
+    const operator = makeOperator({ sql: db.sql, ledger: makeLedger({ sql: db.sql, clock }), clock });
+    const line = `${command} ${sub ?? ''}`.trim();
+    if (line === 'migrate') output({ applied: await runMigrations(db.sql), database: db.kind });
+    else if (line === 'demo') output(await loadDemoData(db.sql, { seed: DEMO_SEED, now: clock() }));
+    else if (command === 'ingest') {
+      const file = sub ?? required(undefined, 'FILE');
+      output(await ingestFeed(db.sql, readFileSync(file, 'utf8'), { clock }));
+    } else output(await operatorCommand(operator, line, arg, values, positionals));
+    return 0;
   } finally {
     await db.close();
   }
+}
+
+/** `serve`: runs until SIGINT or SIGTERM. */
+async function serve(config: ReturnType<typeof loadConfig>, values: Flags): Promise<number> {
+  const role = oneOf(values.role ?? 'all', ['api', 'worker', 'all'] as Role[], 'role')!;
+  const service = await startService(config, role, (line) => console.log(line));
+  const shutdown = async (signal: string) => {
+    console.log(`${signal}: shutting down`);
+    await service.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  return -1; // keep running
+}
+
+/** The operator's commands on organisations, keys and credits; what they print. */
+async function operatorCommand(
+  operator: Operator,
+  line: string,
+  arg: string | undefined,
+  values: Flags,
+  positionals: string[],
+): Promise<unknown> {
+  switch (line) {
+    case 'org create':
+      return orgView(
+        await operator.createOrg({
+          name: required(values.name, 'name'),
+          plan: oneOf(required(values.plan, 'plan'), PLANS, 'plan') as Plan,
+          spendCapCredits: values['spend-cap'] ? creditsArgument(values['spend-cap'], 'spend-cap') : null,
+        }),
+      );
+    case 'org set': {
+      const cap = values['spend-cap'];
+      return orgView(
+        await operator.updateOrg(arg ?? required(undefined, 'ORG'), {
+          name: values.name,
+          plan: oneOf(values.plan, PLANS, 'plan'),
+          status: oneOf(values.status, ORG_STATUSES, 'status') as OrgStatus | undefined,
+          spendCapCredits:
+            cap === undefined ? undefined : cap === 'default' ? null : creditsArgument(cap, 'spend-cap'),
+        }),
+      );
+    }
+    case 'key create':
+      return newKeyView(await operator.createKey(newKeyArguments(values)));
+    case 'key revoke':
+      return keyView(await operator.revokeKey(arg ?? required(undefined, 'KEY')));
+    case 'credits topup':
+      return creditsView(
+        await operator.topUp(
+          required(values.org, 'org'),
+          creditsArgument(required(values.credits, 'credits'), 'credits'),
+        ),
+      );
+    case 'credits show':
+      return creditsView(await operator.showCredits(required(values.org, 'org')));
+    default:
+      throw new UsageError(`unknown command: ${positionals.join(' ')}`);
+  }
+}
+
+function newKeyArguments(values: Flags) {
+  const scopes = values.scopes?.split(',').map((s) => oneOf(s.trim(), SCOPES, 'scopes') as Scope);
+  const expires = values.expires ? new Date(values.expires) : null;
+  if (expires && Number.isNaN(expires.getTime()))
+    throw new UsageError('--expires must be an ISO 8601 date-time');
+  return {
+    orgId: required(values.org, 'org'),
+    mode: oneOf(required(values.mode, 'mode'), ['live', 'test'] as const, 'mode')!,
+    scopes,
+    expiresAt: expires,
+    ipAllowlist: values.ip?.split(',').map((s) => s.trim()),
+  };
 }
 
 /** `model fit` and `model backtest`: offline work on ../shared/data (or --data), no database. */

@@ -2,7 +2,7 @@
 // OpenAPI) live here and in their plugins; each resource's routes live in routes/<resource>.ts.
 
 import rateLimit from '@fastify/rate-limit';
-import swagger from '@fastify/swagger';
+import swagger, { type SwaggerOptions } from '@fastify/swagger';
 import Fastify, { LogController } from 'fastify';
 import {
   jsonSchemaTransform,
@@ -10,7 +10,7 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
-import { makeKeyCache } from '../accounts/key-cache.js';
+import { type KeyCache, makeKeyCache } from '../accounts/key-cache.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import { type LimitName, limitsFor } from '../limits/plans.js';
@@ -42,7 +42,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     trustProxy: config.TRUST_PROXY,
     genReqId: () => newId('req', 24),
     requestIdHeader: false,
-    // One structured line per request comes from the onResponse hook below.
+    // One structured line per request comes from the onResponse hook (installRequestHooks).
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
   }).withTypeProvider<ZodTypeProvider>();
 
@@ -50,7 +50,27 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('auth', null);
   app.decorateRequest('rawBody', undefined);
-  // JSON only (decisions 9): any other content type is refused as parameter_invalid.
+  installJsonParser(app);
+  installErrorHandling(app, config.docsUrl);
+  const keyCache = await makeKeyCache(deps.db);
+  app.addHook('onClose', () => keyCache.close());
+  installRequestHooks(app, deps, keyCache);
+  await installRateLimits(app, deps);
+  await app.register(swagger, openApiOptions(config.baseUrl));
+
+  registerHealthRoutes(app, deps);
+  registerDocsRoutes(app, deps);
+  registerCreditRoutes(app, deps);
+  registerAdminRoutes(app, deps, keyCache);
+  registerSimulationRoutes(app, deps);
+  registerFixtureRoutes(app, deps);
+
+  await app.ready();
+  return app;
+}
+
+/** JSON only (docs/decisions.md §9): any other content type is refused as parameter_invalid. */
+function installJsonParser(app: App): void {
   app.removeContentTypeParser(['text/plain', 'application/json']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
@@ -68,17 +88,16 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       done(new ApiError('parameter_invalid', { message: 'The body is not valid JSON.' }), undefined);
     }
   });
-  installErrorHandling(app, config.docsUrl);
+}
 
-  const keyCache = await makeKeyCache(deps.db);
-  app.addHook('onClose', () => keyCache.close());
+/** Authentication by route access, the Request-Id header, and one log line and metric per request. */
+function installRequestHooks(app: App, deps: AppDeps, keyCache: KeyCache): void {
   const authenticator = makeAuthenticator({
     keys: keyCache,
     counters: deps.counters,
     clock: deps.clock,
-    adminToken: config.ADMIN_TOKEN,
+    adminToken: deps.config.ADMIN_TOKEN,
   });
-
   app.addHook('onRequest', async (request) => {
     const routeConfig = request.routeOptions.config;
     if (routeConfig.access === 'api') {
@@ -106,8 +125,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       'request',
     );
   });
+}
 
-  // Per-minute limits keyed by organisation, after authentication (STACK.md: preHandler-side hook).
+/** Per-minute limits keyed by organisation, after authentication (docs/decisions.md §3). */
+async function installRateLimits(app: App, deps: AppDeps): Promise<void> {
   await app.register(rateLimit, {
     global: true,
     hook: 'preValidation',
@@ -137,8 +158,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       return Object.assign(error, { statusCode: 429 });
     },
   });
+}
 
-  await app.register(swagger, {
+function openApiOptions(baseUrl: string): SwaggerOptions {
+  return {
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -146,11 +169,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         version: '2.0.0',
         description: 'Credit-metered football match simulation. See /docs for every endpoint and error code.',
       },
-      servers: [{ url: config.baseUrl }],
+      servers: [{ url: baseUrl }],
       components: {
         securitySchemes: {
           ApiKeyAuth: {
-            type: 'http',
+            type: 'http' as const,
             scheme: 'bearer',
             description: 'Authorization: Bearer ms_live_… or ms_test_…',
           },
@@ -159,15 +182,5 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       security: [{ ApiKeyAuth: [] }],
     },
     transform: jsonSchemaTransform,
-  });
-
-  registerHealthRoutes(app, deps);
-  registerDocsRoutes(app, deps);
-  registerCreditRoutes(app, deps);
-  registerAdminRoutes(app, deps, keyCache);
-  registerSimulationRoutes(app, deps);
-  registerFixtureRoutes(app, deps);
-
-  await app.ready();
-  return app;
+  };
 }

@@ -1,5 +1,5 @@
 // Prometheus text-format metrics without a dependency: request counts by route and status, a latency
-// histogram, credits charged, and gauges other modules register (engine state, queue depth).
+// histogram, credits charged, and gauges other modules register (the engine's state and restarts).
 
 const LATENCY_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
@@ -19,11 +19,21 @@ export interface Metrics {
   render(): string;
 }
 
+interface MetricValues {
+  requests: Map<string, number>;
+  histograms: Map<string, { buckets: number[]; sum: number; count: number }>;
+  counters: Map<string, { help: string; values: Map<string, number> }>;
+  gauges: Map<string, { help: string; read: () => Array<{ labels: Labels; value: number }> }>;
+}
+
 export function makeMetrics(): Metrics {
-  const requests = new Map<string, number>();
-  const histograms = new Map<string, { buckets: number[]; sum: number; count: number }>();
-  const counters = new Map<string, { help: string; values: Map<string, number> }>();
-  const gauges = new Map<string, { help: string; read: () => Array<{ labels: Labels; value: number }> }>();
+  const values: MetricValues = {
+    requests: new Map(),
+    histograms: new Map(),
+    counters: new Map(),
+    gauges: new Map(),
+  };
+  const { requests, histograms, counters, gauges } = values;
 
   const increment: Metrics['increment'] = (name, help, labels = {}, by = 1) => {
     let counter = counters.get(name);
@@ -65,40 +75,42 @@ export function makeMetrics(): Metrics {
       gauges.set(name, { help, read });
     },
     increment,
-    render() {
-      const lines: string[] = [];
-      lines.push('# HELP matchsim_http_requests_total HTTP requests by route, method and status.');
-      lines.push('# TYPE matchsim_http_requests_total counter');
-      for (const [labels, value] of requests) lines.push(`matchsim_http_requests_total${labels} ${value}`);
-      lines.push('# HELP matchsim_http_request_duration_seconds HTTP request latency.');
-      lines.push('# TYPE matchsim_http_request_duration_seconds histogram');
-      for (const [labels, histogram] of histograms) {
-        const inner = labels.slice(1, -1);
-        LATENCY_BUCKETS_SECONDS.forEach((bound, i) => {
-          lines.push(
-            `matchsim_http_request_duration_seconds_bucket{${inner},le="${bound}"} ${histogram.buckets[i]}`,
-          );
-        });
-        lines.push(`matchsim_http_request_duration_seconds_bucket{${inner},le="+Inf"} ${histogram.count}`);
-        lines.push(`matchsim_http_request_duration_seconds_sum${labels} ${histogram.sum}`);
-        lines.push(`matchsim_http_request_duration_seconds_count${labels} ${histogram.count}`);
-      }
-      if (!counters.has('matchsim_credits_charged_total')) {
-        lines.push('# HELP matchsim_credits_charged_total Credits charged (settled), by mode.');
-        lines.push('# TYPE matchsim_credits_charged_total counter');
-        lines.push('matchsim_credits_charged_total{mode="live"} 0');
-      }
-      for (const [name, counter] of counters) {
-        lines.push(`# HELP ${name} ${counter.help}`);
-        lines.push(`# TYPE ${name} counter`);
-        for (const [labels, value] of counter.values) lines.push(`${name}${labels} ${value}`);
-      }
-      for (const [name, gauge] of gauges) {
-        lines.push(`# HELP ${name} ${gauge.help}`);
-        lines.push(`# TYPE ${name} gauge`);
-        for (const sample of gauge.read()) lines.push(`${name}${labelText(sample.labels)} ${sample.value}`);
-      }
-      return `${lines.join('\n')}\n`;
-    },
+    render: () => renderMetrics(values),
   };
+}
+
+function renderMetrics({ requests, histograms, counters, gauges }: MetricValues): string {
+  const lines: string[] = [];
+  lines.push('# HELP matchsim_http_requests_total HTTP requests by route, method and status.');
+  lines.push('# TYPE matchsim_http_requests_total counter');
+  for (const [labels, value] of requests) lines.push(`matchsim_http_requests_total${labels} ${value}`);
+  lines.push('# HELP matchsim_http_request_duration_seconds HTTP request latency.');
+  lines.push('# TYPE matchsim_http_request_duration_seconds histogram');
+  for (const [labels, histogram] of histograms) {
+    const inner = labels.slice(1, -1);
+    LATENCY_BUCKETS_SECONDS.forEach((bound, i) => {
+      lines.push(
+        `matchsim_http_request_duration_seconds_bucket{${inner},le="${bound}"} ${histogram.buckets[i]}`,
+      );
+    });
+    lines.push(`matchsim_http_request_duration_seconds_bucket{${inner},le="+Inf"} ${histogram.count}`);
+    lines.push(`matchsim_http_request_duration_seconds_sum${labels} ${histogram.sum}`);
+    lines.push(`matchsim_http_request_duration_seconds_count${labels} ${histogram.count}`);
+  }
+  if (!counters.has('matchsim_credits_charged_total')) {
+    lines.push('# HELP matchsim_credits_charged_total Credits charged (settled), by mode.');
+    lines.push('# TYPE matchsim_credits_charged_total counter');
+    lines.push('matchsim_credits_charged_total{mode="live"} 0');
+  }
+  for (const [name, counter] of counters) {
+    lines.push(`# HELP ${name} ${counter.help}`);
+    lines.push(`# TYPE ${name} counter`);
+    for (const [labels, value] of counter.values) lines.push(`${name}${labels} ${value}`);
+  }
+  for (const [name, gauge] of gauges) {
+    lines.push(`# HELP ${name} ${gauge.help}`);
+    lines.push(`# TYPE ${name} gauge`);
+    for (const sample of gauge.read()) lines.push(`${name}${labelText(sample.labels)} ${sample.value}`);
+  }
+  return `${lines.join('\n')}\n`;
 }

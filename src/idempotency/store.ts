@@ -98,140 +98,178 @@ export function isStorableStatus(status: number): boolean {
   return status !== 429 && status < 500;
 }
 
-export function makeIdempotencyStore(deps: IdempotencyStoreDeps): IdempotencyStore {
-  const { sql } = deps;
-  const clock = deps.clock ?? (() => new Date());
-  const leaseMs = deps.inFlightLeaseMs ?? IN_FLIGHT_LEASE_MS;
+interface StoreDeps {
+  sql: Sql;
+  clock: () => Date;
+  leaseMs: number;
+}
 
-  async function begin(request: IdempotencyScope & { bodyHash: string }): Promise<IdempotencyStart> {
-    const now = clock();
-    const attempt = randomUUID();
-    const lockedUntil = new Date(now.getTime() + leaseMs);
-    const expiresAt = new Date(now.getTime() + IDEMPOTENCY_TTL_MS);
-    const scope = {
-      orgId: request.orgId,
-      mode: request.mode,
-      method: request.method,
-      path: request.path,
-      key: request.key,
+/** This attempt's claim on a record: its token, its lease and the record's lifetime. */
+interface Attempt {
+  scope: IdempotencyScope;
+  bodyHash: string;
+  attempt: string;
+  now: Date;
+  lockedUntil: Date;
+  expiresAt: Date;
+}
+
+function whereScope(db: Sql | TransactionSql, scope: IdempotencyScope) {
+  return db`org_id = ${scope.orgId} AND mode = ${scope.mode} AND method = ${scope.method}
+    AND path = ${scope.path} AND key = ${scope.key}`;
+}
+
+function whereRecord(db: Sql | TransactionSql, record: IdempotencyRecord) {
+  return db`${whereScope(db, record)} AND attempt = ${record.attempt}`;
+}
+
+async function begin(
+  deps: StoreDeps,
+  request: IdempotencyScope & { bodyHash: string },
+): Promise<IdempotencyStart> {
+  const now = deps.clock();
+  const { bodyHash, ...scope } = request;
+  const attempt: Attempt = {
+    scope: { orgId: scope.orgId, mode: scope.mode, method: scope.method, path: scope.path, key: scope.key },
+    bodyHash,
+    attempt: randomUUID(),
+    now,
+    lockedUntil: new Date(now.getTime() + deps.leaseMs),
+    expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+  };
+  return deps.sql.begin(async (tx) => {
+    const [inserted] = await tx<RecordRow[]>`
+      INSERT INTO idempotency_keys (org_id, mode, method, path, key, body_hash, state, attempt, locked_until,
+                                    created_at, expires_at)
+      VALUES (${attempt.scope.orgId}, ${attempt.scope.mode}, ${attempt.scope.method}, ${attempt.scope.path},
+              ${attempt.scope.key}, ${bodyHash}, 'in_flight', ${attempt.attempt}, ${attempt.lockedUntil},
+              ${now}, ${attempt.expiresAt})
+      ON CONFLICT DO NOTHING
+      RETURNING *`;
+    if (inserted) return { kind: 'new', record: recordFromRow(inserted) };
+    const [row] = await tx<RecordRow[]>`
+      SELECT * FROM idempotency_keys WHERE ${whereScope(tx, attempt.scope)} FOR UPDATE`;
+    if (!row) throw new Error('idempotency record vanished under its lock');
+    return continueExisting(tx, row, attempt);
+  });
+}
+
+// The key was used before: free again after 24 hours, a conflict on another body, a replay when
+// complete, a retryable conflict while in flight, else this attempt takes the record over.
+async function continueExisting(
+  tx: TransactionSql,
+  row: RecordRow,
+  attempt: Attempt,
+): Promise<IdempotencyStart> {
+  const { now, scope } = attempt;
+  if (row.expiresAt.getTime() <= now.getTime()) {
+    const [fresh] = await tx<RecordRow[]>`
+      UPDATE idempotency_keys
+      SET body_hash = ${attempt.bodyHash}, state = 'in_flight', attempt = ${attempt.attempt},
+          locked_until = ${attempt.lockedUntil}, job_id = NULL, batch_id = NULL, response_status = NULL,
+          response_headers = NULL, response_body = NULL, created_at = ${now}, expires_at = ${attempt.expiresAt}
+      WHERE ${whereScope(tx, scope)}
+      RETURNING *`;
+    return { kind: 'new', record: recordFromRow(fresh!) };
+  }
+  if (row.bodyHash !== attempt.bodyHash) {
+    throw new ApiError('idempotency_conflict', {
+      message: 'This Idempotency-Key was used with a different request body.',
+      recovery: { idempotency_key: scope.key },
+    });
+  }
+  if (row.state === 'complete') {
+    const response = {
+      status: row.responseStatus!,
+      headers: row.responseHeaders ?? {},
+      body: row.responseBody!,
     };
-    return sql.begin(async (tx) => {
-      const [inserted] = await tx<RecordRow[]>`
-        INSERT INTO idempotency_keys (org_id, mode, method, path, key, body_hash, state, attempt, locked_until,
-                                      created_at, expires_at)
-        VALUES (${scope.orgId}, ${scope.mode}, ${scope.method}, ${scope.path}, ${scope.key}, ${request.bodyHash},
-                'in_flight', ${attempt}, ${lockedUntil}, ${now}, ${expiresAt})
-        ON CONFLICT DO NOTHING
-        RETURNING *`;
-      if (inserted) return { kind: 'new', record: recordFromRow(inserted) };
-      const [row] = await tx<RecordRow[]>`
-        SELECT * FROM idempotency_keys
-        WHERE org_id = ${scope.orgId} AND mode = ${scope.mode} AND method = ${scope.method}
-          AND path = ${scope.path} AND key = ${scope.key}
-        FOR UPDATE`;
-      if (!row) throw new Error('idempotency record vanished under its lock');
-      if (row.expiresAt.getTime() <= now.getTime()) {
-        // Older than 24 hours: the key is free again.
-        const [fresh] = await tx<RecordRow[]>`
-          UPDATE idempotency_keys
-          SET body_hash = ${request.bodyHash}, state = 'in_flight', attempt = ${attempt}, locked_until = ${lockedUntil},
-              job_id = NULL, batch_id = NULL, response_status = NULL, response_headers = NULL,
-              response_body = NULL, created_at = ${now}, expires_at = ${expiresAt}
-          WHERE org_id = ${scope.orgId} AND mode = ${scope.mode} AND method = ${scope.method}
-            AND path = ${scope.path} AND key = ${scope.key}
-          RETURNING *`;
-        return { kind: 'new', record: recordFromRow(fresh!) };
-      }
-      if (row.bodyHash !== request.bodyHash) {
-        throw new ApiError('idempotency_conflict', {
-          message: 'This Idempotency-Key was used with a different request body.',
-          recovery: { idempotency_key: scope.key },
-        });
-      }
-      if (row.state === 'complete') {
-        return {
-          kind: 'replay',
-          response: {
-            status: row.responseStatus!,
-            headers: row.responseHeaders ?? {},
-            body: row.responseBody!,
-          },
-        };
-      }
-      if (row.state === 'in_flight' && row.lockedUntil && row.lockedUntil.getTime() > now.getTime()) {
-        throw new ApiError('idempotency_conflict', {
-          message: 'A request with this Idempotency-Key is still in flight.',
-          fix: 'Retry with the same Idempotency-Key after a short wait.',
-          retryable: true,
-          strategy: 'backoff_with_jitter',
-          idempotencyKey: 'same',
-          retryAfterSeconds: IN_FLIGHT_RETRY_AFTER_SECONDS,
-        });
-      }
-      // Released after an error, or in flight in a process that stopped: this attempt takes over and
-      // inherits what the earlier one created.
-      const [taken] = await tx<RecordRow[]>`
-        UPDATE idempotency_keys SET state = 'in_flight', attempt = ${attempt}, locked_until = ${lockedUntil}
-        WHERE org_id = ${scope.orgId} AND mode = ${scope.mode} AND method = ${scope.method}
-          AND path = ${scope.path} AND key = ${scope.key}
-        RETURNING *`;
-      return { kind: 'new', record: recordFromRow(taken!) };
+    return { kind: 'replay', response };
+  }
+  if (row.state === 'in_flight' && row.lockedUntil && row.lockedUntil.getTime() > now.getTime()) {
+    throw new ApiError('idempotency_conflict', {
+      message: 'A request with this Idempotency-Key is still in flight.',
+      fix: 'Retry with the same Idempotency-Key after a short wait.',
+      retryable: true,
+      strategy: 'backoff_with_jitter',
+      idempotencyKey: 'same',
+      retryAfterSeconds: IN_FLIGHT_RETRY_AFTER_SECONDS,
     });
   }
+  // Released after an error, or in flight in a process that stopped: this attempt takes over and
+  // inherits what the earlier one created.
+  const [taken] = await tx<RecordRow[]>`
+    UPDATE idempotency_keys
+    SET state = 'in_flight', attempt = ${attempt.attempt}, locked_until = ${attempt.lockedUntil}
+    WHERE ${whereScope(tx, scope)}
+    RETURNING *`;
+  return { kind: 'new', record: recordFromRow(taken!) };
+}
 
-  async function attachJob(
-    tx: TransactionSql,
-    record: IdempotencyRecord,
-    created: { jobId: string } | { batchId: string },
-  ): Promise<void> {
-    const jobId = 'jobId' in created ? created.jobId : null;
-    const batchId = 'batchId' in created ? created.batchId : null;
-    await tx`
-      UPDATE idempotency_keys
-      SET job_id = COALESCE(${jobId}, job_id), batch_id = COALESCE(${batchId}, batch_id)
-      WHERE ${whereRecord(tx, record)}`;
-    if (jobId) record.jobId = jobId;
-    if (batchId) record.batchId = batchId;
+async function attachJob(
+  tx: TransactionSql,
+  record: IdempotencyRecord,
+  created: { jobId: string } | { batchId: string },
+): Promise<void> {
+  const jobId = 'jobId' in created ? created.jobId : null;
+  const batchId = 'batchId' in created ? created.batchId : null;
+  await tx`
+    UPDATE idempotency_keys
+    SET job_id = COALESCE(${jobId}, job_id), batch_id = COALESCE(${batchId}, batch_id)
+    WHERE ${whereRecord(tx, record)}`;
+  if (jobId) record.jobId = jobId;
+  if (batchId) record.batchId = batchId;
+}
+
+async function complete(
+  deps: StoreDeps,
+  record: IdempotencyRecord,
+  response: StoredResponse,
+): Promise<boolean> {
+  if (!isStorableStatus(response.status)) {
+    await release(deps, record);
+    return false;
   }
+  const rows = await deps.sql`
+    UPDATE idempotency_keys
+    SET state = 'complete', locked_until = NULL, response_status = ${response.status},
+        response_headers = ${JSON.stringify(response.headers)}::text::jsonb, response_body = ${response.body}
+    WHERE ${whereRecord(deps.sql, record)} AND state = 'in_flight'
+    RETURNING key`;
+  return rows.length === 1;
+}
 
-  function whereRecord(db: Sql | TransactionSql, record: IdempotencyRecord) {
-    return db`org_id = ${record.orgId} AND mode = ${record.mode} AND method = ${record.method}
-      AND path = ${record.path} AND key = ${record.key} AND attempt = ${record.attempt}`;
-  }
-
-  async function complete(record: IdempotencyRecord, response: StoredResponse): Promise<boolean> {
-    if (!isStorableStatus(response.status)) {
-      await release(record);
-      return false;
-    }
-    const rows = await sql`
-      UPDATE idempotency_keys
-      SET state = 'complete', locked_until = NULL, response_status = ${response.status},
-          response_headers = ${JSON.stringify(response.headers)}::text::jsonb, response_body = ${response.body}
-      WHERE ${whereRecord(sql, record)} AND state = 'in_flight'
+async function release(deps: StoreDeps, record: IdempotencyRecord): Promise<void> {
+  await deps.sql.begin(async (tx) => {
+    const deleted = await tx`
+      DELETE FROM idempotency_keys
+      WHERE ${whereRecord(tx, record)} AND state = 'in_flight' AND job_id IS NULL AND batch_id IS NULL
       RETURNING key`;
-    return rows.length === 1;
-  }
+    if (deleted.length > 0) return;
+    await tx`
+      UPDATE idempotency_keys SET state = 'open', locked_until = NULL
+      WHERE ${whereRecord(tx, record)} AND state = 'in_flight'`;
+  });
+}
 
-  async function release(record: IdempotencyRecord): Promise<void> {
-    await sql.begin(async (tx) => {
-      const deleted = await tx`
-        DELETE FROM idempotency_keys
-        WHERE ${whereRecord(tx, record)} AND state = 'in_flight' AND job_id IS NULL AND batch_id IS NULL
-        RETURNING key`;
-      if (deleted.length > 0) return;
-      await tx`
-        UPDATE idempotency_keys SET state = 'open', locked_until = NULL
-        WHERE ${whereRecord(tx, record)} AND state = 'in_flight'`;
-    });
-  }
+async function purgeExpired(deps: StoreDeps, now: Date): Promise<number> {
+  const rows = await deps.sql`DELETE FROM idempotency_keys WHERE expires_at <= ${now} RETURNING key`;
+  return rows.length;
+}
 
-  async function purgeExpired(now: Date = clock()): Promise<number> {
-    const rows = await sql`DELETE FROM idempotency_keys WHERE expires_at <= ${now} RETURNING key`;
-    return rows.length;
-  }
-
-  return { begin, attachJob, complete, release, purgeExpired };
+export function makeIdempotencyStore(options: IdempotencyStoreDeps): IdempotencyStore {
+  const deps: StoreDeps = {
+    sql: options.sql,
+    clock: options.clock ?? (() => new Date()),
+    leaseMs: options.inFlightLeaseMs ?? IN_FLIGHT_LEASE_MS,
+  };
+  return {
+    begin: (request) => begin(deps, request),
+    attachJob,
+    complete: (record, response) => complete(deps, record, response),
+    release: (record) => release(deps, record),
+    purgeExpired: (now = deps.clock()) => purgeExpired(deps, now),
+  };
 }
 
 function recordFromRow(row: RecordRow): IdempotencyRecord {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { KeyCache } from '../../accounts/key-cache.js';
 import { SCOPES } from '../../accounts/keys.js';
 import { LIMIT_NAMES, limitOverridesSchema, ORG_STATUSES, PLANS } from '../../accounts/orgs.js';
+import type { Operator } from '../../operations/operator.js';
 import { creditsView, keyView, newKeyView, orgDetailView, orgView } from '../../operations/views.js';
 import type { App, AppDeps } from '../app-types.js';
 import {
@@ -44,9 +45,23 @@ const createKeyBody = z.strictObject({
   ip_allowlist: z.array(z.string().min(1).max(64)).max(100).optional(),
 });
 
-export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache) {
-  const { operator } = deps.services;
+/** What the admin routes use: the operator's operations and the key cache they must empty. */
+interface AdminRouting {
+  operator: Operator;
+  keyCache: KeyCache;
+}
 
+export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache) {
+  const routing: AdminRouting = { operator: deps.services.operator, keyCache };
+  registerCreateOrg(app, routing);
+  registerReadOrg(app, routing);
+  registerUpdateOrg(app, routing);
+  registerCreateKey(app, routing);
+  registerRevokeKey(app, routing);
+  registerTopUp(app, routing);
+}
+
+function registerCreateOrg(app: App, { operator }: AdminRouting) {
   app.post(
     '/admin/v1/orgs',
     {
@@ -70,7 +85,9 @@ export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache)
       return reply.code(201).send(orgView(org));
     },
   );
+}
 
+function registerReadOrg(app: App, { operator }: AdminRouting) {
   app.get(
     '/admin/v1/orgs/:org_id',
     {
@@ -84,7 +101,9 @@ export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache)
     },
     async (request) => orgDetailView(await operator.getOrg(request.params.org_id)),
   );
+}
 
+function registerUpdateOrg(app: App, { operator, keyCache }: AdminRouting) {
   app.patch(
     '/admin/v1/orgs/:org_id',
     {
@@ -112,7 +131,9 @@ export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache)
       return orgView(org);
     },
   );
+}
 
+function registerCreateKey(app: App, { operator }: AdminRouting) {
   app.post(
     '/admin/v1/orgs/:org_id/keys',
     {
@@ -137,7 +158,9 @@ export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache)
       return reply.code(201).send(newKeyView(key));
     },
   );
+}
 
+function registerRevokeKey(app: App, { operator, keyCache }: AdminRouting) {
   app.post(
     '/admin/v1/keys/:key_id/revoke',
     {
@@ -155,7 +178,9 @@ export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache)
       return keyView(key);
     },
   );
+}
 
+function registerTopUp(app: App, { operator }: AdminRouting) {
   app.post(
     '/admin/v1/orgs/:org_id/topups',
     {

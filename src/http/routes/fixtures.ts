@@ -47,9 +47,13 @@ function listWindow(query: { from?: string | undefined; to?: string | undefined 
 }
 
 export function registerFixtureRoutes(app: App, deps: AppDeps) {
-  const sql = deps.db.sql;
-  const sales = deps.services.expectedLineups;
+  registerFixtureList(app, deps);
+  registerSquads(app, deps);
+  registerExpectedLineup(app, deps);
+  registerFeedLoad(app, deps);
+}
 
+function registerFixtureList(app: App, deps: AppDeps) {
   app.get(
     '/v1/fixtures',
     {
@@ -69,7 +73,7 @@ export function registerFixtureRoutes(app: App, deps: AppDeps) {
       const now = deps.clock();
       const window = listWindow(query, now);
       if (!request.auth!.livemode) return fixtureListView({ items: [], hasMore: false }, now);
-      const list = await listFixtures(sql, {
+      const list = await listFixtures(deps.db.sql, {
         ...window,
         limit: query.limit,
         competitionId: query.competition_id,
@@ -80,7 +84,9 @@ export function registerFixtureRoutes(app: App, deps: AppDeps) {
       return fixtureListView(list, now);
     },
   );
+}
 
+function registerSquads(app: App, deps: AppDeps) {
   app.get(
     '/v1/fixtures/:fixture_id/squads',
     {
@@ -96,11 +102,13 @@ export function registerFixtureRoutes(app: App, deps: AppDeps) {
     },
     async (request) => {
       const now = deps.clock();
-      const fixture = await getFixtureForReading(sql, request.params.fixture_id, now);
+      const fixture = await getFixtureForReading(deps.db.sql, request.params.fixture_id, now);
       return squadsView(fixture, now);
     },
   );
+}
 
+function registerExpectedLineup(app: App, deps: AppDeps) {
   app.get(
     '/v1/fixtures/:fixture_id/expected-lineup',
     {
@@ -118,14 +126,16 @@ export function registerFixtureRoutes(app: App, deps: AppDeps) {
     },
     async (request) => {
       const auth = request.auth!;
-      const delivery = await sales.read(
+      const delivery = await deps.services.expectedLineups.read(
         { orgId: auth.org.id, livemode: auth.livemode, requestId: request.id },
         request.params.fixture_id,
       );
       return expectedLineupView(delivery, request.id, EXPECTED_LINEUP_PRICE_MILLI);
     },
   );
+}
 
+function registerFeedLoad(app: App, deps: AppDeps) {
   // The feed is read as text so that a refused feed can be answered with its line and column.
   app.register(async (scope) => {
     scope.removeContentTypeParser('application/json');
@@ -144,7 +154,7 @@ export function registerFixtureRoutes(app: App, deps: AppDeps) {
         },
       },
       async (request) => {
-        const summary = await ingestFeed(sql, request.body as string, { clock: deps.clock });
+        const summary = await ingestFeed(deps.db.sql, request.body as string, { clock: deps.clock });
         return { object: 'feed_load' as const, ...summary };
       },
     );

@@ -33,19 +33,33 @@ function callContext(request: FastifyRequest, record: IdempotencyRecord | null):
   };
 }
 
+/** Route plumbing the simulation routes share: the use cases, the loop guard, idempotency. */
+interface SimulationRouting {
+  deps: AppDeps;
+  loopGuard(request: FastifyRequest): Promise<void>;
+}
+
 export function registerSimulationRoutes(app: App, deps: AppDeps) {
-  const { simulations, usage, idempotency } = deps.services;
-  const docsUrl = deps.config.docsUrl;
+  const { usage } = deps.services;
+  const routing: SimulationRouting = {
+    deps,
+    /** docs/decisions.md §3: the same request repeated too often within seconds is refused. */
+    loopGuard: (request) =>
+      usage.checkLoopGuard({
+        orgId: request.auth!.org.id,
+        method: request.method,
+        path: request.url,
+        bodyHash: requestBodyHash(request.rawBody),
+      }),
+  };
+  registerRun(app, routing);
+  registerQuote(app, routing);
+  registerBatch(app, routing);
+  registerBatchStatus(app, routing);
+  registerResultPath(app, routing);
+}
 
-  /** docs/decisions.md §3: the same request repeated too often within seconds is refused. */
-  const loopGuard = (request: FastifyRequest) =>
-    usage.checkLoopGuard({
-      orgId: request.auth!.org.id,
-      method: request.method,
-      path: request.url,
-      bodyHash: requestBodyHash(request.rawBody),
-    });
-
+function registerRun(app: App, routing: SimulationRouting) {
   app.post(
     '/v1/simulations',
     {
@@ -61,17 +75,21 @@ export function registerSimulationRoutes(app: App, deps: AppDeps) {
       },
     },
     async (request, reply) => {
-      await loopGuard(request);
+      await routing.loopGuard(request);
       return sendIdempotent(request, reply, {
-        store: idempotency,
-        docsUrl,
+        store: routing.deps.services.idempotency,
+        docsUrl: routing.deps.config.docsUrl,
         schemas: { 200: simulationSchema, 202: jobSchema },
         run: async (record) =>
-          jobOutcomeView(await simulations.submit(callContext(request, record), request.body)),
+          jobOutcomeView(
+            await routing.deps.services.simulations.submit(callContext(request, record), request.body),
+          ),
       });
     },
   );
+}
 
+function registerQuote(app: App, routing: SimulationRouting) {
   app.post(
     '/v1/simulations/quote',
     {
@@ -80,17 +98,19 @@ export function registerSimulationRoutes(app: App, deps: AppDeps) {
         tags,
         summary: 'Quote the exact price of a simulation',
         description:
-          'Validates non-auto lineups against the current inputs; reserves nothing. Same body as POST /v1/simulations.',
+          'Validates non-auto lineups against the current inputs; reserves nothing. Same body as POST /v1/routing.deps.services.simulations.',
         body: simulationBodySchema,
         response: { 200: quoteSchema, ...errorResponses },
       },
     },
     async (request) => {
-      await loopGuard(request);
-      return quoteView(await simulations.quote(request.auth!, request.body));
+      await routing.loopGuard(request);
+      return quoteView(await routing.deps.services.simulations.quote(request.auth!, request.body));
     },
   );
+}
 
+function registerBatch(app: App, routing: SimulationRouting) {
   app.post(
     '/v1/simulations/batch',
     {
@@ -106,19 +126,27 @@ export function registerSimulationRoutes(app: App, deps: AppDeps) {
       },
     },
     async (request, reply) => {
-      await loopGuard(request);
+      await routing.loopGuard(request);
       return sendIdempotent(request, reply, {
-        store: idempotency,
-        docsUrl,
+        store: routing.deps.services.idempotency,
+        docsUrl: routing.deps.config.docsUrl,
         schemas: { 202: batchSchema },
         run: async (record) => {
-          const batch = await simulations.submitBatch(callContext(request, record), request.body);
-          return { status: 202, body: batchView(batch, { requestId: request.id, docsUrl }) };
+          const batch = await routing.deps.services.simulations.submitBatch(
+            callContext(request, record),
+            request.body,
+          );
+          return {
+            status: 202,
+            body: batchView(batch, { requestId: request.id, docsUrl: routing.deps.config.docsUrl }),
+          };
         },
       });
     },
   );
+}
 
+function registerBatchStatus(app: App, routing: SimulationRouting) {
   app.get(
     '/v1/simulations/batch/:batch_id',
     {
@@ -131,9 +159,16 @@ export function registerSimulationRoutes(app: App, deps: AppDeps) {
       },
     },
     async (request) =>
-      batchStatusView(await simulations.batchStatus(callContext(request, null), request.params.batch_id)),
+      batchStatusView(
+        await routing.deps.services.simulations.batchStatus(
+          callContext(request, null),
+          request.params.batch_id,
+        ),
+      ),
   );
+}
 
+function registerResultPath(app: App, routing: SimulationRouting) {
   app.get(
     '/v1/simulations/jobs/:job_id',
     {
@@ -149,7 +184,7 @@ export function registerSimulationRoutes(app: App, deps: AppDeps) {
       },
     },
     async (request, reply) => {
-      const outcome = await simulations.result(
+      const outcome = await routing.deps.services.simulations.result(
         callContext(request, null),
         request.params.job_id,
         request.query.reservation_id,
