@@ -1,4 +1,4 @@
--- Organisations and their API keys (decisions 1). Keys are stored as SHA-256 hashes only.
+-- Organisations and their API keys (docs/decisions.md §1). Keys are stored as SHA-256 hashes only.
 CREATE TABLE orgs (
   id text PRIMARY KEY,                       -- org_<base62>
   name text NOT NULL,
@@ -7,7 +7,7 @@ CREATE TABLE orgs (
   plan_active boolean NOT NULL DEFAULT true,
   -- Credits per UTC month in milli-credits; NULL = default (10x the plan's monthly allowance).
   spend_cap_milli bigint CHECK (spend_cap_milli IS NULL OR spend_cap_milli >= 0),
-  -- Operator overrides of the plan's limits (decisions 3), e.g. {"simulations_rpm": 100}.
+  -- Operator overrides of the plan's limits (docs/decisions.md §3), e.g. {"simulations_rpm": 100}.
   limit_overrides jsonb NOT NULL DEFAULT '{}'::jsonb,
   created_at timestamptz NOT NULL DEFAULT now()
 );

@@ -1,4 +1,4 @@
--- Credits (decisions 2). All amounts are integer milli-credits (1 credit = 1,000 milli = 1,000 draws).
+-- Credits (docs/decisions.md §2). All amounts are integer milli-credits (1 credit = 1,000 milli = 1,000 draws).
 --
 -- credit_accounts holds each organisation's current balances; credit_ledger is the append-only record
 -- of every movement, and for every account column the sum of the matching ledger deltas equals it.

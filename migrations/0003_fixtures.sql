@@ -1,4 +1,4 @@
--- Fixtures and their simulation inputs (decisions 4 and 5), loaded from operators' feeds.
+-- Fixtures and their simulation inputs (docs/decisions.md §4 and §5), loaded from operators' feeds.
 --
 -- A fixture's inputs (ratings, squads with player profiles, predicted and announced lineups) are
 -- replaced as one unit by the feed loader, in one transaction; readers read them in one snapshot.
@@ -101,7 +101,7 @@ CREATE TABLE squad_players (
   PRIMARY KEY (fixture_id, side, player_id)
 );
 
--- The latest shared simulation of a fixture's data_version (decisions 4 `summary`), written by the
+-- The latest shared simulation of a fixture's data_version (docs/decisions.md §4 `summary`), written by the
 -- simulations layer; the fixture list shows the row whose data_version is the fixture's current one.
 CREATE TABLE fixture_summaries (
   fixture_id integer NOT NULL REFERENCES fixtures (id) ON DELETE CASCADE,

@@ -1,4 +1,4 @@
--- Simulations (decisions 3, 6, 7): batches, jobs and their queue, the result cache, deliveries, the
+-- Simulations (docs/decisions.md §3, §6, §7): batches, jobs and their queue, the result cache, deliveries, the
 -- idempotency store and the daily usage counters.
 --
 -- A job row is written in the same transaction as its credit hold (live keys), so a job exists exactly
@@ -105,7 +105,7 @@ CREATE TABLE deliveries (
 CREATE INDEX deliveries_result ON deliveries (result_id, created_at);
 CREATE INDEX deliveries_org ON deliveries (org_id, created_at);
 
--- Idempotency-Key records (decisions 7): scope org + key mode + method + path + key, kept 24 hours.
+-- Idempotency-Key records (docs/decisions.md §7): scope org + key mode + method + path + key, kept 24 hours.
 -- state: in_flight while the first request runs (locked_until bounds a crashed one), complete once its
 -- response is stored, open when it ended without a storable response (a 429 or 5xx) after creating a job
 -- or batch, so that a retry runs again and finds what the first attempt made.
@@ -130,8 +130,8 @@ CREATE TABLE idempotency_keys (
 );
 CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
 
--- Daily ceilings per organisation and UTC day (decisions 3, spec 8). The admission of a submission
--- locks its organisation's row for the day, so concurrent submissions are counted one at a time.
+-- Daily ceilings per organisation and UTC day (docs/decisions.md §3, docs/api.md §8). The admission of a
+-- submission locks its organisation's row for the day, so concurrent submissions are counted one at a time.
 CREATE TABLE usage_days (
   org_id text NOT NULL REFERENCES orgs (id),
   day date NOT NULL,

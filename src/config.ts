@@ -1,5 +1,5 @@
 // The one place that reads process.env. Parsed once at boot; an invalid value stops the service
-// with a message naming the variable (decisions 10).
+// with a message naming the variable (docs/decisions.md §10).
 import { z } from 'zod';
 
 const booleanString = z

@@ -1,6 +1,6 @@
-// The one table of error codes (spec section 7, decisions 9): status, retry advice, credit effect and
-// the default message of every code the service can answer. Everything that answers an error goes
-// through `ApiError` and `errorBody`, so the wire shape lives here alone.
+// The one table of error codes (docs/api.md §7, docs/decisions.md §9): status, retry advice, credit effect
+// and the default message of every code the service can answer. Everything that answers an error goes through
+// `ApiError` and `errorBody`, so the wire shape lives here alone.
 
 export type RetryStrategy = 'correct_request' | 'backoff_with_jitter' | 'wait_for_change';
 export type IdempotencyAdvice = 'same' | 'new' | 'not_applicable';
@@ -15,7 +15,7 @@ export interface ErrorDefinition {
   creditEffect: CreditEffect;
   /** One-line recovery instruction shown as `error.fix` and on the docs page. */
   fix: string;
-  /** True for the codes the spec lists only by name ("additional codes"). */
+  /** True for the codes docs/api.md §7 lists only by name ("additional codes"). */
   additional?: true;
 }
 
@@ -416,7 +416,7 @@ export interface ErrorBody {
   };
 }
 
-/** The wire form of an error (spec 7). Retry-After must be set from `retryAfterSeconds` by the caller. */
+/** The wire form of an error (docs/api.md §7). Retry-After must be set from `retryAfterSeconds` by the caller. */
 export function errorBody(
   error: ApiError,
   context: { requestId: string | null; docsUrl: string },

@@ -1,4 +1,4 @@
-// Public identifiers and secrets: a prefix and random base62 characters (decisions 1).
+// Public identifiers and secrets: a prefix and random base62 characters (docs/decisions.md §1).
 import { randomBytes } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

@@ -22,7 +22,7 @@ import { makeServiceGraph, type ServiceGraph } from './wiring.js';
 export type Role = 'api' | 'worker' | 'all';
 
 export function connectRedis(url: string): Redis {
-  // STACK.md: fail fast instead of queueing commands while Redis is away.
+  // Fail fast instead of queueing commands while Redis is away: a limit check must answer, not wait.
   return new Redis(url, {
     connectTimeout: 2000,
     maxRetriesPerRequest: 1,
@@ -37,7 +37,7 @@ export async function openServiceDatabase(config: Config): Promise<Database> {
   return db;
 }
 
-/** The admin token: ADMIN_TOKEN, else one generated once into DATA_DIR (decisions 8). */
+/** The admin token: ADMIN_TOKEN, else one generated once into DATA_DIR (docs/decisions.md §8). */
 export function resolveAdminToken(config: Config): { token: string; generated: boolean } {
   if (config.ADMIN_TOKEN) return { token: config.ADMIN_TOKEN, generated: false };
   const file = path.resolve(config.DATA_DIR, 'admin-token');

@@ -1,4 +1,4 @@
-// API keys (decisions 1): `ms_live_…` / `ms_test_…` secrets shown once, stored as SHA-256 hashes.
+// API keys (docs/decisions.md §1): `ms_live_…` / `ms_test_…` secrets shown once, stored as SHA-256 hashes.
 import { createHash } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import type { Sql } from '../db/connection.js';
@@ -12,7 +12,7 @@ export type Scope = (typeof SCOPES)[number];
 export type KeyMode = 'live' | 'test';
 
 const SECRET_RANDOM_LENGTH = 40;
-/** Well formed: the prefix of a mode and at least 32 base62 characters (decisions 1). */
+/** Well formed: the prefix of a mode and at least 32 base62 characters (docs/decisions.md §1). */
 export const SECRET_PATTERN = /^ms_(live|test)_[0-9A-Za-z]{32,128}$/;
 
 export function hashSecret(secret: string): string {

@@ -1,4 +1,4 @@
-// Organisations: plan, status, spend cap and per-organisation limit overrides (decisions 1, 3, 8).
+// Organisations: plan, status, spend cap and per-organisation limit overrides (docs/decisions.md §1, §3, §8).
 import { z } from 'zod';
 import type { Sql } from '../db/connection.js';
 import { ApiError } from '../errors.js';
@@ -21,7 +21,7 @@ export interface Org {
   createdAt: Date;
 }
 
-/** Names of the limits an operator may override (decisions 3). */
+/** Names of the limits an operator may override (docs/decisions.md §3). */
 export const LIMIT_NAMES = [
   'data_rpm',
   'simulations_rpm',

@@ -1,5 +1,5 @@
-// Credit amounts are integer milli-credits everywhere (decisions 2): 1 credit = 1,000 milli-credits =
-// 1,000 draws. These are the only conversions to and from the wire forms.
+// Credit amounts are integer milli-credits everywhere (docs/decisions.md §2): 1 credit = 1,000 milli-credits
+// = 1,000 draws. These are the only conversions to and from the wire forms.
 
 export const MILLI_PER_CREDIT = 1000;
 

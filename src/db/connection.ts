@@ -69,7 +69,8 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   await server.start();
   const address = server.getServerConn();
   const port = Number(address.split(':').pop());
-  // PGlite through the socket serves exactly one client connection (STACK.md).
+  // PGlite through the socket serves exactly one client connection: a second one fails with
+  // `portal "" does not exist` (electric-sql/pglite#1046).
   const sql = postgres({
     ...clientOptions,
     host: '127.0.0.1',

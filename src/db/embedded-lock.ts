@@ -1,4 +1,4 @@
-// One process owns a PGlite data directory at a time (STACK.md). A lock file with the owner's pid
+// One process owns a PGlite data directory at a time (PGlite is in-process). A lock file with the owner's pid
 // turns a second opener into a clear message instead of a corrupted database.
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';

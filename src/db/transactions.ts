@@ -1,6 +1,6 @@
 // How the ledger runs its transactions, and the one place where PostgreSQL errors are translated:
 // lock conflicts are retried a bounded number of times; a lost connection becomes an ApiError whose code
-// tells the client that the money effect is unknown (decisions 7: settlement_unknown).
+// tells the client that the money effect is unknown (docs/decisions.md §7: settlement_unknown).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError, type ErrorCode } from '../errors.js';
 import type { Sql, TransactionSql } from './connection.js';

@@ -92,7 +92,7 @@ export function makeAuthenticator(deps: {
   const adminToken = deps.adminToken ? Buffer.from(deps.adminToken) : null;
 
   function authenticateAdmin(request: FastifyRequest) {
-    // Without ADMIN_TOKEN the admin API does not exist (404 on every path, decisions 8).
+    // Without ADMIN_TOKEN the admin API does not exist (404 on every path, docs/decisions.md §8).
     if (!adminToken) throw new ApiError('resource_missing', { message: 'No such route.' });
     const token = Buffer.from(bearerToken(request) ?? '');
     const ok = token.length === adminToken.length && timingSafeEqual(token, adminToken);

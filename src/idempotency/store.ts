@@ -12,7 +12,7 @@ import type { KeyMode } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { ApiError } from '../errors.js';
 
-/** decisions 7: records are kept 24 hours. */
+/** docs/decisions.md §7: records are kept 24 hours. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 /**
  * How long a first attempt may stay in flight before a retry may take its record over: longer than

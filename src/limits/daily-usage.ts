@@ -1,6 +1,6 @@
-// The daily counters of an organisation (decisions 3, spec 8): submissions, batches and GPU time per
-// UTC day, one usage_days row per organisation and day. GPU time is kept in whole milliseconds so that
-// reserving an estimate and replacing it with the measured time is exact arithmetic.
+// The daily counters of an organisation (docs/decisions.md §3, docs/api.md §8): submissions, batches and GPU
+// time per UTC day, one usage_days row per organisation and day. GPU time is kept in whole milliseconds so
+// that reserving an estimate and replacing it with the measured time is exact arithmetic.
 import type { Sql, TransactionSql } from '../db/connection.js';
 
 export interface DailyUsage {

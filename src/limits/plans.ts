@@ -1,18 +1,18 @@
-// The per-plan numbers (spec 8, decisions 3): the one table every part of the service reads, and the
-// one function that applies an organisation's operator overrides to it.
+// The per-plan numbers (docs/api.md §8, docs/decisions.md §3): the one table every part of the service reads,
+// and the one function that applies an organisation's operator overrides to it.
 import { LIMIT_NAMES, type Plan } from '../accounts/orgs.js';
 
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
 export interface PlanTerms {
-  /** `usage_tier` of the credit balance (decisions 3). */
+  /** `usage_tier` of the credit balance (docs/decisions.md §3). */
   usageTier: number;
-  /** Credits included per UTC month, in milli-credits (spec 1 and 8). */
+  /** Credits included per UTC month, in milli-credits (docs/api.md §1 and §8). */
   monthlyAllowanceMilli: number;
   limits: Record<LimitName, number>;
 }
 
-/** A spend cap is this many monthly allowances unless an operator sets one (decisions 1). */
+/** A spend cap is this many monthly allowances unless an operator sets one (docs/decisions.md §1). */
 export const DEFAULT_SPEND_CAP_ALLOWANCES = 10;
 
 export const PLAN_TERMS: Record<Plan, PlanTerms> = {

@@ -1,4 +1,4 @@
-// Usage limits of simulation submissions (decisions 3, spec 8): open jobs, daily submissions and
+// Usage limits of simulation submissions (docs/decisions.md §3, docs/api.md §8): open jobs, daily submissions and
 // batches, the daily GPU-second budget, the loop guard and the custom-lineup cooldown.
 //
 // Admission runs inside the transaction that reserves the credits and writes the jobs. It first locks
@@ -24,11 +24,11 @@ import type { WindowCounter } from './window-counter.js';
 /** How long a client refused for concurrency waits before trying again: jobs take seconds. */
 export const CONCURRENCY_RETRY_AFTER_SECONDS = 5;
 
-/** decisions 3: the same method, path and body this many times within the window is a loop. */
+/** docs/decisions.md §3: the same method, path and body this many times within the window is a loop. */
 export const LOOP_GUARD_REPEATS = 8;
 export const LOOP_GUARD_WINDOW_MS = 10_000;
 
-/** decisions 3: this many custom-lineup failures within the window lock custom lineups for LOCK_MS. */
+/** docs/decisions.md §3: this many custom-lineup failures within the window lock custom lineups for LOCK_MS. */
 export const LINEUP_FAILURES_BEFORE_COOLDOWN = 5;
 export const LINEUP_FAILURE_WINDOW_MS = 10 * 60_000;
 export const LINEUP_COOLDOWN_MS = 10 * 60_000;
@@ -39,7 +39,7 @@ export interface UsageOrg extends PlanHolder {
 
 export interface SubmissionRequest {
   org: UsageOrg;
-  /** A batch counts as one submission, one batch and one open job group (spec 8.1). */
+  /** A batch counts as one submission, one batch and one open job group (docs/api.md §8.1). */
   kind: 'simulation' | 'batch';
   /**
    * Estimated GPU-seconds of each job that will run (draws x seconds per draw of the engine in use);
@@ -133,7 +133,7 @@ async function admitSubmission(
   const budgetMs = limits.gpu_seconds_per_day * 1000;
   const estimatesMs = request.gpuSecondsEstimates.map(gpuSecondsToMs);
   const estimateMs = estimatesMs.reduce((sum, ms) => sum + ms, 0);
-  // spec 8.3: a request may reserve the full daily budget, so one larger than the whole budget
+  // docs/api.md §8.3: a request may reserve the full daily budget, so one larger than the whole budget
   // reserves all of it (on an untouched day) rather than never fitting.
   const reservedMs = Math.min(estimateMs, budgetMs);
   if (estimateMs > 0 && (usage.gpuMs >= budgetMs || usage.gpuMs + reservedMs > budgetMs)) {

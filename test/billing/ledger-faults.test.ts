@@ -1,6 +1,6 @@
 // Fault tests: the database connection of a settlement is terminated (pg_terminate_backend from a
 // second connection) in the middle of it. Whatever happens, each settlement is whole or absent, the
-// ledger balances, and settling again gives the one true outcome (decisions 7: settlement_unknown).
+// ledger balances, and settling again gives the one true outcome (docs/decisions.md §7: settlement_unknown).
 //
 // The settlements run in a child process (fault-settler.ts) with its own connections: the postgres
 // client can crash or hang its process after a terminated connection (porsager/postgres#1154, #1208),

@@ -1,6 +1,6 @@
 // Property test: random sequences of top-ups, holds, settlements, releases, one-step charges, sweeps
 // and passing time, run against the ledger and against a plain in-memory model of the rules of
-// decisions 2. After every step the balances, the outcome and the ledger's own sums must agree.
+// docs/decisions.md §2. After every step the balances, the outcome and the ledger's own sums must agree.
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { periodStart } from '../../src/billing/billing-period.js';
@@ -46,7 +46,7 @@ interface ModelHold {
   expiresAt: number | null;
 }
 
-/** The rules of decisions 2, written as directly as possible, with no database. */
+/** The rules of docs/decisions.md §2, written as directly as possible, with no database. */
 class Model {
   monthly = PLUS_ALLOWANCE;
   topup = 0;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { limitsFor, monthlyAllowanceMilli, PLAN_TERMS, spendCapMilli } from '../../src/limits/plans.js';
 
 describe('plan terms', () => {
-  it('holds the numbers of spec 8 and decisions 3', () => {
+  it('holds the numbers of docs/api.md §8 and docs/decisions.md §3', () => {
     expect(PLAN_TERMS.plus).toEqual({
       usageTier: 1,
       monthlyAllowanceMilli: 100_000,

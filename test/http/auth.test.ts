@@ -73,7 +73,7 @@ describe('authentication outcomes', () => {
     await expectError(await credits(lapsed.auth), 403, 'tier_restricted');
   });
 
-  it('checks in the order of decisions 1', async () => {
+  it('checks in the order of docs/decisions.md §1', async () => {
     // revoked and expired → revoked
     const a = await t.newOrg({ expiresAt: new Date(Date.now() - 1000) });
     await revokeKey(t.db.sql, a.keyId, new Date());

@@ -12,7 +12,7 @@ const get = (auth: Record<string, string>) =>
   t.app.inject({ method: 'GET', url: '/v1/credits', headers: auth });
 
 describe('GET /v1/credits', () => {
-  it('has the shape of spec 2.1 with the Pro numbers of decisions 3', async () => {
+  it('has the shape of docs/api.md §2.1 with the Pro numbers of docs/decisions.md §3', async () => {
     const { auth } = await t.newOrg({ plan: 'pro' });
     const response = await get(auth);
     expect(response.statusCode).toBe(200);

@@ -42,7 +42,7 @@ const SPEC_CODES = [
   'capability_off',
   'capability_disabled',
   'maintenance',
-  // "additional codes" of spec 7
+  // "additional codes" of docs/api.md §7
   'coverage_unavailable',
   'lever_unsupported',
   'max_credits_exceeded',
@@ -98,13 +98,13 @@ const SPEC_STATUS: Record<string, number> = {
 };
 
 describe('the error table', () => {
-  it('holds every code of spec 7, with the spec status', () => {
+  it('holds every code of docs/api.md §7, with its status there', () => {
     expect(Object.keys(ERRORS).sort()).toEqual([...SPEC_CODES].sort());
     for (const [code, status] of Object.entries(SPEC_STATUS))
       expect(ERRORS[code as ErrorCode].status, code).toBe(status);
   });
 
-  it.each(SPEC_CODES)('%s has the error object of spec 7 and decisions 9', (code) => {
+  it.each(SPEC_CODES)('%s has the error object of docs/api.md §7 and docs/decisions.md §9', (code) => {
     const body = errorBody(new ApiError(code as ErrorCode), {
       requestId: 'req_1',
       docsUrl: 'https://d.example/docs',
@@ -123,7 +123,7 @@ describe('the error table', () => {
     expect(e.recovery).toBeNull();
   });
 
-  it('maps statuses to the types of decisions 9', () => {
+  it('maps statuses to the types of docs/decisions.md §9', () => {
     expect([400, 401, 402, 403, 404, 409, 429, 500, 502, 503].map(errorType)).toEqual([
       'invalid_request_error',
       'authentication_error',
@@ -138,7 +138,7 @@ describe('the error table', () => {
     ]);
   });
 
-  it('matches the example of spec 7 for a limit of 0', () => {
+  it('matches the example of docs/api.md §7 for a limit of 0', () => {
     const e = errorBody(new ApiError('parameter_invalid', { param: 'limit' }), {
       requestId: 'r',
       docsUrl: 'x',

@@ -1,5 +1,5 @@
-// The simulations API end to end over a real database and the CPU engine: every outcome of spec 4.3-4.5,
-// 4.8 and decisions 5-7 that a subscriber can see.
+// The simulations API end to end over a real database and the CPU engine: every outcome of docs/api.md §4.3-4.5,
+// 4.8 and docs/decisions.md §5-7 that a subscriber can see.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestFeed } from '../../src/fixtures/feed-loader.js';

@@ -1,4 +1,4 @@
-// `npm start` on a fresh clone (decisions 8): migrate, demo organisation with a live and a test key,
+// `npm start` on a fresh clone (docs/decisions.md §8): migrate, demo organisation with a live and a test key,
 // an admin token in DATA_DIR, printed once; a second start reuses them.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,5 @@
-// Usage limits (decisions 3, spec 8): every 429 with its rule and Retry-After, GPU-second reservation and
-// settlement, and admissions that stay exact when many run at once.
+// Usage limits (docs/decisions.md §3, docs/api.md §8): every 429 with its rule and Retry-After, GPU-second
+// reservation and settlement, and admissions that stay exact when many run at once.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';

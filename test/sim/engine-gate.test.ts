@@ -1,4 +1,4 @@
-// The engine states of the spec's 503 codes, as submissions see them.
+// The engine states behind the 503 codes of docs/api.md §7, as submissions see them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineHealth } from '../../src/engine/runner.js';
 import { ingestFeed } from '../../src/fixtures/feed-loader.js';

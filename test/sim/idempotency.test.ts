@@ -1,4 +1,4 @@
-// The Idempotency-Key store (decisions 7): replay byte for byte, conflict on another body, retryable
+// The Idempotency-Key store (docs/decisions.md §7): replay byte for byte, conflict on another body, retryable
 // conflict while in flight, nothing stored for a 429 or 5xx, 24-hour lifetime, and a retry after an
 // unconfirmed outcome finds the job the first attempt created.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
-// Job and hold outcomes through the queue and the result path (decisions 2 and 6), on PGlite and, with
-// DATABASE_URL, on a PostgreSQL server.
+// Job and hold outcomes through the queue and the result path (docs/decisions.md §2 and §6), on PGlite and,
+// with DATABASE_URL, on a PostgreSQL server.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import { newId } from '../../src/ids.js';

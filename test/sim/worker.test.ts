@@ -1,5 +1,5 @@
-// Workers (decisions 6): claim in batches, complete exactly once even when workers race or a lease runs
-// out mid-run, drain on stop, rescue lapsed leases and sweep ended holds as chores.
+// Workers (docs/decisions.md §6): claim in batches, complete exactly once even when workers race or a lease
+// runs out mid-run, drain on stop, rescue lapsed leases and sweep ended holds as chores.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../src/jobs/types.js';
 import { startWorker, type Worker } from '../../src/jobs/worker.js';
