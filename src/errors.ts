@@ -337,7 +337,7 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
-export const ERROR_TYPE_BY_STATUS: Record<number, string> = {
+const ERROR_TYPE_BY_STATUS: Record<number, string> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
   402: 'billing_error',

@@ -21,7 +21,7 @@ import { makeServiceGraph, type ServiceGraph } from './wiring.js';
 
 export type Role = 'api' | 'worker' | 'all';
 
-export function connectRedis(url: string): Redis {
+function connectRedis(url: string): Redis {
   // Fail fast instead of queueing commands while Redis is away: a limit check must answer, not wait.
   return new Redis(url, {
     connectTimeout: 2000,
@@ -38,7 +38,7 @@ export async function openServiceDatabase(config: Config): Promise<Database> {
 }
 
 /** The admin token: ADMIN_TOKEN, else one generated once into DATA_DIR (docs/decisions.md §8). */
-export function resolveAdminToken(config: Config): { token: string; generated: boolean } {
+function resolveAdminToken(config: Config): { token: string; generated: boolean } {
   if (config.ADMIN_TOKEN) return { token: config.ADMIN_TOKEN, generated: false };
   const file = path.resolve(config.DATA_DIR, 'admin-token');
   try {

@@ -32,7 +32,7 @@ export interface ApiKey {
 }
 
 /** Normalise a CIDR (or a bare address) and refuse anything that is not one. */
-export function parseCidr(value: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } {
+function parseCidr(value: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } {
   const [address = '', prefixText] = value.trim().split('/');
   const version = isIP(address);
   if (version === 0) throw new Error(`not an IP address: ${value}`);

@@ -1,7 +1,7 @@
 // Credit amounts are integer milli-credits everywhere (docs/decisions.md §2): 1 credit = 1,000 milli-credits
 // = 1,000 draws. These are the only conversions to and from the wire forms.
 
-export const MILLI_PER_CREDIT = 1000;
+const MILLI_PER_CREDIT = 1000;
 
 /** The exact decimal string with three places: 1000 => "1.000", 100 => "0.100", -2500 => "-2.500". */
 export function formatCredits(milli: number): string {

@@ -27,7 +27,7 @@ import type {
 } from './types.js';
 
 /** Why a hold was released by the sweeper (docs/decisions.md §2: not delivered within HOLD_TTL). */
-export const EXPIRED_RELEASE_REASON = 'expired';
+const EXPIRED_RELEASE_REASON = 'expired';
 
 export async function reserve(
   { sql, clock }: LedgerDeps,

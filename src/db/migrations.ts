@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Sql } from './connection.js';
 
 /** migrations/ at the repository root, from src/db (tsx) or dist/src/db (compiled). */
-export function migrationsDirectory(): string {
+function migrationsDirectory(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const candidates = [path.resolve(here, '../../migrations'), path.resolve(here, '../../../migrations')];
   for (const candidate of candidates) {
@@ -24,7 +24,7 @@ export interface Migration {
   sql: string;
 }
 
-export function readMigrations(directory = migrationsDirectory()): Migration[] {
+function readMigrations(directory = migrationsDirectory()): Migration[] {
   return readdirSync(directory)
     .filter((file) => /^\d{4}_[a-z0-9_]+\.sql$/.test(file))
     .sort()

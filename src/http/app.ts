@@ -27,7 +27,7 @@ import { registerSimulationRoutes } from './routes/simulations.js';
 export type { App, AppDeps } from './app-types.js';
 
 /** Bodies larger than this are refused before parsing. */
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+const BODY_LIMIT_BYTES = 1024 * 1024;
 
 const RATE_LIMIT_BY_GROUP: Record<RateGroup, LimitName> = {
   data: 'data_rpm',

@@ -54,7 +54,7 @@ function validatedInput(request: FastifyRequest | undefined, context: string | u
   return request.body;
 }
 
-export function validationToApiError(
+function validationToApiError(
   error: FastifyError & { validationContext?: string },
   request?: FastifyRequest,
 ): ApiError {
@@ -78,7 +78,7 @@ export function validationToApiError(
   return new ApiError('parameter_invalid', { param: base, message: `${where}${issue.message}` });
 }
 
-export function toApiError(error: unknown, request?: FastifyRequest): ApiError {
+function toApiError(error: unknown, request?: FastifyRequest): ApiError {
   if (isApiError(error)) return error;
   const fastifyError = error as FastifyError & { validationContext?: string };
   if (fastifyError?.validation) return validationToApiError(fastifyError, request);
@@ -92,7 +92,7 @@ export function toApiError(error: unknown, request?: FastifyRequest): ApiError {
   return new ApiError('internal_error', { internal: error });
 }
 
-export function sendApiError(request: FastifyRequest, reply: FastifyReply, error: ApiError, docsUrl: string) {
+function sendApiError(request: FastifyRequest, reply: FastifyReply, error: ApiError, docsUrl: string) {
   const after = error.options.retryAfterSeconds;
   if (after !== undefined) reply.header('Retry-After', String(Math.max(0, Math.ceil(after))));
   return reply

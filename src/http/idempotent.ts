@@ -9,7 +9,7 @@ import type { IdempotencyRecord, IdempotencyStore } from '../idempotency/store.j
 import { errorResponseSchema } from './schemas/common.js';
 import { serializeThrough } from './serialize.js';
 
-export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 
 /** The Idempotency-Key header: absent (null) or 1 to 255 characters (docs/api.md §8.5). */
 export function parseIdempotencyKey(value: string | string[] | undefined): string | null {

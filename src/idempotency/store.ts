@@ -13,14 +13,14 @@ import type { Sql, TransactionSql } from '../db/connection.js';
 import { ApiError } from '../errors.js';
 
 /** docs/decisions.md §7: records are kept 24 hours. */
-export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 /**
  * How long a first attempt may stay in flight before a retry may take its record over: longer than
  * any request runs (wait_seconds is at most 25), so only a crashed process leaves one this long.
  */
 export const IN_FLIGHT_LEASE_MS = 60_000;
 /** Retry-After of an in-flight conflict. */
-export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
+const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
 
 export interface IdempotencyScope {
   orgId: string;
@@ -94,7 +94,7 @@ interface RecordRow {
 }
 
 /** Responses that must not be replayed: a 429 or a 5xx deserves a fresh attempt on retry. */
-export function isStorableStatus(status: number): boolean {
+function isStorableStatus(status: number): boolean {
   return status !== 429 && status < 500;
 }
 

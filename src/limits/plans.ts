@@ -13,7 +13,7 @@ export interface PlanTerms {
 }
 
 /** A spend cap is this many monthly allowances unless an operator sets one (docs/decisions.md §1). */
-export const DEFAULT_SPEND_CAP_ALLOWANCES = 10;
+const DEFAULT_SPEND_CAP_ALLOWANCES = 10;
 
 export const PLAN_TERMS: Record<Plan, PlanTerms> = {
   // No plan: refused with tier_restricted before any limit applies; zeros keep every check closed.

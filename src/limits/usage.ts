@@ -22,16 +22,16 @@ import { limitsFor } from './plans.js';
 import type { WindowCounter } from './window-counter.js';
 
 /** How long a client refused for concurrency waits before trying again: jobs take seconds. */
-export const CONCURRENCY_RETRY_AFTER_SECONDS = 5;
+const CONCURRENCY_RETRY_AFTER_SECONDS = 5;
 
 /** docs/decisions.md §3: the same method, path and body this many times within the window is a loop. */
-export const LOOP_GUARD_REPEATS = 8;
-export const LOOP_GUARD_WINDOW_MS = 10_000;
+const LOOP_GUARD_REPEATS = 8;
+const LOOP_GUARD_WINDOW_MS = 10_000;
 
 /** docs/decisions.md §3: this many custom-lineup failures within the window lock custom lineups for LOCK_MS. */
-export const LINEUP_FAILURES_BEFORE_COOLDOWN = 5;
-export const LINEUP_FAILURE_WINDOW_MS = 10 * 60_000;
-export const LINEUP_COOLDOWN_MS = 10 * 60_000;
+const LINEUP_FAILURES_BEFORE_COOLDOWN = 5;
+const LINEUP_FAILURE_WINDOW_MS = 10 * 60_000;
+const LINEUP_COOLDOWN_MS = 10 * 60_000;
 
 export interface UsageOrg extends PlanHolder {
   id: string;

@@ -2,11 +2,12 @@
 // §2 and §3).
 import { z } from 'zod';
 import { creditsNumber } from '../../billing/amounts.js';
+import { nextPeriodStart } from '../../billing/billing-period.js';
 import { limitsFor, monthlyAllowanceMilli, PLAN_TERMS } from '../../limits/plans.js';
 import type { App, AppDeps } from '../app-types.js';
 import { errorResponses } from '../schemas/common.js';
 
-export const creditBalanceSchema = z
+const creditBalanceSchema = z
   .object({
     object: z.literal('credit_balance'),
     livemode: z.boolean(),
@@ -35,10 +36,6 @@ export const creditBalanceSchema = z
   })
   .describe('Credit balance');
 
-export function nextMonthStart(now: Date): Date {
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
-}
-
 export function registerCreditRoutes(app: App, deps: AppDeps) {
   app.get(
     '/v1/credits',
@@ -65,7 +62,7 @@ export function registerCreditRoutes(app: App, deps: AppDeps) {
         monthly: {
           remaining: creditsNumber(balance.monthlyRemaining),
           allowance: creditsNumber(monthlyAllowanceMilli(auth.org.plan, auth.org.planActive)),
-          resets_at: nextMonthStart(deps.clock()).toISOString(),
+          resets_at: nextPeriodStart(deps.clock()).toISOString(),
         },
         topup: { remaining: creditsNumber(balance.topupRemaining) },
         limits: {

@@ -51,9 +51,7 @@ function renderErrorCode(code: string, definition: ErrorDefinition): string {
 key <code>${definition.idempotencyKey}</code></td><td><code>${definition.creditEffect}</code></td></tr>`;
 }
 
-export function renderDocsPage(openapi: {
-  paths?: Record<string, Record<string, OpenApiOperation>>;
-}): string {
+function renderDocsPage(openapi: { paths?: Record<string, Record<string, OpenApiOperation>> }): string {
   const operations = Object.entries(openapi.paths ?? {})
     .flatMap(([path, methods]) =>
       Object.entries(methods).map(([method, operation]) => renderOperation(method, path, operation)),

@@ -1,15 +1,14 @@
 // Wire schemas of the simulation routes (docs/api.md §2.3-2.6, §4.3-4.5, §4.8). Field order is the
 // order the views build, so a body serialised through its schema keeps its bytes.
 import { z } from 'zod';
+import { MAX_DRAWS_PER_JOB as MAX_DRAWS, MIN_DRAWS_PER_JOB as MIN_DRAWS } from '../../engine/contract/run.js';
 import { simulationDocumentSchema } from '../../engine/document.js';
 import { lineupsRequestSchema } from '../../fixtures/lineups.js';
 import { JOB_STATUSES } from '../../jobs/types.js';
 import { DEFAULT_DRAWS, DEFAULT_WAIT_SECONDS } from '../../simulations/types.js';
 import { freshnessSchema, priceSchema } from './common.js';
 
-export const MIN_DRAWS = 100;
-export const MAX_DRAWS = 1_000_000;
-export const MAX_BATCH_ITEMS = 1000;
+const MAX_BATCH_ITEMS = 1000;
 
 const isoDate = z
   .string()

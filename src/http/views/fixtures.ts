@@ -9,7 +9,7 @@ import type { FixtureRecord, FixtureWithInputs } from '../../fixtures/fixture-re
 import { SUPPORTED_FORMATIONS } from '../../fixtures/formations.js';
 import { freshnessOf } from '../../fixtures/freshness.js';
 
-export function competitionView(fixture: FixtureRecord) {
+function competitionView(fixture: FixtureRecord) {
   const { competition_id, name, country, season, covered } = fixture.competition;
   return { competition_id, name, country, season, covered };
 }
@@ -26,7 +26,7 @@ function summaryView(summary: FixtureSummary) {
   };
 }
 
-export function fixtureItemView({ fixture, summary }: FixtureListItem, now: Date) {
+function fixtureItemView({ fixture, summary }: FixtureListItem, now: Date) {
   return {
     fixture_id: fixture.fixtureId,
     kickoff: fixture.kickoff.toISOString(),

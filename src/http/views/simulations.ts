@@ -10,7 +10,7 @@ import type { Quote } from '../../simulations/quote.js';
 import type { RunPayload } from '../../simulations/run-payload.js';
 import type { BatchSubmission } from '../../simulations/submit-batch.js';
 
-export function resultUrl(jobId: string, reservationId: string): string {
+function resultUrl(jobId: string, reservationId: string): string {
   return `/v1/simulations/jobs/${jobId}?reservation_id=${reservationId}`;
 }
 
@@ -24,7 +24,7 @@ function reservedMilli(job: Job): number {
   return job.mode === 'live' && open ? job.priceMilli : 0;
 }
 
-export function jobView(job: Job, retryAfterSeconds: number) {
+function jobView(job: Job, retryAfterSeconds: number) {
   const payload = job.inputs as RunPayload | null;
   return {
     object: 'simulation_job' as const,
@@ -46,7 +46,7 @@ export function jobView(job: Job, retryAfterSeconds: number) {
 }
 
 /** A delivery; given again (replayed) it shows the same delivery with nothing charged this time. */
-export function simulationView({ job, result, delivery, replayed }: DeliveredSimulation) {
+function simulationView({ job, result, delivery, replayed }: DeliveredSimulation) {
   const payload = job.inputs as RunPayload;
   const price = jobPrice(job);
   const charged = replayed ? 0 : creditsNumber(delivery.creditsChargedMilli);
@@ -121,10 +121,7 @@ function rejectedItemError(body: ErrorBody['error']) {
   };
 }
 
-export function batchSubmissionView(
-  submission: BatchSubmission,
-  context: { requestId: string; docsUrl: string },
-) {
+function batchSubmissionView(submission: BatchSubmission, context: { requestId: string; docsUrl: string }) {
   const items = submission.items.map((item) => {
     if (item.kind === 'rejected') {
       return {
