@@ -67,7 +67,7 @@ export interface LoopGuardRequest {
   orgId: string;
   method: string;
   path: string;
-  /** A hash of the request body (src/http/idempotency.ts requestBodyHash). */
+  /** A hash of the request body as received (the HTTP layer hashes the raw bytes). */
   bodyHash: string;
 }
 
