@@ -3,7 +3,7 @@
 // delivered item; next to the bare Fastify JSON route measured in the same run. The service runs in
 // its own process (API and worker, ENGINE as configured: CPU here).
 import type { BenchRow } from './report.js';
-import { startServer } from './servers.js';
+import { type ServerInfo, startServer } from './servers.js';
 
 const SECONDS = Number(process.env.BENCH_SIM_SECONDS ?? 8);
 const CONCURRENCY = 16;
@@ -54,39 +54,71 @@ async function bareRate() {
 export async function benchSimulations(): Promise<BenchRow[]> {
   const reference = await bareRate();
   const service = await startServer('service', { BENCH_FIXTURES: String(BATCH_ITEMS) });
-  const base = `http://127.0.0.1:${service.info.port}`;
-  const headers = { authorization: `Bearer ${service.info.secret}`, 'content-type': 'application/json' };
+  const api = serviceApi(service.info);
   const fixtureIds = service.info.fixtureIds;
   if (fixtureIds.length === 0) throw new Error('no fixture on sale to simulate');
-  const simulate = (body: object) =>
-    fetch(`${base}/v1/simulations`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const misses = await cacheMisses(api, fixtureIds);
+  const hits = await cacheHits(api, fixtureIds);
 
-  // Cache misses: every request has inputs never seen before (1,000 + i draws: the same work within 0.1%).
-  const misses = await drive(
-    (i) => simulate({ fixture_id: fixtureIds[i % fixtureIds.length], draws: 1000 + (i % 1000) }),
+  // A batch of 1,000 fixtures × 10,000 draws: submission to the last delivered item.
+  const batchFixtures = fixtureIds.length >= BATCH_ITEMS ? fixtureIds.slice(0, BATCH_ITEMS) : null;
+  const note = `database: ${service.info.database}; ${CONCURRENCY} concurrent clients, ${SECONDS} s`;
+  const rows = apiRows(reference, misses, hits, note);
+  if (batchFixtures) rows.push(await batchRow(api, batchFixtures));
+  service.stop();
+  return rows;
+}
+
+type Rate = Awaited<ReturnType<typeof drive>>;
+
+/** The service's address, the benchmark key's headers, and POST /v1/simulations. */
+interface ServiceApi {
+  base: string;
+  headers: Record<string, string>;
+  simulate(body: object): Promise<Response>;
+}
+
+function serviceApi(info: ServerInfo): ServiceApi {
+  const base = `http://127.0.0.1:${info.port}`;
+  const headers = { authorization: `Bearer ${info.secret}`, 'content-type': 'application/json' };
+  return {
+    base,
+    headers,
+    simulate: (body) =>
+      fetch(`${base}/v1/simulations`, { method: 'POST', headers, body: JSON.stringify(body) }),
+  };
+}
+
+/** Cache misses: every request has inputs never seen before (1,000 + i draws: the same work within 0.1%). */
+function cacheMisses(api: ServiceApi, fixtureIds: readonly number[]): Promise<Rate> {
+  return drive(
+    (i) => api.simulate({ fixture_id: fixtureIds[i % fixtureIds.length], draws: 1000 + (i % 1000) }),
     200,
   );
-  // Cache hits: 40 fixtures at 1,000 draws, each warmed once; bodies cycle through the fixtures and
-  // wait_seconds (not part of the cache key), so no body repeats often enough to trip the loop guard.
+}
+
+/**
+ * Cache hits: 40 fixtures at 1,000 draws, each warmed once; bodies cycle through the fixtures and
+ * wait_seconds (not part of the cache key), so no body repeats often enough to trip the loop guard.
+ */
+async function cacheHits(api: ServiceApi, fixtureIds: readonly number[]): Promise<Rate> {
   const warm = fixtureIds.slice(0, 40);
   await Promise.all(
-    warm.map((fixture_id) => simulate({ fixture_id, draws: 1000 }).then((r) => r.arrayBuffer())),
+    warm.map((fixture_id) => api.simulate({ fixture_id, draws: 1000 }).then((r) => r.arrayBuffer())),
   );
-  const hits = await drive(
+  return drive(
     (i) =>
-      simulate({
+      api.simulate({
         fixture_id: warm[i % warm.length],
         draws: 1000,
         wait_seconds: 1 + (Math.floor(i / warm.length) % 25),
       }),
     200,
   );
+}
 
-  // A batch of 1,000 fixtures × 10,000 draws: submission to the last delivered item.
-  const batchFixtures = fixtureIds.length >= BATCH_ITEMS ? fixtureIds.slice(0, BATCH_ITEMS) : null;
-  const rows: BenchRow[] = [];
-  const note = `database: ${service.info.database}; ${CONCURRENCY} concurrent clients, ${SECONDS} s`;
-  rows.push(
+function apiRows(reference: Rate, misses: Rate, hits: Rate, note: string): BenchRow[] {
+  return [
     {
       group: 'Simulations API',
       name: 'POST /v1/simulations, 1,000 draws, cache misses: req/s',
@@ -114,51 +146,62 @@ export async function benchSimulations(): Promise<BenchRow[]> {
       value: hits.p50,
       unit: `ms (p99 ${hits.p99.toFixed(1)} ms)`,
     },
-  );
-  if (batchFixtures) {
-    const t0 = performance.now();
-    const submitted = await fetch(`${base}/v1/simulations/batch`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        draws: BATCH_DRAWS,
-        fixtures: batchFixtures.map((fixture_id) => ({ fixture_id })),
-      }),
-    });
-    const batch = (await submitted.json()) as {
-      batch_id: string;
-      items: Array<{ result_url?: string; error?: unknown }>;
+  ];
+}
+
+/** The batch of `BATCH_ITEMS` fixtures × `BATCH_DRAWS` draws, from submission to the last delivery. */
+async function batchRow(api: ServiceApi, batchFixtures: readonly number[]): Promise<BenchRow> {
+  const t0 = performance.now();
+  const batch = await submitBatch(api, batchFixtures);
+  const submitMs = performance.now() - t0;
+  await fetchEveryResult(api, batch);
+  const totalS = (performance.now() - t0) / 1000;
+  return {
+    group: 'Simulations API',
+    name: `batch ${BATCH_ITEMS} fixtures × ${BATCH_DRAWS.toLocaleString('en-US')} draws, submit → last delivery`,
+    value: totalS,
+    unit: `s (submission ${(submitMs / 1000).toFixed(2)} s; ${((BATCH_ITEMS * BATCH_DRAWS) / totalS / 1e6).toFixed(2)} M draws/s end to end)`,
+  };
+}
+
+interface SubmittedBatch {
+  batch_id: string;
+  items: Array<{ result_url?: string; error?: unknown }>;
+}
+
+async function submitBatch(api: ServiceApi, batchFixtures: readonly number[]): Promise<SubmittedBatch> {
+  const submitted = await fetch(`${api.base}/v1/simulations/batch`, {
+    method: 'POST',
+    headers: api.headers,
+    body: JSON.stringify({
+      draws: BATCH_DRAWS,
+      fixtures: batchFixtures.map((fixture_id) => ({ fixture_id })),
+    }),
+  });
+  const batch = (await submitted.json()) as SubmittedBatch;
+  if (submitted.status !== 202)
+    throw new Error(`batch: ${submitted.status} ${JSON.stringify(batch).slice(0, 300)}`);
+  return batch;
+}
+
+/** Polls the batch and fetches each item's result once it has succeeded, until every one is delivered. */
+async function fetchEveryResult(api: ServiceApi, batch: SubmittedBatch): Promise<void> {
+  const { base, headers } = api;
+  const pending = new Set(batch.items.flatMap((item) => (item.result_url ? [item.result_url] : [])));
+  while (pending.size > 0) {
+    const status = (await (
+      await fetch(`${base}/v1/simulations/batch/${batch.batch_id}`, { headers })
+    ).json()) as {
+      items: Array<{ status: string; result_url: string }>;
     };
-    if (submitted.status !== 202)
-      throw new Error(`batch: ${submitted.status} ${JSON.stringify(batch).slice(0, 300)}`);
-    const submitMs = performance.now() - t0;
-    const pending = new Set(batch.items.flatMap((item) => (item.result_url ? [item.result_url] : [])));
-    while (pending.size > 0) {
-      const status = (await (
-        await fetch(`${base}/v1/simulations/batch/${batch.batch_id}`, { headers })
-      ).json()) as {
-        items: Array<{ status: string; result_url: string }>;
-      };
-      const ready = status.items.filter(
-        (item) => item.status === 'succeeded' && pending.has(item.result_url),
-      );
-      await Promise.all(
-        ready.map(async (item) => {
-          const delivered = await fetch(`${base}${item.result_url}`, { headers });
-          await delivered.arrayBuffer();
-          if (delivered.status === 200) pending.delete(item.result_url);
-        }),
-      );
-      if (ready.length === 0) await new Promise((r) => setTimeout(r, 100));
-    }
-    const totalS = (performance.now() - t0) / 1000;
-    rows.push({
-      group: 'Simulations API',
-      name: `batch ${BATCH_ITEMS} fixtures × ${BATCH_DRAWS.toLocaleString('en-US')} draws, submit → last delivery`,
-      value: totalS,
-      unit: `s (submission ${(submitMs / 1000).toFixed(2)} s; ${((BATCH_ITEMS * BATCH_DRAWS) / totalS / 1e6).toFixed(2)} M draws/s end to end)`,
-    });
+    const ready = status.items.filter((item) => item.status === 'succeeded' && pending.has(item.result_url));
+    await Promise.all(
+      ready.map(async (item) => {
+        const delivered = await fetch(`${base}${item.result_url}`, { headers });
+        await delivered.arrayBuffer();
+        if (delivered.status === 200) pending.delete(item.result_url);
+      }),
+    );
+    if (ready.length === 0) await new Promise((r) => setTimeout(r, 100));
   }
-  service.stop();
-  return rows;
 }

@@ -55,112 +55,142 @@ function startWorker(): Worker {
  * synchronously (tests, benchmarks, tiny runs where a thread hop costs more than the work).
  */
 export function createCpuEngine(options: { threads?: number } = {}): CpuEngine {
-  const threads = options.threads ?? availableParallelism();
-  const queue: PendingTask[] = [];
-  const idle: Worker[] = [];
-  const busy = new Map<Worker, PendingTask>();
-  let nextTaskId = 0;
-  let closed = false;
-
-  const dispatch = (): void => {
-    while (idle.length > 0 && queue.length > 0) {
-      const worker = idle.pop()!;
-      const pending = queue.shift()!;
-      busy.set(worker, pending);
-      // A busy worker keeps the process alive until its range is back; an idle one does not.
-      worker.ref();
-      worker.postMessage(pending.task);
-    }
+  const pool: WorkerPool = {
+    threads: options.threads ?? availableParallelism(),
+    queue: [],
+    idle: [],
+    busy: new Map(),
+    nextTaskId: 0,
+    closed: false,
   };
-
-  const spawn = (): void => {
-    const worker = startWorker();
-    worker.unref();
-    worker.on('message', (reply: RangeReply) => {
-      const pending = busy.get(worker);
-      busy.delete(worker);
-      worker.unref();
-      idle.push(worker);
-      if (pending !== undefined) {
-        if ('error' in reply) pending.reject(new Error(`cpu engine worker: ${reply.error}`));
-        else pending.resolve(reply.counters);
-      }
-      dispatch();
-    });
-    worker.on('error', (error) => {
-      const pending = busy.get(worker);
-      busy.delete(worker);
-      pending?.reject(error);
-    });
-    worker.on('exit', () => {
-      const pending = busy.get(worker);
-      busy.delete(worker);
-      pending?.reject(new Error('cpu engine worker exited'));
-      const at = idle.indexOf(worker);
-      if (at >= 0) idle.splice(at, 1);
-      // A crashed worker is replaced so the pool keeps its size.
-      if (!closed) spawn();
-    });
-    idle.push(worker);
-    dispatch();
-  };
-  for (let i = 0; i < threads; i++) spawn();
-
-  const runRange = (compiled: CompiledFixture, seed: EngineSeed, firstDraw: number, endDraw: number) =>
-    new Promise<Uint32Array>((resolve, reject) => {
-      const task: RangeTask = {
-        taskId: nextTaskId++,
-        fixture: compiled.fixture,
-        thresholds: compiled.thresholds,
-        seedLo: seed.lo,
-        seedHi: seed.hi,
-        firstDraw,
-        endDraw,
-      };
-      queue.push({ task, resolve, reject });
-      dispatch();
-    });
-
+  for (let i = 0; i < pool.threads; i++) spawn(pool);
   return {
-    threads,
-    async run(compiled, { draws, seed, onProgress }) {
-      if (closed) throw new Error('cpu engine is closed');
-      const started = performance.now();
-      const counts = new Uint32Array(COUNTER_WORDS);
-      if (threads === 0) {
-        simulateRange(compiled, seed, 0, draws, counts);
-        onProgress?.(draws, draws);
-      } else {
-        const rangeDraws = Math.max(MIN_RANGE_DRAWS, Math.ceil(draws / (threads * RANGES_PER_THREAD)));
-        let done = 0;
-        const ranges: Promise<void>[] = [];
-        for (let first = 0; first < draws; first += rangeDraws) {
-          const end = Math.min(draws, first + rangeDraws);
-          ranges.push(
-            runRange(compiled, seed, first, end).then((counters) => {
-              addCounters(counts, counters);
-              done += end - first;
-              onProgress?.(done, draws);
-            }),
-          );
-        }
-        await Promise.all(ranges);
-      }
-      finalizeCounters(counts);
-      return {
-        counts,
-        engine: 'cpu',
-        backend: threads === 0 ? 'cpu-inline' : `cpu-workers-${threads}`,
-        runMs: performance.now() - started,
-      };
-    },
-    async close() {
-      closed = true;
-      const workers = [...idle, ...busy.keys()];
-      for (const pending of queue.splice(0)) pending.reject(new Error('cpu engine closed'));
-      await Promise.all(workers.map((worker) => worker.terminate()));
-    },
+    threads: pool.threads,
+    run: (compiled, runOptions) => runOnPool(pool, compiled, runOptions),
+    close: () => closePool(pool),
   };
+}
+
+/** The pool's state, shared by the functions below. */
+interface WorkerPool {
+  threads: number;
+  /** Ranges waiting for an idle worker, in order. */
+  queue: PendingTask[];
+  idle: Worker[];
+  busy: Map<Worker, PendingTask>;
+  nextTaskId: number;
+  closed: boolean;
+}
+
+async function runOnPool(
+  pool: WorkerPool,
+  compiled: CompiledFixture,
+  { draws, seed, onProgress }: EngineRunOptions,
+): Promise<EngineRun> {
+  if (pool.closed) throw new Error('cpu engine is closed');
+  const { threads } = pool;
+  const started = performance.now();
+  const counts = new Uint32Array(COUNTER_WORDS);
+  if (threads === 0) {
+    simulateRange(compiled, seed, 0, draws, counts);
+    onProgress?.(draws, draws);
+  } else {
+    const rangeDraws = Math.max(MIN_RANGE_DRAWS, Math.ceil(draws / (threads * RANGES_PER_THREAD)));
+    let done = 0;
+    const ranges: Promise<void>[] = [];
+    for (let first = 0; first < draws; first += rangeDraws) {
+      const end = Math.min(draws, first + rangeDraws);
+      ranges.push(
+        runRange(pool, compiled, seed, first, end).then((counters) => {
+          addCounters(counts, counters);
+          done += end - first;
+          onProgress?.(done, draws);
+        }),
+      );
+    }
+    await Promise.all(ranges);
+  }
+  finalizeCounters(counts);
+  return {
+    counts,
+    engine: 'cpu',
+    backend: threads === 0 ? 'cpu-inline' : `cpu-workers-${threads}`,
+    runMs: performance.now() - started,
+  };
+}
+
+function runRange(
+  pool: WorkerPool,
+  compiled: CompiledFixture,
+  seed: EngineSeed,
+  firstDraw: number,
+  endDraw: number,
+): Promise<Uint32Array> {
+  return new Promise<Uint32Array>((resolve, reject) => {
+    const task: RangeTask = {
+      taskId: pool.nextTaskId++,
+      fixture: compiled.fixture,
+      thresholds: compiled.thresholds,
+      seedLo: seed.lo,
+      seedHi: seed.hi,
+      firstDraw,
+      endDraw,
+    };
+    pool.queue.push({ task, resolve, reject });
+    dispatch(pool);
+  });
+}
+
+/** Hands queued ranges to idle workers. */
+function dispatch(pool: WorkerPool): void {
+  while (pool.idle.length > 0 && pool.queue.length > 0) {
+    const worker = pool.idle.pop()!;
+    const pending = pool.queue.shift()!;
+    pool.busy.set(worker, pending);
+    // A busy worker keeps the process alive until its range is back; an idle one does not.
+    worker.ref();
+    worker.postMessage(pending.task);
+  }
+}
+
+function spawn(pool: WorkerPool): void {
+  const { idle, busy } = pool;
+  const worker = startWorker();
+  worker.unref();
+  worker.on('message', (reply: RangeReply) => {
+    const pending = busy.get(worker);
+    busy.delete(worker);
+    worker.unref();
+    idle.push(worker);
+    if (pending !== undefined) {
+      if ('error' in reply) pending.reject(new Error(`cpu engine worker: ${reply.error}`));
+      else pending.resolve(reply.counters);
+    }
+    dispatch(pool);
+  });
+  worker.on('error', (error) => {
+    const pending = busy.get(worker);
+    busy.delete(worker);
+    pending?.reject(error);
+  });
+  worker.on('exit', () => {
+    const pending = busy.get(worker);
+    busy.delete(worker);
+    pending?.reject(new Error('cpu engine worker exited'));
+    const at = idle.indexOf(worker);
+    if (at >= 0) idle.splice(at, 1);
+    // A crashed worker is replaced so the pool keeps its size.
+    if (!pool.closed) spawn(pool);
+  });
+  idle.push(worker);
+  dispatch(pool);
+}
+
+async function closePool(pool: WorkerPool): Promise<void> {
+  pool.closed = true;
+  const workers = [...pool.idle, ...pool.busy.keys()];
+  for (const pending of pool.queue.splice(0)) pending.reject(new Error('cpu engine closed'));
+  await Promise.all(workers.map((worker) => worker.terminate()));
 }
 
 /** One run on a transient pool (`threads` default: one per core); prefer a long-lived createCpuEngine. */

@@ -64,13 +64,6 @@ export interface GpuEngine {
   close(): Promise<void>;
 }
 
-interface PendingJob {
-  compiled: CompiledFixture;
-  options: EngineRunOptions;
-  resolve: (result: GpuEngineRun) => void;
-  reject: (error: unknown) => void;
-}
-
 const DEFAULT_RESTART_DELAY_MS = 1_000;
 const DEFAULT_MAX_DRAWS_PER_DISPATCH = 1 << 24;
 /** How long a worker may take to settle its dispatch before it is terminated regardless. */
@@ -118,224 +111,269 @@ async function retireWorker(retiring: Worker): Promise<void> {
 }
 
 export function createGpuEngine(options: GpuEngineOptions): GpuEngine {
-  const policy: AdapterPolicy = {
-    mode: options.mode,
-    ...(options.allowSoftware === undefined ? {} : { allowSoftware: options.allowSoftware }),
+  const core: EngineCore = {
+    options,
+    policy: {
+      mode: options.mode,
+      ...(options.allowSoftware === undefined ? {} : { allowSoftware: options.allowSoftware }),
+    },
+    restartDelayMs: options.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS,
+    maxDrawsPerDispatch: options.maxDrawsPerDispatch ?? DEFAULT_MAX_DRAWS_PER_DISPATCH,
+    status: {
+      state: 'starting',
+      adapter: null,
+      software: null,
+      timing: null,
+      restarts: 0,
+      reason: null,
+      dispatches: 0,
+      gpuDraws: 0,
+      cpuRetries: 0,
+      queuedJobs: 0,
+    },
+    queue: [],
+    worker: null,
+    maxRuns: 1,
+    inFlight: null,
+    nextDispatchId: 1,
+    closed: false,
+    restartTimer: null,
+    startWaiters: [],
   };
-  const restartDelayMs = options.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS;
-  const maxDrawsPerDispatch = options.maxDrawsPerDispatch ?? DEFAULT_MAX_DRAWS_PER_DISPATCH;
-  const status: GpuEngineState = {
-    state: 'starting',
-    adapter: null,
-    software: null,
-    timing: null,
-    restarts: 0,
-    reason: null,
-    dispatches: 0,
-    gpuDraws: 0,
-    cpuRetries: 0,
-    queuedJobs: 0,
-  };
-  const queue: PendingJob[] = [];
-  let worker: Worker | null = null;
-  let maxRuns = 1;
-  let inFlight: { id: number; jobs: PendingJob[]; postedAt: number } | null = null;
-  let nextDispatchId = 1;
-  let closed = false;
-  let restartTimer: NodeJS.Timeout | null = null;
-  let startWaiters: ((state: GpuEngineState) => void)[] = [];
-
-  const snapshot = (): GpuEngineState => ({ ...status, queuedJobs: queue.length });
-
-  const settleStart = (): void => {
-    const waiters = startWaiters;
-    startWaiters = [];
-    for (const waiter of waiters) waiter(snapshot());
-  };
-
-  const runOnCpu = (job: PendingJob, why: string): void => {
-    const fallback = options.fallback;
-    if (!fallback) {
-      job.reject(new Error(`The GPU engine is ${why} and no CPU engine is configured.`));
-      return;
-    }
-    status.cpuRetries++;
-    fallback
-      .run(job.compiled, job.options)
-      .then((run) => job.resolve({ ...run, gpuMs: 0, timing: 'cpu' }), job.reject);
-  };
-
-  const drainToCpu = (why: string): void => {
-    const jobs = [...(inFlight?.jobs ?? []), ...queue.splice(0)];
-    inFlight = null;
-    for (const job of jobs) runOnCpu(job, why);
-  };
-
-  const pump = (): void => {
-    if (closed || !worker || status.state !== 'ready' || inFlight || queue.length === 0) return;
-    const jobs: PendingJob[] = [];
-    let draws = 0;
-    while (queue.length > 0 && jobs.length < maxRuns) {
-      const next = queue[0]!;
-      if (jobs.length > 0 && draws + next.options.draws > maxDrawsPerDispatch) break;
-      jobs.push(queue.shift()!);
-      draws += next.options.draws;
-    }
-    const id = nextDispatchId++;
-    inFlight = { id, jobs, postedAt: performance.now() };
-    const runs: RunMessage[] = jobs.map((job) => ({
-      fixture: job.compiled.fixture,
-      thresholds: job.compiled.thresholds,
-      seedLo: job.options.seed.lo >>> 0,
-      seedHi: job.options.seed.hi >>> 0,
-      firstDraw: 0,
-      drawCount: job.options.draws,
-    }));
-    const message: ToWorker = { kind: 'dispatch', id, runs };
-    worker.postMessage(message);
-  };
-
-  const completeDispatch = (message: Extract<FromWorker, { kind: 'done' }>): void => {
-    if (!inFlight || inFlight.id !== message.id) return;
-    const { jobs, postedAt } = inFlight;
-    inFlight = null;
-    const runMs = performance.now() - postedAt;
-    const totalDraws = jobs.reduce((sum, job) => sum + job.options.draws, 0);
-    status.dispatches++;
-    status.gpuDraws += totalDraws;
-    jobs.forEach((job, index) => {
-      const counts = message.counters[index]!;
-      finalizeCounters(counts);
-      job.options.onProgress?.(job.options.draws, job.options.draws);
-      job.resolve({
-        counts,
-        engine: 'gpu',
-        backend: status.adapter ?? 'gpu',
-        runMs,
-        gpuMs: (message.gpuMs * job.options.draws) / totalDraws,
-        timing: message.timing,
-      });
-    });
-    pump();
-  };
-
-  const start = (): void => {
-    status.state = 'starting';
-    const spawned = spawnWorker(policy);
-    worker = spawned;
-    // Pending jobs keep the caller waiting, not the process alive: the service's server does that.
-    spawned.unref();
-    spawned.on('message', onMessage);
-    spawned.on('error', (error) => {
-      if (worker === spawned) onLost(`GPU worker crashed: ${error.message}`);
-    });
-    spawned.on('exit', (code) => {
-      if (worker === spawned) onLost(`GPU worker exited with code ${code}`);
-    });
-  };
-
-  const onLost = (reason: string): void => {
-    if (closed) return;
-    status.state = 'lost';
-    status.reason = reason;
-    const dying = worker;
-    worker = null;
-    if (dying) void retireWorker(dying);
-    drainToCpu('recovering from a lost device');
-    settleStart();
-    restartTimer = setTimeout(() => {
-      restartTimer = null;
-      if (closed) return;
-      status.restarts++;
-      start();
-    }, restartDelayMs);
-    restartTimer.unref();
-  };
-
-  const onMessage = (message: FromWorker): void => {
-    switch (message.kind) {
-      case 'ready':
-        status.state = 'ready';
-        status.adapter = message.description;
-        status.software = message.software;
-        status.timing = message.timing;
-        status.reason = null;
-        maxRuns = message.maxRuns;
-        settleStart();
-        pump();
-        break;
-      case 'unavailable':
-        status.state = 'unavailable';
-        status.reason = message.reason;
-        if (worker) void retireWorker(worker);
-        worker = null;
-        drainToCpu('unavailable');
-        settleStart();
-        break;
-      case 'done':
-        completeDispatch(message);
-        break;
-      case 'failed':
-        // Not a device loss (that is reported on its own): the CPU engine redoes the jobs.
-        status.reason = message.message;
-        if (inFlight?.id === message.id) {
-          const { jobs } = inFlight;
-          inFlight = null;
-          for (const job of jobs) runOnCpu(job, `failing (${message.message})`);
-        }
-        pump();
-        break;
-      case 'lost':
-        onLost(`device lost (${message.reason}): ${message.message}`);
-        break;
-      case 'closed':
-        break;
-    }
-  };
-
-  /** Queues a job; the caller pumps, so a batch is queued whole before the first dispatch packs it. */
-  const enqueue = (compiled: CompiledFixture, runOptions: EngineRunOptions): Promise<GpuEngineRun> =>
-    new Promise<GpuEngineRun>((resolve, reject) => {
-      if (closed) throw new Error('The GPU engine is closed.');
-      const job: PendingJob = { compiled, options: runOptions, resolve, reject };
-      if (status.state === 'lost' || status.state === 'unavailable') {
-        runOnCpu(job, status.state);
-        return;
-      }
-      queue.push(job);
-    });
-
-  start();
-
+  startWorker(core);
   return {
     run(compiled, runOptions) {
-      const result = enqueue(compiled, runOptions);
-      pump();
+      const result = enqueue(core, compiled, runOptions);
+      pump(core);
       return result;
     },
     runBatch(jobs) {
-      const results = jobs.map((job) => enqueue(job.compiled, job));
-      pump();
+      const results = jobs.map((job) => enqueue(core, job.compiled, job));
+      pump(core);
       return Promise.all(results);
     },
-    state: snapshot,
+    state: () => snapshot(core),
     started: () =>
-      status.state === 'starting'
-        ? new Promise<GpuEngineState>((resolve) => startWaiters.push(resolve))
-        : Promise.resolve(snapshot()),
+      core.status.state === 'starting'
+        ? new Promise<GpuEngineState>((resolve) => core.startWaiters.push(resolve))
+        : Promise.resolve(snapshot(core)),
     loseDevice() {
       const message: ToWorker = { kind: 'lose-device' };
-      worker?.postMessage(message);
+      core.worker?.postMessage(message);
     },
-    async close() {
-      if (closed) return;
-      closed = true;
-      if (restartTimer) clearTimeout(restartTimer);
-      drainToCpu('closing');
-      settleStart();
-      const closing = worker;
-      worker = null;
-      if (closing) await retireWorker(closing);
-    },
+    close: () => closeEngine(core),
   };
+}
+
+interface PendingJob {
+  compiled: CompiledFixture;
+  options: EngineRunOptions;
+  resolve: (result: GpuEngineRun) => void;
+  reject: (error: unknown) => void;
+}
+
+/** One engine's state, shared by the functions below (createGpuEngine makes it; nothing else sees it). */
+interface EngineCore {
+  options: GpuEngineOptions;
+  policy: AdapterPolicy;
+  restartDelayMs: number;
+  maxDrawsPerDispatch: number;
+  status: GpuEngineState;
+  /** Jobs waiting for the worker, in arrival order. */
+  queue: PendingJob[];
+  worker: Worker | null;
+  /** Most runs one dispatch holds, as the worker's device allows. */
+  maxRuns: number;
+  /** The dispatch the worker is running: at most one at a time. */
+  inFlight: { id: number; jobs: PendingJob[]; postedAt: number } | null;
+  nextDispatchId: number;
+  closed: boolean;
+  restartTimer: NodeJS.Timeout | null;
+  /** Callers of started() while the worker is starting. */
+  startWaiters: ((state: GpuEngineState) => void)[];
+}
+
+function snapshot(core: EngineCore): GpuEngineState {
+  return { ...core.status, queuedJobs: core.queue.length };
+}
+
+function settleStart(core: EngineCore): void {
+  const waiters = core.startWaiters;
+  core.startWaiters = [];
+  for (const waiter of waiters) waiter(snapshot(core));
+}
+
+/** Queues a job; the caller pumps, so a batch is queued whole before the first dispatch packs it. */
+function enqueue(
+  core: EngineCore,
+  compiled: CompiledFixture,
+  runOptions: EngineRunOptions,
+): Promise<GpuEngineRun> {
+  return new Promise<GpuEngineRun>((resolve, reject) => {
+    if (core.closed) throw new Error('The GPU engine is closed.');
+    const job: PendingJob = { compiled, options: runOptions, resolve, reject };
+    if (core.status.state === 'lost' || core.status.state === 'unavailable') {
+      runOnCpu(core, job, core.status.state);
+      return;
+    }
+    core.queue.push(job);
+  });
+}
+
+function runOnCpu(core: EngineCore, job: PendingJob, why: string): void {
+  const fallback = core.options.fallback;
+  if (!fallback) {
+    job.reject(new Error(`The GPU engine is ${why} and no CPU engine is configured.`));
+    return;
+  }
+  core.status.cpuRetries++;
+  fallback
+    .run(job.compiled, job.options)
+    .then((run) => job.resolve({ ...run, gpuMs: 0, timing: 'cpu' }), job.reject);
+}
+
+/** Sends the dispatch in flight and every queued job to the CPU engine. */
+function drainToCpu(core: EngineCore, why: string): void {
+  const jobs = [...(core.inFlight?.jobs ?? []), ...core.queue.splice(0)];
+  core.inFlight = null;
+  for (const job of jobs) runOnCpu(core, job, why);
+}
+
+/** Packs the queued jobs into the next dispatch when the worker is ready and free. */
+function pump(core: EngineCore): void {
+  const { worker, queue } = core;
+  if (core.closed || !worker || core.status.state !== 'ready' || core.inFlight || queue.length === 0) return;
+  const jobs: PendingJob[] = [];
+  let draws = 0;
+  while (queue.length > 0 && jobs.length < core.maxRuns) {
+    const next = queue[0]!;
+    if (jobs.length > 0 && draws + next.options.draws > core.maxDrawsPerDispatch) break;
+    jobs.push(queue.shift()!);
+    draws += next.options.draws;
+  }
+  const id = core.nextDispatchId++;
+  core.inFlight = { id, jobs, postedAt: performance.now() };
+  const runs: RunMessage[] = jobs.map((job) => ({
+    fixture: job.compiled.fixture,
+    thresholds: job.compiled.thresholds,
+    seedLo: job.options.seed.lo >>> 0,
+    seedHi: job.options.seed.hi >>> 0,
+    firstDraw: 0,
+    drawCount: job.options.draws,
+  }));
+  const message: ToWorker = { kind: 'dispatch', id, runs };
+  worker.postMessage(message);
+}
+
+function completeDispatch(core: EngineCore, message: Extract<FromWorker, { kind: 'done' }>): void {
+  const { inFlight, status } = core;
+  if (!inFlight || inFlight.id !== message.id) return;
+  const { jobs, postedAt } = inFlight;
+  core.inFlight = null;
+  const runMs = performance.now() - postedAt;
+  const totalDraws = jobs.reduce((sum, job) => sum + job.options.draws, 0);
+  status.dispatches++;
+  status.gpuDraws += totalDraws;
+  jobs.forEach((job, index) => {
+    const counts = message.counters[index]!;
+    finalizeCounters(counts);
+    job.options.onProgress?.(job.options.draws, job.options.draws);
+    job.resolve({
+      counts,
+      engine: 'gpu',
+      backend: status.adapter ?? 'gpu',
+      runMs,
+      gpuMs: (message.gpuMs * job.options.draws) / totalDraws,
+      timing: message.timing,
+    });
+  });
+  pump(core);
+}
+
+function startWorker(core: EngineCore): void {
+  core.status.state = 'starting';
+  const spawned = spawnWorker(core.policy);
+  core.worker = spawned;
+  // Pending jobs keep the caller waiting, not the process alive: the service's server does that.
+  spawned.unref();
+  spawned.on('message', (message: FromWorker) => onWorkerMessage(core, message));
+  spawned.on('error', (error) => {
+    if (core.worker === spawned) onLost(core, `GPU worker crashed: ${error.message}`);
+  });
+  spawned.on('exit', (code) => {
+    if (core.worker === spawned) onLost(core, `GPU worker exited with code ${code}`);
+  });
+}
+
+/** The worker or its device is gone: its jobs go to the CPU and a new worker starts after a pause. */
+function onLost(core: EngineCore, reason: string): void {
+  if (core.closed) return;
+  core.status.state = 'lost';
+  core.status.reason = reason;
+  const dying = core.worker;
+  core.worker = null;
+  if (dying) void retireWorker(dying);
+  drainToCpu(core, 'recovering from a lost device');
+  settleStart(core);
+  const restartTimer = setTimeout(() => {
+    core.restartTimer = null;
+    if (core.closed) return;
+    core.status.restarts++;
+    startWorker(core);
+  }, core.restartDelayMs);
+  core.restartTimer = restartTimer;
+  restartTimer.unref();
+}
+
+function onWorkerMessage(core: EngineCore, message: FromWorker): void {
+  const { status } = core;
+  switch (message.kind) {
+    case 'ready':
+      status.state = 'ready';
+      status.adapter = message.description;
+      status.software = message.software;
+      status.timing = message.timing;
+      status.reason = null;
+      core.maxRuns = message.maxRuns;
+      settleStart(core);
+      pump(core);
+      break;
+    case 'unavailable':
+      status.state = 'unavailable';
+      status.reason = message.reason;
+      if (core.worker) void retireWorker(core.worker);
+      core.worker = null;
+      drainToCpu(core, 'unavailable');
+      settleStart(core);
+      break;
+    case 'done':
+      completeDispatch(core, message);
+      break;
+    case 'failed':
+      // Not a device loss (that is reported on its own): the CPU engine redoes the jobs.
+      status.reason = message.message;
+      if (core.inFlight?.id === message.id) {
+        const { jobs } = core.inFlight;
+        core.inFlight = null;
+        for (const job of jobs) runOnCpu(core, job, `failing (${message.message})`);
+      }
+      pump(core);
+      break;
+    case 'lost':
+      onLost(core, `device lost (${message.reason}): ${message.message}`);
+      break;
+    case 'closed':
+      break;
+  }
+}
+
+async function closeEngine(core: EngineCore): Promise<void> {
+  if (core.closed) return;
+  core.closed = true;
+  if (core.restartTimer) clearTimeout(core.restartTimer);
+  drainToCpu(core, 'closing');
+  settleStart(core);
+  const closing = core.worker;
+  core.worker = null;
+  if (closing) await retireWorker(closing);
 }

@@ -12,7 +12,7 @@ import {
   THRESHOLD_WORDS,
 } from '../src/engine/contract/layout.js';
 import { runKey } from '../src/engine/contract/rng.js';
-import { createBufferPool } from './buffer-pool.js';
+import { type BufferPool, createBufferPool } from './buffer-pool.js';
 import { contractPrelude } from './contract-constants.js';
 import { BufferUsage, buildComputePipeline, MapMode, type OpenedDevice } from './device.js';
 import { kernelSource } from './shader-source.js';
@@ -154,130 +154,185 @@ export async function createMatchDispatcher(
   opened: OpenedDevice,
   options: MatchDispatcherOptions = {},
 ): Promise<MatchDispatcher> {
-  const gridWidth = options.gridWidth ?? MAX_WORKGROUPS_PER_DIMENSION;
-  const now = options.now ?? (() => performance.now());
   const { device, timestamps } = opened;
-  const pipeline = await buildComputePipeline(opened, {
-    label: 'match kernel',
-    code: kernelSource('match', ['common'], contractPrelude(MATCH_WORKGROUP_SIZE)),
-    entryPoint: 'main',
-  });
-  const pool = createBufferPool(device);
-  const querySet = timestamps
-    ? device.createQuerySet({ label: 'match pass timestamps', type: 'timestamp', count: 2 })
-    : null;
-  const maxRuns = runsPerDispatch(device.limits);
-  const storageIn = BufferUsage.STORAGE | BufferUsage.COPY_DST;
-
+  const context: DispatchContext = {
+    opened,
+    gridWidth: options.gridWidth ?? MAX_WORKGROUPS_PER_DIMENSION,
+    now: options.now ?? (() => performance.now()),
+    pipeline: await buildComputePipeline(opened, {
+      label: 'match kernel',
+      code: kernelSource('match', ['common'], contractPrelude(MATCH_WORKGROUP_SIZE)),
+      entryPoint: 'main',
+    }),
+    pool: createBufferPool(device),
+    querySet: timestamps
+      ? device.createQuerySet({ label: 'match pass timestamps', type: 'timestamp', count: 2 })
+      : null,
+    maxRuns: runsPerDispatch(device.limits),
+  };
   return {
-    maxRuns,
-    heldBytes: () => pool.heldBytes(),
-    async dispatch(runs) {
-      if (runs.length > maxRuns) throw new RangeError(`a dispatch holds at most ${maxRuns} runs`);
-      const layout = packRuns(runs);
-      const counterBytes = runs.length * COUNTER_WORDS * 4;
-      const params = pool.acquire(
-        'match params',
-        layout.params.byteLength,
-        BufferUsage.UNIFORM | BufferUsage.COPY_DST,
-      );
-      const packed = pool.acquire('match runs', layout.runs.byteLength, storageIn);
-      const fixtures = pool.acquire('match fixture tables', layout.fixtureWords * 4, storageIn);
-      const thresholds = pool.acquire('match threshold tables', layout.thresholdWords * 4, storageIn);
-      const counters = pool.acquire(
-        'match counters',
-        counterBytes,
-        BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST,
-      );
-      const timestampBytes = querySet ? 16 : 0;
-      const readback = pool.acquire(
-        'match readback',
-        counterBytes + timestampBytes,
-        BufferUsage.MAP_READ | BufferUsage.COPY_DST,
-      );
-
-      device.queue.writeBuffer(params, 0, layout.params);
-      device.queue.writeBuffer(packed, 0, layout.runs);
-      for (const placed of layout.tables) {
-        // Compiled tables live on plain ArrayBuffers (src/engine/compile.ts allocates them; messages copy
-        // them).
-        device.queue.writeBuffer(
-          fixtures,
-          placed.fixtureOffset * 4,
-          placed.tables.fixture as Uint32Array<ArrayBuffer>,
-        );
-        device.queue.writeBuffer(
-          thresholds,
-          placed.thresholdOffset * 4,
-          placed.tables.thresholds as Uint32Array<ArrayBuffer>,
-        );
-      }
-      const bindGroup = device.createBindGroup({
-        label: 'match bindings',
-        layout: pipeline.getBindGroupLayout(0),
-        entries: [
-          { binding: 0, resource: { buffer: params, size: layout.params.byteLength } },
-          { binding: 1, resource: { buffer: packed, size: layout.runs.byteLength } },
-          { binding: 2, resource: { buffer: fixtures, size: layout.fixtureWords * 4 } },
-          { binding: 3, resource: { buffer: thresholds, size: layout.thresholdWords * 4 } },
-          { binding: 4, resource: { buffer: counters, size: counterBytes } },
-        ],
-      });
-
-      const encoder = device.createCommandEncoder({ label: 'match dispatch' });
-      encoder.clearBuffer(counters, 0, counterBytes);
-      const pass = encoder.beginComputePass({
-        label: 'match pass',
-        ...(querySet
-          ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } }
-          : {}),
-      });
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, bindGroup);
-      const [x, y] = dispatchGrid(layout.workgroupCount, gridWidth);
-      pass.dispatchWorkgroups(x, y);
-      pass.end();
-      encoder.copyBufferToBuffer(counters, 0, readback, 0, counterBytes);
-      if (querySet) {
-        const resolved = pool.acquire(
-          'match timestamps',
-          16,
-          BufferUsage.QUERY_RESOLVE | BufferUsage.COPY_SRC,
-        );
-        encoder.resolveQuerySet(querySet, 0, 2, resolved, 0);
-        encoder.copyBufferToBuffer(resolved, 0, readback, counterBytes, 16);
-      }
-      // Validation errors of the submit surface through `uncapturederror` (checked below): an error scope
-      // here could leave a popErrorScope() promise pending when the device is lost, and Dawn aborts the
-      // process when a worker holding an unsettled promise is torn down.
-      const started = now();
-      device.queue.submit([encoder.finish()]);
-      await readback.mapAsync(MapMode.READ, 0, counterBytes + timestampBytes);
-      const wallMs = now() - started;
-      const mapped = readback.getMappedRange(0, counterBytes + timestampBytes);
-      const words = new Uint32Array(mapped.slice(0, counterBytes));
-      let gpuMs = wallMs;
-      let timing: DispatchResult['timing'] = 'wall';
-      if (querySet) {
-        const [begin, end] = new BigUint64Array(mapped.slice(counterBytes, counterBytes + 16));
-        // Some drivers report 0 for both ends; fall back to the wall time then.
-        if (begin !== undefined && end !== undefined && end > begin) {
-          gpuMs = Number(end - begin) / 1e6;
-          timing = 'timestamp';
-        }
-      }
-      readback.unmap();
-      if (opened.uncapturedErrors.length > 0) {
-        throw new Error(`GPU errors during the dispatch: ${opened.uncapturedErrors.splice(0).join('; ')}`);
-      }
-      const counterSets = runs.map((_, index) =>
-        words.slice(index * COUNTER_WORDS, (index + 1) * COUNTER_WORDS),
-      );
-      return { counters: counterSets, gpuMs, timing };
-    },
+    maxRuns: context.maxRuns,
+    heldBytes: () => context.pool.heldBytes(),
+    dispatch: (runs) => dispatchRuns(context, runs),
     destroy() {
-      pool.destroy();
-      querySet?.destroy();
+      context.pool.destroy();
+      context.querySet?.destroy();
     },
   };
+}
+
+/** What every dispatch of one dispatcher shares: the device, the kernel, the buffers and the queries. */
+interface DispatchContext {
+  opened: OpenedDevice;
+  gridWidth: number;
+  now: () => number;
+  pipeline: GPUComputePipeline;
+  pool: BufferPool;
+  /** Timestamp queries around the pass; null when the device has none. */
+  querySet: GPUQuerySet | null;
+  maxRuns: number;
+}
+
+/** The buffers of one dispatch, taken from the pool. */
+interface DispatchBuffers {
+  params: GPUBuffer;
+  packed: GPUBuffer;
+  fixtures: GPUBuffer;
+  thresholds: GPUBuffer;
+  counters: GPUBuffer;
+  readback: GPUBuffer;
+}
+
+async function dispatchRuns(context: DispatchContext, runs: readonly MatchRun[]): Promise<DispatchResult> {
+  if (runs.length > context.maxRuns) throw new RangeError(`a dispatch holds at most ${context.maxRuns} runs`);
+  const layout = packRuns(runs);
+  const counterBytes = runs.length * COUNTER_WORDS * 4;
+  const timestampBytes = context.querySet ? 16 : 0;
+  const buffers = acquireBuffers(context.pool, layout, counterBytes, timestampBytes);
+  uploadLayout(context.opened.device, layout, buffers);
+  const encoder = encodeDispatch(context, layout, buffers, counterBytes);
+  // Validation errors of the submit surface through `uncapturederror` (checked below): an error scope
+  // here could leave a popErrorScope() promise pending when the device is lost, and Dawn aborts the
+  // process when a worker holding an unsettled promise is torn down.
+  const { opened, now } = context;
+  const started = now();
+  opened.device.queue.submit([encoder.finish()]);
+  await buffers.readback.mapAsync(MapMode.READ, 0, counterBytes + timestampBytes);
+  const wallMs = now() - started;
+  const mapped = buffers.readback.getMappedRange(0, counterBytes + timestampBytes);
+  const words = new Uint32Array(mapped.slice(0, counterBytes));
+  const { gpuMs, timing } = passTime(context.querySet !== null, mapped, counterBytes, wallMs);
+  buffers.readback.unmap();
+  if (opened.uncapturedErrors.length > 0) {
+    throw new Error(`GPU errors during the dispatch: ${opened.uncapturedErrors.splice(0).join('; ')}`);
+  }
+  const counterSets = runs.map((_, index) => words.slice(index * COUNTER_WORDS, (index + 1) * COUNTER_WORDS));
+  return { counters: counterSets, gpuMs, timing };
+}
+
+function acquireBuffers(
+  pool: BufferPool,
+  layout: PackedLayout,
+  counterBytes: number,
+  timestampBytes: number,
+): DispatchBuffers {
+  const storageIn = BufferUsage.STORAGE | BufferUsage.COPY_DST;
+  return {
+    params: pool.acquire(
+      'match params',
+      layout.params.byteLength,
+      BufferUsage.UNIFORM | BufferUsage.COPY_DST,
+    ),
+    packed: pool.acquire('match runs', layout.runs.byteLength, storageIn),
+    fixtures: pool.acquire('match fixture tables', layout.fixtureWords * 4, storageIn),
+    thresholds: pool.acquire('match threshold tables', layout.thresholdWords * 4, storageIn),
+    counters: pool.acquire(
+      'match counters',
+      counterBytes,
+      BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST,
+    ),
+    readback: pool.acquire(
+      'match readback',
+      counterBytes + timestampBytes,
+      BufferUsage.MAP_READ | BufferUsage.COPY_DST,
+    ),
+  };
+}
+
+function uploadLayout(device: GPUDevice, layout: PackedLayout, buffers: DispatchBuffers): void {
+  device.queue.writeBuffer(buffers.params, 0, layout.params);
+  device.queue.writeBuffer(buffers.packed, 0, layout.runs);
+  for (const placed of layout.tables) {
+    // Compiled tables live on plain ArrayBuffers (src/engine/compile.ts allocates them; messages copy
+    // them).
+    device.queue.writeBuffer(
+      buffers.fixtures,
+      placed.fixtureOffset * 4,
+      placed.tables.fixture as Uint32Array<ArrayBuffer>,
+    );
+    device.queue.writeBuffer(
+      buffers.thresholds,
+      placed.thresholdOffset * 4,
+      placed.tables.thresholds as Uint32Array<ArrayBuffer>,
+    );
+  }
+}
+
+/** Records the dispatch: clear the counters, run the pass, copy counters (and timestamps) to the readback. */
+function encodeDispatch(
+  context: DispatchContext,
+  layout: PackedLayout,
+  buffers: DispatchBuffers,
+  counterBytes: number,
+): GPUCommandEncoder {
+  const { opened, pipeline, pool, querySet } = context;
+  const { device } = opened;
+  const bindGroup = device.createBindGroup({
+    label: 'match bindings',
+    layout: pipeline.getBindGroupLayout(0),
+    entries: [
+      { binding: 0, resource: { buffer: buffers.params, size: layout.params.byteLength } },
+      { binding: 1, resource: { buffer: buffers.packed, size: layout.runs.byteLength } },
+      { binding: 2, resource: { buffer: buffers.fixtures, size: layout.fixtureWords * 4 } },
+      { binding: 3, resource: { buffer: buffers.thresholds, size: layout.thresholdWords * 4 } },
+      { binding: 4, resource: { buffer: buffers.counters, size: counterBytes } },
+    ],
+  });
+  const encoder = device.createCommandEncoder({ label: 'match dispatch' });
+  encoder.clearBuffer(buffers.counters, 0, counterBytes);
+  const pass = encoder.beginComputePass({
+    label: 'match pass',
+    ...(querySet
+      ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } }
+      : {}),
+  });
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, bindGroup);
+  const [x, y] = dispatchGrid(layout.workgroupCount, context.gridWidth);
+  pass.dispatchWorkgroups(x, y);
+  pass.end();
+  encoder.copyBufferToBuffer(buffers.counters, 0, buffers.readback, 0, counterBytes);
+  if (querySet) {
+    const resolved = pool.acquire('match timestamps', 16, BufferUsage.QUERY_RESOLVE | BufferUsage.COPY_SRC);
+    encoder.resolveQuerySet(querySet, 0, 2, resolved, 0);
+    encoder.copyBufferToBuffer(resolved, 0, buffers.readback, counterBytes, 16);
+  }
+  return encoder;
+}
+
+/** The pass's GPU time from its timestamps when they are usable, else the wall time. */
+function passTime(
+  timestamps: boolean,
+  mapped: ArrayBuffer,
+  counterBytes: number,
+  wallMs: number,
+): Pick<DispatchResult, 'gpuMs' | 'timing'> {
+  if (timestamps) {
+    const [begin, end] = new BigUint64Array(mapped.slice(counterBytes, counterBytes + 16));
+    // Some drivers report 0 for both ends; fall back to the wall time then.
+    if (begin !== undefined && end !== undefined && end > begin) {
+      return { gpuMs: Number(end - begin) / 1e6, timing: 'timestamp' };
+    }
+  }
+  return { gpuMs: wallMs, timing: 'wall' };
 }

@@ -24,7 +24,7 @@ import { type LeagueMatch, loadLeagueMatches } from './league-results.js';
 import { scoreDistribution } from './minute-model.js';
 import { dixonColesGrid, type MarketProbabilities, marketsFromGrid } from './score-grid.js';
 import { makeStepRateModel } from './step-rates.js';
-import { walkForward } from './walk-forward.js';
+import { type WalkForwardMatch, walkForward } from './walk-forward.js';
 
 const DEFAULT_HELD_OUT_SEASONS = [2018, 2019, 2020, 2021, 2022] as const;
 
@@ -147,92 +147,25 @@ export async function backtestModel(options: BacktestOptions): Promise<BacktestR
   const firstHeldOut = heldOutSeasons[0]!;
   const matches = loadLeagueMatches(options.dataDir, options.competitions);
   const competitions = [...new Set(matches.map((m) => m.competition))].sort();
-
-  let params = options.params;
-  if (!params) {
-    log(`backtest: fitting the constants on seasons before ${firstHeldOut}`);
-    params = (
-      await fitModel({
-        dataDir: options.dataDir,
-        untilSeason: firstHeldOut,
-        ...(options.competitions ? { competitions: options.competitions } : {}),
-        ...(options.fitOptions ?? {}),
-        onProgress: log,
-      })
-    ).params;
-  }
+  const params = options.params ?? (await fitConstants(options, firstHeldOut, log));
 
   log(`backtest: walk-forward ratings over seasons ${heldOutSeasons.join(', ')}`);
   const rated = walkForward(matches, { heldOutSeasons });
   log(`backtest: ${rated.length} held-out matches; model probabilities`);
-  const stepModel = makeStepRateModel(params);
-  const baseRates = baseRateTable(matches);
-
-  const model: ScoredForecast[] = [];
-  const baseline: ScoredForecast[] = [];
-  const base: ScoredForecast[] = [];
-  for (const { match, model: m, baseline: b } of rated) {
-    model.push(analyticForecast(stepModel, m.lambdaHome, m.lambdaAway));
-    baseline.push(dixonColesForecast(b.lambdaHome, b.lambdaAway, b.rho));
-    base.push(baseRates(match));
-  }
+  const { model, baseline, base } = heldOutForecasts(
+    rated,
+    makeStepRateModel(params),
+    baseRateTable(matches),
+  );
   const observed = rated.map((r) => r.match);
 
   let engineCheck: BacktestResult['engine_check'] = null;
   let headline = model;
   const every = options.engineEvery ?? 10;
   if (every > 0) {
-    const draws = options.engineDraws ?? 20_000;
-    const picked = rated.map((_, i) => i).filter((i) => i % every === 0);
-    log(`backtest: simulating ${picked.length} matches with the engine (${draws} draws each)`);
-    const engine = createCpuEngine(
-      options.engineThreads === undefined ? {} : { threads: options.engineThreads },
-    );
-    const forecasts: EngineForecast[] = [];
-    try {
-      for (const i of picked) {
-        const r = rated[i]!;
-        forecasts.push(
-          await engineForecast(
-            engine,
-            params,
-            { home: r.model.lambdaHome, away: r.model.lambdaAway },
-            { draws, seed: 1 + i },
-          ),
-        );
-      }
-    } finally {
-      await engine.close();
-    }
-    const engineScored = forecasts.map(engineScoredForecast);
-    if (picked.length === rated.length) headline = engineScored;
-    const pickedMatches = picked.map((i) => observed[i]!);
-    let maxDiff = 0;
-    picked.forEach((i, k) => {
-      const a = model[i]!.markets;
-      const e = engineScored[k]!.markets;
-      maxDiff = Math.max(
-        maxDiff,
-        Math.abs(a.home - e.home),
-        Math.abs(a.draw - e.draw),
-        Math.abs(a.away - e.away),
-      );
-    });
-    engineCheck = {
-      matches: picked.length,
-      draws,
-      engine: scoreForecasts(engineScored, pickedMatches),
-      analytic_same_matches: scoreForecasts(
-        picked.map((i) => model[i]!),
-        pickedMatches,
-      ),
-      dixon_coles_same_matches: scoreForecasts(
-        picked.map((i) => baseline[i]!),
-        pickedMatches,
-      ),
-      max_abs_difference_1x2: maxDiff,
-      box_score: boxScores(forecasts, pickedMatches),
-    };
+    const checked = await checkWithEngine(options, params, every, { rated, model, baseline }, log);
+    engineCheck = checked.check;
+    if (checked.everyMatch) headline = checked.scored;
   }
 
   const modelMetrics = scoreForecasts(headline, observed);
@@ -244,26 +177,8 @@ export async function backtestModel(options: BacktestOptions): Promise<BacktestR
   const observedRealism = realismObserved(observed);
   const modelRealism = realismPredicted(headline);
   const realismChecks = compareRealism(observedRealism, modelRealism);
-  const checks = [
-    ...(['ece_1x2', 'ece_over_under_2_5', 'ece_btts'] as const).map((name) => ({
-      name,
-      value: modelMetrics[name],
-      threshold: CALIBRATION_THRESHOLDS.ece,
-      pass: modelMetrics[name] <= CALIBRATION_THRESHOLDS.ece,
-    })),
-    ...realismChecks.map((c) => ({
-      name: c.name,
-      value: c.difference,
-      threshold: c.threshold,
-      pass: c.pass,
-    })),
-  ];
-  const qualified =
-    modelMetrics.rps_1x2 < comparison.dixon_coles.rps_1x2 &&
-    modelMetrics.rps_1x2 < comparison.base_rates.rps_1x2 &&
-    modelMetrics.log_loss_1x2 < comparison.base_rates.log_loss_1x2 &&
-    modelMetrics.log_loss_over_under_2_5 < comparison.base_rates.log_loss_over_under_2_5 &&
-    modelMetrics.log_loss_btts < comparison.base_rates.log_loss_btts;
+  const checks = calibrationChecks(modelMetrics, realismChecks);
+  const qualified = beatsBaselines(comparison);
   return {
     model_version: options.modelVersion ?? params.model_version,
     status: qualified ? 'qualified' : 'unqualified',
@@ -279,6 +194,165 @@ export async function backtestModel(options: BacktestOptions): Promise<BacktestR
     thresholds: CALIBRATION_THRESHOLDS,
     checks,
   };
+}
+
+/** The held-out matches with the model's and the Dixon-Coles baseline's forecasts, in the same order. */
+interface HeldOutForecasts {
+  rated: readonly WalkForwardMatch[];
+  model: readonly ScoredForecast[];
+  baseline: readonly ScoredForecast[];
+}
+
+/** The model constants fitted on the seasons before the first held-out one. */
+async function fitConstants(
+  options: BacktestOptions,
+  firstHeldOut: number,
+  log: (message: string) => void,
+): Promise<ModelParams> {
+  log(`backtest: fitting the constants on seasons before ${firstHeldOut}`);
+  return (
+    await fitModel({
+      dataDir: options.dataDir,
+      untilSeason: firstHeldOut,
+      ...(options.competitions ? { competitions: options.competitions } : {}),
+      ...(options.fitOptions ?? {}),
+      onProgress: log,
+    })
+  ).params;
+}
+
+/** The three forecasters' forecasts of every held-out match. */
+function heldOutForecasts(
+  rated: readonly WalkForwardMatch[],
+  stepModel: ReturnType<typeof makeStepRateModel>,
+  baseRates: (match: LeagueMatch) => ScoredForecast,
+): { model: ScoredForecast[]; baseline: ScoredForecast[]; base: ScoredForecast[] } {
+  const model: ScoredForecast[] = [];
+  const baseline: ScoredForecast[] = [];
+  const base: ScoredForecast[] = [];
+  for (const { match, model: m, baseline: b } of rated) {
+    model.push(analyticForecast(stepModel, m.lambdaHome, m.lambdaAway));
+    baseline.push(dixonColesForecast(b.lambdaHome, b.lambdaAway, b.rho));
+    base.push(baseRates(match));
+  }
+  return { model, baseline, base };
+}
+
+/**
+ * Every `every`-th held-out match simulated by the real engine and scored beside the analytic and
+ * Dixon-Coles forecasts of the same matches; `everyMatch` when that was all of them.
+ */
+async function checkWithEngine(
+  options: BacktestOptions,
+  params: ModelParams,
+  every: number,
+  heldOut: HeldOutForecasts,
+  log: (message: string) => void,
+): Promise<{
+  check: NonNullable<BacktestResult['engine_check']>;
+  scored: ScoredForecast[];
+  everyMatch: boolean;
+}> {
+  const { rated, model, baseline } = heldOut;
+  const draws = options.engineDraws ?? 20_000;
+  const picked = rated.map((_, i) => i).filter((i) => i % every === 0);
+  log(`backtest: simulating ${picked.length} matches with the engine (${draws} draws each)`);
+  const forecasts = await simulateMatches(options, params, rated, picked, draws);
+  const engineScored = forecasts.map(engineScoredForecast);
+  const pickedMatches = picked.map((i) => rated[i]!.match);
+  let maxDiff = 0;
+  picked.forEach((i, k) => {
+    const a = model[i]!.markets;
+    const e = engineScored[k]!.markets;
+    maxDiff = Math.max(
+      maxDiff,
+      Math.abs(a.home - e.home),
+      Math.abs(a.draw - e.draw),
+      Math.abs(a.away - e.away),
+    );
+  });
+  return {
+    check: {
+      matches: picked.length,
+      draws,
+      engine: scoreForecasts(engineScored, pickedMatches),
+      analytic_same_matches: scoreForecasts(
+        picked.map((i) => model[i]!),
+        pickedMatches,
+      ),
+      dixon_coles_same_matches: scoreForecasts(
+        picked.map((i) => baseline[i]!),
+        pickedMatches,
+      ),
+      max_abs_difference_1x2: maxDiff,
+      box_score: boxScores(forecasts, pickedMatches),
+    },
+    scored: engineScored,
+    everyMatch: picked.length === rated.length,
+  };
+}
+
+/** The engine's forecasts of the picked held-out matches, one after another on one CPU engine. */
+async function simulateMatches(
+  options: BacktestOptions,
+  params: ModelParams,
+  rated: readonly WalkForwardMatch[],
+  picked: readonly number[],
+  draws: number,
+): Promise<EngineForecast[]> {
+  const engine = createCpuEngine(
+    options.engineThreads === undefined ? {} : { threads: options.engineThreads },
+  );
+  const forecasts: EngineForecast[] = [];
+  try {
+    for (const i of picked) {
+      const r = rated[i]!;
+      forecasts.push(
+        await engineForecast(
+          engine,
+          params,
+          { home: r.model.lambdaHome, away: r.model.lambdaAway },
+          { draws, seed: 1 + i },
+        ),
+      );
+    }
+  } finally {
+    await engine.close();
+  }
+  return forecasts;
+}
+
+/** The calibration checks: each market's calibration error and the realism checks. */
+function calibrationChecks(
+  modelMetrics: ForecastMetrics,
+  realismChecks: readonly RealismCheck[],
+): BacktestResult['checks'] {
+  return [
+    ...(['ece_1x2', 'ece_over_under_2_5', 'ece_btts'] as const).map((name) => ({
+      name,
+      value: modelMetrics[name],
+      threshold: CALIBRATION_THRESHOLDS.ece,
+      pass: modelMetrics[name] <= CALIBRATION_THRESHOLDS.ece,
+    })),
+    ...realismChecks.map((c) => ({
+      name: c.name,
+      value: c.difference,
+      threshold: c.threshold,
+      pass: c.pass,
+    })),
+  ];
+}
+
+/** Qualified: the model beats Dixon-Coles on RPS and base rates on RPS and every log loss. */
+function beatsBaselines(comparison: BacktestResult['comparison']): boolean {
+  const { model, dixon_coles, base_rates } = comparison;
+  return (
+    model.rps_1x2 < dixon_coles.rps_1x2 &&
+    model.rps_1x2 < base_rates.rps_1x2 &&
+    model.log_loss_1x2 < base_rates.log_loss_1x2 &&
+    model.log_loss_over_under_2_5 < base_rates.log_loss_over_under_2_5 &&
+    model.log_loss_btts < base_rates.log_loss_btts
+  );
 }
 
 const MAX_GOALS = 10;

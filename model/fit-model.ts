@@ -89,13 +89,7 @@ export interface FitResult {
 export async function fitModel(options: FitOptions): Promise<FitResult> {
   const log = options.onProgress ?? (() => {});
   const start = options.start ?? defaultModelParams;
-  const all = loadLeagueMatches(options.dataDir, options.competitions).filter(
-    (m) => options.untilSeason === undefined || m.season < options.untilSeason,
-  );
-  if (all.length === 0) throw new Error('no league matches to fit on');
-  const lastSeason = Math.max(...all.map((m) => m.season));
-  const recentFrom = lastSeason - (options.recentSeasons ?? 10) + 1;
-  const recent = all.filter((m) => m.season >= recentFrom);
+  const { all, recent, lastSeason } = fitMatches(options);
   log(`fit: ${all.length} matches, seasons ${Math.min(...all.map((m) => m.season))}-${lastSeason}`);
 
   const { competitions, ratings } = competitionSummaries(all);
@@ -104,32 +98,14 @@ export async function fitModel(options: FitOptions): Promise<FitResult> {
   const minutes = loadGoalMinutes(options.dataDir, { since: '2000' });
   const internationalWeights = bandWeightsFromMinutes(minutes);
   const goalBandWeights = withFirstHalfShare(internationalWeights, rates.firstHalfShare).map(round4);
-
-  let params: ModelParams = {
-    ...start,
-    goal_band_weights: goalBandWeights,
-    shots: { conversion: round4(rates.conversion), on_target_share: round4(rates.onTargetShare) },
-    cards: {
-      ...start.cards,
-      yellow_per_match: { home: round4(rates.yellow.home), away: round4(rates.yellow.away) },
-    },
-  };
+  let params = withClubRates(start, goalBandWeights, rates);
 
   let secondYellows: { home: number; away: number } | null = null;
   const engineDraws = options.engineDraws ?? 100_000;
   if (engineDraws > 0) {
     log(`fit: measuring the engine's second-yellow red cards (${engineDraws} draws)`);
     secondYellows = await engineSecondYellowReds(params, rates, engineDraws);
-    params = {
-      ...params,
-      cards: {
-        ...params.cards,
-        straight_red_per_match: {
-          home: round4(Math.max(0.005, rates.red.home - secondYellows.home)),
-          away: round4(Math.max(0.005, rates.red.away - secondYellows.away)),
-        },
-      },
-    };
+    params = withStraightReds(params, rates, secondYellows);
   }
 
   log('fit: score-state and red-card effects (likelihood of half-time and full-time scores)');
@@ -139,28 +115,7 @@ export async function fitModel(options: FitOptions): Promise<FitResult> {
     samples,
     options.maxEvaluations === undefined ? {} : { maxEvaluations: options.maxEvaluations },
   );
-  params = {
-    ...params,
-    score_state_multipliers: dynamics.scoreStateMultipliers.map(round4),
-    red_card_multipliers: {
-      side_down: round4(dynamics.redCardMultipliers.side_down),
-      side_up: round4(dynamics.redCardMultipliers.side_up),
-    },
-    league_profile: Object.fromEntries(
-      Object.entries(competitions).map(([name, summary]) => [
-        name,
-        Object.fromEntries(Object.entries(summary).map(([k, v]) => [k, round4(v)])),
-      ]),
-    ),
-  };
-  // The score-state effects move goals towards the second half (trailing sides push late); rescale the
-  // halves so the simulated first-half share, not the input curve's, matches the club data.
-  params = {
-    ...params,
-    goal_band_weights: matchFirstHalfShare(params, rates.firstHalfShare, rates.goalsPerMatch),
-  };
-  const { model_version: _old, ...content } = params;
-  params = modelParamsSchema.parse({ ...params, model_version: modelVersionOf(content) });
+  params = withDynamics(params, dynamics, competitions, rates);
 
   return {
     params,
@@ -186,6 +141,80 @@ export async function fitModel(options: FitOptions): Promise<FitResult> {
       dynamics,
     },
   };
+}
+
+/** The league matches the fit uses (seasons before `untilSeason`) and the recent ones for the rates. */
+function fitMatches(options: FitOptions): { all: LeagueMatch[]; recent: LeagueMatch[]; lastSeason: number } {
+  const all = loadLeagueMatches(options.dataDir, options.competitions).filter(
+    (m) => options.untilSeason === undefined || m.season < options.untilSeason,
+  );
+  if (all.length === 0) throw new Error('no league matches to fit on');
+  const lastSeason = Math.max(...all.map((m) => m.season));
+  const recentFrom = lastSeason - (options.recentSeasons ?? 10) + 1;
+  const recent = all.filter((m) => m.season >= recentFrom);
+  return { all, recent, lastSeason };
+}
+
+/** The start's constants with the goal band weights, shots and yellow cards of the club data. */
+function withClubRates(start: ModelParams, goalBandWeights: number[], rates: ClubRates): ModelParams {
+  return {
+    ...start,
+    goal_band_weights: goalBandWeights,
+    shots: { conversion: round4(rates.conversion), on_target_share: round4(rates.onTargetShare) },
+    cards: {
+      ...start.cards,
+      yellow_per_match: { home: round4(rates.yellow.home), away: round4(rates.yellow.away) },
+    },
+  };
+}
+
+/** Straight reds: the observed red-card rate less the engine's own second yellows. */
+function withStraightReds(
+  params: ModelParams,
+  rates: ClubRates,
+  secondYellows: { home: number; away: number },
+): ModelParams {
+  return {
+    ...params,
+    cards: {
+      ...params.cards,
+      straight_red_per_match: {
+        home: round4(Math.max(0.005, rates.red.home - secondYellows.home)),
+        away: round4(Math.max(0.005, rates.red.away - secondYellows.away)),
+      },
+    },
+  };
+}
+
+/** The fitted dynamics and league profiles, the halves rescaled, and the version of the result. */
+function withDynamics(
+  params: ModelParams,
+  dynamics: DynamicsFit,
+  competitions: Record<string, CompetitionSummary>,
+  rates: ClubRates,
+): ModelParams {
+  let fitted: ModelParams = {
+    ...params,
+    score_state_multipliers: dynamics.scoreStateMultipliers.map(round4),
+    red_card_multipliers: {
+      side_down: round4(dynamics.redCardMultipliers.side_down),
+      side_up: round4(dynamics.redCardMultipliers.side_up),
+    },
+    league_profile: Object.fromEntries(
+      Object.entries(competitions).map(([name, summary]) => [
+        name,
+        Object.fromEntries(Object.entries(summary).map(([k, v]) => [k, round4(v)])),
+      ]),
+    ),
+  };
+  // The score-state effects move goals towards the second half (trailing sides push late); rescale the
+  // halves so the simulated first-half share, not the input curve's, matches the club data.
+  fitted = {
+    ...fitted,
+    goal_band_weights: matchFirstHalfShare(fitted, rates.firstHalfShare, rates.goalsPerMatch),
+  };
+  const { model_version: _old, ...content } = fitted;
+  return modelParamsSchema.parse({ ...fitted, model_version: modelVersionOf(content) });
 }
 
 /** `minute-` and the first 10 hex digits of a hash of the constants: the same fit gives the same version. */

@@ -65,7 +65,63 @@ interface Row {
 }
 
 export function fitTeamRatings(matches: readonly RatedMatch[], options: RatingFitOptions): RatingFit {
-  const { asOf, decayPerDay, prior } = options;
+  const { rows, names, totalWeight } = weightedRows(matches, options.asOf, options.decayPerDay);
+  const state = startingState(rows, names, options);
+  const { attack, defence, precision } = state;
+  const n = names.length;
+  const grad = new Float64Array(n);
+  const hess = new Float64Array(n);
+  const maxSweeps = options.maxSweeps ?? 200;
+  const tolerance = options.tolerance ?? 1e-6;
+  for (let sweep = 0; sweep < maxSweeps; sweep++) {
+    let largestStep = 0;
+    // Attack of every team at once: given the defences, the teams' attack terms are independent.
+    largestStep = Math.max(largestStep, stepAttacks(state, grad, hess));
+    largestStep = Math.max(largestStep, stepDefences(state, grad, hess));
+    // Without a prior the ratings are only identified up to a shift; pin the mean at zero.
+    if (precision === 0 && n > 0) {
+      centre(attack);
+      centre(defence);
+    }
+    // Intercept and home advantage: one joint 2×2 Newton step.
+    largestStep = Math.max(largestStep, stepGoalLevel(state));
+    if (largestStep < tolerance) break;
+  }
+
+  const teams = new Map<string, TeamRating>();
+  names.forEach((name, i) => {
+    teams.set(name, { attack: attack[i]!, defence: defence[i]! });
+  });
+  const fit: RatingFit = {
+    intercept: state.intercept,
+    homeAdvantage: state.homeAdvantage,
+    rho: 0,
+    teams,
+    weight: totalWeight,
+  };
+  if (options.fitRho ?? true) fit.rho = fitRho(rows, fit, attack, defence);
+  return fit;
+}
+
+/** The Poisson fit in progress: ratings by team index, their prior means and the goal level. */
+interface RatingState {
+  rows: readonly Row[];
+  attack: Float64Array;
+  defence: Float64Array;
+  priorAttack: Float64Array;
+  priorDefence: Float64Array;
+  /** Precision of the prior (1 / sd²); 0 without one. */
+  precision: number;
+  intercept: number;
+  homeAdvantage: number;
+}
+
+/** The matches before `asOf` with their decay weights (negligible ones left out), teams by index. */
+function weightedRows(
+  matches: readonly RatedMatch[],
+  asOf: number,
+  decayPerDay: number,
+): { rows: Row[]; names: string[]; totalWeight: number } {
   const index = new Map<string, number>();
   const names: string[] = [];
   const rows: Row[] = [];
@@ -94,7 +150,16 @@ export function fitTeamRatings(matches: readonly RatedMatch[], options: RatingFi
     }
     return i;
   }
+  return { rows, names, totalWeight };
+}
 
+/** Ratings from the options' start (else the prior means) and the prior the fit is pulled towards. */
+function startingState(
+  rows: readonly Row[],
+  names: readonly string[],
+  options: RatingFitOptions,
+): RatingState {
+  const { prior } = options;
   const n = names.length;
   const attack = new Float64Array(n);
   const defence = new Float64Array(n);
@@ -109,88 +174,91 @@ export function fitTeamRatings(matches: readonly RatedMatch[], options: RatingFi
     attack[i] = start.attack;
     defence[i] = start.defence;
   });
-  let intercept = options.start?.intercept ?? Math.log(Math.max(meanScore(rows), 0.1));
-  let homeAdvantage = options.start?.homeAdvantage ?? 0.25;
+  return {
+    rows,
+    attack,
+    defence,
+    priorAttack,
+    priorDefence,
+    precision,
+    intercept: options.start?.intercept ?? Math.log(Math.max(meanScore(rows), 0.1)),
+    homeAdvantage: options.start?.homeAdvantage ?? 0.25,
+  };
+}
 
-  const gradA = new Float64Array(n);
-  const hessA = new Float64Array(n);
-  const gradD = new Float64Array(n);
-  const hessD = new Float64Array(n);
-  const maxSweeps = options.maxSweeps ?? 200;
-  const tolerance = options.tolerance ?? 1e-6;
-  for (let sweep = 0; sweep < maxSweeps; sweep++) {
-    let largestStep = 0;
-    // Attack of every team at once: given the defences, the teams' attack terms are independent.
-    gradA.fill(0);
-    hessA.fill(0);
-    for (const r of rows) {
-      const lh = Math.exp(intercept + homeAdvantage + attack[r.h]! - defence[r.a]!);
-      const la = Math.exp(intercept + attack[r.a]! - defence[r.h]!);
-      gradA[r.h]! += r.w * (r.yh - lh);
-      hessA[r.h]! += r.w * lh;
-      gradA[r.a]! += r.w * (r.ya - la);
-      hessA[r.a]! += r.w * la;
-    }
-    for (let i = 0; i < n; i++) {
-      const step = clampStep(
-        (gradA[i]! - precision * (attack[i]! - priorAttack[i]!)) / (hessA[i]! + precision + 1e-12),
-      );
-      attack[i]! += step;
-      largestStep = Math.max(largestStep, Math.abs(step));
-    }
-    gradD.fill(0);
-    hessD.fill(0);
-    for (const r of rows) {
-      const lh = Math.exp(intercept + homeAdvantage + attack[r.h]! - defence[r.a]!);
-      const la = Math.exp(intercept + attack[r.a]! - defence[r.h]!);
-      gradD[r.a]! -= r.w * (r.yh - lh);
-      hessD[r.a]! += r.w * lh;
-      gradD[r.h]! -= r.w * (r.ya - la);
-      hessD[r.h]! += r.w * la;
-    }
-    for (let i = 0; i < n; i++) {
-      const step = clampStep(
-        (gradD[i]! - precision * (defence[i]! - priorDefence[i]!)) / (hessD[i]! + precision + 1e-12),
-      );
-      defence[i]! += step;
-      largestStep = Math.max(largestStep, Math.abs(step));
-    }
-    // Without a prior the ratings are only identified up to a shift; pin the mean at zero.
-    if (precision === 0 && n > 0) {
-      centre(attack);
-      centre(defence);
-    }
-    // Intercept and home advantage: one joint 2×2 Newton step.
-    let gAll = 0;
-    let hAll = 0;
-    let gHome = 0;
-    let hHome = 0;
-    for (const r of rows) {
-      const lh = Math.exp(intercept + homeAdvantage + attack[r.h]! - defence[r.a]!);
-      const la = Math.exp(intercept + attack[r.a]! - defence[r.h]!);
-      gAll += r.w * (r.yh - lh + r.ya - la);
-      hAll += r.w * (lh + la);
-      gHome += r.w * (r.yh - lh);
-      hHome += r.w * lh;
-    }
-    const det = hAll * hHome - hHome * hHome;
-    if (det > 1e-12) {
-      const stepC = clampStep((hHome * gAll - hHome * gHome) / det);
-      const stepH = clampStep((hAll * gHome - hHome * gAll) / det);
-      intercept += stepC;
-      homeAdvantage += stepH;
-      largestStep = Math.max(largestStep, Math.abs(stepC), Math.abs(stepH));
-    }
-    if (largestStep < tolerance) break;
+/** One Newton step on every team's attack, the defences held; returns the largest step. */
+function stepAttacks(state: RatingState, grad: Float64Array, hess: Float64Array): number {
+  const { intercept, homeAdvantage, attack, defence } = state;
+  grad.fill(0);
+  hess.fill(0);
+  for (const r of state.rows) {
+    const lh = Math.exp(intercept + homeAdvantage + attack[r.h]! - defence[r.a]!);
+    const la = Math.exp(intercept + attack[r.a]! - defence[r.h]!);
+    grad[r.h]! += r.w * (r.yh - lh);
+    hess[r.h]! += r.w * lh;
+    grad[r.a]! += r.w * (r.ya - la);
+    hess[r.a]! += r.w * la;
   }
+  return newtonSteps(attack, state.priorAttack, grad, hess, state.precision);
+}
 
-  const teams = new Map<string, TeamRating>();
-  names.forEach((name, i) => {
-    teams.set(name, { attack: attack[i]!, defence: defence[i]! });
-  });
-  const fit: RatingFit = { intercept, homeAdvantage, rho: 0, teams, weight: totalWeight };
-  if (options.fitRho ?? true) fit.rho = fitRho(rows, fit, attack, defence);
-  return fit;
+/** One Newton step on every team's defence, the attacks held; returns the largest step. */
+function stepDefences(state: RatingState, grad: Float64Array, hess: Float64Array): number {
+  const { intercept, homeAdvantage, attack, defence } = state;
+  grad.fill(0);
+  hess.fill(0);
+  for (const r of state.rows) {
+    const lh = Math.exp(intercept + homeAdvantage + attack[r.h]! - defence[r.a]!);
+    const la = Math.exp(intercept + attack[r.a]! - defence[r.h]!);
+    grad[r.a]! -= r.w * (r.yh - lh);
+    hess[r.a]! += r.w * lh;
+    grad[r.h]! -= r.w * (r.ya - la);
+    hess[r.h]! += r.w * la;
+  }
+  return newtonSteps(defence, state.priorDefence, grad, hess, state.precision);
+}
+
+/** Applies each value's Newton step (with its prior) in place; returns the largest step. */
+function newtonSteps(
+  values: Float64Array,
+  prior: Float64Array,
+  grad: Float64Array,
+  hess: Float64Array,
+  precision: number,
+): number {
+  let largestStep = 0;
+  for (let i = 0; i < values.length; i++) {
+    const step = clampStep(
+      (grad[i]! - precision * (values[i]! - prior[i]!)) / (hess[i]! + precision + 1e-12),
+    );
+    values[i]! += step;
+    largestStep = Math.max(largestStep, Math.abs(step));
+  }
+  return largestStep;
+}
+
+/** One joint Newton step on intercept and home advantage; returns the larger step (0 when singular). */
+function stepGoalLevel(state: RatingState): number {
+  const { attack, defence } = state;
+  let gAll = 0;
+  let hAll = 0;
+  let gHome = 0;
+  let hHome = 0;
+  for (const r of state.rows) {
+    const lh = Math.exp(state.intercept + state.homeAdvantage + attack[r.h]! - defence[r.a]!);
+    const la = Math.exp(state.intercept + attack[r.a]! - defence[r.h]!);
+    gAll += r.w * (r.yh - lh + r.ya - la);
+    hAll += r.w * (lh + la);
+    gHome += r.w * (r.yh - lh);
+    hHome += r.w * lh;
+  }
+  const det = hAll * hHome - hHome * hHome;
+  if (!(det > 1e-12)) return 0;
+  const stepC = clampStep((hHome * gAll - hHome * gHome) / det);
+  const stepH = clampStep((hAll * gHome - hHome * gAll) / det);
+  state.intercept += stepC;
+  state.homeAdvantage += stepH;
+  return Math.max(Math.abs(stepC), Math.abs(stepH));
 }
 
 /** Expected goals of a fixture under a fit; unknown teams get `fallback` (default: league average). */

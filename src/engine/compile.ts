@@ -443,6 +443,16 @@ type StepRates = (
 const MAX_DIFF = 10;
 const MAX_MEN_DIFF = 2;
 const NEGLIGIBLE_MASS = 1e-13;
+const MEN_STATES = 2 * MAX_MEN_DIFF + 1;
+/** States of the forward pass: goal difference × player-count difference. */
+const DYNAMICS_STATES = (2 * MAX_DIFF + 1) * MEN_STATES;
+/** Rate cells of one (side, step): score bucket × red bucket. */
+const RATE_CELLS = SCORE_STATE_BUCKETS * RED_CARD_BUCKETS;
+
+interface StepProbabilities {
+  goal: Float64Array;
+  red: Float64Array;
+}
 
 /**
  * Expected goals of both sides under the score-state and red-card dynamics (at neutral lineup strength),
@@ -451,90 +461,115 @@ const NEGLIGIBLE_MASS = 1e-13;
  * still playing and folds finished ones back in after the added-time block.
  */
 function expectedGoalsUnderDynamics(added: AddedTimeModel, rates: StepRates): [number, number] {
-  const diffs = 2 * MAX_DIFF + 1;
-  const menStates = 2 * MAX_MEN_DIFF + 1;
-  const size = diffs * menStates;
-  let dist = new Float64Array(size);
-  let next = new Float64Array(size);
-  const finished = new Float64Array(size);
-  const index = (diff: number, men: number) => (diff + MAX_DIFF) * menStates + (men + MAX_MEN_DIFF);
-  dist[index(0, 0)] = 1;
+  let dist = new Float64Array(DYNAMICS_STATES);
+  let next = new Float64Array(DYNAMICS_STATES);
+  const finished = new Float64Array(DYNAMICS_STATES);
+  dist[stateIndex(0, 0)] = 1;
   const goals: [number, number] = [0, 0];
-  // Goal and red-card probabilities of each (side, step, score bucket, red bucket), computed once.
-  const cells = SCORE_STATE_BUCKETS * RED_CARD_BUCKETS;
-  const goalProbability = new Float64Array(SIDES * STEPS * cells);
-  const redProbability = new Float64Array(SIDES * STEPS * cells);
-  for (let side = 0; side < SIDES; side++) {
-    for (let step = 0; step < STEPS; step++) {
-      for (let score = 0; score < SCORE_STATE_BUCKETS; score++) {
-        for (let red = 0; red < RED_CARD_BUCKETS; red++) {
-          const at = (side * STEPS + step) * cells + score * RED_CARD_BUCKETS + red;
-          const { goal, red: redCard } = rates(side, step, score, red);
-          goalProbability[at] = goal;
-          redProbability[at] = redCard;
-        }
-      }
-    }
-  }
-  const cellOf = (side: number, step: number, diff: number, men: number) => {
-    // men = home's opponents sent off minus home's: > 0 means home has more players.
-    const own = side === 0 ? diff : -diff;
-    const score = Math.max(-2, Math.min(2, own)) + 2;
-    const sideMen = side === 0 ? men : -men;
-    const redBucket = sideMen < 0 ? 0 : sideMen === 0 ? 1 : 2;
-    return (side * STEPS + step) * cells + score * RED_CARD_BUCKETS + redBucket;
-  };
-  const move = (diff: number, men: number, dDiff: number, dMen: number, mass: number) => {
-    if (mass === 0) return;
-    const d = Math.max(-MAX_DIFF, Math.min(MAX_DIFF, diff + dDiff));
-    const m = Math.max(-MAX_MEN_DIFF, Math.min(MAX_MEN_DIFF, men + dMen));
-    next[index(d, m)]! += mass;
-  };
+  const probabilities = stepProbabilities(rates);
   let reach = 1; // P(this added step is played) before folding
   for (let step = 0; step < STEPS; step++) {
     const inAdded =
       (step >= FIRST_HALF_ADDED_START && step < SECOND_HALF_START) || step >= SECOND_HALF_ADDED_START;
     if (inAdded) {
       const played = added.stepPlayed[step]!;
-      const stopping = reach - played; // draws whose half ended before this step
-      if (stopping > 0 && reach > 0) {
-        for (let i = 0; i < size; i++) finished[i]! += (dist[i]! * stopping) / reach;
-        const keep = played / reach;
-        for (let i = 0; i < size; i++) dist[i]! *= keep;
-      }
+      setAsideStopped(dist, finished, reach, played);
       reach = played;
     }
     next.fill(0);
-    for (let diff = -MAX_DIFF; diff <= MAX_DIFF; diff++) {
-      for (let men = -MAX_MEN_DIFF; men <= MAX_MEN_DIFF; men++) {
-        const mass = dist[index(diff, men)]!;
-        if (mass < NEGLIGIBLE_MASS) continue; // far tails (10-goal margins) change nothing measurable
-        const homeCell = cellOf(0, step, diff, men);
-        const awayCell = cellOf(1, step, diff, men);
-        const homeGoal = goalProbability[homeCell]!;
-        const homeRed = redProbability[homeCell]!;
-        const awayGoal = goalProbability[awayCell]!;
-        const awayRed = redProbability[awayCell]!;
-        goals[0] += mass * homeGoal;
-        goals[1] += mass * awayGoal;
-        const homeNone = 1 - homeGoal - homeRed;
-        const awayNone = 1 - awayGoal - awayRed;
-        move(diff, men, 0, 0, mass * (homeGoal * awayGoal + homeRed * awayRed + homeNone * awayNone));
-        move(diff, men, 1, 1, mass * homeGoal * awayRed);
-        move(diff, men, 1, 0, mass * homeGoal * awayNone);
-        move(diff, men, -1, -1, mass * homeRed * awayGoal);
-        move(diff, men, 0, -1, mass * homeRed * awayNone);
-        move(diff, men, -1, 0, mass * homeNone * awayGoal);
-        move(diff, men, 0, 1, mass * homeNone * awayRed);
-      }
-    }
+    playStep(dist, next, step, probabilities, goals);
     [dist, next] = [next, dist];
     const lastAdded = step === SECOND_HALF_START - 1 || step === STEPS - 1;
     if (lastAdded) {
-      for (let i = 0; i < size; i++) dist[i]! += finished[i]!;
+      for (let i = 0; i < DYNAMICS_STATES; i++) dist[i]! += finished[i]!;
       finished.fill(0);
       reach = 1;
     }
   }
   return goals;
+}
+
+function stateIndex(diff: number, men: number): number {
+  return (diff + MAX_DIFF) * MEN_STATES + (men + MAX_MEN_DIFF);
+}
+
+/** Goal and red-card probabilities of each (side, step, score bucket, red bucket), computed once. */
+function stepProbabilities(rates: StepRates): StepProbabilities {
+  const goal = new Float64Array(SIDES * STEPS * RATE_CELLS);
+  const red = new Float64Array(SIDES * STEPS * RATE_CELLS);
+  for (let side = 0; side < SIDES; side++) {
+    for (let step = 0; step < STEPS; step++) {
+      for (let score = 0; score < SCORE_STATE_BUCKETS; score++) {
+        for (let redBucket = 0; redBucket < RED_CARD_BUCKETS; redBucket++) {
+          const at = (side * STEPS + step) * RATE_CELLS + score * RED_CARD_BUCKETS + redBucket;
+          const rate = rates(side, step, score, redBucket);
+          goal[at] = rate.goal;
+          red[at] = rate.red;
+        }
+      }
+    }
+  }
+  return { goal, red };
+}
+
+/** The rate cell of `side` at `step` in state (diff, men), both counted from home's side. */
+function rateCell(side: number, step: number, diff: number, men: number): number {
+  // men = home's opponents sent off minus home's: > 0 means home has more players.
+  const own = side === 0 ? diff : -diff;
+  const score = Math.max(-2, Math.min(2, own)) + 2;
+  const sideMen = side === 0 ? men : -men;
+  const redBucket = sideMen < 0 ? 0 : sideMen === 0 ? 1 : 2;
+  return (side * STEPS + step) * RATE_CELLS + score * RED_CARD_BUCKETS + redBucket;
+}
+
+/**
+ * At an added step: moves the draws whose half ended before it (reach − played of them) from `dist`
+ * to `finished`, leaving in `dist` the draws that play it.
+ */
+function setAsideStopped(dist: Float64Array, finished: Float64Array, reach: number, played: number): void {
+  const stopping = reach - played; // draws whose half ended before this step
+  if (stopping > 0 && reach > 0) {
+    for (let i = 0; i < DYNAMICS_STATES; i++) finished[i]! += (dist[i]! * stopping) / reach;
+    const keep = played / reach;
+    for (let i = 0; i < DYNAMICS_STATES; i++) dist[i]! *= keep;
+  }
+}
+
+/** One step of the forward pass: adds the step's expected goals to `goals` and spreads `dist` into `next`. */
+function playStep(
+  dist: Float64Array,
+  next: Float64Array,
+  step: number,
+  probabilities: StepProbabilities,
+  goals: [number, number],
+): void {
+  const move = (diff: number, men: number, dDiff: number, dMen: number, mass: number) => {
+    if (mass === 0) return;
+    const d = Math.max(-MAX_DIFF, Math.min(MAX_DIFF, diff + dDiff));
+    const m = Math.max(-MAX_MEN_DIFF, Math.min(MAX_MEN_DIFF, men + dMen));
+    next[stateIndex(d, m)]! += mass;
+  };
+  for (let diff = -MAX_DIFF; diff <= MAX_DIFF; diff++) {
+    for (let men = -MAX_MEN_DIFF; men <= MAX_MEN_DIFF; men++) {
+      const mass = dist[stateIndex(diff, men)]!;
+      if (mass < NEGLIGIBLE_MASS) continue; // far tails (10-goal margins) change nothing measurable
+      const homeCell = rateCell(0, step, diff, men);
+      const awayCell = rateCell(1, step, diff, men);
+      const homeGoal = probabilities.goal[homeCell]!;
+      const homeRed = probabilities.red[homeCell]!;
+      const awayGoal = probabilities.goal[awayCell]!;
+      const awayRed = probabilities.red[awayCell]!;
+      goals[0] += mass * homeGoal;
+      goals[1] += mass * awayGoal;
+      const homeNone = 1 - homeGoal - homeRed;
+      const awayNone = 1 - awayGoal - awayRed;
+      move(diff, men, 0, 0, mass * (homeGoal * awayGoal + homeRed * awayRed + homeNone * awayNone));
+      move(diff, men, 1, 1, mass * homeGoal * awayRed);
+      move(diff, men, 1, 0, mass * homeGoal * awayNone);
+      move(diff, men, -1, -1, mass * homeRed * awayGoal);
+      move(diff, men, 0, -1, mass * homeRed * awayNone);
+      move(diff, men, -1, 0, mass * homeNone * awayGoal);
+      move(diff, men, 0, 1, mass * homeNone * awayRed);
+    }
+  }
 }

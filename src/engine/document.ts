@@ -274,51 +274,12 @@ export function buildSimulationDocument(input: SimulationDocumentInput): Simulat
   const { inputs, params, counts, draws } = input;
   // Every aggregate is summed in whole counts and divided once, so probabilities stay inside [0, 1]
   // and complementary ones (over/under, yes/no) sum to 1 exactly.
-  const p = (count: number) => count / draws;
-  const countGrid = (at: number) =>
-    Array.from({ length: GRID_SIZE }, (_, home) =>
-      Array.from({ length: GRID_SIZE }, (_, away) => counts[at + home * GRID_SIZE + away]!),
-    );
-  const ftCounts = countGrid(C_FT_GRID);
-  const htCounts = countGrid(C_HT_GRID);
-  const toProbabilities = (grid: number[][]) => grid.map((row) => row.map(p));
+  const ftCounts = countGrid(counts, C_FT_GRID);
+  const htCounts = countGrid(counts, C_HT_GRID);
   const result = resultOf(ftCounts, draws);
-  const expectedHome = p(counts[C_TEAM + HOME * TEAM_COUNTERS + TEAM_GOALS]!);
-  const expectedAway = p(counts[C_TEAM + AWAY * TEAM_COUNTERS + TEAM_GOALS]!);
-
-  const sides = [
-    { key: 'home' as const, side: HOME, inputs: inputs.home },
-    { key: 'away' as const, side: AWAY, inputs: inputs.away },
-  ];
-  const players = sides.flatMap(({ key, side, inputs: sideInputs }) =>
-    sideInputs.players.map((player, slot) => playerSummary(counts, draws, key, side, slot, player)),
-  );
-  const firstScorers = players
-    .filter((player) => player.probabilities.first_scorer > 0)
-    .map((player) => ({
-      player_id: player.player_id,
-      team: player.team,
-      probability: player.probabilities.first_scorer,
-    }))
-    .sort((a, b) => b.probability - a.probability || a.player_id - b.player_id);
-
-  const series = (at: number) => Array.from({ length: STEPS }, (_, step) => p(counts[at + step]!));
-  const homeLeading = series(C_STEP_STATE + STATE_HOME_LEADING * STEPS);
-  const level = series(C_STEP_STATE + STATE_LEVEL * STEPS);
-  // Away leading is what remains; computed from counts so the three sum to 1 exactly in count space.
-  const awayLeading = Array.from({ length: STEPS }, (_, step) =>
-    p(
-      draws -
-        counts[C_STEP_STATE + STATE_HOME_LEADING * STEPS + step]! -
-        counts[C_STEP_STATE + STATE_LEVEL * STEPS + step]!,
-    ),
-  );
-
-  const squares = [counts[C_GOAL_SQUARES]!, counts[C_GOAL_SQUARES + 1]!];
-  const meanStandardError = (mean: number, sumSquares: number) =>
-    Math.sqrt(Math.max(0, sumSquares / draws - mean * mean) / draws);
-  const proportionStandardError = (q: number) => Math.sqrt((q * (1 - q)) / draws);
-
+  const expectedHome = counts[C_TEAM + HOME * TEAM_COUNTERS + TEAM_GOALS]! / draws;
+  const expectedAway = counts[C_TEAM + AWAY * TEAM_COUNTERS + TEAM_GOALS]! / draws;
+  const players = playerSummaries(inputs, counts, draws);
   return {
     schema: SIMULATION_SCHEMA,
     fixture: {
@@ -328,54 +289,17 @@ export function buildSimulationDocument(input: SimulationDocumentInput): Simulat
       home: inputs.home.team,
       away: inputs.away.team,
     },
-    basis: {
-      state: inputs.state,
-      as_of: input.basis.as_of,
-      data_version: input.basis.data_version,
-      lineups: input.basis.lineups ?? lineupBasis(inputs),
-      lineup_sources: { home: inputs.home.lineup.source, away: inputs.away.lineup.source },
-      draws,
-      seed: seedToString(input.seed),
-    },
+    basis: basisOf(input),
     result: { ...result, calibrated: input.modelStatus.calibrated },
     goals: {
       expected: { home: expectedHome, away: expectedAway, total: expectedHome + expectedAway },
-      score_grid: { max: GRID_SIZE - 1, cells: toProbabilities(ftCounts) },
+      score_grid: { max: GRID_SIZE - 1, cells: toProbabilities(ftCounts, draws) },
       distributions: goalDistributions(ftCounts, draws),
     },
     markets: markets(ftCounts, draws),
-    half_time: {
-      result: resultOf(htCounts, draws),
-      score_grid: { max: GRID_SIZE - 1, cells: toProbabilities(htCounts) },
-      ht_ft: Object.fromEntries(HT_FT_KEYS.map((key, i) => [key, p(counts[C_HT_FT + i]!)])) as Record<
-        (typeof HT_FT_KEYS)[number],
-        number
-      >,
-    },
-    timeline: {
-      steps: STEPS,
-      minute_label: Array.from({ length: STEPS }, (_, step) => minuteLabel(step)),
-      home: { goals: series(C_STEP_GOALS + HOME * STEPS), cards: series(C_STEP_CARDS + HOME * STEPS) },
-      away: { goals: series(C_STEP_GOALS + AWAY * STEPS), cards: series(C_STEP_CARDS + AWAY * STEPS) },
-      score_state: { home_leading: homeLeading, level, away_leading: awayLeading },
-    },
-    goal_events: {
-      first_goal: {
-        home: p(counts[C_FIRST_GOAL]!),
-        away: p(counts[C_FIRST_GOAL + 1]!),
-        none: p(counts[C_FIRST_GOAL + 2]!),
-      },
-      first_goal_minute: GOAL_BANDS.map((band, i) => ({
-        ...band,
-        probability: p(counts[C_FIRST_GOAL_BAND + i]!),
-      })),
-      first_scorer: firstScorers,
-      comeback: {
-        home_win_from_behind: p(counts[C_COMEBACK]!),
-        away_win_from_behind: p(counts[C_COMEBACK + 1]!),
-        draw_from_behind: p(counts[C_COMEBACK + 2]!),
-      },
-    },
+    half_time: halfTime(counts, htCounts, draws),
+    timeline: timeline(counts, draws),
+    goal_events: goalEvents(counts, draws, players),
     players,
     lineups: {
       home: lineupSummary(
@@ -388,23 +312,127 @@ export function buildSimulationDocument(input: SimulationDocumentInput): Simulat
       ),
     },
     samples: input.samples.slice(0, SAMPLE_PATHS).map((path) => samplePath(inputs, path)),
-    uncertainty: {
-      draws,
-      standard_error: {
-        home_win: proportionStandardError(result.home_win),
-        draw: proportionStandardError(result.draw),
-        away_win: proportionStandardError(result.away_win),
-        expected_goals_home: meanStandardError(expectedHome, squares[0]!),
-        expected_goals_away: meanStandardError(expectedAway, squares[1]!),
-      },
-      model_accuracy: { ...(input.modelStatus.metrics ?? {}), status: input.modelStatus.status },
-    },
+    uncertainty: uncertainty(input, result, expectedHome, expectedAway),
     model: {
       public_name: params.public_name,
       version: params.model_version,
       status: input.modelStatus.status,
     },
     timing: input.timing,
+  };
+}
+
+function basisOf(input: SimulationDocumentInput): SimulationDocument['basis'] {
+  const { inputs } = input;
+  return {
+    state: inputs.state,
+    as_of: input.basis.as_of,
+    data_version: input.basis.data_version,
+    lineups: input.basis.lineups ?? lineupBasis(inputs),
+    lineup_sources: { home: inputs.home.lineup.source, away: inputs.away.lineup.source },
+    draws: input.draws,
+    seed: seedToString(input.seed),
+  };
+}
+
+/** The counts of the score grid at `at`: cells[home goals][away goals]. */
+function countGrid(counts: Uint32Array, at: number): number[][] {
+  return Array.from({ length: GRID_SIZE }, (_, home) =>
+    Array.from({ length: GRID_SIZE }, (_, away) => counts[at + home * GRID_SIZE + away]!),
+  );
+}
+
+function toProbabilities(grid: number[][], draws: number): number[][] {
+  return grid.map((row) => row.map((count) => count / draws));
+}
+
+function halfTime(counts: Uint32Array, htCounts: number[][], draws: number): SimulationDocument['half_time'] {
+  return {
+    result: resultOf(htCounts, draws),
+    score_grid: { max: GRID_SIZE - 1, cells: toProbabilities(htCounts, draws) },
+    ht_ft: Object.fromEntries(HT_FT_KEYS.map((key, i) => [key, counts[C_HT_FT + i]! / draws])) as Record<
+      (typeof HT_FT_KEYS)[number],
+      number
+    >,
+  };
+}
+
+function timeline(counts: Uint32Array, draws: number): SimulationDocument['timeline'] {
+  const p = (count: number) => count / draws;
+  const series = (at: number) => Array.from({ length: STEPS }, (_, step) => p(counts[at + step]!));
+  const homeLeading = series(C_STEP_STATE + STATE_HOME_LEADING * STEPS);
+  const level = series(C_STEP_STATE + STATE_LEVEL * STEPS);
+  // Away leading is what remains; computed from counts so the three sum to 1 exactly in count space.
+  const awayLeading = Array.from({ length: STEPS }, (_, step) =>
+    p(
+      draws -
+        counts[C_STEP_STATE + STATE_HOME_LEADING * STEPS + step]! -
+        counts[C_STEP_STATE + STATE_LEVEL * STEPS + step]!,
+    ),
+  );
+  return {
+    steps: STEPS,
+    minute_label: Array.from({ length: STEPS }, (_, step) => minuteLabel(step)),
+    home: { goals: series(C_STEP_GOALS + HOME * STEPS), cards: series(C_STEP_CARDS + HOME * STEPS) },
+    away: { goals: series(C_STEP_GOALS + AWAY * STEPS), cards: series(C_STEP_CARDS + AWAY * STEPS) },
+    score_state: { home_leading: homeLeading, level, away_leading: awayLeading },
+  };
+}
+
+function goalEvents(
+  counts: Uint32Array,
+  draws: number,
+  players: readonly PlayerSummary[],
+): SimulationDocument['goal_events'] {
+  const p = (count: number) => count / draws;
+  const firstScorers = players
+    .filter((player) => player.probabilities.first_scorer > 0)
+    .map((player) => ({
+      player_id: player.player_id,
+      team: player.team,
+      probability: player.probabilities.first_scorer,
+    }))
+    .sort((a, b) => b.probability - a.probability || a.player_id - b.player_id);
+  return {
+    first_goal: {
+      home: p(counts[C_FIRST_GOAL]!),
+      away: p(counts[C_FIRST_GOAL + 1]!),
+      none: p(counts[C_FIRST_GOAL + 2]!),
+    },
+    first_goal_minute: GOAL_BANDS.map((band, i) => ({
+      ...band,
+      probability: p(counts[C_FIRST_GOAL_BAND + i]!),
+    })),
+    first_scorer: firstScorers,
+    comeback: {
+      home_win_from_behind: p(counts[C_COMEBACK]!),
+      away_win_from_behind: p(counts[C_COMEBACK + 1]!),
+      draw_from_behind: p(counts[C_COMEBACK + 2]!),
+    },
+  };
+}
+
+function uncertainty(
+  input: SimulationDocumentInput,
+  result: { home_win: number; draw: number; away_win: number },
+  expectedHome: number,
+  expectedAway: number,
+): SimulationDocument['uncertainty'] {
+  const { counts, draws } = input;
+  const squares = [counts[C_GOAL_SQUARES]!, counts[C_GOAL_SQUARES + 1]!];
+  const meanStandardError = (mean: number, sumSquares: number) =>
+    Math.sqrt(Math.max(0, sumSquares / draws - mean * mean) / draws);
+  const proportionStandardError = (q: number) => Math.sqrt((q * (1 - q)) / draws);
+  return {
+    draws,
+    standard_error: {
+      home_win: proportionStandardError(result.home_win),
+      draw: proportionStandardError(result.draw),
+      away_win: proportionStandardError(result.away_win),
+      expected_goals_home: meanStandardError(expectedHome, squares[0]!),
+      expected_goals_away: meanStandardError(expectedAway, squares[1]!),
+    },
+    model_accuracy: { ...(input.modelStatus.metrics ?? {}), status: input.modelStatus.status },
   };
 }
 
@@ -498,6 +526,16 @@ function markets(grid: number[][], draws: number) {
     },
     handicaps,
   };
+}
+
+function playerSummaries(inputs: MatchInputs, counts: Uint32Array, draws: number): PlayerSummary[] {
+  const sides = [
+    { key: 'home' as const, side: HOME, inputs: inputs.home },
+    { key: 'away' as const, side: AWAY, inputs: inputs.away },
+  ];
+  return sides.flatMap(({ key, side, inputs: sideInputs }) =>
+    sideInputs.players.map((player, slot) => playerSummary(counts, draws, key, side, slot, player)),
+  );
 }
 
 function playerSummary(

@@ -7,12 +7,12 @@ import { type CpuEngine, createCpuEngine } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths } from '../../fallback/engine.js';
 import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/engine.js';
 import { compileFixture } from './compile.js';
-import { type EngineSeed, seedFromHex } from './contract/layout.js';
+import { type CompiledFixture, type EngineSeed, seedFromHex } from './contract/layout.js';
 import type { MatchInputs } from './contract/match-inputs.js';
 import { defaultModelParams, type ModelParams } from './contract/model-params.js';
 import { type EngineRun, MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from './contract/run.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
-import { loadModelStatus } from './model-status.js';
+import { loadModelStatus, type ModelStatus } from './model-status.js';
 
 /** One simulation for the engine: what the queue's job holds, as far as the engine needs it. */
 export interface EngineJob {
@@ -109,137 +109,23 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
   );
   const gpu: GpuEngine | null =
     options.mode === 'cpu' ? null : createGpuEngine({ mode: options.mode, fallback: cpu });
-  let gpuState: GpuEngineState | null = null;
-  const started = gpu ? gpu.started().then((state) => (gpuState = state)) : Promise.resolve(null);
-  const secondsPerDraw = { ...INITIAL_SECONDS_PER_DRAW };
-
-  const usingGpu = () => gpu !== null && (gpuState?.state ?? gpu.state().state) === 'ready';
-
-  function documentFor(
-    job: EngineJob,
-    run: EngineRun & { gpuMs?: number },
-    seed: EngineSeed,
-    compiled: ReturnType<typeof compileFixture>,
-  ) {
-    const { payload } = job;
-    return buildSimulationDocument({
-      inputs: payload.match,
-      params,
-      counts: run.counts,
-      samples: recordSamplePaths(compiled, seed, Math.min(SAMPLE_PATHS, job.draws)),
-      draws: job.draws,
-      seed,
-      basis: { as_of: payload.as_of, data_version: job.dataVersion },
-      timing: {
-        engine: run.engine,
-        backend: run.backend,
-        queued_ms: job.queuedMs,
-        run_ms: Math.round(run.runMs),
-      },
-      modelStatus,
-    });
-  }
-
-  const runBatch: RunBatch = async (jobs, context) => {
-    const outcomes: RunOutcome[] = [];
-    const failed = (job: EngineJob, error: unknown) =>
-      outcomes.push({
-        jobId: job.id,
-        error: { code: 'simulation_failed', message: (error as Error).message },
-      });
-    // A job whose draws are out of range or whose inputs do not compile fails alone; the others run.
-    const prepared = jobs.flatMap((job) => {
-      try {
-        checkDraws(job.draws);
-        const seed = seedFromHex(job.seed.padStart(16, '0').slice(-16));
-        return [{ job, seed, compiled: compileFixture(job.payload.match, params) }];
-      } catch (error) {
-        failed(job, error);
-        return [];
-      }
-    });
-    const record = (
-      job: EngineJob,
-      run: EngineRun & { gpuMs?: number },
-      seed: EngineSeed,
-      compiled: (typeof prepared)[number]['compiled'],
-    ) => {
-      const engineMs = run.engine === 'gpu' ? (run.gpuMs ?? run.runMs) : run.runMs;
-      // Exponential average of measured seconds per draw, per engine.
-      const measured = engineMs / 1000 / job.draws;
-      secondsPerDraw[run.engine] = 0.8 * secondsPerDraw[run.engine] + 0.2 * measured;
-      outcomes.push({
-        jobId: job.id,
-        document: documentFor(job, run, seed, compiled),
-        engine: run.engine,
-        runMs: Math.round(run.runMs),
-        gpuMs: run.engine === 'gpu' ? Math.round((run.gpuMs ?? 0) * 1000) / 1000 : 0,
-      });
-    };
-    // Test keys always run on the CPU engine (spec: synthetic output); live jobs on the GPU when ready.
-    const onGpu = gpu && usingGpu() ? prepared.filter(({ job }) => job.mode === 'live') : [];
-    let onCpu = prepared.filter((item) => !onGpu.includes(item));
-    if (gpu && onGpu.length > 0) {
-      try {
-        const runs = await gpu.runBatch(
-          onGpu.map(({ job, seed, compiled }) => ({
-            compiled,
-            draws: job.draws,
-            seed,
-            onProgress: (done: number) => void context.progress(job.id, done),
-          })),
-        );
-        runs.forEach((run, i) => {
-          const { job, seed, compiled } = onGpu[i]!;
-          record(job, run, seed, compiled);
-        });
-      } catch {
-        // A dispatch that failed outright: the CPU engine gives the same counts.
-        onCpu = [...onCpu, ...onGpu];
-      }
-    }
-    // Concurrently: the pool spreads small jobs over its threads, large ones over all of them.
-    await Promise.all(
-      onCpu.map(async ({ job, seed, compiled }) => {
-        if (context.signal.aborted) return;
-        try {
-          const run = await cpu.run(compiled, {
-            draws: job.draws,
-            seed,
-            onProgress: (done) => void context.progress(job.id, done),
-          });
-          record(job, run, seed, compiled);
-        } catch (error) {
-          failed(job, error);
-        }
-      }),
-    );
-    return outcomes;
+  const deps: RunnerDeps = {
+    mode: options.mode,
+    params,
+    clock,
+    modelStatus,
+    cpu,
+    gpu,
+    gpuState: null,
+    secondsPerDraw: { ...INITIAL_SECONDS_PER_DRAW },
   };
-
+  const started = gpu ? gpu.started().then((state) => (deps.gpuState = state)) : Promise.resolve(null);
   return {
-    runBatch,
+    runBatch: (jobs, context) => runBatch(deps, jobs, context),
     estimateSeconds(draws) {
-      return draws * (usingGpu() ? secondsPerDraw.gpu : secondsPerDraw.cpu);
+      return draws * (usingGpu(deps) ? deps.secondsPerDraw.gpu : deps.secondsPerDraw.cpu);
     },
-    health() {
-      const state = gpu?.state();
-      return {
-        state: gpu
-          ? state?.state === 'ready'
-            ? 'ready'
-            : state?.state === 'starting'
-              ? 'starting'
-              : 'cpu_fallback'
-          : 'ready',
-        engine: usingGpu() ? 'gpu' : 'cpu',
-        mode: options.mode,
-        cpu_threads: cpu.threads,
-        gpu: state ?? null,
-        model_version: params.model_version,
-        checked_at: clock().toISOString(),
-      };
-    },
+    health: () => engineHealth(deps),
     async ready() {
       await started;
     },
@@ -247,5 +133,174 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
       await gpu?.close();
       await cpu.close();
     },
+  };
+}
+
+/** What the engine's functions share: its configuration, its two engines and its measurements. */
+interface RunnerDeps {
+  mode: SimulationEngineOptions['mode'];
+  params: ModelParams;
+  clock: () => Date;
+  modelStatus: ModelStatus;
+  cpu: CpuEngine;
+  gpu: GpuEngine | null;
+  /** The GPU engine's state once it started or was found unavailable; null until then. */
+  gpuState: GpuEngineState | null;
+  /** Measured engine seconds per draw, per engine. */
+  secondsPerDraw: { cpu: number; gpu: number };
+}
+
+/** A job whose draws are in range and whose inputs compiled. */
+interface PreparedJob {
+  job: EngineJob;
+  seed: EngineSeed;
+  compiled: CompiledFixture;
+}
+
+type RunResult = EngineRun & { gpuMs?: number };
+
+function usingGpu(deps: RunnerDeps): boolean {
+  return deps.gpu !== null && (deps.gpuState?.state ?? deps.gpu.state().state) === 'ready';
+}
+
+async function runBatch(deps: RunnerDeps, jobs: EngineJob[], context: RunContext): Promise<RunOutcome[]> {
+  const outcomes: RunOutcome[] = [];
+  const failed = (job: EngineJob, error: unknown) =>
+    outcomes.push({
+      jobId: job.id,
+      error: { code: 'simulation_failed', message: (error as Error).message },
+    });
+  // A job whose draws are out of range or whose inputs do not compile fails alone; the others run.
+  const prepared = jobs.flatMap((job) => {
+    try {
+      return [prepareJob(job, deps.params)];
+    } catch (error) {
+      failed(job, error);
+      return [];
+    }
+  });
+  const record = (item: PreparedJob, run: RunResult) => outcomes.push(recordRun(deps, item, run));
+  // Test keys always run on the CPU engine (spec: synthetic output); live jobs on the GPU when ready.
+  const onGpu = deps.gpu && usingGpu(deps) ? prepared.filter(({ job }) => job.mode === 'live') : [];
+  let onCpu = prepared.filter((item) => !onGpu.includes(item));
+  if (deps.gpu && onGpu.length > 0 && !(await runOnGpu(deps.gpu, onGpu, context, record))) {
+    // A dispatch that failed outright: the CPU engine gives the same counts.
+    onCpu = [...onCpu, ...onGpu];
+  }
+  await runOnCpu(deps.cpu, onCpu, context, record, failed);
+  return outcomes;
+}
+
+function prepareJob(job: EngineJob, params: ModelParams): PreparedJob {
+  checkDraws(job.draws);
+  const seed = seedFromHex(job.seed.padStart(16, '0').slice(-16));
+  return { job, seed, compiled: compileFixture(job.payload.match, params) };
+}
+
+/** Runs the jobs as one GPU batch and records them; false when the batch failed outright. */
+async function runOnGpu(
+  gpu: GpuEngine,
+  items: readonly PreparedJob[],
+  context: RunContext,
+  record: (item: PreparedJob, run: RunResult) => void,
+): Promise<boolean> {
+  try {
+    const runs = await gpu.runBatch(
+      items.map(({ job, seed, compiled }) => ({
+        compiled,
+        draws: job.draws,
+        seed,
+        onProgress: (done: number) => void context.progress(job.id, done),
+      })),
+    );
+    runs.forEach((run, i) => {
+      record(items[i]!, run);
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs the jobs on the CPU engine; a job that fails there fails alone. */
+async function runOnCpu(
+  cpu: CpuEngine,
+  items: readonly PreparedJob[],
+  context: RunContext,
+  record: (item: PreparedJob, run: RunResult) => void,
+  failed: (job: EngineJob, error: unknown) => void,
+): Promise<void> {
+  // Concurrently: the pool spreads small jobs over its threads, large ones over all of them.
+  await Promise.all(
+    items.map(async (item) => {
+      const { job, seed, compiled } = item;
+      if (context.signal.aborted) return;
+      try {
+        const run = await cpu.run(compiled, {
+          draws: job.draws,
+          seed,
+          onProgress: (done) => void context.progress(job.id, done),
+        });
+        record(item, run);
+      } catch (error) {
+        failed(job, error);
+      }
+    }),
+  );
+}
+
+/** A finished run's outcome; the run also updates the engine's measured seconds per draw. */
+function recordRun(deps: RunnerDeps, item: PreparedJob, run: RunResult): RunSuccess {
+  const { job } = item;
+  const engineMs = run.engine === 'gpu' ? (run.gpuMs ?? run.runMs) : run.runMs;
+  // Exponential average of measured seconds per draw, per engine.
+  const measured = engineMs / 1000 / job.draws;
+  deps.secondsPerDraw[run.engine] = 0.8 * deps.secondsPerDraw[run.engine] + 0.2 * measured;
+  return {
+    jobId: job.id,
+    document: documentFor(deps, item, run),
+    engine: run.engine,
+    runMs: Math.round(run.runMs),
+    gpuMs: run.engine === 'gpu' ? Math.round((run.gpuMs ?? 0) * 1000) / 1000 : 0,
+  };
+}
+
+function documentFor(deps: RunnerDeps, { job, seed, compiled }: PreparedJob, run: RunResult) {
+  const { payload } = job;
+  return buildSimulationDocument({
+    inputs: payload.match,
+    params: deps.params,
+    counts: run.counts,
+    samples: recordSamplePaths(compiled, seed, Math.min(SAMPLE_PATHS, job.draws)),
+    draws: job.draws,
+    seed,
+    basis: { as_of: payload.as_of, data_version: job.dataVersion },
+    timing: {
+      engine: run.engine,
+      backend: run.backend,
+      queued_ms: job.queuedMs,
+      run_ms: Math.round(run.runMs),
+    },
+    modelStatus: deps.modelStatus,
+  });
+}
+
+function engineHealth(deps: RunnerDeps): EngineHealth {
+  const { gpu } = deps;
+  const state = gpu?.state();
+  return {
+    state: gpu
+      ? state?.state === 'ready'
+        ? 'ready'
+        : state?.state === 'starting'
+          ? 'starting'
+          : 'cpu_fallback'
+      : 'ready',
+    engine: usingGpu(deps) ? 'gpu' : 'cpu',
+    mode: deps.mode,
+    cpu_threads: deps.cpu.threads,
+    gpu: state ?? null,
+    model_version: deps.params.model_version,
+    checked_at: deps.clock().toISOString(),
   };
 }
