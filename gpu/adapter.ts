@@ -10,7 +10,7 @@ export type DawnBackend = 'vulkan' | 'opengles';
 export interface ChosenAdapter {
   /**
    * The Dawn instance. It must stay strongly reachable for as long as any device of it lives: if it is
-   * garbage-collected the process crashes (STACK.md, reproduced 3 of 3).
+   * garbage-collected the process crashes (segfault or futex abort, reproduced 3 of 3).
    */
   instance: GPU;
   adapter: GPUAdapter;
@@ -31,7 +31,7 @@ export interface AdapterPolicy {
 }
 
 // Every instance ever created stays referenced here: dropping one whose adapter was probed is the
-// crash STACK.md describes, and the handful of instances a process creates costs nothing.
+// crash described on ChosenAdapter.instance, and the handful of instances a process creates costs nothing.
 const instances: GPU[] = [];
 
 const SOFTWARE_ADAPTER = /llvmpipe|lavapipe|softpipe|swiftshader|software|microsoft basic render/i;

@@ -81,7 +81,7 @@ export async function startService(
     role === 'api' || role === 'all'
       ? await startApi({ config, db, clock, counters, metrics, services: graph.services, redis }, print)
       : null;
-  const worker = engine ? startEngineWorker(config, db, graph, engine, app) : null;
+  const worker = engine ? startEngineWorker(db, graph, engine, app) : null;
   if (worker) print(`Worker ${worker.workerId} running (ENGINE=${config.ENGINE})`);
 
   let stopping: Promise<void> | null = null;
@@ -139,7 +139,6 @@ async function startApi(deps: AppDeps, print: (line: string) => void): Promise<A
 }
 
 function startEngineWorker(
-  config: Config,
   db: Database,
   graph: ServiceGraph,
   engine: SimulationEngine,

@@ -1,4 +1,4 @@
-// Counts -> the simulation document (decisions 11, schema `vendor.simulation.v1`). The zod schema below
+// Counts -> the simulation document (docs/decisions.md §11, schema `vendor.simulation.v1`). The zod schema below
 // is the one definition of the document: the API serializes with it and OpenAPI is generated from it.
 // Probabilities are counts / draws, unrounded, so every distribution sums to 1 up to float error.
 import { z } from 'zod';

@@ -1,8 +1,8 @@
-// The engine the workers run jobs on (ENGINE=auto|gpu|cpu, decisions 10): compiles each job's inputs,
-// runs them on the GPU engine (many jobs packed into one dispatch) or the CPU engine, and builds the
-// simulation document. It also keeps the measured seconds per draw that GPU-seconds admission uses.
-// The engine knows nothing of the queue, the database or HTTP: a job comes in as an EngineJob and
-// leaves as a RunOutcome; the worker maps its queue jobs to and from these.
+// The engine the workers run jobs on (ENGINE=auto|gpu|cpu, docs/decisions.md §10): compiles each job's
+// inputs, runs them on the GPU engine (many jobs packed into one dispatch) or the CPU engine, and builds the
+// simulation document. It also keeps the measured seconds per draw that GPU-seconds admission uses. The
+// engine knows nothing of the queue, the database or HTTP: a job comes in as an EngineJob and leaves as a
+// RunOutcome; the worker maps its queue jobs to and from these.
 import { type CpuEngine, createCpuEngine } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths } from '../../fallback/engine.js';
 import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/engine.js';
@@ -84,7 +84,7 @@ const INITIAL_SECONDS_PER_DRAW = { cpu: 1e-6, gpu: 2e-9 };
 
 export interface SimulationEngine {
   runBatch: RunBatch;
-  /** Engine seconds a run of `draws` is expected to take, for the GPU-seconds budget (decisions 3). */
+  /** Engine seconds a run of `draws` is expected to take, for the GPU-seconds budget (docs/decisions.md §3). */
   estimateSeconds(draws: number): number;
   health(): EngineHealth;
   /** Resolves when the engine can take work (the GPU worker started or was found unavailable). */
@@ -180,7 +180,8 @@ async function runBatch(deps: RunnerDeps, jobs: EngineJob[], context: RunContext
     }
   });
   const record = (item: PreparedJob, run: RunResult) => outcomes.push(recordRun(deps, item, run));
-  // Test keys always run on the CPU engine (spec: synthetic output); live jobs on the GPU when ready.
+  // Test keys always run on the CPU engine (docs/api.md §1: synthetic output); live jobs on the GPU when
+  // ready.
   const onGpu = deps.gpu && usingGpu(deps) ? prepared.filter(({ job }) => job.mode === 'live') : [];
   let onCpu = prepared.filter((item) => !onGpu.includes(item));
   if (deps.gpu && onGpu.length > 0 && !(await runOnGpu(deps.gpu, onGpu, context, record))) {
