@@ -78,7 +78,12 @@ export async function recordOutcome(
  * Completes the job from the cache when its inputs were finished meanwhile: 'cached' then, 'gone' when
  * the job is no longer this worker's, 'run' when the engine must run it.
  */
-export async function completeFromCache(ctx: OutcomeContext, job: Job): Promise<'cached' | 'gone' | 'run'> {
+export async function completeFromCache(
+  ctx: OutcomeContext,
+  job: Job,
+  /** Called before the completion commits, so a waiter woken by it sees the count already moved. */
+  onCached: () => void,
+): Promise<'cached' | 'gone' | 'run'> {
   return ctx.sql.begin(async (tx) => {
     const owned = await ctx.queue.lockOwnedJob(tx, job.id, ctx.workerId);
     if (!owned) return 'gone';
@@ -95,6 +100,7 @@ export async function completeFromCache(ctx: OutcomeContext, job: Job): Promise<
       workerId: ctx.workerId,
       tx,
     });
+    onCached();
     return 'cached';
   });
 }

@@ -91,12 +91,9 @@ async function jobsToRun(state: WorkerState, jobs: Job[]): Promise<Job[]> {
   const toRun: Job[] = [];
   for (const job of jobs) {
     try {
-      const found = await completeFromCache(state, job);
+      const found = await completeFromCache(state, job, () => state.stats.cacheHits++);
       if (found === 'run') toRun.push(job);
-      else {
-        if (found === 'cached') state.stats.cacheHits++;
-        forget(state, job);
-      }
+      else forget(state, job);
     } catch (error) {
       state.logger.error({ err: error, jobId: job.id, workerId: state.workerId }, 'cache check failed');
       toRun.push(job);
