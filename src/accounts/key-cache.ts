@@ -3,6 +3,7 @@
 // suspension, plan) empties the cache at once in this process and, through NOTIFY on a PostgreSQL
 // server, in every other process. The short lifetime bounds staleness should a notification be lost.
 import type { Database } from '../db/connection.js';
+import { databaseRead } from '../db/transactions.js';
 import { AUTH_CHANGED_CHANNEL } from './auth-changes.js';
 import { type ApiKey, findKeyBySecret, hashSecret } from './keys.js';
 import type { Org } from './orgs.js';
@@ -29,7 +30,7 @@ export async function makeKeyCache(db: Database, options: { ttlMs?: number } = {
       const hash = hashSecret(secret);
       const cached = entries.get(hash);
       if (cached && cached.expiresAt > Date.now()) return cached.value;
-      const found = await findKeyBySecret(db.sql, secret);
+      const found = await databaseRead(() => findKeyBySecret(db.sql, secret));
       if (found) {
         if (entries.size >= MAX_ENTRIES) entries.clear();
         entries.set(hash, { value: found, expiresAt: Date.now() + ttlMs });

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import type { Sql } from '../db/connection.js';
+import { databaseRead, databaseWrite } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId, randomBase62 } from '../ids.js';
 import { notifyAuthChanged } from './auth-changes.js';
@@ -87,29 +88,35 @@ export async function createKey(sql: Sql, input: NewKey): Promise<{ key: ApiKey;
   });
   const scopes = [...new Set(input.scopes ?? SCOPES)];
   const secret = `ms_${input.mode}_${randomBase62(SECRET_RANDOM_LENGTH)}`;
-  const [row] = await sql<ApiKey[]>`
-    INSERT INTO api_keys (id, org_id, mode, secret_hash, secret_prefix, scopes, ip_allowlist, expires_at)
-    SELECT ${newId('key')}, id, ${input.mode}, ${hashSecret(secret)}, ${secret.slice(0, 12)},
-           ${sql.array(scopes)}, ${sql.array(ipAllowlist)}, ${input.expiresAt ?? null}
-    FROM orgs WHERE id = ${input.orgId}
-    RETURNING ${keyColumns(sql)}`;
+  const [row] = await databaseWrite(
+    () => sql<ApiKey[]>`
+      INSERT INTO api_keys (id, org_id, mode, secret_hash, secret_prefix, scopes, ip_allowlist, expires_at)
+      SELECT ${newId('key')}, id, ${input.mode}, ${hashSecret(secret)}, ${secret.slice(0, 12)},
+             ${sql.array(scopes)}, ${sql.array(ipAllowlist)}, ${input.expiresAt ?? null}
+      FROM orgs WHERE id = ${input.orgId}
+      RETURNING ${keyColumns(sql)}`,
+  );
   if (!row)
     throw new ApiError('resource_missing', { message: `No organisation ${input.orgId}.`, param: 'org_id' });
   return { key: row, secret };
 }
 
 export async function revokeKey(sql: Sql, keyId: string, now: Date): Promise<ApiKey> {
-  const [row] = await sql<ApiKey[]>`
-    UPDATE api_keys SET revoked_at = coalesce(revoked_at, ${now}) WHERE id = ${keyId}
-    RETURNING ${keyColumns(sql)}`;
+  const [row] = await databaseWrite(
+    () => sql<ApiKey[]>`
+      UPDATE api_keys SET revoked_at = coalesce(revoked_at, ${now}) WHERE id = ${keyId}
+      RETURNING ${keyColumns(sql)}`,
+  );
   if (!row) throw new ApiError('resource_missing', { message: `No API key ${keyId}.`, param: 'key_id' });
-  await notifyAuthChanged(sql, keyId);
+  await databaseWrite(() => notifyAuthChanged(sql, keyId));
   return row;
 }
 
 export async function listKeys(sql: Sql, orgId: string): Promise<ApiKey[]> {
-  return sql<ApiKey[]>`
-    SELECT ${keyColumns(sql)} FROM api_keys WHERE org_id = ${orgId} ORDER BY created_at, id`;
+  return databaseRead(
+    () => sql<ApiKey[]>`
+      SELECT ${keyColumns(sql)} FROM api_keys WHERE org_id = ${orgId} ORDER BY created_at, id`,
+  );
 }
 
 /** The key of a secret and its organisation (two statements sent together); null when unknown. */

@@ -1,5 +1,5 @@
 // Money that moves in one step (top-ups, the one-credit expected-lineup charge) and balance reads.
-import { inTransaction } from '../db/transactions.js';
+import { databaseRead, inTransaction } from '../db/transactions.js';
 import { periodStart } from './billing-period.js';
 import {
   appendEntry,
@@ -42,7 +42,8 @@ export async function balance(
   orgId: string,
   options: TransactionOption = {},
 ): Promise<Balance> {
-  const account = await readAccount(options.tx ?? deps.sql, orgId);
+  const { tx } = options;
+  const account = tx ? await readAccount(tx, orgId) : await databaseRead(() => readAccount(deps.sql, orgId));
   // A read needs the lock only when it must open the account or start its new month.
   if (account && account.periodStart.getTime() >= periodStart(deps.clock()).getTime()) {
     return balanceOf(account);

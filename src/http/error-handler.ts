@@ -2,6 +2,7 @@
 // through its schema, with Request-Id, Retry-After on 429s and no internal details on 5xx.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { classifyDatabaseError, translateDatabaseError } from '../db/transactions.js';
 import { ApiError, type ErrorCode, errorBody, isApiError } from '../errors.js';
 import { errorResponseSchema } from './schemas/common.js';
 import { serializeThrough } from './serialize.js';
@@ -78,8 +79,26 @@ function validationToApiError(
   return new ApiError('parameter_invalid', { param: base, message: `${where}${issue.message}` });
 }
 
+/**
+ * A database failure that no use case translated: transient ones become 503s with retry advice
+ * (src/db/transactions.ts); a value PostgreSQL cannot store is the request's fault, so a 400. Validation
+ * keeps such values out (src/http/schemas/primitives.ts); the fuzz test checks that it does.
+ */
+function databaseFailureToApiError(error: unknown): ApiError | null {
+  if (classifyDatabaseError(error) === 'invalid_value') {
+    return new ApiError('parameter_invalid', { message: UNSTORABLE_VALUE_MESSAGE, internal: error });
+  }
+  const translated = translateDatabaseError(error);
+  return isApiError(translated) ? translated : null;
+}
+
+/** The message of a value that slipped past validation and that PostgreSQL refused. */
+export const UNSTORABLE_VALUE_MESSAGE = 'A value in the request is outside what the service can store.';
+
 function toApiError(error: unknown, request?: FastifyRequest): ApiError {
   if (isApiError(error)) return error;
+  const database = databaseFailureToApiError(error);
+  if (database) return database;
   const fastifyError = error as FastifyError & { validationContext?: string };
   if (fastifyError?.validation) return validationToApiError(fastifyError, request);
   const known = fastifyError?.code ? REQUEST_SHAPE_ERRORS[fastifyError.code as string] : undefined;
@@ -106,6 +125,8 @@ export function installErrorHandling(app: FastifyInstance, docsUrl: string) {
     const apiError = toApiError(error, request);
     if (apiError.status >= 500) {
       request.log.error({ err: apiError.options.internal ?? error, code: apiError.code }, 'request failed');
+    } else if (apiError.options.internal) {
+      request.log.warn({ err: apiError.options.internal, code: apiError.code }, 'request refused');
     } else {
       request.log.info({ code: apiError.code, param: apiError.options.param }, 'request refused');
     }

@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { KeyMode } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
+import { databaseWrite, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 
 /** docs/decisions.md §7: records are kept 24 hours. */
@@ -137,7 +138,7 @@ async function begin(
     lockedUntil: new Date(now.getTime() + deps.leaseMs),
     expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
   };
-  return deps.sql.begin(async (tx) => {
+  return inTransaction(deps.sql, {}, async (tx) => {
     const [inserted] = await tx<RecordRow[]>`
       INSERT INTO idempotency_keys (org_id, mode, method, path, key, body_hash, state, attempt, locked_until,
                                     created_at, expires_at)
@@ -230,17 +231,19 @@ async function complete(
     await release(deps, record);
     return false;
   }
-  const rows = await deps.sql`
-    UPDATE idempotency_keys
-    SET state = 'complete', locked_until = NULL, response_status = ${response.status},
-        response_headers = ${JSON.stringify(response.headers)}::text::jsonb, response_body = ${response.body}
-    WHERE ${whereRecord(deps.sql, record)} AND state = 'in_flight'
-    RETURNING key`;
+  const rows = await databaseWrite(
+    () => deps.sql`
+      UPDATE idempotency_keys
+      SET state = 'complete', locked_until = NULL, response_status = ${response.status},
+          response_headers = ${JSON.stringify(response.headers)}::text::jsonb, response_body = ${response.body}
+      WHERE ${whereRecord(deps.sql, record)} AND state = 'in_flight'
+      RETURNING key`,
+  );
   return rows.length === 1;
 }
 
 async function release(deps: StoreDeps, record: IdempotencyRecord): Promise<void> {
-  await deps.sql.begin(async (tx) => {
+  await inTransaction(deps.sql, {}, async (tx) => {
     const deleted = await tx`
       DELETE FROM idempotency_keys
       WHERE ${whereRecord(tx, record)} AND state = 'in_flight' AND job_id IS NULL AND batch_id IS NULL

@@ -150,6 +150,19 @@ export async function getJob(db: Sql | TransactionSql, jobId: string): Promise<J
   return row ?? null;
 }
 
+/** The job when it belongs to `owner` and carries its reservation: anyone else's costs a miss. */
+export async function getOwnedJob(
+  db: Sql | TransactionSql,
+  jobId: string,
+  owner: { orgId: string; mode: Job['mode']; reservationId: string },
+): Promise<Job | null> {
+  const [row] = await db<Job[]>`
+    SELECT ${jobColumns(db)} FROM jobs
+    WHERE id = ${jobId} AND org_id = ${owner.orgId} AND mode = ${owner.mode}
+      AND reservation_id = ${owner.reservationId}`;
+  return row ?? null;
+}
+
 /** The job locked for its delivery (a concurrent delivery of it waits), or null. */
 export async function lockJobForDelivery(tx: TransactionSql, jobId: string): Promise<Job | null> {
   const [row] = await tx<Job[]>`SELECT ${jobColumns(tx)} FROM jobs WHERE id = ${jobId} FOR NO KEY UPDATE`;
@@ -182,11 +195,18 @@ export async function countQueuedJobs(db: Sql | TransactionSql): Promise<number>
   return row!.n;
 }
 
+/**
+ * The batch and its items, when it belongs to `owner` (organisation and key mode). Ownership is part of
+ * the first statement, so another organisation's batch costs what an unknown id costs: its items are
+ * never read.
+ */
 export async function getBatch(
   db: Sql | TransactionSql,
   batchId: string,
+  owner: { orgId: string; mode: Batch['mode'] },
 ): Promise<{ batch: Batch; items: Job[] } | null> {
-  const [batch] = await db<Batch[]>`SELECT * FROM batches WHERE id = ${batchId}`;
+  const [batch] = await db<Batch[]>`
+    SELECT * FROM batches WHERE id = ${batchId} AND org_id = ${owner.orgId} AND mode = ${owner.mode}`;
   if (!batch) return null;
   const items = await db<Job[]>`
     SELECT ${jobColumns(db)} FROM jobs WHERE batch_id = ${batchId} ORDER BY batch_position`;

@@ -44,7 +44,11 @@ export interface JobQueue {
   waitFor(jobId: string, timeoutMs: number): Promise<Job | null>;
   /** Queued + running jobs of the organisation, a batch counting once (docs/api.md §8). */
   openJobCount(orgId: string, options?: { tx?: TransactionSql | undefined }): Promise<number>;
-  getBatch(batchId: string): Promise<{ batch: Batch; items: Job[] } | null>;
+  /** The batch of this organisation and key mode, with its items; null for anyone else's. */
+  getBatch(
+    batchId: string,
+    owner: { orgId: string; mode: Batch['mode'] },
+  ): Promise<{ batch: Batch; items: Job[] } | null>;
   /** Server only: calls `onWork` when jobs are queued; returns the way to stop listening. */
   listenForWork(onWork: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
@@ -89,7 +93,7 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
     get: (jobId, { tx } = {}) => getJob(tx ?? options.sql, jobId),
     waitFor: waits.waitFor,
     openJobCount: (orgId, { tx } = {}) => countOpenJobGroups(tx ?? options.sql, orgId),
-    getBatch: (batchId) => getBatch(options.sql, batchId),
+    getBatch: (batchId, owner) => getBatch(options.sql, batchId, owner),
     listenForWork: waits.listenForWork,
     close: waits.close,
   };

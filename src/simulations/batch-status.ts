@@ -1,5 +1,6 @@
 // GET /v1/simulations/batch/{batch_id} (docs/decisions.md §6): each item's job, what its delivery
 // charged and the freshness of its fixture.
+import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { loadFixtureHeaders } from '../fixtures/fixture-record.js';
 import { type Freshness, freshnessOf } from '../fixtures/freshness.js';
@@ -28,19 +29,20 @@ export async function batchStatus(
   ctx: CallContext,
   batchId: string,
 ): Promise<BatchStatus> {
-  const found = await getBatch(deps.sql, batchId);
-  if (!found || found.batch.orgId !== ctx.caller.org.id || found.batch.mode !== ctx.caller.mode) {
-    throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });
-  }
+  const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
+  const found = await databaseRead(() => getBatch(deps.sql, batchId, owner));
+  if (!found) throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });
   const now = deps.clock();
   const [fixtures, deliveries] = await Promise.all([
     loadFixtureHeaders(
       deps.sql,
       found.items.map((item) => item.fixtureId),
     ),
-    deliveriesOfJobs(
-      deps.sql,
-      found.items.map((item) => item.id),
+    databaseRead(() =>
+      deliveriesOfJobs(
+        deps.sql,
+        found.items.map((item) => item.id),
+      ),
     ),
   ]);
   const items = found.items.map((job) => {

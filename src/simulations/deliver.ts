@@ -4,11 +4,11 @@
 // gives the one true outcome. A delivered job is given again, charging nothing.
 import type { Charge } from '../billing/types.js';
 import type { TransactionSql } from '../db/connection.js';
-import { inTransaction } from '../db/transactions.js';
+import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { recordFixtureSummary } from '../fixtures/fixture-list.js';
 import { newId } from '../ids.js';
-import { getJob, lockJobForDelivery, markDeliveryOutcome } from '../jobs/job-store.js';
+import { getOwnedJob, lockJobForDelivery, markDeliveryOutcome } from '../jobs/job-store.js';
 import type { Job } from '../jobs/types.js';
 import {
   type Delivery,
@@ -55,18 +55,28 @@ export async function deliverResult(
   jobId: string,
   reservationId: string,
 ): Promise<JobOutcome> {
-  const job = await getJob(deps.sql, jobId);
-  if (
-    !job ||
-    job.orgId !== ctx.caller.org.id ||
-    job.reservationId !== reservationId ||
-    job.mode !== ctx.caller.mode
-  ) {
+  const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode, reservationId };
+  const job = await databaseRead(() => getOwnedJob(deps.sql, jobId, owner));
+  if (!job) {
     throw new ApiError('resource_missing', {
       message: `No simulation job ${jobId} with reservation ${reservationId}.`,
     });
   }
   return deliverJob(deps, ctx, job);
+}
+
+/**
+ * A delivery the database did not confirm (settlement_unknown) or could not run (503) names its job, so
+ * that a client without an Idempotency-Key can read the one true outcome at its result path
+ * (docs/decisions.md §7).
+ */
+function withJobRecovery(error: unknown, job: Job): unknown {
+  if (!(error instanceof ApiError) || error.status !== 503) return error;
+  return new ApiError(error.code, {
+    ...error.options,
+    message: error.message,
+    recovery: { ...error.options.recovery, job_id: job.id, reservation_id: job.reservationId },
+  });
 }
 
 type LockedOutcome =
@@ -78,7 +88,9 @@ type LockedOutcome =
 export async function deliverJob(deps: DeliveryDeps, ctx: DeliveryRequest, job: Job): Promise<JobOutcome> {
   const outcome = await inTransaction(deps.sql, { onConnectionLost: 'settlement_unknown' }, (tx) =>
     deliverLocked(deps, ctx, tx, job.id),
-  );
+  ).catch((error: unknown) => {
+    throw withJobRecovery(error, job);
+  });
   if (outcome.status === 'pending') return pendingOutcome(deps, outcome.job);
   if (outcome.status === 'expired') {
     throw new ApiError('reservation_expired', {

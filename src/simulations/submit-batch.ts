@@ -2,6 +2,7 @@
 // before anything is reserved; an item that cannot run carries its error and the others go ahead. The
 // runnable items are admitted as one submission, held together (all or nothing) and queued as jobs.
 import type { TransactionSql } from '../db/connection.js';
+import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { countOpenJobGroups } from '../jobs/job-store.js';
 import type { Batch, Job, NewJob } from '../jobs/types.js';
@@ -43,7 +44,7 @@ export async function submitBatch(
   const runs = prepared.flatMap((item) => ('run' in item ? [item.run] : []));
   const cachedIds = await cachedResultIds(deps, ctx, runs);
   if (runs.some((run) => !cachedIds.has(run.cacheKey))) await assertQueueHasRoom(deps);
-  const { batch, jobs } = await deps.sql.begin((tx) =>
+  const { batch, jobs } = await inTransaction(deps.sql, {}, (tx) =>
     reserveAndEnqueue(deps, ctx, tx, runs, cachedIds, draws),
   );
   let jobIndex = 0;
@@ -103,11 +104,13 @@ async function cachedResultIds(
   const cachedIds = new Map<string, number>();
   for (const run of runs) {
     if (cachedIds.has(run.cacheKey)) continue;
-    const cached = await findCachedResult(deps.sql, {
-      cacheKey: run.cacheKey,
-      scope: run.resolved.scope,
-      orgId: ctx.caller.org.id,
-    });
+    const cached = await databaseRead(() =>
+      findCachedResult(deps.sql, {
+        cacheKey: run.cacheKey,
+        scope: run.resolved.scope,
+        orgId: ctx.caller.org.id,
+      }),
+    );
     if (cached) cachedIds.set(run.cacheKey, cached.id);
   }
   return cachedIds;

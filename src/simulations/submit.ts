@@ -1,6 +1,7 @@
 // POST /v1/simulations (docs/api.md §4.3): admission, the hold and the job in one transaction, then
 // a wait of up to wait_seconds; a result ready in time is delivered and charged in the same response.
 import { priceOfDrawsMilli } from '../billing/amounts.js';
+import { databaseRead, inTransaction, isTransientDatabaseError } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { countOpenJobGroups } from '../jobs/job-store.js';
 import type { Job } from '../jobs/types.js';
@@ -25,18 +26,17 @@ export async function submitSimulation(
   const waitMs = (request.wait_seconds ?? DEFAULT_WAIT_SECONDS) * 1000;
   // A retry of an attempt that created its job (settlement unconfirmed, or the process stopped):
   // the same job and hold give the one true outcome (docs/decisions.md §7).
-  const earlier = ctx.idempotency?.jobId ? await deps.queue.get(ctx.idempotency.jobId) : null;
+  const earlierId = ctx.idempotency?.jobId;
+  const earlier = earlierId ? await databaseRead(() => deps.queue.get(earlierId)) : null;
   if (earlier) return finish(deps, ctx, earlier, waitMs);
 
   const { caller } = ctx;
   const run = await prepareRun(deps, caller, request, draws, '');
-  const cached = await findCachedResult(deps.sql, {
-    cacheKey: run.cacheKey,
-    scope: run.resolved.scope,
-    orgId: caller.org.id,
-  });
+  const cached = await databaseRead(() =>
+    findCachedResult(deps.sql, { cacheKey: run.cacheKey, scope: run.resolved.scope, orgId: caller.org.id }),
+  );
   if (!cached) await assertQueueHasRoom(deps);
-  const job = await deps.sql.begin(async (tx) => {
+  const job = await inTransaction(deps.sql, {}, async (tx) => {
     const admission = await deps.usage.admitSubmission(tx, {
       org: usageOrg(caller),
       kind: 'simulation',
@@ -65,8 +65,14 @@ export async function submitSimulation(
 
 async function finish(deps: SimulationDeps, ctx: CallContext, job: Job, waitMs: number): Promise<JobOutcome> {
   let current: Job | null = job;
-  if ((job.status === 'queued' || job.status === 'running') && waitMs > 0)
-    current = await deps.queue.waitFor(job.id, waitMs);
+  if ((job.status === 'queued' || job.status === 'running') && waitMs > 0) {
+    // The job exists: a database that stops answering during the wait still leaves the client its
+    // result_url (a 202) rather than an error that hides the job.
+    current = await deps.queue.waitFor(job.id, waitMs).catch((error: unknown) => {
+      if (isTransientDatabaseError(error)) return job;
+      throw error;
+    });
+  }
   if (!current) throw new ApiError('resource_missing', { message: `No simulation job ${job.id}.` });
   if (current.status === 'queued' || current.status === 'running') return pendingOutcome(deps, current);
   return deliverJob(deps, ctx, current);

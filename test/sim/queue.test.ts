@@ -302,7 +302,9 @@ describe('batches, cache hits and counts', () => {
     expect(await parts.queue.openJobCount(org)).toBe(1);
     await deliver(jobs[0]!);
 
-    const status = await parts.queue.getBatch(batch.id);
+    const status = await parts.queue.getBatch(batch.id, { orgId: org, mode: 'live' });
+    expect(await parts.queue.getBatch(batch.id, { orgId: org, mode: 'test' })).toBeNull();
+    expect(await parts.queue.getBatch(batch.id, { orgId: 'org_other', mode: 'live' })).toBeNull();
     const charged = await deliveriesOfJobs(
       db.sql,
       jobs.map((job) => job.id),
@@ -314,7 +316,7 @@ describe('batches, cache hits and counts', () => {
       ['succeeded', 0],
       ['succeeded', 0],
     ]);
-    expect(await parts.queue.getBatch('batch_missing')).toBeNull();
+    expect(await parts.queue.getBatch('batch_missing', { orgId: org, mode: 'live' })).toBeNull();
   });
 
   it('a cache hit is born succeeded with the cached result, its hold already given an end', async () => {
