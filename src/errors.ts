@@ -61,6 +61,14 @@ export const ERRORS = {
     status: 400,
     ...fixRequest('A required parameter is absent.', 'Add the parameter named in `param`.'),
   },
+  batch_rejected: {
+    status: 400,
+    ...fixRequest(
+      'No item of the batch can run; nothing was reserved.',
+      'Correct the items listed in `recovery.items`, each with its own error, and submit the batch again.',
+      'new',
+    ),
+  },
   fixture_not_covered: {
     status: 400,
     ...fixRequest(
@@ -83,6 +91,20 @@ export const ERRORS = {
       "A custom lineup names a player outside the side's squad.",
       'Use player ids from GET /v1/fixtures/{fixture_id}/squads.',
       'new',
+    ),
+  },
+  request_timeout: {
+    status: 408,
+    ...backoff(
+      'The request was not received in time.',
+      'Send the request line, headers and body without pauses, within the time limit, then retry.',
+    ),
+  },
+  request_headers_too_large: {
+    status: 431,
+    ...fixRequest(
+      'The request line or headers are too large.',
+      'Send a shorter URL and fewer or smaller headers (16 KiB in all).',
     ),
   },
   invalid_api_key: {
@@ -282,6 +304,13 @@ export const ERRORS = {
     status: 503,
     ...backoff('Request admission is unavailable.', 'Retry with backoff.'),
   },
+  response_timeout: {
+    status: 503,
+    ...backoff(
+      'The request could not be answered in time.',
+      'Retry with backoff; where the route takes an Idempotency-Key, retry with the same key.',
+    ),
+  },
   engine_cold_start: {
     status: 503,
     ...backoff('The simulation engine is starting.', 'Retry in a few seconds.'),
@@ -343,8 +372,10 @@ const ERROR_TYPE_BY_STATUS: Record<number, string> = {
   402: 'billing_error',
   403: 'permission_error',
   404: 'not_found_error',
+  408: 'invalid_request_error',
   409: 'conflict_error',
   429: 'rate_limit_error',
+  431: 'invalid_request_error',
   500: 'api_error',
   502: 'api_error',
   503: 'service_unavailable_error',

@@ -1,6 +1,6 @@
 // Organisations: plan, status, spend cap and per-organisation limit overrides (docs/decisions.md §1, §3, §8).
-import { z } from 'zod';
 import type { Sql } from '../db/connection.js';
+import { databaseRead, databaseWrite, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import { notifyAuthChanged } from './auth-changes.js';
@@ -30,10 +30,6 @@ export const LIMIT_NAMES = [
   'submissions_per_day',
   'gpu_seconds_per_day',
 ] as const;
-export const limitOverridesSchema = z.partialRecord(
-  z.enum(LIMIT_NAMES),
-  z.number().int().min(0).max(1_000_000_000),
-);
 
 export interface NewOrg {
   name: string;
@@ -45,16 +41,18 @@ export interface NewOrg {
 
 export async function createOrg(sql: Sql, input: NewOrg): Promise<Org> {
   const id = newId('org');
-  const [row] = await sql<Org[]>`
-    INSERT INTO orgs (id, name, plan, status, spend_cap_milli, limit_overrides)
-    VALUES (${id}, ${input.name}, ${input.plan}, ${input.status ?? 'active'}, ${input.spendCapMilli ?? null},
-            ${sql.json(input.limitOverrides ?? {})})
-    RETURNING *`;
+  const [row] = await databaseWrite(
+    () => sql<Org[]>`
+      INSERT INTO orgs (id, name, plan, status, spend_cap_milli, limit_overrides)
+      VALUES (${id}, ${input.name}, ${input.plan}, ${input.status ?? 'active'}, ${input.spendCapMilli ?? null},
+              ${sql.json(input.limitOverrides ?? {})})
+      RETURNING *`,
+  );
   return row!;
 }
 
 export async function getOrg(sql: Sql, orgId: string): Promise<Org | null> {
-  const [row] = await sql<Org[]>`SELECT * FROM orgs WHERE id = ${orgId}`;
+  const [row] = await databaseRead(() => sql<Org[]>`SELECT * FROM orgs WHERE id = ${orgId}`);
   return row ?? null;
 }
 
@@ -76,7 +74,7 @@ export interface OrgChanges {
 }
 
 export async function updateOrg(sql: Sql, orgId: string, changes: OrgChanges): Promise<Org> {
-  return sql.begin(async (tx) => {
+  return inTransaction(sql, {}, async (tx) => {
     const [current] = await tx<Org[]>`SELECT * FROM orgs WHERE id = ${orgId} FOR UPDATE`;
     if (!current)
       throw new ApiError('resource_missing', { message: `No organisation ${orgId}.`, param: 'org_id' });

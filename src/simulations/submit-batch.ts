@@ -1,6 +1,7 @@
 // POST /v1/simulations/batch (docs/api.md §4.5): 1 to 1,000 distinct selectors. Every item is checked
 // before anything is reserved; an item that cannot run carries its error and the others go ahead. The
-// runnable items are admitted as one submission, held together (all or nothing) and queued as jobs.
+// runnable items are admitted as one submission, held together (all or nothing) and queued as jobs. A
+// batch with no runnable item is refused whole (batch_rejected): no batch, no hold, nothing counted.
 import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
@@ -31,6 +32,16 @@ export interface BatchSubmission {
   items: BatchItemSubmission[];
 }
 
+/** Every item of a batch was rejected: a 400 that carries each item's error (docs/api.md §4.5). */
+export class BatchRejectedError extends ApiError {
+  constructor(readonly items: readonly { index: number; selector: FixtureSelector; error: ApiError }[]) {
+    super('batch_rejected', {
+      param: 'fixtures',
+      message: `None of the ${items.length} items of the batch can run; nothing was reserved.`,
+    });
+  }
+}
+
 /** A new batch, or (a retry whose first attempt created one) that batch's status. */
 export async function submitBatch(
   deps: SimulationDeps,
@@ -42,6 +53,15 @@ export async function submitBatch(
   refuseRepeatedSelectors(request.fixtures);
   const prepared = await prepareItems(deps, ctx, request.fixtures, draws);
   const runs = prepared.flatMap((item) => ('run' in item ? [item.run] : []));
+  if (runs.length === 0) {
+    throw new BatchRejectedError(
+      prepared.map((item, index) => ({
+        index,
+        selector: request.fixtures[index]!,
+        error: (item as { error: ApiError }).error,
+      })),
+    );
+  }
   const cachedIds = await cachedResultIds(deps, ctx, runs);
   if (runs.some((run) => !cachedIds.has(run.cacheKey))) await assertQueueHasRoom(deps);
   const { batch, jobs } = await inTransaction(deps.sql, {}, (tx) =>

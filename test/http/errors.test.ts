@@ -53,6 +53,11 @@ const SPEC_CODES = [
   'email_conflict',
   'not_found',
   'data_stale',
+  // added by the service (docs/api.md §7): a batch with no runnable item, and the HTTP layer's own limits
+  'batch_rejected',
+  'request_timeout',
+  'request_headers_too_large',
+  'response_timeout',
 ];
 
 const SPEC_STATUS: Record<string, number> = {
@@ -95,6 +100,10 @@ const SPEC_STATUS: Record<string, number> = {
   capability_off: 503,
   capability_disabled: 503,
   maintenance: 503,
+  batch_rejected: 400,
+  request_timeout: 408,
+  request_headers_too_large: 431,
+  response_timeout: 503,
 };
 
 describe('the error table', () => {
@@ -124,13 +133,15 @@ describe('the error table', () => {
   });
 
   it('maps statuses to the types of docs/decisions.md §9', () => {
-    expect([400, 401, 402, 403, 404, 409, 429, 500, 502, 503].map(errorType)).toEqual([
+    expect([400, 401, 402, 403, 404, 408, 409, 431, 429, 500, 502, 503].map(errorType)).toEqual([
       'invalid_request_error',
       'authentication_error',
       'billing_error',
       'permission_error',
       'not_found_error',
+      'invalid_request_error',
       'conflict_error',
+      'invalid_request_error',
       'rate_limit_error',
       'api_error',
       'api_error',

@@ -1,8 +1,5 @@
 // The operators' HTTP API under /admin/v1 (docs/decisions.md §8). It exists only when ADMIN_TOKEN is set.
-import { z } from 'zod';
 import type { KeyCache } from '../../accounts/key-cache.js';
-import { SCOPES } from '../../accounts/keys.js';
-import { LIMIT_NAMES, limitOverridesSchema, ORG_STATUSES, PLANS } from '../../accounts/orgs.js';
 import type { Operator } from '../../operations/operator.js';
 import { creditsView, keyView, newKeyView, orgDetailView, orgView } from '../../operations/views.js';
 import type { App, AppDeps } from '../app-types.js';
@@ -12,38 +9,17 @@ import {
   adminOrgCreditsSchema,
   adminOrgDetailSchema,
   adminOrgSchema,
+  createKeyBody,
+  createOrgBody,
+  keyIdParams,
+  orgIdParams,
+  patchOrgBody,
+  topUpBody,
 } from '../schemas/admin.js';
 import { errorResponses } from '../schemas/common.js';
 
-const credits = z.number().min(0).max(1_000_000_000).multipleOf(0.001);
-const orgIdParams = z.object({ org_id: z.string().regex(/^org_[0-9A-Za-z]+$/) });
-const keyIdParams = z.object({ key_id: z.string().regex(/^key_[0-9A-Za-z]+$/) });
 const admin = { access: 'admin' as const };
 const tags = ['admin'];
-
-const createOrgBody = z.strictObject({
-  name: z.string().min(1).max(200),
-  plan: z.enum(PLANS),
-  status: z.enum(ORG_STATUSES).optional(),
-  spend_cap_credits: credits.nullable().optional(),
-  limits: limitOverridesSchema.optional(),
-});
-
-const patchOrgBody = z.strictObject({
-  name: z.string().min(1).max(200).optional(),
-  plan: z.enum(PLANS).optional(),
-  plan_active: z.boolean().optional(),
-  status: z.enum(ORG_STATUSES).optional(),
-  spend_cap_credits: credits.nullable().optional(),
-  limits: z.partialRecord(z.enum(LIMIT_NAMES), z.number().int().min(0).nullable()).optional(),
-});
-
-const createKeyBody = z.strictObject({
-  mode: z.enum(['live', 'test']),
-  scopes: z.array(z.enum(SCOPES)).min(1).optional(),
-  expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
-  ip_allowlist: z.array(z.string().min(1).max(64)).max(100).optional(),
-});
 
 /** What the admin routes use: the operator's operations and the key cache they must empty. */
 interface AdminRouting {
@@ -189,7 +165,7 @@ function registerTopUp(app: App, { operator }: AdminRouting) {
         tags,
         summary: 'Add top-up credits',
         params: orgIdParams,
-        body: z.strictObject({ credits: credits.positive() }),
+        body: topUpBody,
         response: { 201: adminOrgCreditsSchema, ...errorResponses },
       },
     },

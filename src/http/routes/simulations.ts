@@ -19,7 +19,13 @@ import {
   simulationBodySchema,
   simulationSchema,
 } from '../schemas/simulations.js';
-import { batchStatusView, batchView, jobOutcomeView, quoteView } from '../views/simulations.js';
+import {
+  batchRejectionView,
+  batchStatusView,
+  batchView,
+  jobOutcomeView,
+  quoteView,
+} from '../views/simulations.js';
 
 const sim = { access: 'api' as const, scope: 'simulations.run' as const, rateGroup: 'simulations' as const };
 const tags = ['simulations'];
@@ -132,14 +138,13 @@ function registerBatch(app: App, routing: SimulationRouting) {
         docsUrl: routing.deps.config.docsUrl,
         schemas: { 202: batchSchema },
         run: async (record) => {
-          const batch = await routing.deps.services.simulations.submitBatch(
-            callContext(request, record),
-            request.body,
-          );
-          return {
-            status: 202,
-            body: batchView(batch, { requestId: request.id, docsUrl: routing.deps.config.docsUrl }),
-          };
+          const context = { requestId: request.id, docsUrl: routing.deps.config.docsUrl };
+          const batch = await routing.deps.services.simulations
+            .submitBatch(callContext(request, record), request.body)
+            .catch((error: unknown) => {
+              throw batchRejectionView(error, context);
+            });
+          return { status: 202, body: batchView(batch, context) };
         },
       });
     },

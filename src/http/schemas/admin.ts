@@ -1,8 +1,54 @@
-// Wire schemas of the operators' admin API (docs/decisions.md §8); the views are in
-// src/operations/views.ts, shared with the CLI.
+// Wire schemas of the operators' admin API (docs/decisions.md §8): its requests, built from the
+// primitives every route uses, and its responses (the views are in src/operations/views.ts, shared with
+// the CLI).
 import { z } from 'zod';
 import { SCOPES } from '../../accounts/keys.js';
 import { LIMIT_NAMES, ORG_STATUSES, PLANS } from '../../accounts/orgs.js';
+import { boundedText, creditAmount, isoDateTime, limitValue, positiveCreditAmount } from './primitives.js';
+
+const MAX_ALLOWLIST_ENTRIES = 100;
+const MAX_ID_LENGTH = 64;
+
+export const orgIdParams = z.object({
+  org_id: z
+    .string()
+    .max(MAX_ID_LENGTH)
+    .regex(/^org_[0-9A-Za-z]+$/),
+});
+export const keyIdParams = z.object({
+  key_id: z
+    .string()
+    .max(MAX_ID_LENGTH)
+    .regex(/^key_[0-9A-Za-z]+$/),
+});
+
+const orgName = boundedText(200);
+
+export const createOrgBody = z.strictObject({
+  name: orgName,
+  plan: z.enum(PLANS),
+  status: z.enum(ORG_STATUSES).optional(),
+  spend_cap_credits: creditAmount.nullable().optional(),
+  limits: z.partialRecord(z.enum(LIMIT_NAMES), limitValue).optional(),
+});
+
+export const patchOrgBody = z.strictObject({
+  name: orgName.optional(),
+  plan: z.enum(PLANS).optional(),
+  plan_active: z.boolean().optional(),
+  status: z.enum(ORG_STATUSES).optional(),
+  spend_cap_credits: creditAmount.nullable().optional(),
+  limits: z.partialRecord(z.enum(LIMIT_NAMES), limitValue.nullable()).optional(),
+});
+
+export const createKeyBody = z.strictObject({
+  mode: z.enum(['live', 'test']),
+  scopes: z.array(z.enum(SCOPES)).min(1).optional(),
+  expires_at: isoDateTime.nullable().optional(),
+  ip_allowlist: z.array(boundedText(64)).max(MAX_ALLOWLIST_ENTRIES).optional(),
+});
+
+export const topUpBody = z.strictObject({ credits: positiveCreditAmount });
 
 const limitsSchema = z.record(z.enum(LIMIT_NAMES), z.number());
 

@@ -5,19 +5,11 @@ import { PLAYER_POSITIONS } from '../../engine/contract/match-inputs.js';
 import { FIXTURE_STATES } from '../../fixtures/fixture-inputs.js';
 import { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from '../../fixtures/fixture-list.js';
 import { freshnessSchema, sideTeamSchema, teamSchema } from './common.js';
-
-const isoDay = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD')
-  .refine((value) => {
-    const day = new Date(`${value}T00:00:00Z`);
-    return !Number.isNaN(day.getTime()) && day.toISOString().startsWith(value);
-  }, 'not a calendar date');
-const positiveId = z.coerce.number().int().min(1).max(2_147_483_647);
+import { boundedText, isoDay, int4IdParam as positiveId } from './primitives.js';
 
 export const listQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(50).describe('1 to 200, default 50.'),
-  from: isoDay.optional().describe('First UTC day (YYYY-MM-DD); default today.'),
+  from: isoDay.optional().describe('First UTC day (YYYY-MM-DD, 1900-01-01 to 2199-12-31); default today.'),
   to: isoDay
     .optional()
     .describe(
@@ -25,12 +17,7 @@ export const listQuery = z.strictObject({
     ),
   competition_id: positiveId.optional(),
   team_id: positiveId.optional().describe('Fixtures where this team plays home or away.'),
-  team: z
-    .string()
-    .min(1)
-    .max(200)
-    .optional()
-    .describe('Case-insensitive part of a team name, or its short name.'),
+  team: boundedText(200).optional().describe('Case-insensitive part of a team name, or its short name.'),
   state: z.enum(FIXTURE_STATES).optional(),
 });
 

@@ -3,28 +3,51 @@
 import { z } from 'zod';
 import { MAX_DRAWS_PER_JOB as MAX_DRAWS, MIN_DRAWS_PER_JOB as MIN_DRAWS } from '../../engine/contract/run.js';
 import { simulationDocumentSchema } from '../../engine/document.js';
-import { lineupsRequestSchema } from '../../fixtures/lineups.js';
+import type { LineupsRequest } from '../../fixtures/lineups.js';
 import { JOB_STATUSES } from '../../jobs/types.js';
 import { DEFAULT_DRAWS, DEFAULT_WAIT_SECONDS } from '../../simulations/types.js';
 import { freshnessSchema, priceSchema } from './common.js';
+import { boundedText, int4Id, int4IdOrDigits, isoDay, opaqueId } from './primitives.js';
 
 const MAX_BATCH_ITEMS = 1000;
+/** Generous bounds for the lineup lists; the lineup rules give the precise lineup_invalid answers. */
+const MAX_LISTED_PLAYERS = 50;
+const MAX_FORMATION_LENGTH = 20;
 
-const isoDate = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
-  .refine(
-    (value) =>
-      !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) &&
-      new Date(`${value}T00:00:00Z`).toISOString().startsWith(value),
-    'must be a real calendar date',
-  )
-  .describe('UTC day of the match, YYYY-MM-DD; when omitted the next match is selected.');
+const isoDate = isoDay.describe(
+  'UTC day of the match, YYYY-MM-DD (1900-01-01 to 2199-12-31); when omitted the next match is selected.',
+);
 
-const fixtureId = z
-  .union([z.number().int().min(1), z.string().regex(/^\s*\d{1,15}\s*$/, 'must be an integer id')])
-  .describe('Fixture id (integer, or a string of digits); use instead of home, away and date.');
-const teamName = z.string().min(1).max(200);
+const fixtureId = int4IdOrDigits.describe(
+  'Fixture id (integer 1 to 2,147,483,647, or a string of its digits); use instead of home, away and date.',
+);
+const teamName = boundedText(200);
+
+const playerIds = z.array(int4Id).max(MAX_LISTED_PLAYERS);
+
+const lineupSideRequestSchema = z
+  .discriminatedUnion('source', [
+    z.strictObject({ source: z.literal('auto') }),
+    z.strictObject({ source: z.literal('predicted') }),
+    z.strictObject({ source: z.literal('announced') }),
+    z.strictObject({
+      source: z.literal('custom'),
+      xi: playerIds.describe('Exactly 11 player ids from the side of GET /v1/fixtures/{fixture_id}/squads.'),
+      bench: playerIds.optional().describe('0 to 12 substitutes in the order they come on.'),
+      formation: boundedText(MAX_FORMATION_LENGTH)
+        .optional()
+        .describe('Outfield lines joined by "-", summing to 10, from the squads read `formations`.'),
+    }),
+  ])
+  .describe('Lineup source of one side: auto (default), predicted, announced or custom.');
+
+/** The lineup choices of docs/decisions.md §5, as the request body carries them. */
+export const lineupsRequestSchema = z
+  .strictObject({
+    home: lineupSideRequestSchema.optional(),
+    away: lineupSideRequestSchema.optional(),
+  })
+  .describe('Per-side lineup choice; a side left out is `auto`.') satisfies z.ZodType<LineupsRequest>;
 const draws = z
   .number()
   .int()
@@ -176,6 +199,6 @@ export const batchSchema = z
   })
   .describe('A batch: per-item jobs, holds and errors.');
 
-export const jobParamsSchema = z.object({ job_id: z.string().min(1).max(64) });
-export const resultQuerySchema = z.strictObject({ reservation_id: z.string().min(1).max(64) });
-export const batchParamsSchema = z.object({ batch_id: z.string().min(1).max(64) });
+export const jobParamsSchema = z.object({ job_id: opaqueId });
+export const resultQuerySchema = z.strictObject({ reservation_id: opaqueId });
+export const batchParamsSchema = z.object({ batch_id: opaqueId });

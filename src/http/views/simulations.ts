@@ -2,13 +2,13 @@
 // view builds its fields in the order of its schema (src/http/schemas/simulations.ts).
 import { creditsNumber, formatCredits, priceOfDrawsMilli } from '../../billing/amounts.js';
 import type { SimulationDocument } from '../../engine/document.js';
-import { type ErrorBody, errorBody } from '../../errors.js';
+import { ApiError, type ErrorBody, errorBody } from '../../errors.js';
 import type { Job } from '../../jobs/types.js';
 import type { BatchStatus } from '../../simulations/batch-status.js';
 import type { DeliveredSimulation, JobOutcome } from '../../simulations/deliver.js';
 import type { Quote } from '../../simulations/quote.js';
 import type { RunPayload } from '../../simulations/run-payload.js';
-import type { BatchSubmission } from '../../simulations/submit-batch.js';
+import { BatchRejectedError, type BatchSubmission } from '../../simulations/submit-batch.js';
 
 function resultUrl(jobId: string, reservationId: string): string {
   return `/v1/simulations/jobs/${jobId}?reservation_id=${reservationId}`;
@@ -119,6 +119,26 @@ function rejectedItemError(body: ErrorBody['error']) {
     recovery: body.recovery,
     doc_url: body.doc_url,
   };
+}
+
+/**
+ * A batch none of whose items can run, as its 400: `recovery.items` carries each item's index, fixture
+ * and error in the form the 202 gives a rejected item. Other errors pass unchanged.
+ */
+export function batchRejectionView(error: unknown, context: { requestId: string; docsUrl: string }): unknown {
+  if (!(error instanceof BatchRejectedError)) return error;
+  return new ApiError(error.code, {
+    ...error.options,
+    message: error.message,
+    recovery: {
+      items: error.items.map((item) => ({
+        index: item.index,
+        fixture: selectorFixture(item.selector.fixture_id),
+        error: rejectedItemError(errorBody(item.error, context).error),
+      })),
+      next_step: 'Correct the items and submit the batch again; nothing was reserved or counted.',
+    },
+  });
 }
 
 function batchSubmissionView(submission: BatchSubmission, context: { requestId: string; docsUrl: string }) {
