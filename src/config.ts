@@ -8,6 +8,9 @@ const booleanString = z
 
 const optionalUrl = z.url().optional();
 
+/** A time limit of the HTTP server in whole seconds (docs/decisions.md §10). */
+const seconds = (fallback: number) => z.coerce.number().int().min(1).max(3600).default(fallback);
+
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -29,7 +32,30 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Worker threads of the CPU engine; 0 = one per core. */
   CPU_THREADS: z.coerce.number().int().min(0).max(256).default(0),
+  /** The request line and headers must arrive within this. */
+  HEADERS_TIMEOUT_SECONDS: seconds(10),
+  /** The whole request, body included, must arrive within this. */
+  REQUEST_TIMEOUT_SECONDS: seconds(60),
+  /** A handler must answer within this; above wait_seconds' 25 so a waiting run answers first. */
+  HANDLER_TIMEOUT_SECONDS: z.coerce.number().int().min(30).max(3600).default(60),
+  /** A connection with no traffic for this long is closed. */
+  CONNECTION_TIMEOUT_SECONDS: seconds(120),
 });
+
+/** The relations the time limits must keep; each violation names its variable. */
+function timeLimitProblems(env: z.infer<typeof envSchema>): string[] {
+  const problems: string[] = [];
+  if (env.HEADERS_TIMEOUT_SECONDS > env.REQUEST_TIMEOUT_SECONDS) {
+    problems.push('HEADERS_TIMEOUT_SECONDS: must not exceed REQUEST_TIMEOUT_SECONDS');
+  }
+  const busiest = Math.max(env.REQUEST_TIMEOUT_SECONDS, env.HANDLER_TIMEOUT_SECONDS);
+  if (env.CONNECTION_TIMEOUT_SECONDS <= busiest) {
+    problems.push(
+      'CONNECTION_TIMEOUT_SECONDS: must exceed REQUEST_TIMEOUT_SECONDS and HANDLER_TIMEOUT_SECONDS, or a slow answer loses its connection',
+    );
+  }
+  return problems;
+}
 
 export type Config = z.infer<typeof envSchema> & {
   /** Public base address used in result_url values. */
@@ -55,6 +81,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
   }
   const base = parsed.data;
+  const problems = timeLimitProblems(base);
+  if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   const host = base.HOST === '0.0.0.0' || base.HOST === '::' ? 'localhost' : base.HOST;
   const baseUrl = (base.BASE_URL ?? `http://${host}:${base.PORT}`).replace(/\/$/, '');
   const docsUrl = base.DOCS_URL ?? `${baseUrl}/docs`;

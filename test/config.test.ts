@@ -12,6 +12,12 @@ describe('configuration (docs/decisions.md §10)', () => {
       HOLD_TTL_SECONDS: 3600,
       TRUST_PROXY: false,
     });
+    expect(config).toMatchObject({
+      HEADERS_TIMEOUT_SECONDS: 10,
+      REQUEST_TIMEOUT_SECONDS: 60,
+      HANDLER_TIMEOUT_SECONDS: 60,
+      CONNECTION_TIMEOUT_SECONDS: 120,
+    });
     expect(config.DATABASE_URL).toBeUndefined();
     expect(config.REDIS_URL).toBeUndefined();
     expect(config.baseUrl).toBe('http://localhost:8080');
@@ -37,6 +43,10 @@ describe('configuration (docs/decisions.md §10)', () => {
     ['TRUST_PROXY', 'maybe'],
     ['ADMIN_TOKEN', 'short'],
     ['BASE_URL', 'not a url'],
+    ['REQUEST_TIMEOUT_SECONDS', '0'],
+    ['HANDLER_TIMEOUT_SECONDS', '10'],
+    ['HEADERS_TIMEOUT_SECONDS', '61'],
+    ['CONNECTION_TIMEOUT_SECONDS', '60'],
   ])('stops at boot on an invalid %s, naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);

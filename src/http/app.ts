@@ -23,6 +23,7 @@ import { registerDocsRoutes } from './routes/docs.js';
 import { registerFixtureRoutes } from './routes/fixtures.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerSimulationRoutes } from './routes/simulations.js';
+import { serverBounds } from './server-bounds.js';
 
 export type { App, AppDeps } from './app-types.js';
 
@@ -44,6 +45,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     requestIdHeader: false,
     // One structured line per request comes from the onResponse hook (installRequestHooks).
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
+    // Timeouts, path parameter length and framework refusals as error objects (docs/decisions.md §10).
+    ...serverBounds(config),
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);

@@ -1,5 +1,7 @@
 // One error handler for the whole service: every failure leaves as the error object of docs/api.md §7,
-// through its schema, with Request-Id, Retry-After on 429s and no internal details on 5xx.
+// through its schema, with Request-Id, Retry-After on 429s and 503s and no internal details on 5xx.
+// Fastify's own refusals (bad URL encoding, an overlong path parameter, a handler past its time) come
+// here too (src/http/server-bounds.ts); what Node refuses before Fastify sees a request is answered there.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { classifyDatabaseError, translateDatabaseError } from '../db/transactions.js';
@@ -7,8 +9,24 @@ import { ApiError, type ErrorCode, errorBody, isApiError } from '../errors.js';
 import { errorResponseSchema } from './schemas/common.js';
 import { serializeThrough } from './serialize.js';
 
-/** Fastify's own error codes that mean "the client sent something we cannot read". */
-const REQUEST_SHAPE_ERRORS: Record<string, { code: ErrorCode; message: string; param?: string }> = {
+/** Fastify's own error codes: mostly "the client sent something we cannot read". */
+const FASTIFY_ERRORS: Record<
+  string,
+  { code: ErrorCode; message: string; param?: string; retryAfterSeconds?: number }
+> = {
+  FST_ERR_BAD_URL: {
+    code: 'parameter_invalid',
+    message: 'The path is not valid percent-encoded UTF-8.',
+  },
+  FST_ERR_MAX_PARAM_LENGTH: {
+    code: 'parameter_invalid',
+    message: 'A path parameter is longer than any identifier the API accepts.',
+  },
+  FST_ERR_HANDLER_TIMEOUT: {
+    code: 'response_timeout',
+    message: 'The request could not be answered in time; it may still complete.',
+    retryAfterSeconds: 1,
+  },
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'parameter_invalid', message: 'The body is not valid JSON.' },
   FST_ERR_CTP_EMPTY_JSON_BODY: {
     code: 'parameter_missing',
@@ -95,25 +113,33 @@ function databaseFailureToApiError(error: unknown): ApiError | null {
 /** The message of a value that slipped past validation and that PostgreSQL refused. */
 export const UNSTORABLE_VALUE_MESSAGE = 'A value in the request is outside what the service can store.';
 
-function toApiError(error: unknown, request?: FastifyRequest): ApiError {
+export function toApiError(error: unknown, request?: FastifyRequest): ApiError {
   if (isApiError(error)) return error;
   const database = databaseFailureToApiError(error);
   if (database) return database;
   const fastifyError = error as FastifyError & { validationContext?: string };
   if (fastifyError?.validation) return validationToApiError(fastifyError, request);
-  const known = fastifyError?.code ? REQUEST_SHAPE_ERRORS[fastifyError.code as string] : undefined;
+  const known = fastifyError?.code ? FASTIFY_ERRORS[fastifyError.code as string] : undefined;
   if (known) {
     return new ApiError(known.code, {
       message: known.message,
       ...(known.param ? { param: known.param } : {}),
+      ...(known.retryAfterSeconds ? { retryAfterSeconds: known.retryAfterSeconds } : {}),
     });
+  }
+  // Any other refusal of Fastify's (a 4xx of its own) is the request's fault, said in the error object.
+  const status = fastifyError?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new ApiError('parameter_invalid', { message: fastifyError.message });
   }
   return new ApiError('internal_error', { internal: error });
 }
 
-function sendApiError(request: FastifyRequest, reply: FastifyReply, error: ApiError, docsUrl: string) {
+export function sendApiError(request: FastifyRequest, reply: FastifyReply, error: ApiError, docsUrl: string) {
   const after = error.options.retryAfterSeconds;
   if (after !== undefined) reply.header('Retry-After', String(Math.max(0, Math.ceil(after))));
+  // Set here as well as by the app's onSend hook: Fastify's router errors reply outside the routes' hooks.
+  reply.header('Request-Id', request.id);
   return reply
     .code(error.status)
     .type('application/json; charset=utf-8')

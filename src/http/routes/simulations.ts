@@ -25,6 +25,7 @@ import {
   batchView,
   jobOutcomeView,
   quoteView,
+  withResultUrl,
 } from '../views/simulations.js';
 
 const sim = { access: 'api' as const, scope: 'simulations.run' as const, rateGroup: 'simulations' as const };
@@ -88,7 +89,11 @@ function registerRun(app: App, routing: SimulationRouting) {
         schemas: { 200: simulationSchema, 202: jobSchema },
         run: async (record) =>
           jobOutcomeView(
-            await routing.deps.services.simulations.submit(callContext(request, record), request.body),
+            await routing.deps.services.simulations
+              .submit(callContext(request, record), request.body)
+              .catch((error: unknown) => {
+                throw withResultUrl(error);
+              }),
           ),
       });
     },
@@ -104,7 +109,7 @@ function registerQuote(app: App, routing: SimulationRouting) {
         tags,
         summary: 'Quote the exact price of a simulation',
         description:
-          'Validates non-auto lineups against the current inputs; reserves nothing. Same body as POST /v1/routing.deps.services.simulations.',
+          'Validates non-auto lineups against the current inputs; reserves nothing. Same body as POST /v1/simulations.',
         body: simulationBodySchema,
         response: { 200: quoteSchema, ...errorResponses },
       },
@@ -189,11 +194,11 @@ function registerResultPath(app: App, routing: SimulationRouting) {
       },
     },
     async (request, reply) => {
-      const outcome = await routing.deps.services.simulations.result(
-        callContext(request, null),
-        request.params.job_id,
-        request.query.reservation_id,
-      );
+      const outcome = await routing.deps.services.simulations
+        .result(callContext(request, null), request.params.job_id, request.query.reservation_id)
+        .catch((error: unknown) => {
+          throw withResultUrl(error);
+        });
       const view = jobOutcomeView(outcome);
       return view.status === 200 ? reply.code(200).send(view.body) : reply.code(202).send(view.body);
     },

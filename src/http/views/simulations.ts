@@ -14,6 +14,24 @@ function resultUrl(jobId: string, reservationId: string): string {
   return `/v1/simulations/jobs/${jobId}?reservation_id=${reservationId}`;
 }
 
+/**
+ * A 503 whose recovery names a job (settlement_unknown, or a delivery the database could not run) also
+ * gives its result_url: reading it learns the one true outcome, with or without an Idempotency-Key
+ * (docs/decisions.md §7). Other errors pass unchanged.
+ */
+export function withResultUrl(error: unknown): unknown {
+  if (!(error instanceof ApiError) || error.status !== 503) return error;
+  const recovery = error.options.recovery;
+  const jobId = recovery?.job_id;
+  const reservationId = recovery?.reservation_id;
+  if (typeof jobId !== 'string' || typeof reservationId !== 'string') return error;
+  return new ApiError(error.code, {
+    ...error.options,
+    message: error.message,
+    recovery: { ...recovery, result_url: resultUrl(jobId, reservationId) },
+  });
+}
+
 function jobPrice(job: Job) {
   return { draws: job.draws, credits: formatCredits(job.mode === 'live' ? job.priceMilli : 0) };
 }
