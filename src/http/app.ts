@@ -106,7 +106,7 @@ function installRequestHooks(app: App, deps: AppDeps, keyCache: KeyCache): void 
     if (routeConfig.access === 'api') {
       request.auth = await authenticator.authenticate(request, routeConfig.scope ?? null);
     } else if (routeConfig.access === 'admin') {
-      authenticator.authenticateAdmin(request);
+      await authenticator.authenticateAdmin(request);
     }
   });
 

@@ -1,6 +1,7 @@
 // Authentication and authorization of API requests (docs/decisions.md §1), in the order it fixes:
 // well formed → known → revoked → expired → IP allowed → org suspended → plan → scope.
-// Failed authentications count per client IP; past the limit the IP gets 429 rate_limited.
+// Failed authentications count per client IP; past the limit the IP gets 429 rate_limited. Wrong admin
+// tokens count the same way, in a window of their own.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../accounts/caller.js';
@@ -22,7 +23,7 @@ function bearerToken(request: FastifyRequest): string | null {
 
 export interface Authenticator {
   authenticate(request: FastifyRequest, scope: Scope | null): Promise<Caller>;
-  authenticateAdmin(request: FastifyRequest): void;
+  authenticateAdmin(request: FastifyRequest): Promise<void>;
 }
 
 export function makeAuthenticator(deps: {
@@ -31,10 +32,14 @@ export function makeAuthenticator(deps: {
   clock: () => Date;
   adminToken: string | undefined;
 }): Authenticator {
-  const failureKey = (ip: string) => `auth_failures:${ip}`;
+  // API keys and the admin token are guessed separately: an operator's provisioning system behind the
+  // same address as a client with a bad key keeps working, and the other way round.
+  type Realm = 'api' | 'admin';
+  const failureKey = (ip: string, realm: Realm) =>
+    realm === 'api' ? `auth_failures:${ip}` : `admin_auth_failures:${ip}`;
 
-  async function refuseIfLockedOut(ip: string) {
-    const { count, ttlMs } = await deps.counters.peek(failureKey(ip));
+  async function refuseIfLockedOut(ip: string, realm: Realm = 'api') {
+    const { count, ttlMs } = await deps.counters.peek(failureKey(ip, realm));
     if (count >= AUTH_FAILURES_PER_MINUTE) throw lockedOut(ttlMs);
   }
 
@@ -49,8 +54,8 @@ export function makeAuthenticator(deps: {
     });
   }
 
-  async function fail(ip: string, error: ApiError): Promise<never> {
-    const { count, ttlMs } = await deps.counters.hit(failureKey(ip), AUTH_FAILURE_WINDOW_MS);
+  async function fail(ip: string, error: ApiError, realm: Realm = 'api'): Promise<never> {
+    const { count, ttlMs } = await deps.counters.hit(failureKey(ip, realm), AUTH_FAILURE_WINDOW_MS);
     if (count > AUTH_FAILURES_PER_MINUTE) throw lockedOut(ttlMs);
     throw error;
   }
@@ -91,12 +96,14 @@ export function makeAuthenticator(deps: {
 
   const adminToken = deps.adminToken ? Buffer.from(deps.adminToken) : null;
 
-  function authenticateAdmin(request: FastifyRequest) {
+  async function authenticateAdmin(request: FastifyRequest): Promise<void> {
     // Without ADMIN_TOKEN the admin API does not exist (404 on every path, docs/decisions.md §8).
     if (!adminToken) throw new ApiError('resource_missing', { message: 'No such route.' });
+    await refuseIfLockedOut(request.ip, 'admin');
     const token = Buffer.from(bearerToken(request) ?? '');
     const ok = token.length === adminToken.length && timingSafeEqual(token, adminToken);
-    if (!ok) throw new ApiError('invalid_api_key', { message: 'Invalid admin token.' });
+    if (!ok)
+      await fail(request.ip, new ApiError('invalid_api_key', { message: 'Invalid admin token.' }), 'admin');
   }
 
   return { authenticate, authenticateAdmin };

@@ -117,6 +117,30 @@ describe('authentication outcomes', () => {
     expect((await credits(good.auth, '203.0.113.10')).statusCode).toBe(200);
   });
 
+  it('rate limits wrong admin tokens per client IP like API keys, in a window of their own', async () => {
+    const ip = '203.0.113.20';
+    const orgs = (authorization: string, from: string) =>
+      t.app.inject({
+        method: 'GET',
+        url: '/admin/v1/orgs/org_none',
+        headers: { authorization },
+        remoteAddress: from,
+      });
+    const wrong = `Bearer ${'x'.repeat(t.adminToken.length)}`;
+    for (let i = 0; i < AUTH_FAILURES_PER_MINUTE; i++) {
+      await expectError(await orgs(wrong, ip), 401, 'invalid_api_key');
+    }
+    const limited = await orgs(wrong, ip);
+    const error = await expectError(limited, 429, 'rate_limited');
+    expect(error.rule).toBe('auth_failures');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    // Locked out with the right token too; another address, and API keys from this one, are not.
+    await expectError(await orgs(`Bearer ${t.adminToken}`, ip), 429, 'rate_limited');
+    await expectError(await orgs(`Bearer ${t.adminToken}`, '203.0.113.21'), 404, 'resource_missing');
+    const good = await t.newOrg();
+    expect((await credits(good.auth, ip)).statusCode).toBe(200);
+  });
+
   it('refuses keys lacking a scope on scoped operations', async () => {
     const { makeAuthenticator } = await import('../../src/http/auth.js');
     const { makeMemoryWindowCounter } = await import('../../src/limits/window-counter.js');
