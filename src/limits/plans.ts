@@ -12,6 +12,12 @@ export interface PlanTerms {
   limits: Record<LimitName, number>;
 }
 
+/**
+ * Draws of one test-key run: test keys cost nothing, so their engine work is bounded instead; a larger
+ * request runs this many with the warning `test_draws_capped` (docs/decisions.md §2).
+ */
+export const TEST_KEY_MAX_DRAWS = 10_000;
+
 /** A spend cap is this many monthly allowances unless an operator sets one (docs/decisions.md §1). */
 const DEFAULT_SPEND_CAP_ALLOWANCES = 10;
 

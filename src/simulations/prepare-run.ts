@@ -5,15 +5,33 @@ import type { Caller } from '../accounts/caller.js';
 import { defaultModelParams } from '../engine/contract/model-params.js';
 import { ApiError } from '../errors.js';
 import type { FixtureWithInputs } from '../fixtures/fixture-record.js';
-import { type LineupsRequest, type ResolvedLineups, resolveLineups } from '../fixtures/lineups.js';
+import {
+  type LineupsRequest,
+  type LineupWarning,
+  type ResolvedLineups,
+  resolveLineups,
+} from '../fixtures/lineups.js';
 import { buildMatchInputs } from '../fixtures/match-inputs.js';
+import { TEST_KEY_MAX_DRAWS } from '../limits/plans.js';
 import type { RunPayload } from './run-payload.js';
 import { selectFixture } from './select-fixture.js';
 import type { FixtureSelector, SimulationDeps } from './types.js';
 
+/** A run's non-blocking warnings: its lineups', and a test key's capped draws. */
+export type RunWarning = LineupWarning | 'test_draws_capped';
+
+/** The draws a caller's run makes: as asked, but at most TEST_KEY_MAX_DRAWS for a test key. */
+export function runDraws(caller: Caller, requested: number): { draws: number; capped: boolean } {
+  if (caller.livemode || requested <= TEST_KEY_MAX_DRAWS) return { draws: requested, capped: false };
+  return { draws: TEST_KEY_MAX_DRAWS, capped: true };
+}
+
 export interface PreparedRun {
   fixture: FixtureWithInputs;
   resolved: ResolvedLineups;
+  /** The draws the run makes (runDraws). */
+  draws: number;
+  warnings: RunWarning[];
   payload: RunPayload;
   cacheKey: string;
   seed: string;
@@ -45,15 +63,18 @@ async function resolveRunLineups(
   }
 }
 
+/** `requestedDraws` as the request asked; the run makes runDraws of them. */
 export async function prepareRun(
   deps: Pick<SimulationDeps, 'sql' | 'usage' | 'clock'>,
   caller: Caller,
   selector: FixtureSelector,
-  draws: number,
+  requestedDraws: number,
   prefix: string,
 ): Promise<PreparedRun> {
+  const { draws, capped } = runDraws(caller, requestedDraws);
   const fixture = await selectFixture(deps.sql, selector, prefix, deps.clock());
   const resolved = await resolveRunLineups(deps, caller, fixture, selector.lineups, prefix);
+  const warnings: RunWarning[] = [...resolved.warnings, ...(capped ? ['test_draws_capped' as const] : [])];
   const match = buildMatchInputs(fixture, resolved.lineups);
   // Identical shared inputs reuse one result (docs/decisions.md §6); the seed follows the inputs, so the
   // same inputs give the same document. Test keys run on the CPU engine and keep their own results.
@@ -67,6 +88,8 @@ export async function prepareRun(
   return {
     fixture,
     resolved,
+    draws,
+    warnings,
     cacheKey: sha256(`${caller.mode}:${owner}:${identity}`),
     seed: inputsHash.slice(0, 16),
     payload: {
@@ -75,7 +98,7 @@ export async function prepareRun(
       request: {
         state: fixture.state,
         inputs: resolved.inputs,
-        warnings: resolved.warnings,
+        warnings,
         inputs_hash: `sha256:${inputsHash}`,
       },
     },

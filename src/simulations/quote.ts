@@ -3,7 +3,7 @@
 import type { Caller } from '../accounts/caller.js';
 import { priceOfDrawsMilli } from '../billing/amounts.js';
 import type { ResolvedLineups } from '../fixtures/lineups.js';
-import { prepareRun } from './prepare-run.js';
+import { prepareRun, type RunWarning } from './prepare-run.js';
 import { DEFAULT_DRAWS, RATE_CARD, type SimulationDeps, type SimulationRequest } from './types.js';
 
 export interface Quote {
@@ -15,7 +15,7 @@ export interface Quote {
   livemode: boolean;
   scope: ResolvedLineups['scope'];
   inputs: ResolvedLineups['inputs'];
-  warnings: ResolvedLineups['warnings'];
+  warnings: RunWarning[];
   dataVersion: string;
 }
 
@@ -24,17 +24,16 @@ export async function quote(
   caller: Caller,
   request: SimulationRequest,
 ): Promise<Quote> {
-  const draws = request.draws ?? DEFAULT_DRAWS;
-  const run = await prepareRun(deps, caller, request, draws, '');
+  const run = await prepareRun(deps, caller, request, request.draws ?? DEFAULT_DRAWS, '');
   return {
     fixtureId: run.fixture.fixtureId,
-    draws,
-    priceMilli: caller.livemode ? priceOfDrawsMilli(draws) : 0,
+    draws: run.draws,
+    priceMilli: caller.livemode ? priceOfDrawsMilli(run.draws) : 0,
     rateCard: RATE_CARD,
     livemode: caller.livemode,
     scope: run.resolved.scope,
     inputs: run.resolved.inputs,
-    warnings: run.resolved.warnings,
+    warnings: run.warnings,
     dataVersion: run.fixture.dataVersion,
   };
 }

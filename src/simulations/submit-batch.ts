@@ -10,7 +10,7 @@ import type { Batch, Job, NewJob } from '../jobs/types.js';
 import { findCachedResult } from '../results/result-store.js';
 import { assertQueueHasRoom, newJobFor, usageOrg } from './admission.js';
 import { type BatchStatus, batchStatus } from './batch-status.js';
-import { type PreparedRun, prepareRun } from './prepare-run.js';
+import { type PreparedRun, prepareRun, runDraws } from './prepare-run.js';
 import {
   type BatchRequest,
   type CallContext,
@@ -48,10 +48,12 @@ export async function submitBatch(
   ctx: CallContext,
   request: BatchRequest,
 ): Promise<BatchSubmission | BatchStatus> {
-  const draws = request.draws ?? DEFAULT_DRAWS;
+  // Every item makes the same draws: a test key's are capped alike (runDraws).
+  const requestedDraws = request.draws ?? DEFAULT_DRAWS;
+  const { draws } = runDraws(ctx.caller, requestedDraws);
   if (ctx.idempotency?.batchId) return batchStatus(deps, ctx, ctx.idempotency.batchId);
   refuseRepeatedSelectors(request.fixtures);
-  const prepared = await prepareItems(deps, ctx, request.fixtures, draws);
+  const prepared = await prepareItems(deps, ctx, request.fixtures, requestedDraws);
   const runs = prepared.flatMap((item) => ('run' in item ? [item.run] : []));
   if (runs.length === 0) {
     throw new BatchRejectedError(
@@ -102,12 +104,14 @@ async function prepareItems(
   deps: SimulationDeps,
   ctx: CallContext,
   selectors: readonly FixtureSelector[],
-  draws: number,
+  requestedDraws: number,
 ): Promise<Array<{ run: PreparedRun } | { error: ApiError }>> {
   const prepared: Array<{ run: PreparedRun } | { error: ApiError }> = [];
   for (const [index, selector] of selectors.entries()) {
     try {
-      prepared.push({ run: await prepareRun(deps, ctx.caller, selector, draws, `fixtures.${index}`) });
+      prepared.push({
+        run: await prepareRun(deps, ctx.caller, selector, requestedDraws, `fixtures.${index}`),
+      });
     } catch (error) {
       if (!(error instanceof ApiError) || error.status >= 500 || error.status === 429) throw error;
       prepared.push({ error });

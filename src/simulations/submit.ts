@@ -22,7 +22,6 @@ export async function submitSimulation(
   ctx: CallContext,
   request: SimulationRequest,
 ): Promise<JobOutcome> {
-  const draws = request.draws ?? DEFAULT_DRAWS;
   const waitMs = (request.wait_seconds ?? DEFAULT_WAIT_SECONDS) * 1000;
   // A retry of an attempt that created its job (settlement unconfirmed, or the process stopped):
   // the same job and hold give the one true outcome (docs/decisions.md §7).
@@ -31,7 +30,8 @@ export async function submitSimulation(
   if (earlier) return finish(deps, ctx, earlier, waitMs);
 
   const { caller } = ctx;
-  const run = await prepareRun(deps, caller, request, draws, '');
+  const run = await prepareRun(deps, caller, request, request.draws ?? DEFAULT_DRAWS, '');
+  const { draws } = run;
   const cached = await databaseRead(() =>
     findCachedResult(deps.sql, { cacheKey: run.cacheKey, scope: run.resolved.scope, orgId: caller.org.id }),
   );

@@ -3,6 +3,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestFeed } from '../../src/fixtures/feed-loader.js';
+import { TEST_KEY_MAX_DRAWS } from '../../src/limits/plans.js';
 import { storeResult } from '../../src/results/result-store.js';
 import { FX, NOW, smallFeed } from '../fixtures/small-feed.js';
 import { createTestContext, type TestContext } from '../helpers/app.js';
@@ -170,6 +171,33 @@ describe('simulations with a running worker', () => {
     expect(body).toMatchObject({ livemode: false, credits_charged: 0, price: { credits: '0.000' } });
     expect(body.simulation.timing.engine).toBe('cpu');
     expect(await t.services.ledger.balance(orgId)).toEqual(before);
+  });
+
+  it('bounds the work of test keys: runs above 10,000 draws make 10,000, with a warning', async () => {
+    const { auth } = await t.newOrg({ mode: 'test' });
+    const response = await post(t, '/v1/simulations', auth, { fixture_id: FX.upcoming, draws: 1_000_000 });
+    expect(response.statusCode, response.body).toBe(200);
+    const body = response.json();
+    expect(body.price).toEqual({ draws: TEST_KEY_MAX_DRAWS, credits: '0.000' });
+    expect(body.warnings).toContain('test_draws_capped');
+    expect(body.simulation.basis.draws).toBe(TEST_KEY_MAX_DRAWS);
+    const quote = (
+      await post(t, '/v1/simulations/quote', auth, { fixture_id: FX.upcoming, draws: 50_000 })
+    ).json();
+    expect(quote.price.draws).toBe(TEST_KEY_MAX_DRAWS);
+    expect(quote.warnings).toContain('test_draws_capped');
+    const batch = await post(t, '/v1/simulations/batch', auth, {
+      fixtures: [{ fixture_id: FX.upcoming }],
+      draws: 200_000,
+    });
+    expect(batch.statusCode, batch.body).toBe(202);
+    expect(batch.json().price.draws).toBe(TEST_KEY_MAX_DRAWS);
+    expect(batch.json().items[0].warnings).toContain('test_draws_capped');
+    const small = (
+      await post(t, '/v1/simulations/quote', auth, { fixture_id: FX.upcoming, draws: 5000 })
+    ).json();
+    expect(small.price.draws).toBe(5000);
+    expect(small.warnings).not.toContain('test_draws_capped');
   });
 
   it('delivers a custom lineup privately with its warnings', async () => {

@@ -179,7 +179,7 @@ function batchSubmissionView(submission: BatchSubmission, context: { requestId: 
       result_url: resultUrl(job.id, job.reservationId),
       scope: job.scope,
       inputs: run.resolved.inputs,
-      warnings: run.resolved.warnings,
+      warnings: run.warnings,
     };
   });
   const queued = submission.items.flatMap((item) => (item.kind === 'queued' ? [item] : []));
