@@ -32,6 +32,8 @@ export interface TestContext {
     expiresAt?: Date | null;
     limits?: Record<string, number>;
   }): Promise<{ orgId: string; secret: string; keyId: string; auth: { authorization: string } }>;
+  /** Stops the worker (its jobs stay as they are); close() still closes the rest. */
+  stopWorker(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -82,7 +84,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   // Every response the tests see is checked against /openapi.json (test/helpers/wire-contract.ts).
   const contract = new WireContract((await app.inject({ method: 'GET', url: '/openapi.json' })).json());
   Object.defineProperty(app, 'inject', { value: checkedInject(app, () => contract) });
-  const worker: Worker | null = engine
+  let worker: Worker | null = engine
     ? startWorker({
         queue: graph.queue,
         sql: db.sql,
@@ -119,6 +121,10 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
         keyId: key.key.id,
         auth: { authorization: `Bearer ${key.secret}` },
       };
+    },
+    async stopWorker() {
+      await worker?.stop();
+      worker = null;
     },
     async close() {
       await app.close();
