@@ -1,4 +1,4 @@
-// postinstall: two fixes for the `postgres` client 3.4.9 that the service depends on, applied to the
+// postinstall: three fixes for the `postgres` client 3.4.9 that the service depends on, applied to the
 // installed package (upstream fixes unreleased). Each is described at its entry below. Idempotent;
 // refuses loudly when the installed version's source does not look as expected.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -38,6 +38,18 @@ const fixes = [
       [
         '      build(q)\n      return write(toBuffer(q))\n        && !q.describeFirst\n        && !q.cursorFn\n        && sent.length < max_pipeline\n        && (!q.options.onexecute || q.options.onexecute(connection))\n',
         '      build(q)\n      const more = write(toBuffer(q))\n        && !q.describeFirst\n        && !q.cursorFn\n        && sent.length < max_pipeline\n      // matchsim: reserve the connection of a BEGIN even when the pipeline is full\n      if (q.options.onexecute) {\n        q.options.onexecute(connection)\n        return false\n      }\n      return more\n',
+      ],
+    ],
+  },
+  {
+    // A new connection first reads the array types (fetch_types). When the server ends that connection
+    // during the read (pg_terminate_backend, a restart), the read's rejection was left unhandled, which
+    // stops a Node process; the queries waiting on the connection get its error anyway.
+    marker: 'matchsim: the connection answers its own loss',
+    hunks: [
+      [
+        '      if (needsTypes) {\n        initial.reserve && (initial = null)\n        return fetchArrayTypes()\n',
+        '      if (needsTypes) {\n        initial.reserve && (initial = null)\n        // matchsim: the connection answers its own loss\n        return fetchArrayTypes().catch(() => {})\n',
       ],
     ],
   },

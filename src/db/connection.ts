@@ -19,7 +19,18 @@ export interface Database {
 // snake_case columns: one mapping for every table instead of a mapper per table. Only column names are
 // transformed, never the keys inside json columns (documents keep their own field names).
 // int8 (milli-credits, counters) as a JS number: every amount we keep stays far below 2^53.
+// A database that does not accept a connection within CONNECT_TIMEOUT_SECONDS fails the statement
+// waiting for it (a 503 with retry advice, src/db/transactions.ts) instead of holding the request for the
+// client's default 30 s; reconnects back off at most MAX_RECONNECT_DELAY_SECONDS (the client's default
+// grows to 20 s), so a database that is back serves the next request within a couple of seconds.
+const CONNECT_TIMEOUT_SECONDS = 10;
+const MAX_RECONNECT_DELAY_SECONDS = 2;
+const reconnectDelaySeconds = (retries: number) =>
+  (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, MAX_RECONNECT_DELAY_SECONDS);
+
 const clientOptions = {
+  connect_timeout: CONNECT_TIMEOUT_SECONDS,
+  backoff: reconnectDelaySeconds,
   transform: {
     undefined: null,
     column: { from: postgres.toCamel, to: postgres.fromCamel },

@@ -44,10 +44,12 @@ export interface TestContextOptions {
   worker?: boolean;
   /** Queued jobs beyond which submissions answer engine_overloaded. */
   queueBound?: number;
+  /** A database of the test's own (e.g. reached through a proxy it can cut), closed with the context. */
+  database?: TestDatabase;
 }
 
 export async function createTestContext(options: TestContextOptions = {}): Promise<TestContext> {
-  const db = await createTestDatabase();
+  const db = options.database ?? (await createTestDatabase());
   // Real time unless a test pins it with setNow.
   let pinned: Date | null = null;
   const clock = () => pinned ?? new Date();
