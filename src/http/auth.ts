@@ -26,22 +26,16 @@ export interface Authenticator {
   authenticateAdmin(request: FastifyRequest): Promise<void>;
 }
 
-export function makeAuthenticator(deps: {
-  keys: KeyCache;
-  counters: WindowCounter;
-  clock: () => Date;
-  adminToken: string | undefined;
-}): Authenticator {
-  // API keys and the admin token are guessed separately: an operator's provisioning system behind the
-  // same address as a client with a bad key keeps working, and the other way round.
-  type Realm = 'api' | 'admin';
+/**
+ * Failed authentications per client address and realm. API keys and the admin token are guessed
+ * separately: an operator's provisioning system behind the same address as a client with a bad key
+ * keeps working, and the other way round.
+ */
+type Realm = 'api' | 'admin';
+
+function makeFailureLimit(counters: WindowCounter, clock: () => Date) {
   const failureKey = (ip: string, realm: Realm) =>
     realm === 'api' ? `auth_failures:${ip}` : `admin_auth_failures:${ip}`;
-
-  async function refuseIfLockedOut(ip: string, realm: Realm = 'api') {
-    const { count, ttlMs } = await deps.counters.peek(failureKey(ip, realm));
-    if (count >= AUTH_FAILURES_PER_MINUTE) throw lockedOut(ttlMs);
-  }
 
   function lockedOut(ttlMs: number): ApiError {
     const seconds = Math.max(1, Math.ceil(ttlMs / 1000));
@@ -50,19 +44,36 @@ export function makeAuthenticator(deps: {
       rule: 'auth_failures',
       reason: `more than ${AUTH_FAILURES_PER_MINUTE} failed authentications per minute from one address`,
       retryAfterSeconds: seconds,
-      recovery: { retry_at: new Date(deps.clock().getTime() + seconds * 1000).toISOString() },
+      recovery: { retry_at: new Date(clock().getTime() + seconds * 1000).toISOString() },
     });
   }
 
-  async function fail(ip: string, error: ApiError, realm: Realm = 'api'): Promise<never> {
-    const { count, ttlMs } = await deps.counters.hit(failureKey(ip, realm), AUTH_FAILURE_WINDOW_MS);
-    if (count > AUTH_FAILURES_PER_MINUTE) throw lockedOut(ttlMs);
-    throw error;
-  }
+  return {
+    /** 429 while the address has failed too often in this realm, whatever it sends now. */
+    async refuseIfLockedOut(ip: string, realm: Realm): Promise<void> {
+      const { count, ttlMs } = await counters.peek(failureKey(ip, realm));
+      if (count >= AUTH_FAILURES_PER_MINUTE) throw lockedOut(ttlMs);
+    },
+    /** Counts the failure and throws it, or the 429 once past the limit. */
+    async fail(ip: string, error: ApiError, realm: Realm = 'api'): Promise<never> {
+      const { count, ttlMs } = await counters.hit(failureKey(ip, realm), AUTH_FAILURE_WINDOW_MS);
+      if (count > AUTH_FAILURES_PER_MINUTE) throw lockedOut(ttlMs);
+      throw error;
+    },
+  };
+}
+
+export function makeAuthenticator(deps: {
+  keys: KeyCache;
+  counters: WindowCounter;
+  clock: () => Date;
+  adminToken: string | undefined;
+}): Authenticator {
+  const { refuseIfLockedOut, fail } = makeFailureLimit(deps.counters, deps.clock);
 
   async function authenticate(request: FastifyRequest, scope: Scope | null): Promise<Caller> {
     const ip = request.ip;
-    await refuseIfLockedOut(ip);
+    await refuseIfLockedOut(ip, 'api');
     const secret = bearerToken(request);
     if (!secret || !SECRET_PATTERN.test(secret)) {
       return fail(

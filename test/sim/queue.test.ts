@@ -1,8 +1,10 @@
 // Job and hold outcomes through the queue and the result path (docs/decisions.md §2 and §6), on PGlite and,
 // with DATABASE_URL, on a PostgreSQL server.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Sql } from '../../src/db/connection.js';
 import { ApiError } from '../../src/errors.js';
 import { newId } from '../../src/ids.js';
+import { getBatch } from '../../src/jobs/job-store.js';
 import type { Job } from '../../src/jobs/types.js';
 import { deliveriesOfJobs, findCachedResult, storeResult } from '../../src/results/result-store.js';
 import { insertOrg, manualClock } from '../billing/fixtures.js';
@@ -17,6 +19,19 @@ import {
   type SimParts,
   submitJob,
 } from './setup.js';
+
+/** How many statements `read` sends: every tagged template called on the connection is one. */
+async function countStatements(read: (sql: Sql) => Promise<unknown>): Promise<number> {
+  let count = 0;
+  const counting = new Proxy(db.sql, {
+    apply(target, thisArg, args) {
+      count++;
+      return Reflect.apply(target, thisArg, args);
+    },
+  });
+  await read(counting);
+  return count;
+}
 
 let db: TestDatabase;
 let parts: SimParts;
@@ -317,6 +332,14 @@ describe('batches, cache hits and counts', () => {
       ['succeeded', 0],
     ]);
     expect(await parts.queue.getBatch('batch_missing', { orgId: org, mode: 'live' })).toBeNull();
+
+    // Another organisation's batch costs what an unknown id costs: one statement, its items never read.
+    const statements = (owner: { orgId: string; mode: 'live' | 'test' }, batchId: string) =>
+      countStatements((sql) => getBatch(sql, batchId, owner));
+    expect(await statements({ orgId: org, mode: 'live' }, batch.id)).toBe(2);
+    expect(await statements({ orgId: 'org_other', mode: 'live' }, batch.id)).toBe(1);
+    expect(await statements({ orgId: org, mode: 'test' }, batch.id)).toBe(1);
+    expect(await statements({ orgId: org, mode: 'live' }, 'batch_missing')).toBe(1);
   });
 
   it('a cache hit is born succeeded with the cached result, its hold already given an end', async () => {
