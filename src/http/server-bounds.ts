@@ -31,7 +31,7 @@ const LENGTH_ERRORS: Record<string, string> = {
 };
 
 /** What a connection-level failure answers, before any request exists. */
-export function clientErrorToApiError(error: { code?: string }): ApiError {
+function clientErrorToApiError(error: { code?: string }): ApiError {
   if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     return new ApiError('request_timeout', {
       message: 'The request line, headers and body were not all received in time.',
