@@ -29,6 +29,18 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Worker threads of the CPU engine; 0 = one per core. */
   CPU_THREADS: z.coerce.number().int().min(0).max(256).default(0),
+  /** `production` turns the demo off (docs/decisions.md §8); any other value is development. */
+  NODE_ENV: z.string().optional(),
+  /** The first-start demo: `auto` = on unless NODE_ENV is production. */
+  MATCHSIM_DEMO: z.enum(['auto', 'on', 'off']).default('auto'),
+  /** A separate listener for /metrics, /healthz and /readyz; unset = /metrics on PORT behind ADMIN_TOKEN. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** After SIGTERM: seconds /readyz answers 503 while the listener still accepts (load balancers notice). */
+  SHUTDOWN_DELAY_SECONDS: z.coerce.number().min(0).max(300).default(0),
+  /** After SIGTERM: seconds in-flight requests and running jobs get to finish; unfinished jobs are queued again. */
+  SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().min(0).max(3600).default(30),
+  /** Mean event-loop delay past which requests answer 503 with retry advice; 0 turns the check off. */
+  MAX_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
 });
 
 export type Config = z.infer<typeof envSchema> & {
@@ -36,6 +48,10 @@ export type Config = z.infer<typeof envSchema> & {
   baseUrl: string;
   /** Address of the docs page; doc_url values are `${docsUrl}#<code>`. */
   docsUrl: string;
+  /** NODE_ENV is `production`. */
+  production: boolean;
+  /** Load the demo data and create the demo organisation on a fresh database (docs/decisions.md §8). */
+  demo: boolean;
 };
 
 export class ConfigError extends Error {
@@ -58,5 +74,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = base.HOST === '0.0.0.0' || base.HOST === '::' ? 'localhost' : base.HOST;
   const baseUrl = (base.BASE_URL ?? `http://${host}:${base.PORT}`).replace(/\/$/, '');
   const docsUrl = base.DOCS_URL ?? `${baseUrl}/docs`;
-  return { ...base, baseUrl, docsUrl };
+  const production = base.NODE_ENV === 'production';
+  // Demo keys are live secrets printed to a terminal: never where NODE_ENV says production.
+  if (production && base.MATCHSIM_DEMO === 'on') {
+    throw new ConfigError('invalid configuration: MATCHSIM_DEMO: on is refused with NODE_ENV=production');
+  }
+  const demo = base.MATCHSIM_DEMO === 'on' || (base.MATCHSIM_DEMO === 'auto' && !production);
+  return { ...base, baseUrl, docsUrl, production, demo };
 }

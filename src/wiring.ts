@@ -89,7 +89,7 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     attachJob: idempotency.attachJob,
     engine: engineGate(config.ENGINE, options.engine),
     clock,
-    onCharged: (milli, livemode) => metrics.addCreditsCharged(milli, livemode),
+    onCharged: (milli) => metrics.addCreditsCharged(milli, 'simulation'),
     queueBound: options.queueBound ?? QUEUE_BOUND,
   });
   const services: Services = {
@@ -97,10 +97,20 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     simulations,
     usage,
     idempotency,
-    expectedLineups: makeExpectedLineupSales({ sql, ledger, clock }),
+    expectedLineups: makeExpectedLineupSales({
+      sql,
+      ledger,
+      clock,
+      onCharged: (milli) => metrics.addCreditsCharged(milli, 'expected_lineup'),
+    }),
     operator: makeOperator({ sql, ledger, clock }),
     ...(options.engine ? { engineHealth: () => options.engine!.health() } : {}),
   };
+  metrics.watch({
+    queueDepth: queue.depth,
+    holdsOpen: ledger.openHolds,
+    ...(options.engine ? { engine: () => options.engine!.health() } : {}),
+  });
   return { ledger, queue, usage, idempotency, sweeper, simulations, services };
 }
 

@@ -27,7 +27,7 @@ async function start(role: Role) {
     ...(serverDb?.url ? { DATABASE_URL: serverDb.url } : {}),
   });
   const lines: string[] = [];
-  const service = await startService(config, role, (line) => lines.push(line));
+  const service = await startService(config, role, { terminal: (line) => lines.push(line) });
   const address = service.app?.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return { service, lines, base: `http://127.0.0.1:${port}` };

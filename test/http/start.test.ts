@@ -25,7 +25,7 @@ async function start() {
     ...(serverDb?.url ? { DATABASE_URL: serverDb.url } : {}),
   });
   const lines: string[] = [];
-  const service = await startService(config, 'api', (line) => lines.push(line));
+  const service = await startService(config, 'api', { terminal: (line) => lines.push(line) });
   const address = service.app!.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return { service, lines, baseUrl: `http://127.0.0.1:${port}` };
