@@ -12,7 +12,7 @@ import { type Database, openDatabase } from './db/connection.js';
 import { runMigrations } from './db/migrations.js';
 import { createSimulationEngine, type SimulationEngine } from './engine/runner.js';
 import { type App, type AppDeps, buildApp } from './http/app.js';
-import { type Metrics, makeMetrics } from './http/metrics.js';
+import { makeMetrics } from './http/metrics.js';
 import { buildOperationsApp } from './http/operations-app.js';
 import { type Lifecycle, makeLifecycle } from './http/readiness.js';
 import { startWorker, type Worker } from './jobs/worker.js';
@@ -119,7 +119,7 @@ export async function startService(
       ? await startApi({ ...deps, loggerInstance: logger }, options.terminal ?? (() => {}))
       : null;
   const operations = await startOperations(deps, logger);
-  const worker = engine ? startEngineWorker(db, graph, engine, metrics, logger) : null;
+  const worker = engine ? startEngineWorker(db, graph, engine, logger) : null;
   if (worker) logger.info({ worker_id: worker.workerId, engine: config.ENGINE }, 'worker running');
   const parts: ServiceParts = {
     config,
@@ -208,7 +208,6 @@ function startEngineWorker(
   db: Database,
   graph: ServiceGraph,
   engine: SimulationEngine,
-  metrics: Metrics,
   logger: Logger,
 ): Worker {
   return startWorker({
@@ -221,11 +220,7 @@ function startEngineWorker(
     concurrency: db.kind === 'server' ? 64 : 16,
     sweeper: graph.sweeper,
     logger,
-    onJobFinished: ({ job, outcome, run }) =>
-      metrics.observeJob(
-        outcome,
-        run && { engine: run.engine, runSeconds: run.runMs / 1000, draws: job.draws },
-      ),
+    onJobFinished: graph.onJobFinished,
   });
 }
 
@@ -251,7 +246,10 @@ async function shutdown(parts: ServiceParts): Promise<ShutdownReport> {
   // Load balancers see /readyz fail and stop sending before the listener goes.
   if (config.SHUTDOWN_DELAY_SECONDS > 0) await sleep(config.SHUTDOWN_DELAY_SECONDS * 1000);
   lifecycle.closing = true;
-  // Together: a request in flight may be waiting for a job that this process's worker runs.
+  // Requests waiting for a job answer now with its state (202 and its result path), so the drain does
+  // not hang on jobs that may yet go back to the queue.
+  parts.graph.queue.endWaits();
+  // Together: the HTTP drain and the worker's, each bounded by the timeout.
   const [, drained] = await Promise.all([
     closeHttp(parts.app, timeoutMs),
     parts.worker?.stop({ timeoutMs }) ?? { released: [] },

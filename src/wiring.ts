@@ -11,6 +11,7 @@ import type { Services } from './http/services.js';
 import { makeIdempotencyStore } from './idempotency/store.js';
 import { makeJobQueue } from './jobs/queue.js';
 import { makeHoldSweeper } from './jobs/sweeper.js';
+import type { JobFinished } from './jobs/worker.js';
 import { makeUsageLimits } from './limits/usage.js';
 import type { WindowCounter } from './limits/window-counter.js';
 import { makeOperator } from './operations/operator.js';
@@ -111,7 +112,13 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     holdsOpen: ledger.openHolds,
     ...(options.engine ? { engine: () => options.engine!.health() } : {}),
   });
-  return { ledger, queue, usage, idempotency, sweeper, simulations, services };
+  // What a worker reports of each finished job, into the job metrics.
+  const onJobFinished = ({ job, outcome, run }: JobFinished) =>
+    metrics.observeJob(
+      outcome,
+      run && { engine: run.engine, runSeconds: run.runMs / 1000, draws: job.draws },
+    );
+  return { ledger, queue, usage, idempotency, sweeper, simulations, services, onJobFinished };
 }
 
 export type ServiceGraph = ReturnType<typeof makeServiceGraph>;

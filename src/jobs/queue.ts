@@ -59,6 +59,8 @@ export interface JobQueue {
   getBatch(batchId: string): Promise<{ batch: Batch; items: Job[] } | null>;
   /** Server only: calls `onWork` when jobs are queued; returns the way to stop listening. */
   listenForWork(onWork: () => void): Promise<() => Promise<void>>;
+  /** Shutdown: every wait ends now with the job's current state, and later ones at once. */
+  endWaits(): void;
   close(): Promise<void>;
 }
 
@@ -105,6 +107,7 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
     openJobCount: (orgId, { tx } = {}) => countOpenJobGroups(tx ?? options.sql, orgId),
     getBatch: (batchId) => getBatch(options.sql, batchId),
     listenForWork: waits.listenForWork,
+    endWaits: waits.endWaits,
     close: waits.close,
   };
 }

@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config.js';
 import { createSimulationEngine, type SimulationEngine } from '../../src/engine/runner.js';
 import { type App, buildApp } from '../../src/http/app.js';
 import { makeMetrics } from '../../src/http/metrics.js';
+import type { Lifecycle } from '../../src/http/readiness.js';
 import type { Services } from '../../src/http/services.js';
 import { startWorker, type Worker } from '../../src/jobs/worker.js';
 import { makeMemoryWindowCounter } from '../../src/limits/window-counter.js';
@@ -42,6 +43,10 @@ export interface TestContextOptions {
   worker?: boolean;
   /** Queued jobs beyond which submissions answer engine_overloaded. */
   queueBound?: number;
+  /** Readiness and shutdown state the app reads (src/http/readiness.ts). */
+  lifecycle?: Lifecycle;
+  /** How often the event-loop delay is sampled for back-pressure. */
+  pressureSampleMs?: number;
 }
 
 export async function createTestContext(options: TestContextOptions = {}): Promise<TestContext> {
@@ -78,6 +83,8 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     metrics,
     services,
     logger: process.env.TEST_LOG ? { level: 'error' } : false,
+    lifecycle: options.lifecycle,
+    pressureSampleMs: options.pressureSampleMs,
   });
   // Every response the tests see is checked against /openapi.json (test/helpers/wire-contract.ts).
   const contract = new WireContract((await app.inject({ method: 'GET', url: '/openapi.json' })).json());
@@ -91,6 +98,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
         workerId: 'test-worker',
         pollMs: 20,
         sweeper: graph.sweeper,
+        onJobFinished: graph.onJobFinished,
       })
     : null;
   const operator = makeOperator({ sql: db.sql, ledger, clock });
