@@ -24,6 +24,7 @@ async function start(role: Role) {
     LOG_LEVEL: 'silent',
     ENGINE: 'cpu',
     CPU_THREADS: '1',
+    MAX_EVENT_LOOP_DELAY_MS: '0', // no back-pressure 503s on a loaded test machine
     ...(serverDb?.url ? { DATABASE_URL: serverDb.url } : {}),
   });
   const lines: string[] = [];

@@ -29,6 +29,7 @@ function env(): Record<string, string> {
     ENGINE: 'cpu',
     CPU_THREADS: '1',
     LOG_LEVEL: 'info',
+    MAX_EVENT_LOOP_DELAY_MS: '0', // refusals here come from the shutdown alone
     // Requests sent just before the signal still find the listener open; jobs get a short drain.
     SHUTDOWN_DELAY_SECONDS: '0.5',
     SHUTDOWN_TIMEOUT_SECONDS: '1',

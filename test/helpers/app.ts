@@ -57,6 +57,8 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   const config = loadConfig({
     LOG_LEVEL: 'silent',
     BASE_URL: 'http://api.test',
+    // Back-pressure only where a test asks for it: a loaded test machine must not turn requests into 503s.
+    MAX_EVENT_LOOP_DELAY_MS: '0',
     ...(options.adminToken === null ? {} : { ADMIN_TOKEN: options.adminToken ?? ADMIN_TOKEN }),
     ...options.env,
   });

@@ -22,6 +22,7 @@ async function start() {
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
+    MAX_EVENT_LOOP_DELAY_MS: '0', // no back-pressure 503s on a loaded test machine
     ...(serverDb?.url ? { DATABASE_URL: serverDb.url } : {}),
   });
   const lines: string[] = [];

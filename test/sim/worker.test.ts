@@ -241,7 +241,8 @@ describe('worker shutdown with a timeout', () => {
 
     const next = worker({ workerId: 'successor' });
     expect(await parts.queue.waitFor(job.id, 10_000)).toMatchObject({ status: 'succeeded', attempts: 1 });
-    expect(next.stats.completed).toBe(1);
+    // The count moves after the completion commits, which is what wakes the wait on a server.
+    await waitUntil(async () => next.stats.completed === 1, 'the successor to count its completion');
     await deliver(parts, job, 'req_after_shutdown');
     await deliver(parts, job, 'req_after_shutdown_again');
     expect(await chargeRows(db.sql, job.reservationId)).toBe(1);
