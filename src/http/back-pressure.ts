@@ -25,9 +25,11 @@ export async function installBackPressure(app: App, deps: AppDeps, lifecycle: Li
       retryAfterSeconds: CLOSING_RETRY_AFTER_SECONDS,
     });
   });
-  // Answers sent while closing end their connection: an idle keep-alive socket would hold the close up.
+  // From the readiness flip on, every answer ends its connection: clients then hold no idle keep-alive
+  // connection to this instance when the listener closes, which would race a request sent on it just
+  // as the server drops idle connections (the client would see a reset, not an answer).
   app.addHook('onSend', async (_request, reply) => {
-    if (lifecycle.closing) reply.header('Connection', 'close');
+    if (lifecycle.draining) reply.header('Connection', 'close');
   });
 
   const maxEventLoopDelay = deps.config.MAX_EVENT_LOOP_DELAY_MS;

@@ -165,6 +165,8 @@ function finished(state: WorkerState, job: Job, outcome: JobFinished['outcome'],
     job_id: job.id,
     org_id: job.orgId,
     batch_id: job.batchId ?? undefined,
+    // The submitting request, so a job's lines join that request's.
+    request_id: job.requestId,
     worker_id: state.workerId,
     outcome,
     draws: job.draws,

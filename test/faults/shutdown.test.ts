@@ -31,7 +31,7 @@ function env(): Record<string, string> {
     LOG_LEVEL: 'info',
     MAX_EVENT_LOOP_DELAY_MS: '0', // refusals here come from the shutdown alone
     // Requests sent just before the signal still find the listener open; jobs get a short drain.
-    SHUTDOWN_DELAY_SECONDS: '0.5',
+    SHUTDOWN_DELAY_SECONDS: '2',
     SHUTDOWN_TIMEOUT_SECONDS: '1',
     ...(serverDb?.url ? { DATABASE_URL: serverDb.url } : {}),
   };
@@ -151,7 +151,16 @@ describe('SIGTERM during a running 1M-draw job and 50 in-flight requests', () =>
         expect([200, 202], JSON.stringify(answer.body)).toContain(answer.status);
       }
     }
-    const stopped = first.stdout.map(parseLine).find((line) => line?.msg === 'stopped')!;
+    const logged = first.stdout.map(parseLine);
+    // The request log names the request, organisation, route, status, duration and the job.
+    expect(logged.find((line) => line?.msg === 'request' && line.route === '/v1/simulations')).toMatchObject({
+      request_id: expect.stringMatching(/^req_/),
+      org_id: expect.stringMatching(/^org_/),
+      status: 202,
+      ms: expect.any(Number),
+      job_id: expect.stringMatching(/^job_/),
+    });
+    const stopped = logged.find((line) => line?.msg === 'stopped')!;
     const bigJobId = bigResult.split('/').pop()!.split('?')[0]!;
     const released = stopped.released_job_ids as string[];
     // Either outcome is correct; which one happened depends on the machine's speed.

@@ -50,7 +50,10 @@ describe('shutdown order', () => {
     // The listener is still open and serves: load balancers get time to notice the flip.
     expect(service.lifecycle.closing).toBe(false);
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
-    expect((await fetch(`${base}/openapi.json`)).status).toBe(200);
+    const served = await fetch(`${base}/openapi.json`);
+    expect(served.status).toBe(200);
+    // Clients are told to let go of their connections before the listener closes.
+    expect(served.headers.get('connection')).toBe('close');
 
     await stopping;
     await expect(fetch(`${base}/healthz`)).rejects.toThrow();
