@@ -33,7 +33,7 @@ if (mode === 'bare') {
     HOST: '127.0.0.1',
     DATA_DIR: process.env.DATABASE_URL ? './data' : mkdtempSync(path.join(tmpdir(), 'matchsim-bench-')),
   });
-  const service = await startService(config, 'all', () => {});
+  const service = await startService(config, 'all');
   const clock = () => new Date();
   const benchFixtures = Number(process.env.BENCH_FIXTURES ?? 0);
   let fixtureIds: number[] = [];

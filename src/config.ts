@@ -40,6 +40,18 @@ const envSchema = z.object({
   HANDLER_TIMEOUT_SECONDS: z.coerce.number().int().min(30).max(3600).default(60),
   /** A connection with no traffic for this long is closed. */
   CONNECTION_TIMEOUT_SECONDS: seconds(120),
+  /** `production` turns the demo off (docs/decisions.md §8); any other value is development. */
+  NODE_ENV: z.string().optional(),
+  /** The first-start demo: `auto` = on unless NODE_ENV is production. */
+  MATCHSIM_DEMO: z.enum(['auto', 'on', 'off']).default('auto'),
+  /** A separate listener for /metrics, /healthz and /readyz; unset = /metrics on PORT behind ADMIN_TOKEN. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** After SIGTERM: seconds /readyz answers 503 while the listener still accepts (load balancers notice). */
+  SHUTDOWN_DELAY_SECONDS: z.coerce.number().min(0).max(300).default(0),
+  /** After SIGTERM: seconds in-flight requests and running jobs get to finish; unfinished jobs are queued again. */
+  SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().min(0).max(3600).default(30),
+  /** Mean event-loop delay past which requests answer 503 with retry advice; 0 turns the check off. */
+  MAX_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
 });
 
 /** The relations the time limits must keep; each violation names its variable. */
@@ -62,6 +74,10 @@ export type Config = z.infer<typeof envSchema> & {
   baseUrl: string;
   /** Address of the docs page; doc_url values are `${docsUrl}#<code>`. */
   docsUrl: string;
+  /** NODE_ENV is `production`. */
+  production: boolean;
+  /** Load the demo data and create the demo organisation on a fresh database (docs/decisions.md §8). */
+  demo: boolean;
 };
 
 export class ConfigError extends Error {
@@ -86,5 +102,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = base.HOST === '0.0.0.0' || base.HOST === '::' ? 'localhost' : base.HOST;
   const baseUrl = (base.BASE_URL ?? `http://${host}:${base.PORT}`).replace(/\/$/, '');
   const docsUrl = base.DOCS_URL ?? `${baseUrl}/docs`;
-  return { ...base, baseUrl, docsUrl };
+  const production = base.NODE_ENV === 'production';
+  // Demo keys are live secrets printed to a terminal: never where NODE_ENV says production.
+  if (production && base.MATCHSIM_DEMO === 'on') {
+    throw new ConfigError('invalid configuration: MATCHSIM_DEMO: on is refused with NODE_ENV=production');
+  }
+  const demo = base.MATCHSIM_DEMO === 'on' || (base.MATCHSIM_DEMO === 'auto' && !production);
+  return { ...base, baseUrl, docsUrl, production, demo };
 }

@@ -1,21 +1,27 @@
-// Boot: configuration → database → migrations → first-start bootstrap → HTTP API and/or workers.
+// Boot: configuration → database → migrations → first-start bootstrap → HTTP API and/or workers, and the
+// graceful shutdown that undoes it. Everything the service says goes to the JSON log (src/logger.ts); the
+// demo's keys and admin token are the one exception, printed once to the terminal and only in demo mode.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { type Database, openDatabase } from './db/connection.js';
 import { runMigrations } from './db/migrations.js';
 import { createSimulationEngine, type SimulationEngine } from './engine/runner.js';
 import { type App, type AppDeps, buildApp } from './http/app.js';
-import { type Metrics, makeMetrics } from './http/metrics.js';
+import { makeMetrics } from './http/metrics.js';
+import { buildOperationsApp } from './http/operations-app.js';
+import { type Lifecycle, makeLifecycle } from './http/readiness.js';
 import { startWorker, type Worker } from './jobs/worker.js';
 import {
   makeMemoryWindowCounter,
   makeRedisWindowCounter,
   type WindowCounter,
 } from './limits/window-counter.js';
+import { type Logger, makeLogger } from './logger.js';
 import { ensureDemoData, ensureDemoOrganisation } from './operations/demo.js';
 import { makeServiceGraph, type ServiceGraph } from './wiring.js';
 
@@ -38,103 +44,163 @@ export async function openServiceDatabase(config: Config): Promise<Database> {
 }
 
 /** The admin token: ADMIN_TOKEN, else one generated once into DATA_DIR (docs/decisions.md §8). */
-function resolveAdminToken(config: Config): { token: string; generated: boolean } {
-  if (config.ADMIN_TOKEN) return { token: config.ADMIN_TOKEN, generated: false };
+function resolveAdminToken(config: Config): { token: string; generated: boolean; file: string } {
   const file = path.resolve(config.DATA_DIR, 'admin-token');
+  if (config.ADMIN_TOKEN) return { token: config.ADMIN_TOKEN, generated: false, file };
   try {
-    return { token: readFileSync(file, 'utf8').trim(), generated: false };
+    return { token: readFileSync(file, 'utf8').trim(), generated: false, file };
   } catch {
     mkdirSync(config.DATA_DIR, { recursive: true });
     const token = `msadm_${randomBytes(24).toString('base64url')}`;
     writeFileSync(file, `${token}\n`, { mode: 0o600 });
-    return { token, generated: true };
+    return { token, generated: true, file };
   }
+}
+
+export interface ServiceOptions {
+  /** Where the demo's secrets are printed (the CLI: stderr, the terminal). Never the log. */
+  terminal?: (line: string) => void;
+  /** The JSON log; default stdout at LOG_LEVEL. */
+  logger?: Logger;
+}
+
+/** What a shutdown did: the jobs it put back in the queue because they outlived the timeout. */
+export interface ShutdownReport {
+  releasedJobs: string[];
 }
 
 export interface RunningService {
   app: App | null;
+  /** The METRICS_PORT listener (metrics and probes), when configured. */
+  operations: App | null;
   db: Database;
-  stop(): Promise<void>;
+  lifecycle: Lifecycle;
+  logger: Logger;
+  /**
+   * Graceful shutdown: readiness flips at once; after SHUTDOWN_DELAY_SECONDS the listener closes and
+   * in-flight requests and running jobs get SHUTDOWN_TIMEOUT_SECONDS to finish; jobs still running then go
+   * back to the queue and the remaining connections are cut; then everything closes.
+   */
+  stop(): Promise<ShutdownReport>;
+}
+
+/** The parts of a running service, for the shutdown. */
+interface ServiceParts {
+  config: Config;
+  logger: Logger;
+  lifecycle: Lifecycle;
+  db: Database;
+  graph: ServiceGraph;
+  engine: SimulationEngine | null;
+  counters: WindowCounter;
+  redis: Redis | undefined;
+  app: App | null;
+  operations: App | null;
+  worker: Worker | null;
 }
 
 export async function startService(
   config: Config,
   role: Role,
-  print: (line: string) => void,
+  options: ServiceOptions = {},
 ): Promise<RunningService> {
+  const logger = options.logger ?? makeLogger(config, { role });
   const db = await openServiceDatabase(config);
   const clock = () => new Date();
   const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL) : undefined;
   const counters: WindowCounter = redis ? makeRedisWindowCounter(redis) : makeMemoryWindowCounter();
   const metrics = makeMetrics();
-  const runsEngine = role === 'worker' || role === 'all';
-  const engine: SimulationEngine | null = runsEngine
-    ? createSimulationEngine({
-        mode: config.ENGINE,
-        cpuThreads: config.CPU_THREADS > 0 ? config.CPU_THREADS : undefined,
-        clock,
-      })
-    : null;
+  const lifecycle = makeLifecycle();
+  const engine = role === 'api' ? null : startEngine(config, clock);
   const graph = makeServiceGraph({ config, db, clock, counters, metrics, engine });
-  if (engine) registerEngineGauges(metrics, engine);
+  const deps: AppDeps = { config, db, clock, counters, metrics, services: graph.services, redis, lifecycle };
   const app =
     role === 'api' || role === 'all'
-      ? await startApi({ config, db, clock, counters, metrics, services: graph.services, redis }, print)
+      ? await startApi({ ...deps, loggerInstance: logger }, options.terminal ?? (() => {}))
       : null;
-  const worker = engine ? startEngineWorker(db, graph, engine, app) : null;
-  if (worker) print(`Worker ${worker.workerId} running (ENGINE=${config.ENGINE})`);
-
-  let stopping: Promise<void> | null = null;
+  const operations = await startOperations(deps, logger);
+  const worker = engine ? startEngineWorker(db, graph, engine, logger) : null;
+  if (worker) logger.info({ worker_id: worker.workerId, engine: config.ENGINE }, 'worker running');
+  const parts: ServiceParts = {
+    config,
+    logger,
+    lifecycle,
+    db,
+    graph,
+    engine,
+    counters,
+    redis,
+    app,
+    operations,
+    worker,
+  };
+  let stopping: Promise<ShutdownReport> | null = null;
   const stop = () => {
-    stopping ??= (async () => {
-      await app?.close();
-      await worker?.stop();
-      await engine?.close();
-      await graph.queue.close();
-      await counters.close();
-      redis?.disconnect();
-      await db.close();
-    })();
+    stopping ??= shutdown(parts);
     return stopping;
   };
-  return { app, db, stop };
+  return { app, operations, db, lifecycle, logger, stop };
 }
 
-function registerEngineGauges(metrics: Metrics, engine: SimulationEngine): void {
-  metrics.registerGauge('matchsim_engine_ready', 'Engine state: 1 when the engine takes work.', () => {
-    const health = engine.health();
-    return [
-      {
-        labels: { engine: String(health.engine), state: String(health.state) },
-        value: health.state === 'starting' ? 0 : 1,
-      },
-    ];
-  });
-  metrics.registerGauge('matchsim_gpu_restarts', 'GPU worker restarts after device loss.', () => {
-    const gpu = engine.health().gpu as { restarts?: number } | null;
-    return [{ labels: {}, value: gpu?.restarts ?? 0 }];
+function startEngine(config: Config, clock: () => Date): SimulationEngine {
+  return createSimulationEngine({
+    mode: config.ENGINE,
+    cpuThreads: config.CPU_THREADS > 0 ? config.CPU_THREADS : undefined,
+    clock,
   });
 }
 
-/** The HTTP API, after the first-start demo of docs/decisions.md §8 and the admin token. */
-async function startApi(deps: AppDeps, print: (line: string) => void): Promise<App> {
-  const { config, db, clock, services } = deps;
-  const admin = resolveAdminToken(config);
-  if (await ensureDemoData(db.sql, clock()))
-    print('Loaded the demo data set (fictional clubs and fixtures around today).');
+/** The METRICS_PORT listener, when configured. */
+async function startOperations(deps: AppDeps, logger: Logger): Promise<App | null> {
+  const { config } = deps;
+  if (config.METRICS_PORT === undefined) return null;
+  const operations = await buildOperationsApp({ ...deps, lifecycle: deps.lifecycle! }, logger);
+  await operations.listen({ port: config.METRICS_PORT, host: config.HOST });
+  logger.info({ address: listenAddress(operations) }, 'metrics and probes listening');
+  return operations;
+}
+
+function listenAddress(app: App): string {
+  const address = app.server.address();
+  return typeof address === 'object' && address ? `${address.address}:${address.port}` : String(address);
+}
+
+/**
+ * The first-start demo (docs/decisions.md §8) when the configuration asks for it: the demo data set and
+ * a demo organisation (Pro) with a live and a test key, whose secrets are printed once to the terminal.
+ */
+async function bootstrapDemo(deps: AppDeps, terminal: (line: string) => void, log: Logger): Promise<void> {
+  const { db, clock, services } = deps;
+  if (await ensureDemoData(db.sql, clock())) log.info({ demo: true }, 'loaded the demo data set');
   const demo = await ensureDemoOrganisation(db.sql, services.operator);
+  log.info({ org_id: demo.orgId, created: demo.created }, 'demo organisation');
   if (demo.created) {
-    print(`Demo organisation ${demo.orgId} (Pro). Keys are shown once; keep them:`);
-    print(`  live key: ${demo.liveSecret}`);
-    print(`  test key: ${demo.testSecret}`);
+    terminal(`Demo organisation ${demo.orgId} (Pro). Keys are shown once; keep them:`);
+    terminal(`  live key: ${demo.liveSecret}`);
+    terminal(`  test key: ${demo.testSecret}`);
   } else {
-    print(`Demo organisation ${demo.orgId} exists; its keys were printed at first start.`);
+    terminal(`Demo organisation ${demo.orgId} exists; its keys were printed at first start.`);
   }
-  if (admin.generated)
-    print(`Admin token (saved in ${path.resolve(config.DATA_DIR, 'admin-token')}): ${admin.token}`);
+}
+
+/** The HTTP API, after the first-start demo (when asked for) and the admin token. */
+async function startApi(deps: AppDeps, terminal: (line: string) => void): Promise<App> {
+  const { config, db } = deps;
+  const log = deps.loggerInstance as Logger;
+  const admin = resolveAdminToken(config);
+  if (config.demo) await bootstrapDemo(deps, terminal, log);
+  else log.info({ demo: false }, 'demo off: no demo data, organisation or keys are created');
+  if (admin.generated) {
+    // The token itself never reaches the log; the demo shows it on the terminal.
+    log.info({ file: admin.file }, 'generated an admin token');
+    if (config.demo) terminal(`Admin token (saved in ${admin.file}): ${admin.token}`);
+  }
   const app = await buildApp({ ...deps, config: { ...config, ADMIN_TOKEN: admin.token } });
   await app.listen({ port: config.PORT, host: config.HOST });
-  print(`matchsim listening on ${config.baseUrl} (docs: ${config.docsUrl}, database: ${db.kind})`);
+  log.info(
+    { address: listenAddress(app), url: config.baseUrl, docs: config.docsUrl, database: db.kind },
+    'matchsim listening',
+  );
   return app;
 }
 
@@ -142,7 +208,7 @@ function startEngineWorker(
   db: Database,
   graph: ServiceGraph,
   engine: SimulationEngine,
-  app: App | null,
+  logger: Logger,
 ): Worker {
   return startWorker({
     queue: graph.queue,
@@ -153,6 +219,47 @@ function startEngineWorker(
     // PGlite serves one connection: fewer jobs in flight keep the API responsive beside the worker.
     concurrency: db.kind === 'server' ? 64 : 16,
     sweeper: graph.sweeper,
-    logger: app?.log,
+    logger,
+    onJobFinished: graph.onJobFinished,
   });
+}
+
+/** Closes the HTTP listener within timeoutMs: connections still open then are cut. */
+async function closeHttp(app: App | null, timeoutMs: number): Promise<void> {
+  if (!app) return;
+  const timer = setTimeout(() => app.server.closeAllConnections(), timeoutMs);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function shutdown(parts: ServiceParts): Promise<ShutdownReport> {
+  const { config, logger, lifecycle } = parts;
+  const timeoutMs = config.SHUTDOWN_TIMEOUT_SECONDS * 1000;
+  lifecycle.draining = true;
+  logger.info(
+    { delay_s: config.SHUTDOWN_DELAY_SECONDS, timeout_s: config.SHUTDOWN_TIMEOUT_SECONDS },
+    'shutting down: not ready any more',
+  );
+  // Load balancers see /readyz fail and stop sending before the listener goes.
+  if (config.SHUTDOWN_DELAY_SECONDS > 0) await sleep(config.SHUTDOWN_DELAY_SECONDS * 1000);
+  lifecycle.closing = true;
+  // Requests waiting for a job answer now with its state (202 and its result path), so the drain does
+  // not hang on jobs that may yet go back to the queue.
+  parts.graph.queue.endWaits();
+  // Together: the HTTP drain and the worker's, each bounded by the timeout.
+  const [, drained] = await Promise.all([
+    closeHttp(parts.app, timeoutMs),
+    parts.worker?.stop({ timeoutMs }) ?? { released: [] },
+  ]);
+  await parts.operations?.close();
+  await parts.engine?.close();
+  await parts.graph.queue.close();
+  await parts.counters.close();
+  parts.redis?.disconnect();
+  await parts.db.close();
+  logger.info({ released_job_ids: drained.released }, 'stopped');
+  return { releasedJobs: drained.released };
 }

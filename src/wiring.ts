@@ -11,6 +11,7 @@ import type { Services } from './http/services.js';
 import { makeIdempotencyStore } from './idempotency/store.js';
 import { makeJobQueue } from './jobs/queue.js';
 import { makeHoldSweeper } from './jobs/sweeper.js';
+import type { JobFinished } from './jobs/worker.js';
 import { makeUsageLimits } from './limits/usage.js';
 import type { WindowCounter } from './limits/window-counter.js';
 import { makeOperator } from './operations/operator.js';
@@ -89,7 +90,7 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     attachJob: idempotency.attachJob,
     engine: engineGate(config.ENGINE, options.engine),
     clock,
-    onCharged: (milli, livemode) => metrics.addCreditsCharged(milli, livemode),
+    onCharged: (milli) => metrics.addCreditsCharged(milli, 'simulation'),
     queueBound: options.queueBound ?? QUEUE_BOUND,
   });
   const services: Services = {
@@ -97,11 +98,27 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     simulations,
     usage,
     idempotency,
-    expectedLineups: makeExpectedLineupSales({ sql, ledger, clock }),
+    expectedLineups: makeExpectedLineupSales({
+      sql,
+      ledger,
+      clock,
+      onCharged: (milli) => metrics.addCreditsCharged(milli, 'expected_lineup'),
+    }),
     operator: makeOperator({ sql, ledger, clock }),
     ...(options.engine ? { engineHealth: () => options.engine!.health() } : {}),
   };
-  return { ledger, queue, usage, idempotency, sweeper, simulations, services };
+  metrics.watch({
+    queueDepth: queue.depth,
+    holdsOpen: ledger.openHolds,
+    ...(options.engine ? { engine: () => options.engine!.health() } : {}),
+  });
+  // What a worker reports of each finished job, into the job metrics.
+  const onJobFinished = ({ job, outcome, run }: JobFinished) =>
+    metrics.observeJob(
+      outcome,
+      run && { engine: run.engine, runSeconds: run.runMs / 1000, draws: job.draws },
+    );
+  return { ledger, queue, usage, idempotency, sweeper, simulations, services, onJobFinished };
 }
 
 export type ServiceGraph = ReturnType<typeof makeServiceGraph>;

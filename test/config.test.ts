@@ -47,9 +47,26 @@ describe('configuration (docs/decisions.md §10)', () => {
     ['HANDLER_TIMEOUT_SECONDS', '10'],
     ['HEADERS_TIMEOUT_SECONDS', '61'],
     ['CONNECTION_TIMEOUT_SECONDS', '60'],
+    ['MATCHSIM_DEMO', 'maybe'],
+    ['METRICS_PORT', '-1'],
+    ['SHUTDOWN_TIMEOUT_SECONDS', 'soon'],
   ])('stops at boot on an invalid %s, naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  it('turns the demo on by default and off in production; refuses a demo in production', () => {
+    expect(loadConfig({}).demo).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'development' }).demo).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production' })).toMatchObject({ production: true, demo: false });
+    expect(loadConfig({ MATCHSIM_DEMO: 'off' }).demo).toBe(false);
+    expect(() => loadConfig({ NODE_ENV: 'production', MATCHSIM_DEMO: 'on' })).toThrow(/MATCHSIM_DEMO/);
+    expect(loadConfig({})).toMatchObject({
+      SHUTDOWN_DELAY_SECONDS: 0,
+      SHUTDOWN_TIMEOUT_SECONDS: 30,
+      MAX_EVENT_LOOP_DELAY_MS: 1000,
+    });
+    expect(loadConfig({}).METRICS_PORT).toBeUndefined();
   });
 
   it('treats empty variables as unset', () => {

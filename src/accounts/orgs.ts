@@ -56,6 +56,11 @@ export async function getOrg(sql: Sql, orgId: string): Promise<Org | null> {
   return row ?? null;
 }
 
+/** Every organisation, oldest first (the operators' `org list`). */
+export async function listOrgs(sql: Sql): Promise<Org[]> {
+  return sql<Org[]>`SELECT * FROM orgs ORDER BY created_at, id`;
+}
+
 export async function requireOrg(sql: Sql, orgId: string): Promise<Org> {
   const org = await getOrg(sql, orgId);
   if (!org) throw new ApiError('resource_missing', { message: `No organisation ${orgId}.`, param: 'org_id' });

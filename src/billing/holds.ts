@@ -234,6 +234,14 @@ export async function expireHolds({ sql, clock }: LedgerDeps, now: Date = clock(
   return released;
 }
 
+/** Pending holds of every organisation: their number and milli-credits (the holds-open metric). */
+export async function openHolds({ sql }: LedgerDeps): Promise<{ count: number; milli: number }> {
+  const [row] = await sql<{ count: number; milli: number }[]>`
+    SELECT count(*)::int AS count, COALESCE(sum(amount), 0)::bigint AS milli
+    FROM credit_holds WHERE status = 'pending'`;
+  return { count: row!.count, milli: row!.milli };
+}
+
 export async function releasedHoldIds({ sql }: LedgerDeps, holdIds: readonly string[]): Promise<string[]> {
   if (holdIds.length === 0) return [];
   const rows = await sql<{ id: string }[]>`

@@ -14,7 +14,16 @@
 // expiry), charges.ts (top-ups, one-step charges, balances) and ledger-audit.ts (sums and checks).
 import type { Sql } from '../db/connection.js';
 import { balance, chargeDirect, openAccount, topUp } from './charges.js';
-import { expireHolds, getHold, release, releasedHoldIds, reserve, setHoldExpiry, settle } from './holds.js';
+import {
+  expireHolds,
+  getHold,
+  openHolds,
+  release,
+  releasedHoldIds,
+  reserve,
+  setHoldExpiry,
+  settle,
+} from './holds.js';
 import { checkBalanced, entries, findUnbalancedAccounts, ledgerSum } from './ledger-audit.js';
 import type {
   Balance,
@@ -43,6 +52,8 @@ export interface Ledger {
   getHold(holdId: string, options?: TransactionOption): Promise<Hold | null>;
   setHoldExpiry(holdId: string, expiresAt: Date | null, options?: TransactionOption): Promise<Hold>;
   expireHolds(now?: Date, limit?: number): Promise<Hold[]>;
+  /** Pending holds of every organisation: their number and milli-credits. */
+  openHolds(): Promise<{ count: number; milli: number }>;
   /** Of these hold ids, the ones that are released (the sweeper expires their jobs). */
   releasedHoldIds(holdIds: readonly string[]): Promise<string[]>;
   entries(orgId: string): Promise<LedgerEntry[]>;
@@ -65,6 +76,7 @@ export function makeLedger({ sql, clock = () => new Date() }: { sql: Sql; clock?
     getHold: (holdId, options) => getHold(deps, holdId, options),
     setHoldExpiry: (holdId, expiresAt, options) => setHoldExpiry(deps, holdId, expiresAt, options),
     expireHolds: (now, limit) => expireHolds(deps, now, limit),
+    openHolds: () => openHolds(deps),
     releasedHoldIds: (holdIds) => releasedHoldIds(deps, holdIds),
     entries: (orgId) => entries(deps, orgId),
     ledgerSum: (orgId) => ledgerSum(deps, orgId),

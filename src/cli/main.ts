@@ -1,35 +1,35 @@
 #!/usr/bin/env node
-// `matchsim`: the operators' CLI (docs/decisions.md §8). JSON on stdout with --json; human lines otherwise.
+// `matchsim`: the operators' CLI (docs/decisions.md §8). Tables for people; JSON on stdout with --json, and
+// then errors too, as JSON on stderr. Exit codes: 0 done, 1 failed, 2 bad usage or configuration.
+// The commands and their flags are data in parse.ts; this file runs them.
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { SCOPES, type Scope } from '../accounts/keys.js';
 import { ORG_STATUSES, type OrgStatus, PLANS, type Plan } from '../accounts/orgs.js';
 import { makeLedger } from '../billing/ledger.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { type Config, ConfigError, loadConfig } from '../config.js';
+import type { Database } from '../db/connection.js';
 import { runMigrations } from '../db/migrations.js';
+import { isApiError } from '../errors.js';
 import { loadDemoData } from '../fixtures/demo-data.js';
 import { ingestFeed } from '../fixtures/feed-loader.js';
+import { type Logger, makeLogger } from '../logger.js';
 import { DEMO_SEED } from '../operations/demo.js';
 import { makeOperator, type Operator } from '../operations/operator.js';
 import { creditsView, keyView, newKeyView, orgView } from '../operations/views.js';
-import { openServiceDatabase, type Role, startService } from '../server.js';
+import { openServiceDatabase, type Role, type RunningService, startService } from '../server.js';
+import { fields, KEY_COLUMNS, ORG_COLUMNS, table } from './output.js';
+import { commandUsage, type Flags, type Parsed, parseCommandLine, UsageError } from './parse.js';
 
-const USAGE = `usage: matchsim <command> [options] [--json]
-  serve [--role api|worker|all]          run the service (default role: all)
-  migrate                                apply database migrations
-  org create --name N --plan plus|pro|none [--spend-cap CREDITS]
-  org set ORG [--plan P] [--status active|suspended] [--spend-cap CREDITS|default] [--name N]
-  key create --org ORG --mode live|test [--scopes a,b] [--expires ISO] [--ip CIDR,...]
-  key revoke KEY
-  credits topup --org ORG --credits N
-  credits show --org ORG
-  demo                                   load the demo data set (fictional clubs, fixtures around today)
-  ingest FILE                            load a fixture-inputs feed (docs/feed.md)
-  model fit [--data DIR]                 fit the model's constants; rewrites
-                                         src/engine/contract/model-params.json
-  model backtest [--data DIR]            walk-forward backtest; rewrites src/engine/model-accuracy.json`;
+type Invocation = Extract<Parsed, { kind: 'run' }>;
 
-class UsageError extends Error {}
+/** What a command printed: the JSON value (--json) and its layout for people. */
+interface Output {
+  value: unknown;
+  human: string;
+}
+
+/** A usage mistake in a flag's value; the command's usage is attached where it is caught. */
+const usage = (message: string) => new UsageError(message, '');
 
 function oneOf<T extends string>(
   value: string | undefined,
@@ -37,153 +37,131 @@ function oneOf<T extends string>(
   flag: string,
 ): T | undefined {
   if (value === undefined) return undefined;
-  if (!allowed.includes(value as T)) throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}`);
+  if (!allowed.includes(value as T)) throw usage(`--${flag} must be one of ${allowed.join(', ')}`);
   return value as T;
 }
 
 function required(value: string | undefined, flag: string): string {
-  if (!value) throw new UsageError(`--${flag} is required`);
+  if (!value) throw usage(`--${flag} is required`);
   return value;
 }
 
 function creditsArgument(value: string, flag: string): number {
   const credits = Number(value);
   if (!Number.isFinite(credits) || credits < 0 || Math.round(credits * 1000) !== credits * 1000) {
-    throw new UsageError(`--${flag} must be a non-negative number of credits with at most three decimals`);
+    throw usage(`--${flag} must be a non-negative number of credits with at most three decimals`);
   }
   return credits;
 }
 
-const OPTIONS = {
-  json: { type: 'boolean', default: false },
-  role: { type: 'string' },
-  name: { type: 'string' },
-  plan: { type: 'string' },
-  status: { type: 'string' },
-  'spend-cap': { type: 'string' },
-  org: { type: 'string' },
-  mode: { type: 'string' },
-  scopes: { type: 'string' },
-  expires: { type: 'string' },
-  ip: { type: 'string' },
-  credits: { type: 'string' },
-  data: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-type Flags = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
-
-async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
-  const [command, sub, arg] = positionals;
-  if (values.help || !command) {
-    console.log(USAGE);
-    return command ? 0 : 2;
-  }
-  const config = loadConfig();
-  const output = (result: unknown) =>
-    console.log(values.json ? JSON.stringify(result) : JSON.stringify(result, null, 2));
-  if (command === 'serve') return serve(config, values);
-  if (command === 'model') return modelCommand(sub, values.data, output);
-
-  const db = await openServiceDatabase(config);
+/** Opens the database (and migrates it) for one command. */
+async function withOperator<T>(work: (operator: Operator, db: Database, clock: () => Date) => Promise<T>) {
+  const db = await openServiceDatabase(loadConfig());
   try {
     const clock = () => new Date();
-    const operator = makeOperator({ sql: db.sql, ledger: makeLedger({ sql: db.sql, clock }), clock });
-    const line = `${command} ${sub ?? ''}`.trim();
-    if (line === 'migrate') output({ applied: await runMigrations(db.sql), database: db.kind });
-    else if (line === 'demo') output(await loadDemoData(db.sql, { seed: DEMO_SEED, now: clock() }));
-    else if (command === 'ingest') {
-      const file = sub ?? required(undefined, 'FILE');
-      output(await ingestFeed(db.sql, readFileSync(file, 'utf8'), { clock }));
-    } else output(await operatorCommand(operator, line, arg, values, positionals));
-    return 0;
+    return await work(
+      makeOperator({ sql: db.sql, ledger: makeLedger({ sql: db.sql, clock }), clock }),
+      db,
+      clock,
+    );
   } finally {
     await db.close();
   }
 }
 
-/** `serve`: runs until SIGINT or SIGTERM. */
-async function serve(config: ReturnType<typeof loadConfig>, values: Flags): Promise<number> {
-  const role = oneOf(values.role ?? 'all', ['api', 'worker', 'all'] as Role[], 'role')!;
-  const service = await startService(config, role, (line) => console.log(line));
-  const shutdown = async (signal: string) => {
-    console.log(`${signal}: shutting down`);
-    await service.stop();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  return -1; // keep running
-}
+const shown = (value: Record<string, unknown>, note?: string): Output => ({
+  value,
+  human: note ? `${fields(value)}\n\n${note}` : fields(value),
+});
 
-/** The operator's commands on organisations, keys and credits; what they print. */
-async function operatorCommand(
-  operator: Operator,
-  line: string,
-  arg: string | undefined,
-  values: Flags,
-  positionals: string[],
-): Promise<unknown> {
-  switch (line) {
-    case 'org create':
-      return orgView(
-        await operator.createOrg({
-          name: required(values.name, 'name'),
-          plan: oneOf(required(values.plan, 'plan'), PLANS, 'plan') as Plan,
-          spendCapCredits: values['spend-cap'] ? creditsArgument(values['spend-cap'], 'spend-cap') : null,
-        }),
-      );
-    case 'org set': {
-      const cap = values['spend-cap'];
-      return orgView(
-        await operator.updateOrg(arg ?? required(undefined, 'ORG'), {
-          name: values.name,
-          plan: oneOf(values.plan, PLANS, 'plan'),
-          status: oneOf(values.status, ORG_STATUSES, 'status') as OrgStatus | undefined,
-          spendCapCredits:
-            cap === undefined ? undefined : cap === 'default' ? null : creditsArgument(cap, 'spend-cap'),
-        }),
-      );
-    }
-    case 'key create':
-      return newKeyView(await operator.createKey(newKeyArguments(values)));
-    case 'key revoke':
-      return keyView(await operator.revokeKey(arg ?? required(undefined, 'KEY')));
-    case 'credits topup':
-      return creditsView(
-        await operator.topUp(
-          required(values.org, 'org'),
-          creditsArgument(required(values.credits, 'credits'), 'credits'),
+type Runner = (run: Invocation) => Promise<Output>;
+
+const RUNNERS: Record<string, Runner> = {
+  migrate: () =>
+    withOperator(async (_operator, db) => {
+      const applied = await runMigrations(db.sql);
+      const human = `applied migrations: ${applied.length ? applied.join(', ') : 'none'} (database: ${db.kind})`;
+      return { value: { applied, database: db.kind }, human };
+    }),
+  demo: () =>
+    withOperator(async (_operator, db, clock) =>
+      shown({ ...(await loadDemoData(db.sql, { seed: DEMO_SEED, now: clock() })) }),
+    ),
+  ingest: ({ args }) =>
+    withOperator(async (_operator, db, clock) =>
+      shown({ ...(await ingestFeed(db.sql, readFileSync(args[0]!, 'utf8'), { clock })) }),
+    ),
+  'org list': () =>
+    withOperator(async (operator) => {
+      const orgs = (await operator.listOrgs()).map(orgView);
+      return { value: { object: 'list', data: orgs }, human: table(orgs, ORG_COLUMNS) };
+    }),
+  'org create': ({ flags }) =>
+    withOperator(async (operator) =>
+      shown(
+        orgView(
+          await operator.createOrg({
+            name: required(flags.name, 'name'),
+            plan: oneOf(required(flags.plan, 'plan'), PLANS, 'plan') as Plan,
+            spendCapCredits: flags['spend-cap'] ? creditsArgument(flags['spend-cap'], 'spend-cap') : null,
+          }),
         ),
-      );
-    case 'credits show':
-      return creditsView(await operator.showCredits(required(values.org, 'org')));
-    default:
-      throw new UsageError(`unknown command: ${positionals.join(' ')}`);
-  }
-}
+      ),
+    ),
+  'org set': ({ flags, args }) => {
+    const cap = flags['spend-cap'];
+    const changes = {
+      name: flags.name,
+      plan: oneOf(flags.plan, PLANS, 'plan'),
+      status: oneOf(flags.status, ORG_STATUSES, 'status') as OrgStatus | undefined,
+      spendCapCredits:
+        cap === undefined ? undefined : cap === 'default' ? null : creditsArgument(cap, 'spend-cap'),
+    };
+    return withOperator(async (operator) => shown(orgView(await operator.updateOrg(args[0]!, changes))));
+  },
+  'key list': ({ flags }) => {
+    const orgId = required(flags.org, 'org');
+    return withOperator(async (operator) => {
+      const keys = (await operator.listKeys(orgId)).map(keyView);
+      return { value: { object: 'list', data: keys }, human: table(keys, KEY_COLUMNS) };
+    });
+  },
+  'key create': ({ flags }) => {
+    const input = newKeyArguments(flags);
+    return withOperator(async (operator) =>
+      shown(newKeyView(await operator.createKey(input)), 'The secret is shown once: store it now.'),
+    );
+  },
+  'key revoke': ({ args }) =>
+    withOperator(async (operator) => shown(keyView(await operator.revokeKey(args[0]!)))),
+  'credits topup': ({ flags }) => {
+    const orgId = required(flags.org, 'org');
+    const credits = creditsArgument(required(flags.credits, 'credits'), 'credits');
+    return withOperator(async (operator) => shown(creditsView(await operator.topUp(orgId, credits))));
+  },
+  'credits show': ({ flags }) => {
+    const orgId = required(flags.org, 'org');
+    return withOperator(async (operator) => shown(creditsView(await operator.showCredits(orgId))));
+  },
+  'model fit': ({ flags }) => modelCommand('fit', flags.data),
+  'model backtest': ({ flags }) => modelCommand('backtest', flags.data),
+};
 
-function newKeyArguments(values: Flags) {
-  const scopes = values.scopes?.split(',').map((s) => oneOf(s.trim(), SCOPES, 'scopes') as Scope);
-  const expires = values.expires ? new Date(values.expires) : null;
-  if (expires && Number.isNaN(expires.getTime()))
-    throw new UsageError('--expires must be an ISO 8601 date-time');
+function newKeyArguments(flags: Flags) {
+  const scopes = flags.scopes?.split(',').map((s) => oneOf(s.trim(), SCOPES, 'scopes') as Scope);
+  const expires = flags.expires ? new Date(flags.expires) : null;
+  if (expires && Number.isNaN(expires.getTime())) throw usage('--expires must be an ISO 8601 date-time');
   return {
-    orgId: required(values.org, 'org'),
-    mode: oneOf(required(values.mode, 'mode'), ['live', 'test'] as const, 'mode')!,
+    orgId: required(flags.org, 'org'),
+    mode: oneOf(required(flags.mode, 'mode'), ['live', 'test'] as const, 'mode')!,
     scopes,
     expiresAt: expires,
-    ipAllowlist: values.ip?.split(',').map((s) => s.trim()),
+    ipAllowlist: flags.ip?.split(',').map((s) => s.trim()),
   };
 }
 
 /** `model fit` and `model backtest`: offline work on ../shared/data (or --data), no database. */
-async function modelCommand(
-  sub: string | undefined,
-  data: string | undefined,
-  output: (result: unknown) => void,
-) {
+async function modelCommand(sub: 'fit' | 'backtest', data: string | undefined): Promise<Output> {
   const { resolveDataDir } = await import('../../model/data-dir.js');
   const files = await import('../../model/model-files.js');
   const dataDir = resolveDataDir(data);
@@ -192,31 +170,120 @@ async function modelCommand(
     const { fitModel, writeModelParams } = await import('../../model/fit-model.js');
     const { params, report } = await fitModel({ dataDir, onProgress: progress });
     writeModelParams(files.modelParamsPath(), params);
-    output({ written: files.modelParamsPath(), model_version: params.model_version, report });
-    return 0;
+    return shown({ written: files.modelParamsPath(), model_version: params.model_version, report });
   }
-  if (sub === 'backtest') {
-    const { backtestModel } = await import('../../model/backtest.js');
-    const result = await backtestModel({ dataDir, onProgress: progress });
-    files.writeModelAccuracy(files.modelAccuracyPath(), result);
-    output(result);
-    return 0;
-  }
-  throw new UsageError(`unknown command: model ${sub ?? ''}`);
+  const { backtestModel } = await import('../../model/backtest.js');
+  const result = await backtestModel({ dataDir, onProgress: progress });
+  files.writeModelAccuracy(files.modelAccuracyPath(), result);
+  return shown({ ...result });
 }
 
+/**
+ * `serve`: JSON log lines on stdout and nothing else; the demo's secrets (demo mode only) on stderr, the
+ * terminal. SIGTERM or SIGINT shut down gracefully (src/server.ts); a second signal exits at once.
+ */
+async function serve(flags: Flags): Promise<void> {
+  const role = oneOf(flags.role ?? 'all', ['api', 'worker', 'all'] as Role[], 'role')!;
+  const config = loadConfig();
+  const logger = makeLogger(config, { role });
+  let service: RunningService;
+  try {
+    service = await startService(config, role, {
+      logger,
+      terminal: (line) => process.stderr.write(`${line}\n`),
+    });
+  } catch (error) {
+    logger.fatal({ err: error }, 'could not start');
+    process.exit(1);
+  }
+  installSignalHandlers(service, config, logger);
+}
+
+function installSignalHandlers(service: RunningService, config: Config, logger: Logger): void {
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) {
+      logger.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(1);
+    }
+    signalled = true;
+    logger.info({ signal }, 'signal received');
+    // The drain is bounded by its own timeout; this bounds the closing steps after it too.
+    const limitMs = (config.SHUTDOWN_DELAY_SECONDS + config.SHUTDOWN_TIMEOUT_SECONDS + 15) * 1000;
+    setTimeout(() => {
+      logger.error({ limit_ms: limitMs }, 'shutdown took too long: exiting');
+      process.exit(1);
+    }, limitMs).unref();
+    service.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+/** The error as the CLI reports it: its code, message and exit status. */
+function describeError(error: unknown): { code: string; message: string; exit: number; extra: object } {
+  if (error instanceof UsageError) {
+    return { code: 'usage_invalid', message: error.message, exit: 2, extra: { usage: error.usage } };
+  }
+  if (error instanceof ConfigError)
+    return { code: 'config_invalid', message: error.message, exit: 2, extra: {} };
+  if (isApiError(error)) {
+    const param = error.options.param ? { param: error.options.param } : {};
+    return { code: error.code, message: error.message, exit: 1, extra: param };
+  }
+  const message = (error as { message?: string })?.message ?? String(error);
+  return { code: 'failed', message, exit: 1, extra: {} };
+}
+
+function report(error: unknown, json: boolean): number {
+  const { code, message, exit, extra } = describeError(error);
+  if (json) {
+    process.stderr.write(`${JSON.stringify({ error: { code, message, ...extra } })}\n`);
+  } else {
+    process.stderr.write(`matchsim: ${message}\n`);
+    if (error instanceof UsageError) process.stderr.write(`\n${error.usage}\n`);
+  }
+  return exit;
+}
+
+async function main(argv: string[]): Promise<number | 'serving'> {
+  let parsed: Parsed;
+  try {
+    parsed = parseCommandLine(argv);
+  } catch (error) {
+    return report(error, argv.includes('--json'));
+  }
+  if (parsed.kind === 'help') {
+    process.stdout.write(`${parsed.text}\n`);
+    return 0;
+  }
+  try {
+    if (parsed.command.name === 'serve') {
+      await serve(parsed.flags);
+      return 'serving';
+    }
+    const output = await RUNNERS[parsed.command.name]!(parsed);
+    process.stdout.write(`${parsed.json ? JSON.stringify(output.value) : output.human}\n`);
+    return 0;
+  } catch (error) {
+    const withUsage =
+      error instanceof UsageError && error.usage === ''
+        ? new UsageError(error.message, commandUsage(parsed.command))
+        : error;
+    return report(withUsage, parsed.json);
+  }
+}
+
+// Exit explicitly: an embedded database's socket server would otherwise keep a finished command alive.
 main(process.argv.slice(2)).then(
   (code) => {
-    if (code >= 0) process.exit(code);
+    if (code !== 'serving') process.exit(code);
   },
-  (error: unknown) => {
-    if (error instanceof UsageError || error instanceof ConfigError) {
-      console.error(`matchsim: ${error.message}`);
-      if (error instanceof UsageError) console.error(USAGE);
-      process.exit(2);
-    }
-    const message = (error as { message?: string })?.message ?? String(error);
-    console.error(`matchsim: ${message}`);
-    process.exit(1);
-  },
+  (error: unknown) => process.exit(report(error, process.argv.includes('--json'))),
 );

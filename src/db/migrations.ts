@@ -59,3 +59,15 @@ export async function runMigrations(sql: Sql, migrations = readMigrations()): Pr
     return applied;
   });
 }
+
+let knownVersions: number[] | null = null;
+
+/** Versions this code has that the database has not applied (empty = migrations current; /readyz). */
+export async function pendingMigrations(sql: Sql): Promise<number[]> {
+  knownVersions ??= readMigrations().map((migration) => migration.version);
+  const [table] = await sql<{ name: string | null }[]>`SELECT to_regclass('schema_migrations')::text AS name`;
+  if (!table?.name) return [...knownVersions];
+  const rows = await sql<{ version: number }[]>`SELECT version FROM schema_migrations`;
+  const done = new Set(rows.map((row) => row.version));
+  return knownVersions.filter((version) => !done.has(version));
+}

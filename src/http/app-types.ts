@@ -10,6 +10,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/connection.js';
 import type { WindowCounter } from '../limits/window-counter.js';
 import type { Metrics } from './metrics.js';
+import type { Lifecycle } from './readiness.js';
 import type { Services } from './services.js';
 
 export type RateGroup = 'data' | 'simulations';
@@ -28,6 +29,8 @@ declare module 'fastify' {
     scope?: Scope;
     /** Which per-minute limit the route counts against (docs/decisions.md §3). */
     rateGroup?: RateGroup;
+    /** An operators' probe (/healthz, /readyz, /metrics): answered under back-pressure and while closing. */
+    probe?: boolean;
   }
 }
 
@@ -49,4 +52,10 @@ export interface AppDeps {
   /** Shared store of the per-minute limits when several API processes run (REDIS_URL). */
   redis?: Redis | undefined;
   logger?: boolean | { level: string };
+  /** The process's logger (src/logger.ts); takes precedence over `logger`. */
+  loggerInstance?: FastifyBaseLogger | undefined;
+  /** Readiness and shutdown state shared with src/server.ts; a fresh one when absent. */
+  lifecycle?: Lifecycle | undefined;
+  /** How often the event-loop delay is sampled for back-pressure (tests shorten it). */
+  pressureSampleMs?: number | undefined;
 }

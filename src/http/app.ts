@@ -16,7 +16,9 @@ import { newId } from '../ids.js';
 import { type LimitName, limitsFor } from '../limits/plans.js';
 import type { App, AppDeps, RateGroup } from './app-types.js';
 import { makeAuthenticator } from './auth.js';
+import { installBackPressure } from './back-pressure.js';
 import { installErrorHandling } from './error-handler.js';
+import { makeLifecycle } from './readiness.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerCreditRoutes } from './routes/credits.js';
 import { registerDocsRoutes } from './routes/docs.js';
@@ -37,8 +39,13 @@ const RATE_LIMIT_BY_GROUP: Record<RateGroup, LimitName> = {
 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config } = deps;
+  const lifecycle = deps.lifecycle ?? makeLifecycle();
   const app = Fastify({
-    logger: deps.logger ?? { level: config.LOG_LEVEL },
+    ...(deps.loggerInstance
+      ? { loggerInstance: deps.loggerInstance }
+      : { logger: deps.logger ?? { level: config.LOG_LEVEL } }),
+    // A closing listener's requests get the error object with retry advice (back-pressure.ts).
+    return503OnClosing: false,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: config.TRUST_PROXY,
     genReqId: () => newId('req', 24),
@@ -57,11 +64,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   installErrorHandling(app, config.docsUrl);
   const keyCache = await makeKeyCache(deps.db);
   app.addHook('onClose', () => keyCache.close());
+  await installBackPressure(app, deps, lifecycle);
   installRequestHooks(app, deps, keyCache);
   await installRateLimits(app, deps);
   await app.register(swagger, openApiOptions(config.baseUrl));
 
-  registerHealthRoutes(app, deps);
+  // With METRICS_PORT, /metrics is served on that listener only (src/http/operations-app.ts).
+  registerHealthRoutes(app, { ...deps, lifecycle }, config.METRICS_PORT === undefined ? 'admin' : 'off');
   registerDocsRoutes(app, deps);
   registerCreditRoutes(app, deps);
   registerAdminRoutes(app, deps, keyCache);
@@ -117,16 +126,16 @@ function installRequestHooks(app: App, deps: AppDeps, keyCache: KeyCache): void 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     deps.metrics.observeRequest(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
-    request.log.info(
-      {
-        method: request.method,
-        route,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-        org_id: request.auth?.org.id,
-      },
-      'request',
-    );
+    const line = {
+      method: request.method,
+      route,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+      org_id: request.auth?.org.id,
+    };
+    // Probes come every few seconds from load balancers and scrapers: debug, not info.
+    if (request.routeOptions.config.probe) request.log.debug(line, 'request');
+    else request.log.info(line, 'request');
   });
 }
 

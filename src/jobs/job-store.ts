@@ -200,6 +200,16 @@ export async function countQueuedJobs(db: Sql | TransactionSql): Promise<number>
  * the first statement, so another organisation's batch costs what an unknown id costs: its items are
  * never read.
  */
+/** Jobs by state for the queue-depth metric: queued, running, and succeeded awaiting delivery. */
+export async function countJobsByState(db: Sql | TransactionSql): Promise<Record<string, number>> {
+  // Each state has its own partial index (migrations/0004_simulations.sql); finished states are not counted.
+  const [row] = await db<{ queued: number; running: number; succeeded: number }[]>`
+    SELECT (SELECT count(*)::int FROM jobs WHERE status = 'queued') AS queued,
+           (SELECT count(*)::int FROM jobs WHERE status = 'running') AS running,
+           (SELECT count(*)::int FROM jobs WHERE status = 'succeeded') AS succeeded`;
+  return { ...row! };
+}
+
 export async function getBatch(
   db: Sql | TransactionSql,
   batchId: string,

@@ -157,6 +157,29 @@ export async function failJob(
   });
 }
 
+/**
+ * Puts running jobs this worker holds back in the queue at once (a shutdown that could not wait for
+ * them), instead of letting their leases run out. The claim is given back too: a shutdown is not a
+ * failed attempt, so it does not bring the job closer to MAX_ATTEMPTS. Returns the ids queued again.
+ */
+export async function releaseJobs(
+  { sql }: JobStoreDeps,
+  workerId: string,
+  jobIds: readonly string[],
+): Promise<string[]> {
+  if (jobIds.length === 0) return [];
+  return sql.begin(async (tx) => {
+    const rows = await tx<{ id: string }[]>`
+      UPDATE jobs
+      SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, draws_done = 0,
+          attempts = GREATEST(attempts - 1, 0)
+      WHERE id IN ${tx(jobIds)} AND status = 'running' AND lease_owner = ${workerId}
+      RETURNING id`;
+    if (rows.length > 0) await tx`SELECT pg_notify(${JOBS_QUEUED_CHANNEL}, '')`;
+    return rows.map((row) => row.id);
+  });
+}
+
 export async function rescueExpiredLeases(
   deps: JobStoreDeps,
   maxAttempts: number,

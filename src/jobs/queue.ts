@@ -3,7 +3,14 @@
 // reads, delivery and expiry) and leases.ts (claims, leases, completion); waits.ts wakes waiters.
 import type { Ledger } from '../billing/ledger.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
-import { countOpenJobGroups, getBatch, getJob, insertBatch, insertJobs } from './job-store.js';
+import {
+  countJobsByState,
+  countOpenJobGroups,
+  getBatch,
+  getJob,
+  insertBatch,
+  insertJobs,
+} from './job-store.js';
 import {
   type CompleteOptions,
   claimJobs,
@@ -15,6 +22,7 @@ import {
   MAX_ATTEMPTS,
   type RescueOutcome,
   recordProgress,
+  releaseJobs,
   rescueExpiredLeases,
 } from './leases.js';
 import type { Batch, Job, JobError, JobStoreDeps, NewBatch, NewJob } from './types.js';
@@ -39,6 +47,10 @@ export interface JobQueue {
   /** failed, from queued or running; null (a no-op) otherwise. */
   fail(jobId: string, error: JobError, options?: FailOptions): Promise<Job | null>;
   rescueExpiredLeases(now?: Date): Promise<RescueOutcome>;
+  /** Running jobs of this worker back to queued at once (shutdown); the ids queued again. */
+  release(workerId: string, jobIds: readonly string[]): Promise<string[]>;
+  /** Jobs by state (queued, running, succeeded awaiting delivery): the queue-depth metric. */
+  depth(): Promise<Record<string, number>>;
   get(jobId: string, options?: { tx?: TransactionSql | undefined }): Promise<Job | null>;
   /** Resolves when the job leaves queued/running or the time is up (then with its current state). */
   waitFor(jobId: string, timeoutMs: number): Promise<Job | null>;
@@ -51,6 +63,8 @@ export interface JobQueue {
   ): Promise<{ batch: Batch; items: Job[] } | null>;
   /** Server only: calls `onWork` when jobs are queued; returns the way to stop listening. */
   listenForWork(onWork: () => void): Promise<() => Promise<void>>;
+  /** Shutdown: every wait ends now with the job's current state, and later ones at once. */
+  endWaits(): void;
   close(): Promise<void>;
 }
 
@@ -90,11 +104,14 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
     complete: (jobId, complete) => completeJob(deps, jobId, complete),
     fail: (jobId, error, fail) => failJob(deps, jobId, error, fail),
     rescueExpiredLeases: (now) => rescueExpiredLeases(deps, maxAttempts, now),
+    release: (workerId, jobIds) => releaseJobs(deps, workerId, jobIds),
+    depth: () => countJobsByState(options.sql),
     get: (jobId, { tx } = {}) => getJob(tx ?? options.sql, jobId),
     waitFor: waits.waitFor,
     openJobCount: (orgId, { tx } = {}) => countOpenJobGroups(tx ?? options.sql, orgId),
     getBatch: (batchId, owner) => getBatch(options.sql, batchId, owner),
     listenForWork: waits.listenForWork,
+    endWaits: waits.endWaits,
     close: waits.close,
   };
 }

@@ -10,6 +10,11 @@ export interface JobWaits {
   waitFor(jobId: string, timeoutMs: number): Promise<Job | null>;
   /** Server only: calls `onWork` when jobs are queued; returns the way to stop listening. */
   listenForWork(onWork: () => void): Promise<() => Promise<void>>;
+  /**
+   * Ends every wait now and every later one at once (a shutdown): the waiting requests answer with the
+   * job's current state (202 and its result path) instead of holding the drain up.
+   */
+  endWaits(): void;
   close(): Promise<void>;
 }
 
@@ -18,6 +23,7 @@ export function makeJobWaits(deps: { sql: Sql; notifications: boolean; pollMs: n
   // Requests waiting for jobs, woken by the JOB_FINISHED_CHANNEL listener (server) or by polling.
   const waiters = new Map<string, Set<() => void>>();
   let finishedListener: Promise<{ unlisten(): Promise<void> }> | null = null;
+  let ended = false;
 
   function ensureFinishedListener(): void {
     if (!deps.notifications || finishedListener) return;
@@ -39,7 +45,7 @@ export function makeJobWaits(deps: { sql: Sql; notifications: boolean; pollMs: n
     try {
       for (;;) {
         const job = await getJob(sql, jobId);
-        if (!job || !isOpenStatus(job.status)) return job;
+        if (!job || !isOpenStatus(job.status) || ended) return job;
         const left = deadline - Date.now();
         if (left <= 0) return job;
         await new Promise<void>((resolve) => {
@@ -64,11 +70,16 @@ export function makeJobWaits(deps: { sql: Sql; notifications: boolean; pollMs: n
     return () => listener.unlisten();
   }
 
+  function endWaits(): void {
+    ended = true;
+    for (const set of waiters.values()) for (const wake of set) wake();
+  }
+
   async function close(): Promise<void> {
     const listener = finishedListener;
     finishedListener = null;
     if (listener) await (await listener.catch(() => null))?.unlisten();
   }
 
-  return { waitFor, listenForWork, close };
+  return { waitFor, listenForWork, endWaits, close };
 }

@@ -6,7 +6,13 @@
 // It also does the periodic chores of the queue: rescuing lapsed leases and sweeping ended holds.
 import type { Sql } from '../db/connection.js';
 import type { RunBatch, RunOutcome } from '../engine/runner.js';
-import { completeFromCache, engineJob, type OutcomeContext, recordOutcome } from './job-outcomes.js';
+import {
+  completeFromCache,
+  engineJob,
+  type OutcomeContext,
+  type RecordedOutcome,
+  recordOutcome,
+} from './job-outcomes.js';
 import type { JobQueue } from './queue.js';
 import type { HoldSweeper } from './sweeper.js';
 import type { Job } from './types.js';
@@ -33,6 +39,15 @@ export interface WorkerOptions {
   maintenanceMs?: number;
   sweeper?: HoldSweeper | undefined;
   logger?: WorkerLogger | undefined;
+  /** Told of every job the worker finishes (metrics). */
+  onJobFinished?: ((event: JobFinished) => void) | undefined;
+}
+
+/** A job this worker finished: how, and for a run of the engine, which engine and how long. */
+export interface JobFinished {
+  job: Job;
+  outcome: RecordedOutcome | 'cached';
+  run?: { engine: string; runMs: number } | undefined;
 }
 
 export interface WorkerStats {
@@ -50,10 +65,11 @@ export interface Worker {
   stats: WorkerStats;
   /**
    * Stops claiming, lets the jobs in flight finish (drain), and stops the chores. With abortRuns the
-   * engine's signal is aborted first (a shutdown that cannot wait); unfinished jobs are claimed again
-   * when their leases run out.
+   * engine's signal is aborted first (jobs not yet started get no outcome; their leases run out). With
+   * timeoutMs the drain waits that long at most: the jobs still running are then put back in the queue
+   * at once (`released`), and their runs, left behind, can no longer complete them.
    */
-  stop(options?: { abortRuns?: boolean }): Promise<void>;
+  stop(options?: { abortRuns?: boolean; timeoutMs?: number }): Promise<{ released: string[] }>;
 }
 
 const silentLogger: WorkerLogger = { info() {}, warn() {}, error() {} };
@@ -70,6 +86,7 @@ interface WorkerState extends OutcomeContext {
   runs: Set<Promise<void>>;
   abort: AbortController;
   stopping: boolean;
+  onJobFinished: (event: JobFinished) => void;
   /** Set by a wake-up that came while the loop was busy claiming, so that it does not then sleep. */
   woken: boolean;
   wakeLoop: () => void;
@@ -94,8 +111,9 @@ async function jobsToRun(state: WorkerState, jobs: Job[]): Promise<Job[]> {
       const found = await completeFromCache(state, job, () => state.stats.cacheHits++);
       if (found === 'run') toRun.push(job);
       else forget(state, job);
+      if (found === 'cached') finished(state, job, 'cached');
     } catch (error) {
-      state.logger.error({ err: error, jobId: job.id, workerId: state.workerId }, 'cache check failed');
+      state.logger.error({ err: error, job_id: job.id, worker_id: state.workerId }, 'cache check failed');
       toRun.push(job);
     }
   }
@@ -110,7 +128,7 @@ async function runEngine(state: WorkerState, jobs: Job[]): Promise<RunOutcome[]>
     });
   } catch (error) {
     const jobIds = jobs.map((job) => job.id);
-    state.logger.error({ err: error, jobIds, workerId: state.workerId }, 'engine run failed');
+    state.logger.error({ err: error, job_ids: jobIds, worker_id: state.workerId }, 'engine run failed');
     const message = error instanceof Error ? error.message : String(error);
     return jobs.map((job) => ({ jobId: job.id, error: { code: 'simulation_failed', message } }));
   }
@@ -123,12 +141,16 @@ async function runClaimed(state: WorkerState, jobs: Job[]): Promise<void> {
   const byJob = new Map(outcomes.map((outcome) => [outcome.jobId, outcome]));
   for (const job of toRun) {
     try {
-      const recorded = await recordOutcome(state, job, byJob.get(job.id));
+      const outcome = byJob.get(job.id);
+      const recorded = await recordOutcome(state, job, outcome);
       state.stats[recorded]++;
+      const run =
+        outcome && 'engine' in outcome ? { engine: outcome.engine, runMs: outcome.runMs } : undefined;
+      finished(state, job, recorded, run);
     } catch (error) {
       // The lease runs out and the job is claimed again: the outcome is not lost for good.
       state.logger.error(
-        { err: error, jobId: job.id, workerId: state.workerId },
+        { err: error, job_id: job.id, worker_id: state.workerId },
         'could not record the outcome of a job',
       );
     } finally {
@@ -137,10 +159,29 @@ async function runClaimed(state: WorkerState, jobs: Job[]): Promise<void> {
   }
 }
 
+/** One log line and one metric per finished job. */
+function finished(state: WorkerState, job: Job, outcome: JobFinished['outcome'], run?: JobFinished['run']) {
+  const line = {
+    job_id: job.id,
+    org_id: job.orgId,
+    batch_id: job.batchId ?? undefined,
+    // The submitting request, so a job's lines join that request's.
+    request_id: job.requestId,
+    worker_id: state.workerId,
+    outcome,
+    draws: job.draws,
+    engine: run?.engine,
+    run_ms: run?.runMs,
+  };
+  if (outcome === 'dropped') state.logger.warn(line, 'job outcome dropped: its lease was lost');
+  else state.logger.info(line, 'job finished');
+  state.onJobFinished({ job, outcome, run });
+}
+
 function track(state: WorkerState, jobs: Job[]): void {
   for (const job of jobs) state.inFlight.set(job.id, job);
   const run = runClaimed(state, jobs)
-    .catch((error) => state.logger.error({ err: error, workerId: state.workerId }, 'job batch failed'))
+    .catch((error) => state.logger.error({ err: error, worker_id: state.workerId }, 'job batch failed'))
     .finally(() => {
       for (const job of jobs) forget(state, job);
       state.runs.delete(run);
@@ -161,7 +202,7 @@ async function claimFree(state: WorkerState): Promise<number> {
     }
     return jobs.length;
   } catch (error) {
-    state.logger.error({ err: error, workerId: state.workerId }, 'claim failed');
+    state.logger.error({ err: error, worker_id: state.workerId }, 'claim failed');
     return 0;
   }
 }
@@ -190,7 +231,7 @@ async function heartbeat(state: WorkerState): Promise<void> {
   const held = new Set(await state.queue.heartbeat(state.workerId, ids, state.leaseMs));
   const lost = ids.filter((id) => !held.has(id) && state.inFlight.has(id));
   if (lost.length > 0)
-    state.logger.warn({ workerId: state.workerId, jobIds: lost }, 'lost the lease of running jobs');
+    state.logger.warn({ worker_id: state.workerId, job_ids: lost }, 'lost the lease of running jobs');
 }
 
 async function maintenance(state: WorkerState, sweeper: HoldSweeper | undefined): Promise<void> {
@@ -199,14 +240,18 @@ async function maintenance(state: WorkerState, sweeper: HoldSweeper | undefined)
   if (rescued.requeued.length > 0 || rescued.failed.length > 0) {
     const requeued = rescued.requeued.map((job) => job.id);
     const failed = rescued.failed.map((job) => job.id);
-    logger.warn({ workerId, requeued, failed }, 'rescued jobs whose lease ran out');
+    logger.warn({ worker_id: workerId, requeued, failed }, 'rescued jobs whose lease ran out');
     wake(state);
   }
   if (!sweeper) return;
   const swept = await sweeper.sweep(state.clock());
   if (swept.expiredJobs.length > 0) {
     logger.info(
-      { workerId, releasedHolds: swept.releasedHolds.length, expiredJobs: swept.expiredJobs.length },
+      {
+        worker_id: workerId,
+        released_holds: swept.releasedHolds.length,
+        expired_jobs: swept.expiredJobs.length,
+      },
       'swept ended holds',
     );
   }
@@ -218,7 +263,7 @@ function every(state: WorkerState, ms: number, task: () => Promise<void>, name: 
   const timer = setInterval(() => {
     if (current) return;
     current = task()
-      .catch((error) => state.logger.error({ err: error, workerId: state.workerId }, `${name} failed`))
+      .catch((error) => state.logger.error({ err: error, worker_id: state.workerId }, `${name} failed`))
       .finally(() => {
         current = null;
       });
@@ -227,6 +272,37 @@ function every(state: WorkerState, ms: number, task: () => Promise<void>, name: 
     clearInterval(timer);
     await current;
   };
+}
+
+/**
+ * Waits for the jobs in flight to finish and complete; their leases keep being extended meanwhile. Past
+ * timeoutMs the jobs still running go back to the queue (their runs can then no longer complete them).
+ */
+async function drain(state: WorkerState, timeoutMs: number | undefined): Promise<string[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline =
+    timeoutMs === undefined
+      ? null
+      : new Promise<'timeout'>((resolve) => {
+          timer = setTimeout(() => resolve('timeout'), timeoutMs);
+        });
+  try {
+    while (state.runs.size > 0) {
+      const all = Promise.all([...state.runs]);
+      if ((await (deadline ? Promise.race([all, deadline]) : all)) !== 'timeout') continue;
+      // Released before the abort: a run that the abort ends without an outcome cannot fail its job.
+      const released = await state.queue.release(state.workerId, [...state.inFlight.keys()]);
+      state.abort.abort();
+      state.logger.warn(
+        { worker_id: state.workerId, job_ids: released },
+        'shutdown timeout: running jobs put back in the queue',
+      );
+      return released;
+    }
+    return [];
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export function startWorker(options: WorkerOptions): Worker {
@@ -246,6 +322,7 @@ export function startWorker(options: WorkerOptions): Worker {
     runs: new Set(),
     abort: new AbortController(),
     stopping: false,
+    onJobFinished: options.onJobFinished ?? (() => {}),
     woken: false,
     wakeLoop: () => {},
   };
@@ -264,7 +341,7 @@ export function startWorker(options: WorkerOptions): Worker {
   let stopListening = options.queue
     .listenForWork(() => wake(state))
     .catch((error) => {
-      state.logger.warn({ err: error, workerId: state.workerId }, 'LISTEN failed; polling only');
+      state.logger.warn({ err: error, worker_id: state.workerId }, 'LISTEN failed; polling only');
       return async () => {};
     });
   const looping = loop(state);
@@ -277,13 +354,13 @@ export function startWorker(options: WorkerOptions): Worker {
       if (stopOptions.abortRuns) state.abort.abort();
       wake(state);
       await looping;
-      // Drain: the jobs in flight finish and complete; their leases keep being extended meanwhile.
-      while (state.runs.size > 0) await Promise.all([...state.runs]);
+      const released = await drain(state, stopOptions.timeoutMs);
       await stopHeartbeat();
       await stopMaintenance();
       const unlisten = await stopListening;
       stopListening = Promise.resolve(async () => {});
       await unlisten();
+      return { released };
     },
   };
 }

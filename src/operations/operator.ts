@@ -4,6 +4,7 @@
 import { type ApiKey, createKey, type KeyMode, listKeys, revokeKey, type Scope } from '../accounts/keys.js';
 import {
   createOrg,
+  listOrgs,
   type Org,
   type OrgChanges,
   type OrgStatus,
@@ -42,6 +43,16 @@ export function makeOperator(deps: OperatorDeps) {
       });
       await ledger.openAccount(org.id);
       return org;
+    },
+
+    async listOrgs(): Promise<Org[]> {
+      return listOrgs(sql);
+    },
+
+    /** The organisation's keys, without secrets (only their hashes are stored). */
+    async listKeys(orgId: string): Promise<ApiKey[]> {
+      await requireOrg(sql, orgId);
+      return listKeys(sql, orgId);
     },
 
     async getOrg(orgId: string): Promise<{ org: Org; keys: ApiKey[]; balance: Balance }> {

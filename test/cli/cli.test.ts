@@ -79,6 +79,50 @@ describe('matchsim CLI', () => {
 
     const revoked = JSON.parse((await matchsim(['key', 'revoke', key.key_id, '--json'])).stdout);
     expect(revoked.revoked_at).not.toBeNull();
+
+    // Lists: JSON without secrets, tables for people.
+    const keys = JSON.parse((await matchsim(['key', 'list', '--org', orgJson.org_id, '--json'])).stdout);
+    expect(keys.data).toHaveLength(1);
+    expect(keys.data[0]).toMatchObject({ key_id: key.key_id, secret_prefix: key.secret.slice(0, 12) });
+    expect(JSON.stringify(keys)).not.toContain(key.secret);
+    const keyTable = await matchsim(['key', 'list', '--org', orgJson.org_id]);
+    expect(keyTable.stdout.split('\n')[0]).toMatch(/^KEY\s+MODE\s+PREFIX\s+SCOPES/);
+    expect(keyTable.stdout).toContain(key.key_id);
+    expect(keyTable.stdout).not.toContain(key.secret);
+    const orgTable = await matchsim(['org', 'list']);
+    expect(orgTable.code).toBe(0);
+    expect(orgTable.stdout.split('\n')[0]).toMatch(/^ORG\s+NAME\s+PLAN/);
+    expect(orgTable.stdout).toMatch(new RegExp(`${orgJson.org_id}\\s+Acme\\s+pro`));
+  }, 120_000);
+
+  it('shows help per command, and answers bad usage with exit code 2 and the usage (JSON under --json)', async () => {
+    const help = await matchsim(['key', 'create', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^usage: matchsim key create --org ORG --mode live\|test/);
+    expect((await matchsim(['help', 'org'])).stdout).toContain('org set ORG');
+    const flag = await matchsim(['org', 'list', '--colour', 'red']);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain("Unknown option '--colour'");
+    expect(flag.stderr).toContain('usage: matchsim org list');
+    expect(flag.stderr).not.toContain('    at '); // no stack trace
+    const group = await matchsim(['key']);
+    expect(group.code).toBe(2);
+    expect(group.stderr).toContain('key revoke KEY');
+    const json = await matchsim(['key', 'revoke', '--json']);
+    expect(json.code).toBe(2);
+    expect(json.stdout).toBe('');
+    expect(JSON.parse(json.stderr)).toMatchObject({
+      error: {
+        code: 'usage_invalid',
+        message: expect.stringContaining('KEY'),
+        usage: expect.stringContaining('key revoke'),
+      },
+    });
+    const missing = await matchsim(['credits', 'show', '--org', 'org_doesnotexist', '--json']);
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stderr)).toEqual({
+      error: { code: 'resource_missing', message: 'No organisation org_doesnotexist.', param: 'org_id' },
+    });
   }, 120_000);
 
   it('refuses bad arguments and bad configuration with exit code 2 and a message', async () => {

@@ -24,10 +24,11 @@ async function start(role: Role) {
     LOG_LEVEL: 'silent',
     ENGINE: 'cpu',
     CPU_THREADS: '1',
+    MAX_EVENT_LOOP_DELAY_MS: '0', // no back-pressure 503s on a loaded test machine
     ...(serverDb?.url ? { DATABASE_URL: serverDb.url } : {}),
   });
   const lines: string[] = [];
-  const service = await startService(config, role, (line) => lines.push(line));
+  const service = await startService(config, role, { terminal: (line) => lines.push(line) });
   const address = service.app?.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return { service, lines, base: `http://127.0.0.1:${port}` };

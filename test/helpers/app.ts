@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config.js';
 import { createSimulationEngine, type SimulationEngine } from '../../src/engine/runner.js';
 import { type App, buildApp } from '../../src/http/app.js';
 import { makeMetrics } from '../../src/http/metrics.js';
+import type { Lifecycle } from '../../src/http/readiness.js';
 import type { Services } from '../../src/http/services.js';
 import { startWorker, type Worker } from '../../src/jobs/worker.js';
 import { makeMemoryWindowCounter } from '../../src/limits/window-counter.js';
@@ -46,6 +47,10 @@ export interface TestContextOptions {
   queueBound?: number;
   /** A database of the test's own (e.g. reached through a proxy it can cut), closed with the context. */
   database?: TestDatabase;
+  /** Readiness and shutdown state the app reads (src/http/readiness.ts). */
+  lifecycle?: Lifecycle;
+  /** How often the event-loop delay is sampled for back-pressure. */
+  pressureSampleMs?: number;
 }
 
 export async function createTestContext(options: TestContextOptions = {}): Promise<TestContext> {
@@ -56,6 +61,8 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   const config = loadConfig({
     LOG_LEVEL: 'silent',
     BASE_URL: 'http://api.test',
+    // Back-pressure only where a test asks for it: a loaded test machine must not turn requests into 503s.
+    MAX_EVENT_LOOP_DELAY_MS: '0',
     ...(options.adminToken === null ? {} : { ADMIN_TOKEN: options.adminToken ?? ADMIN_TOKEN }),
     ...options.env,
   });
@@ -82,6 +89,8 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     metrics,
     services,
     logger: process.env.TEST_LOG ? { level: 'error' } : false,
+    lifecycle: options.lifecycle,
+    pressureSampleMs: options.pressureSampleMs,
   });
   // Every response the tests see is checked against /openapi.json (test/helpers/wire-contract.ts).
   const contract = new WireContract((await app.inject({ method: 'GET', url: '/openapi.json' })).json());
@@ -95,6 +104,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
         workerId: 'test-worker',
         pollMs: 20,
         sweeper: graph.sweeper,
+        onJobFinished: graph.onJobFinished,
       })
     : null;
   const operator = makeOperator({ sql: db.sql, ledger, clock });

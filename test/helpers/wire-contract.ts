@@ -7,7 +7,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { errorResponseSchema } from '../../src/http/schemas/common.js';
 
 /** Routes the service answers outside its public document (operators' probes and the docs themselves). */
-const UNDOCUMENTED = new Set(['/healthz', '/metrics', '/docs', '/openapi.json']);
+const UNDOCUMENTED = new Set(['/healthz', '/readyz', '/metrics', '/docs', '/openapi.json']);
 
 interface Operation {
   responses?: Record<string, { content?: Record<string, unknown> }>;

@@ -244,15 +244,21 @@ describe('errors over HTTP', () => {
     expect(openapi.paths['/v1/credits'].get.responses['200']).toBeDefined();
   });
 
-  it('exposes Prometheus metrics with request counts and latency', async () => {
+  it('counts requests by route and status, with latency, in the metrics behind the admin token', async () => {
     await t.app.inject({ method: 'GET', url: '/healthz' });
-    const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
+    const refused = await t.app.inject({ method: 'GET', url: '/metrics' });
+    expect(refused.statusCode).toBe(401);
+    const metrics = await t.app.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: `Bearer ${t.adminToken}` },
+    });
     expect(metrics.headers['content-type']).toContain('text/plain');
     expect(metrics.body).toMatch(
       /matchsim_http_requests_total\{route="\/healthz",method="GET",status="200"\} \d+/,
     );
-    expect(metrics.body).toContain(
-      'matchsim_http_request_duration_seconds_bucket{route="/healthz",method="GET",le="+Inf"}',
+    expect(metrics.body).toMatch(
+      /matchsim_http_request_duration_seconds_bucket\{le="\+Inf",route="\/healthz",method="GET"\} \d+/,
     );
     expect(metrics.body).toContain('matchsim_credits_charged_total');
   });

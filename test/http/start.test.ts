@@ -22,10 +22,11 @@ async function start() {
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
+    MAX_EVENT_LOOP_DELAY_MS: '0', // no back-pressure 503s on a loaded test machine
     ...(serverDb?.url ? { DATABASE_URL: serverDb.url } : {}),
   });
   const lines: string[] = [];
-  const service = await startService(config, 'api', (line) => lines.push(line));
+  const service = await startService(config, 'api', { terminal: (line) => lines.push(line) });
   const address = service.app!.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return { service, lines, baseUrl: `http://127.0.0.1:${port}` };

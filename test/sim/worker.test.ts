@@ -205,6 +205,72 @@ describe('worker', () => {
   });
 });
 
+describe('worker shutdown with a timeout', () => {
+  it('puts a job still running at the timeout back in the queue; its late outcome is dropped; it runs and charges once', async () => {
+    const org = await insertOrg(db.sql);
+    const job = await submitJob(parts, org, { inputs: { shutdown: 'timeout' } });
+    const started = deferred();
+    const gate = deferred();
+    const finished: string[] = [];
+    const stuck = worker({
+      workerId: 'shutting-down',
+      concurrency: 1,
+      onJobFinished: ({ outcome }) => finished.push(outcome),
+      runBatch: async (jobs, context) => {
+        started.resolve();
+        await gate.promise;
+        return deterministicEngine()(jobs, context);
+      },
+    });
+    await started.promise;
+    expect(await parts.queue.get(job.id)).toMatchObject({ status: 'running', attempts: 1 });
+    const { released } = await stuck.stop({ timeoutMs: 50 });
+    expect(released).toEqual([job.id]);
+    // Back at once, not when a lease runs out, and the shutdown does not count as a failed attempt.
+    expect(await parts.queue.get(job.id)).toMatchObject({
+      status: 'queued',
+      attempts: 0,
+      leaseOwner: null,
+      drawsDone: 0,
+    });
+    gate.resolve();
+    await waitUntil(async () => stuck.stats.dropped === 1, 'the run left behind to be dropped');
+    expect(stuck.stats.completed).toBe(0);
+    expect(finished).toEqual(['dropped']);
+    expect((await parts.queue.get(job.id))?.status).toBe('queued');
+
+    const next = worker({ workerId: 'successor' });
+    expect(await parts.queue.waitFor(job.id, 10_000)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    // The count moves after the completion commits, which is what wakes the wait on a server.
+    await waitUntil(async () => next.stats.completed === 1, 'the successor to count its completion');
+    await deliver(parts, job, 'req_after_shutdown');
+    await deliver(parts, job, 'req_after_shutdown_again');
+    expect(await chargeRows(db.sql, job.reservationId)).toBe(1);
+    expect((await parts.ledger.checkBalanced(org)).balanced).toBe(true);
+  });
+
+  it('a run that finishes within the timeout completes; nothing is released', async () => {
+    const org = await insertOrg(db.sql);
+    const job = await submitJob(parts, org, { inputs: { shutdown: 'in time' } });
+    const started = deferred();
+    const gate = deferred();
+    const runner = worker({
+      workerId: 'in-time',
+      concurrency: 1,
+      runBatch: async (jobs, context) => {
+        started.resolve();
+        await gate.promise;
+        return deterministicEngine()(jobs, context);
+      },
+    });
+    await started.promise;
+    const stopping = runner.stop({ timeoutMs: 60_000 });
+    gate.resolve();
+    expect(await stopping).toEqual({ released: [] });
+    expect((await parts.queue.get(job.id))?.status).toBe('succeeded');
+  });
+});
+
 describe('worker chores', () => {
   it('rescues a dead worker’s job and sweeps the hold that was never delivered', async () => {
     const clock = manualClock('2026-05-01T10:00:00Z');

@@ -40,6 +40,11 @@ function callContext(request: FastifyRequest, record: IdempotencyRecord | null):
   };
 }
 
+/** The job or batch a request is about goes on its log lines, the closing `request` line included. */
+function logAbout(request: FastifyRequest, ids: { job_id: string } | { batch_id: string }): void {
+  request.log = request.log.child(ids);
+}
+
 /** Route plumbing the simulation routes share: the use cases, the loop guard, idempotency. */
 interface SimulationRouting {
   deps: AppDeps;
@@ -87,14 +92,16 @@ function registerRun(app: App, routing: SimulationRouting) {
         store: routing.deps.services.idempotency,
         docsUrl: routing.deps.config.docsUrl,
         schemas: { 200: simulationSchema, 202: jobSchema },
-        run: async (record) =>
-          jobOutcomeView(
-            await routing.deps.services.simulations
-              .submit(callContext(request, record), request.body)
-              .catch((error: unknown) => {
-                throw withResultUrl(error);
-              }),
-          ),
+        run: async (record) => {
+          const outcome = await routing.deps.services.simulations
+            .submit(callContext(request, record), request.body)
+            .catch((error: unknown) => {
+              throw withResultUrl(error);
+            });
+          const job = outcome.kind === 'delivered' ? outcome.delivered.job : outcome.job;
+          logAbout(request, { job_id: job.id });
+          return jobOutcomeView(outcome);
+        },
       });
     },
   );
@@ -149,6 +156,7 @@ function registerBatch(app: App, routing: SimulationRouting) {
             .catch((error: unknown) => {
               throw batchRejectionView(error, context);
             });
+          logAbout(request, { batch_id: batch.batch.id });
           return { status: 202, body: batchView(batch, context) };
         },
       });
@@ -168,13 +176,15 @@ function registerBatchStatus(app: App, routing: SimulationRouting) {
         response: { 200: batchSchema, ...errorResponses },
       },
     },
-    async (request) =>
-      batchStatusView(
+    async (request) => {
+      logAbout(request, { batch_id: request.params.batch_id });
+      return batchStatusView(
         await routing.deps.services.simulations.batchStatus(
           callContext(request, null),
           request.params.batch_id,
         ),
-      ),
+      );
+    },
   );
 }
 
@@ -194,6 +204,7 @@ function registerResultPath(app: App, routing: SimulationRouting) {
       },
     },
     async (request, reply) => {
+      logAbout(request, { job_id: request.params.job_id });
       const outcome = await routing.deps.services.simulations
         .result(callContext(request, null), request.params.job_id, request.query.reservation_id)
         .catch((error: unknown) => {

@@ -1,0 +1,95 @@
+// `matchsim serve` as an operator runs it: a child process whose stdout (JSON log lines) and stderr (the
+// demo's terminal lines) the test reads, signals and waits for.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  /** Every stdout line as received. */
+  stdout: string[];
+  stderr: string[];
+  /** The API address, from the `matchsim listening` log line. */
+  baseUrl: string;
+  /** Resolves with the first log line (parsed) whose message is `msg`. */
+  logLine(msg: string, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+}
+
+function lines(stream: NodeJS.ReadableStream, into: string[], onLine: () => void): void {
+  let rest = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    const parts = (rest + chunk).split('\n');
+    rest = parts.pop() ?? '';
+    into.push(...parts);
+    onLine();
+  });
+}
+
+export async function startServiceProcess(
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<ServiceProcess> {
+  const fullEnv: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ...env,
+  };
+  delete fullEnv.BASE_URL; // set to '/' by vitest (Vite's BASE_URL), not by an operator
+  if (!env.DATABASE_URL) delete fullEnv.DATABASE_URL;
+  const child = spawn('node', ['--import', 'tsx', 'src/cli/main.ts', 'serve', ...args], {
+    env: fullEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const listeners = new Set<() => void>();
+  const notify = () => {
+    for (const listener of listeners) listener();
+  };
+  lines(child.stdout!, stdout, notify);
+  lines(child.stderr!, stderr, notify);
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  const logLine = (msg: string, timeoutMs = 60_000) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      const check = () => {
+        for (const line of stdout) {
+          const parsed = parseLine(line);
+          if (parsed?.msg === msg) {
+            cleanup();
+            resolve(parsed);
+            return;
+          }
+        }
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`no log line "${msg}" within ${timeoutMs} ms; stderr: ${stderr.join('\n')}`));
+      }, timeoutMs);
+      const cleanup = () => {
+        clearTimeout(timer);
+        listeners.delete(check);
+      };
+      listeners.add(check);
+      void exited.then(() => {
+        check();
+        cleanup();
+        reject(new Error(`exited before "${msg}"; stderr: ${stderr.join('\n')}`));
+      });
+      check();
+    });
+  const listening = await logLine('matchsim listening');
+  const address = String(listening.address);
+  return { child, stdout, stderr, baseUrl: `http://${address}`, logLine, exited };
+}
+
+export function parseLine(line: string): Record<string, unknown> | null {
+  try {
+    const value = JSON.parse(line) as unknown;
+    return value && typeof value === 'object' ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
