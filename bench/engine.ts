@@ -49,10 +49,15 @@ export async function benchEngine(): Promise<BenchRow[]> {
   const seed = { lo: 0x5eed, hi: 0xbe7c };
   const cores = availableParallelism();
   const rows: BenchRow[] = [];
-  const engines = [
-    { label: '1 thread', engine: createCpuEngine({ threads: 0 }) },
-    { label: `${cores} threads`, engine: createCpuEngine({ threads: cores }) },
-  ];
+  // The per-step sampler (today's engine, the GPU kernel's loop) and the event-driven one, side by side.
+  const engines = (['per-step', 'events'] as const).flatMap((sampler) => [
+    { label: `1 thread, ${sampler} sampler`, sampler, engine: createCpuEngine({ threads: 0, sampler }) },
+    {
+      label: `${cores} threads, ${sampler} sampler`,
+      sampler,
+      engine: createCpuEngine({ threads: cores, sampler }),
+    },
+  ]);
   try {
     // Warm-up: JIT and worker start-up are not part of a run.
     for (const { engine } of engines) {
@@ -62,7 +67,7 @@ export async function benchEngine(): Promise<BenchRow[]> {
       const naiveStart = performance.now();
       naiveDraws(draws);
       const naiveRate = (draws / (performance.now() - naiveStart)) * 1000;
-      for (const { label, engine } of engines) {
+      for (const { label, sampler, engine } of engines) {
         const started = performance.now();
         const compiled = compileFixture(inputs, defaultModelParams);
         const run = await engine.run(compiled, { draws, seed });
@@ -70,7 +75,7 @@ export async function benchEngine(): Promise<BenchRow[]> {
           inputs,
           params: defaultModelParams,
           counts: run.counts,
-          samples: recordSamplePaths(compiled, seed, SAMPLE_PATHS),
+          samples: recordSamplePaths(compiled, seed, SAMPLE_PATHS, sampler),
           draws,
           seed,
           basis: { as_of: new Date().toISOString(), data_version: 'bench' },

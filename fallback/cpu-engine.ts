@@ -16,7 +16,7 @@ import {
 } from '../src/engine/contract/layout.js';
 import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine/contract/run.js';
 import type { RangeReply, RangeTask } from './cpu-worker.js';
-import { simulateRange } from './engine.js';
+import { SAMPLERS, type Sampler } from './engine.js';
 
 export interface CpuEngine extends FixtureRunner {
   /** Worker threads in the pool (0 = simulating on the calling thread). */
@@ -53,10 +53,13 @@ function startWorker(): Worker {
 /**
  * A pool of `threads` workers (default: one per core). `threads: 0` simulates on the calling thread,
  * synchronously (tests, benchmarks, tiny runs where a thread hop costs more than the work).
+ * `sampler`: the per-draw loop, 'per-step' by default: the GPU kernel reproduces that one bit for bit,
+ * and the event-driven sampler (fallback/engine.ts simulateRangeEvents) is selectable until it does.
  */
-export function createCpuEngine(options: { threads?: number } = {}): CpuEngine {
+export function createCpuEngine(options: { threads?: number; sampler?: Sampler } = {}): CpuEngine {
   const pool: WorkerPool = {
     threads: options.threads ?? availableParallelism(),
+    sampler: options.sampler ?? 'per-step',
     queue: [],
     idle: [],
     busy: new Map(),
@@ -74,6 +77,7 @@ export function createCpuEngine(options: { threads?: number } = {}): CpuEngine {
 /** The pool's state, shared by the functions below. */
 interface WorkerPool {
   threads: number;
+  sampler: Sampler;
   /** Ranges waiting for an idle worker, in order. */
   queue: PendingTask[];
   idle: Worker[];
@@ -92,7 +96,7 @@ async function runOnPool(
   const started = performance.now();
   const counts = new Uint32Array(COUNTER_WORDS);
   if (threads === 0) {
-    simulateRange(compiled, seed, 0, draws, counts);
+    SAMPLERS[pool.sampler](compiled, seed, 0, draws, counts);
     onProgress?.(draws, draws);
   } else {
     const rangeDraws = Math.max(MIN_RANGE_DRAWS, Math.ceil(draws / (threads * RANGES_PER_THREAD)));
@@ -135,6 +139,7 @@ function runRange(
       seedHi: seed.hi,
       firstDraw,
       endDraw,
+      sampler: pool.sampler,
     };
     pool.queue.push({ task, resolve, reject });
     dispatch(pool);

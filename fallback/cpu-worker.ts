@@ -1,7 +1,7 @@
 // A CPU engine worker thread: simulates the draw ranges the pool sends and answers with their counters.
 import { parentPort } from 'node:worker_threads';
 import { COUNTER_WORDS, type CompiledFixture } from '../src/engine/contract/layout.js';
-import { simulateRange } from './engine.js';
+import { SAMPLERS, type Sampler } from './engine.js';
 
 export interface RangeTask {
   taskId: number;
@@ -11,6 +11,7 @@ export interface RangeTask {
   seedHi: number;
   firstDraw: number;
   endDraw: number;
+  sampler: Sampler;
 }
 
 export type RangeReply = { taskId: number; counters: Uint32Array } | { taskId: number; error: string };
@@ -26,7 +27,13 @@ port.on('message', (task: RangeTask) => {
       ratedGoals: { home: 0, away: 0 },
     };
     const counters = new Uint32Array(COUNTER_WORDS);
-    simulateRange(compiled, { lo: task.seedLo, hi: task.seedHi }, task.firstDraw, task.endDraw, counters);
+    SAMPLERS[task.sampler](
+      compiled,
+      { lo: task.seedLo, hi: task.seedHi },
+      task.firstDraw,
+      task.endDraw,
+      counters,
+    );
     port.postMessage({ taskId: task.taskId, counters } satisfies RangeReply, [counters.buffer]);
   } catch (error) {
     port.postMessage({ taskId: task.taskId, error: String(error) } satisfies RangeReply);

@@ -1,6 +1,8 @@
 // The per-draw loop: the CPU reference that the GPU kernel (shaders/) reproduces bit for bit. Only u32
 // integer work happens here; the tables come from src/engine/compile.ts. A draw's numbers depend only on
 // (seed, draw, stream), so any split of a draw range gives the same counters.
+
+import { buildEventTables, exponentialBits } from '../src/engine/contract/event-tables.js';
 import {
   AWAY,
   C_ADDED_TIME,
@@ -20,7 +22,9 @@ import {
   type CompiledFixture,
   type EngineSeed,
   EVENT_GOAL,
+  EVENT_KIND_WORDS,
   EVENT_KINDS,
+  EVENT_KINDS_AT,
   EVENT_RED,
   EVENT_SHOT_OFF_TARGET,
   EVENT_SHOT_ON_TARGET,
@@ -33,9 +37,11 @@ import {
   FX_MAX_SUBSTITUTIONS,
   GOAL_SQUARE_CAP,
   GRID_SIZE,
+  HAZARD_ROW_WORDS,
   HOME,
   LINEUP_MODE_FIXED,
   LINEUP_MODE_PREDICTED,
+  NO_EVENT_STEP,
   P_APPEARANCES,
   P_ASSIST_1,
   P_ASSISTS,
@@ -103,6 +109,8 @@ import {
   pcg4d,
   runKey,
   STREAM_ASSIST_BASE,
+  STREAM_EVENT_BASE,
+  STREAM_EVENT_SIDE_STRIDE,
   STREAM_SETUP_ADDED_TIME,
   STREAM_SETUP_LINEUPS,
 } from '../src/engine/contract/rng.js';
@@ -223,6 +231,16 @@ const benchSeen = new Int32Array(2);
 const strengthBucket = new Int32Array(2);
 /** Each side's row at step 0 of the step-major tables (see stepMajorTables): strength bucket and cell. */
 const noEventBase = new Int32Array(2);
+/** Each side's (strength bucket, score/red cell) row of the event tables (layout.ts "Event tables"). */
+const cellRow = new Int32Array(2);
+/** The event sampler's pending event of each side: its step (NO_EVENT_STEP: none left) and words. */
+const pendingStep = new Int32Array(2);
+const pendingKind = new Int32Array(2);
+const pendingPick = new Int32Array(2);
+const pendingOrder = new Int32Array(2);
+/** Searches made by each side in the draw (its stream index) and the first step it has not played. */
+const searches = new Int32Array(2);
+const quietFrom = new Int32Array(2);
 
 /** A range's inputs and the draw's scalar state. */
 interface DrawState {
@@ -230,6 +248,10 @@ interface DrawState {
   counters: Uint32Array;
   seedLo: number;
   seedHi: number;
+  /** pcg4d's first stage of the key words and of the current draw (inlined generator calls). */
+  seedC: number;
+  seedD: number;
+  drawA: number;
   /** 0 home leading, 1 level, 2 away leading. */
   state: number;
   /** The side that scored first, or -1. */
@@ -266,6 +288,9 @@ function newDrawState(compiled: CompiledFixture, seed: EngineSeed, counters: Uin
     counters,
     seedLo: key.lo | 0,
     seedHi: key.hi | 0,
+    seedC: (Math.imul(key.lo, LCG_MULTIPLIER) + LCG_INCREMENT) | 0,
+    seedD: (Math.imul(key.hi, LCG_MULTIPLIER) + LCG_INCREMENT) | 0,
+    drawA: 0,
     state: STATE_LEVEL,
     firstGoal: -1,
     trailed: 0,
@@ -360,13 +385,15 @@ export function simulateRange(
           // Bit 15 of word 3 orders the sides within the step (it matters only when both have events).
           // The second side's row is re-read at its turn: the first side's goal or red card changes it.
           if ((d & 0x8000) === 0) {
-            if (uHome < noEvent[homeRow]!) sideEvent(st, events, HOME, uHome, c, step, draw);
+            if (uHome < noEvent[homeRow]!)
+              sideEvent(st, events, (noEventBase[HOME]! + step) * EVENT_KINDS, HOME, uHome, c, step, draw);
             if (uAway < noEvent[noEventBase[AWAY]! + step]!)
-              sideEvent(st, events, AWAY, uAway, d, step, draw);
+              sideEvent(st, events, (noEventBase[AWAY]! + step) * EVENT_KINDS, AWAY, uAway, d, step, draw);
           } else {
-            if (uAway < noEvent[awayRow]!) sideEvent(st, events, AWAY, uAway, d, step, draw);
+            if (uAway < noEvent[awayRow]!)
+              sideEvent(st, events, (noEventBase[AWAY]! + step) * EVENT_KINDS, AWAY, uAway, d, step, draw);
             if (uHome < noEvent[noEventBase[HOME]! + step]!)
-              sideEvent(st, events, HOME, uHome, c, step, draw);
+              sideEvent(st, events, (noEventBase[HOME]! + step) * EVENT_KINDS, HOME, uHome, c, step, draw);
           }
           homeRow = noEventBase[HOME]! + step;
           awayRow = noEventBase[AWAY]! + step;
@@ -379,10 +406,182 @@ export function simulateRange(
   }
 }
 
+// ---- The event-driven sampler ----------------------------------------------------------------------
+
+/** The event tables of the thresholds a range runs on, built once per threshold array. */
+const eventTableCache = new WeakMap<Uint32Array, Uint32Array>();
+
+function eventTablesOf(thresholds: Uint32Array): Uint32Array {
+  let tables = eventTableCache.get(thresholds);
+  if (tables === undefined) {
+    tables = buildEventTables(thresholds);
+    eventTableCache.set(thresholds, tables);
+  }
+  return tables;
+}
+
+/**
+ * The same draws as simulateRange, sampled per event instead of per step: each side draws the step of
+ * its next event from the cumulative hazards of its current cell (one pcg4d call per search, see
+ * STREAM_EVENT_BASE), the earlier side's event is played, and a side whose cell the event changed
+ * searches again from that step. Same model, different random words: the counts agree with
+ * simulateRange's in distribution, not draw for draw (test/engine/event-sampler.test.ts).
+ */
+export function simulateRangeEvents(
+  compiled: CompiledFixture,
+  seed: EngineSeed,
+  firstDraw: number,
+  endDraw: number,
+  counters: Uint32Array,
+  samples?: SamplePath[],
+): void {
+  if (counters.length < COUNTER_WORDS) throw new RangeError('counter array too small');
+  const st = newDrawState(compiled, seed, counters);
+  const tables = eventTablesOf(compiled.thresholds);
+  for (let draw = firstDraw; draw < endDraw; draw++) {
+    const added = setUpDraw(st, draw);
+    if (samples !== undefined) st.path = emptyPath(draw, added);
+    st.drawA = (Math.imul(draw, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
+    const firstEnd = FIRST_HALF_ADDED_START + (added & 0xff);
+    const secondEnd = SECOND_HALF_ADDED_START + (added >>> 8);
+    const halfTime = playEvents(st, tables, draw, firstEnd, secondEnd);
+    tallyDraw(st, halfTime & 0xff, halfTime >>> 8);
+    if (samples !== undefined && st.path !== null) samples.push(st.path);
+  }
+}
+
+function emptyPath(draw: number, added: number): SamplePath {
+  return {
+    draw,
+    score: [0, 0],
+    halfTime: [0, 0],
+    addedMinutes: [added & 0xff, added >>> 8],
+    starters: [Array.from(pitch.subarray(0, XI_SIZE)), Array.from(pitch.subarray(XI_SIZE))],
+    events: [],
+  };
+}
+
+/** Plays a draw's events in step order; returns the half-time score (home | away << 8). */
+function playEvents(
+  st: DrawState,
+  tables: Uint32Array,
+  draw: number,
+  firstEnd: number,
+  secondEnd: number,
+): number {
+  searches[HOME] = 0;
+  searches[AWAY] = 0;
+  quietFrom[HOME] = 0;
+  quietFrom[AWAY] = 0;
+  findNext(st, tables, HOME, 0, firstEnd, secondEnd);
+  findNext(st, tables, AWAY, 0, firstEnd, secondEnd);
+  let halfTime = -1;
+  for (;;) {
+    const home = pendingStep[HOME]!;
+    const away = pendingStep[AWAY]!;
+    let side = HOME;
+    if (away < home) side = AWAY;
+    else if (away === home) {
+      if (home === NO_EVENT_STEP) break;
+      side = pendingOrder[HOME]! >>> 31;
+    }
+    const step = pendingStep[side]!;
+    if (halfTime < 0 && step >= SECOND_HALF_START) halfTime = score[HOME]! | (score[AWAY]! << 8);
+    const other = 1 - side;
+    const otherRow = cellRow[other]!;
+    const at = EVENT_KINDS_AT + (cellRow[side]! * STEPS + step) * EVENT_KIND_WORDS;
+    const order = pendingOrder[side]! >>> 31;
+    sideEvent(st, tables, at, side, pendingKind[side]! >>> 0, pendingPick[side]!, step, draw);
+    quietFrom[side] = step + 1;
+    findNext(st, tables, side, step + 1, firstEnd, secondEnd);
+    // The opponent's pending step was drawn for its old cell: it draws again from the first step it
+    // has not played under that cell. Its own event of this step is still to come (a tie) or already
+    // played (quietFrom); otherwise bit 31 of this event's order word says whether the opponent's turn
+    // in this step came before this event (per-step model: the sides' order within a step is random).
+    if (cellRow[other] !== otherRow) {
+      const from = pendingStep[other] === step ? step : Math.max(step + order, quietFrom[other]!);
+      findNext(st, tables, other, from, firstEnd, secondEnd);
+    }
+  }
+  return halfTime < 0 ? score[HOME]! | (score[AWAY]! << 8) : halfTime;
+}
+
+/**
+ * The side's next event at or after step `from` (skipping unplayed added time): one pcg4d call draws a
+ * hazard budget E and the first step s with hazards[s + 1] > hazards[from] + E is found by bisection.
+ * With no event left in the half, the search starts again at the second half with a fresh word.
+ */
+function findNext(
+  st: DrawState,
+  tables: Uint32Array,
+  side: number,
+  start: number,
+  firstEnd: number,
+  secondEnd: number,
+): void {
+  const row = cellRow[side]! * HAZARD_ROW_WORDS;
+  let from = start;
+  for (;;) {
+    if (from < SECOND_HALF_START && from >= firstEnd) from = SECOND_HALF_START;
+    const end = from < SECOND_HALF_START ? firstEnd : secondEnd;
+    if (from >= end) break;
+    const stream = STREAM_EVENT_BASE + side * STREAM_EVENT_SIDE_STRIDE + searches[side]!;
+    searches[side]!++;
+    // pcg4d(draw, stream, key.lo, key.hi) inlined (src/engine/contract/rng.ts).
+    const seedC = st.seedC;
+    const seedD = st.seedD;
+    const streamB = (Math.imul(stream, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
+    let a = (st.drawA + Math.imul(streamB, seedD)) | 0;
+    let b = (streamB + Math.imul(seedC, a)) | 0;
+    let c = (seedC + Math.imul(a, b)) | 0;
+    let d = (seedD + Math.imul(b, c)) | 0;
+    a ^= a >>> 16;
+    b ^= b >>> 16;
+    c ^= c >>> 16;
+    d ^= d >>> 16;
+    a = (a + Math.imul(b, d)) | 0;
+    b = (b + Math.imul(c, a)) | 0;
+    c = (c + Math.imul(a, b)) | 0;
+    d = (d + Math.imul(b, c)) | 0;
+    const target = tables[row + from]! + exponentialBits(tables, a);
+    if (tables[row + end]! > target) {
+      // The first step s in [from, end) with hazards[s + 1] > target, by a branch-free bisection.
+      let base = from;
+      let length = end - from;
+      while (length > 1) {
+        const half = length >>> 1;
+        base = tables[row + base + half]! <= target ? base + half : base;
+        length -= half;
+      }
+      pendingStep[side] = tables[row + base + 1]! > target ? base : base + 1;
+      pendingKind[side] = b;
+      pendingPick[side] = c;
+      pendingOrder[side] = d;
+      return;
+    }
+    if (from >= SECOND_HALF_START) break;
+    from = SECOND_HALF_START;
+  }
+  pendingStep[side] = NO_EVENT_STEP;
+}
+
+/** The two samplers of a draw range: the per-step loop (the GPU kernel's) and the event-driven one. */
+export type Sampler = 'per-step' | 'events';
+
+export const SAMPLERS: Record<Sampler, typeof simulateRange> = {
+  'per-step': simulateRange,
+  events: simulateRangeEvents,
+};
+
 /** Re-simulates draws 0..count-1 and returns their event paths (the document's sample matches). */
-export function recordSamplePaths(compiled: CompiledFixture, seed: EngineSeed, count: number): SamplePath[] {
+export function recordSamplePaths(
+  compiled: CompiledFixture,
+  seed: EngineSeed,
+  count: number,
+  sampler: Sampler = 'per-step',
+): SamplePath[] {
   const samples: SamplePath[] = [];
-  simulateRange(compiled, seed, 0, count, new Uint32Array(COUNTER_WORDS), samples);
+  SAMPLERS[sampler](compiled, seed, 0, count, new Uint32Array(COUNTER_WORDS), samples);
   return samples;
 }
 
@@ -513,7 +712,8 @@ function updateCells(): void {
     const theirs = sentOff[other]!;
     const red = own > theirs ? 0 : own === theirs ? 1 : 2;
     const cell = (diff + 2) * RED_CARD_BUCKETS + red;
-    noEventBase[side] = ((side * STRENGTH_BUCKETS + strengthBucket[side]!) * CELLS + cell) * STEPS;
+    cellRow[side] = (side * STRENGTH_BUCKETS + strengthBucket[side]!) * CELLS + cell;
+    noEventBase[side] = cellRow[side]! * STEPS;
   }
 }
 
@@ -553,19 +753,20 @@ function pick(side: number, kind: number, u: number, skip: number): number {
 }
 
 /**
- * The side's event of the step; the caller has checked u < the side's no-event threshold. `events` is
- * the step-major threshold table (stepMajorTables).
+ * The side's event of the step; the caller has checked that the side has one. `events[at + kind]` are
+ * the cumulative kind thresholds u is compared with: the step-major threshold table (stepMajorTables)
+ * or the event tables' kind words (layout.ts "Event tables"), both in EVENT_GOAL..EVENT_RED order.
  */
 function sideEvent(
   st: DrawState,
   events: Uint32Array,
+  at: number,
   side: number,
   u: number,
   pickWord: number,
   step: number,
   draw: number,
 ): void {
-  const at = (noEventBase[side]! + step) * EVENT_KINDS;
   const counters = st.counters;
   const team = C_TEAM + side * TEAM_COUNTERS;
   if (u < events[at + EVENT_GOAL]!) {

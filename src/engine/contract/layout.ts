@@ -92,6 +92,35 @@ export function thresholdIndex(
   );
 }
 
+// ---- Event tables: the threshold table re-expressed for the event-driven sampler ---------------------
+// Built once per run on the host from the threshold table (./event-tables.ts buildEventTables), so both
+// describe the same per-step model (docs/model.md). Rows: one per (side, strength bucket, score/red cell),
+// row = (side * STRENGTH_BUCKETS + strength) * EVENT_CELLS + score * RED_CARD_BUCKETS + red.
+// - hazards: per row HAZARD_ROW_WORDS words, word s = the side's cumulative hazard of any event over steps
+//   0..s-1, in units of 2^-HAZARD_FRACTION_BITS bits: round(2^F * sum over t < s of -log2(1 - p_t)), with
+//   p_t = threshold[t][EVENT_SUBSTITUTION] / 2^32. The next event after `from` is the first step s with
+//   hazards[s + 1] > hazards[from] + E, E = -log2(u) in the same units (exponentialBits), so a draw pays
+//   one random word per event instead of one per step.
+// - kinds: per (row, step) EVENT_KIND_WORDS words, the event kind given that an event happens:
+//   word k = min(2^32 - 1, floor(threshold[k] * 2^32 / threshold[EVENT_SUBSTITUTION])) for the kinds
+//   EVENT_GOAL..EVENT_RED; a word at or above every one of them is a substitution.
+// - log2: LOG2_TABLE_WORDS words, round(2^F * log2(1 + i / 2^LOG2_TABLE_BITS)), interpolated by
+//   exponentialBits.
+// The three are packed in one array of EVENT_TABLE_WORDS: hazards at 0, kinds at EVENT_KINDS_AT, log2 at
+// EVENT_LOG2_AT.
+export const EVENT_CELLS = SCORE_STATE_BUCKETS * RED_CARD_BUCKETS;
+export const HAZARD_FRACTION_BITS = 18;
+export const HAZARD_ROW_WORDS = STEPS + 1;
+export const EVENT_ROWS = SIDES * STRENGTH_BUCKETS * EVENT_CELLS;
+export const EVENT_KIND_WORDS = EVENT_SUBSTITUTION;
+export const LOG2_TABLE_BITS = 11;
+export const LOG2_TABLE_WORDS = (1 << LOG2_TABLE_BITS) + 1;
+export const EVENT_KINDS_AT = EVENT_ROWS * HAZARD_ROW_WORDS;
+export const EVENT_LOG2_AT = EVENT_KINDS_AT + EVENT_ROWS * STEPS * EVENT_KIND_WORDS;
+export const EVENT_TABLE_WORDS = EVENT_LOG2_AT + LOG2_TABLE_WORDS;
+/** A side's pending event step when it has none left in the match. */
+export const NO_EVENT_STEP = 0xff;
+
 // ---- Fixture table: Uint32Array of FIXTURE_WORDS ------------------------------------------------------
 /** Added minutes of a half = number of k in 0..9 with u >= cumulative[k] (cumulative[k] = P(added <= k) * 2^32). */
 export const FX_ADDED_TIME_FIRST = 0; // MAX_ADDED_MINUTES words

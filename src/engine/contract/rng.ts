@@ -17,6 +17,15 @@
 export const STREAM_ASSIST_BASE = 0x100; // + step: the assist decision of a goal scored in that step
 export const STREAM_SETUP_LINEUPS = 0x200; // predicted XIs (goalkeeper and outfield offsets of each side)
 export const STREAM_SETUP_ADDED_TIME = 0x201; // added minutes of each half
+/**
+ * The event-driven sampler's searches: side s's n-th search for its next event uses stream
+ * STREAM_EVENT_BASE + s * STREAM_EVENT_SIDE_STRIDE + n (word 0: the hazard budget, 1: the event kind,
+ * 2: the player pick, 3: bit 31 orders the sides when both have an event in the same step). A side
+ * searches at most once per own event, once per cell change by the opponent and once per half, far
+ * below the stride.
+ */
+export const STREAM_EVENT_BASE = 0x400;
+export const STREAM_EVENT_SIDE_STRIDE = 0x400;
 
 /**
  * pcg4d on (x, y, z, w), writing the four output words into `out` (no allocation in the hot loop).

@@ -1,0 +1,87 @@
+// The event-driven sampler's tables (layout in ./layout.ts, "Event tables"), derived from a fixture's
+// threshold table on the host, once per run; and the integer exponential both engines draw from them.
+// Only the host uses floating point here: the engines read the finished u32 tables, so the CPU engine
+// and the GPU kernel stay bit-identical.
+import {
+  EVENT_CELLS,
+  EVENT_KIND_WORDS,
+  EVENT_KINDS,
+  EVENT_KINDS_AT,
+  EVENT_LOG2_AT,
+  EVENT_ROWS,
+  EVENT_SUBSTITUTION,
+  EVENT_TABLE_WORDS,
+  HAZARD_FRACTION_BITS,
+  HAZARD_ROW_WORDS,
+  LOG2_TABLE_BITS,
+  LOG2_TABLE_WORDS,
+  SIDES,
+  STEPS,
+  STRENGTH_BUCKETS,
+  THRESHOLD_SIDE_STRIDE,
+  THRESHOLD_STEP_STRIDE,
+  THRESHOLD_STRENGTH_STRIDE,
+} from './layout.js';
+
+const UNIT = 2 ** HAZARD_FRACTION_BITS;
+const TWO_32 = 2 ** 32;
+
+/** The log2 interpolation table: round(2^F * log2(1 + i / 2^LOG2_TABLE_BITS)). */
+function fillLog2(tables: Uint32Array): void {
+  for (let i = 0; i < LOG2_TABLE_WORDS; i++) {
+    tables[EVENT_LOG2_AT + i] = Math.round(UNIT * Math.log2(1 + i / (1 << LOG2_TABLE_BITS)));
+  }
+}
+
+/** One row's cumulative hazards and per-step kind words. */
+function fillRow(tables: Uint32Array, thresholds: Uint32Array, row: number, from: number): void {
+  let hazard = 0;
+  tables[row * HAZARD_ROW_WORDS] = 0;
+  for (let step = 0; step < STEPS; step++) {
+    const at = from + step * THRESHOLD_STEP_STRIDE;
+    const any = thresholds[at + EVENT_SUBSTITUTION]!;
+    // A certain event (any = 2^32 - 1 or more) costs 32 bits: never more, so the sums stay below 2^32.
+    hazard += any === 0 ? 0 : -Math.log2(Math.max(1 - any / TWO_32, 2 ** -32));
+    tables[row * HAZARD_ROW_WORDS + step + 1] = Math.round(hazard * UNIT);
+    const kinds = EVENT_KINDS_AT + (row * STEPS + step) * EVENT_KIND_WORDS;
+    for (let k = 0; k < EVENT_KIND_WORDS; k++) {
+      tables[kinds + k] =
+        any === 0 ? 0 : Math.min(TWO_32 - 1, Math.floor((thresholds[at + k]! * TWO_32) / any));
+    }
+  }
+}
+
+/** The event tables of a threshold table (THRESHOLD_WORDS words); EVENT_TABLE_WORDS words. */
+export function buildEventTables(thresholds: Uint32Array): Uint32Array {
+  const tables = new Uint32Array(EVENT_TABLE_WORDS);
+  fillLog2(tables);
+  for (let side = 0; side < SIDES; side++) {
+    for (let strength = 0; strength < STRENGTH_BUCKETS; strength++) {
+      for (let cell = 0; cell < EVENT_CELLS; cell++) {
+        const row = (side * STRENGTH_BUCKETS + strength) * EVENT_CELLS + cell;
+        const from = side * THRESHOLD_SIDE_STRIDE + strength * THRESHOLD_STRENGTH_STRIDE + cell * EVENT_KINDS;
+        fillRow(tables, thresholds, row, from);
+      }
+    }
+  }
+  if (EVENT_ROWS !== SIDES * STRENGTH_BUCKETS * EVENT_CELLS) throw new Error('event table rows');
+  return tables;
+}
+
+/**
+ * -log2(w / 2^32) in units of 2^-HAZARD_FRACTION_BITS, from u32 word w: an Exp(ln 2)-distributed hazard
+ * budget (P(result > x bits) = 2^-x). Integer only (leading zeros, a table and a linear interpolation
+ * between its entries, error below 2^-F bits), the same steps as the kernel's exponential_bits.
+ * w = 0 counts as 2^-32.
+ */
+export function exponentialBits(tables: Uint32Array, w: number): number {
+  if (w === 0) return 32 << HAZARD_FRACTION_BITS;
+  const lz = Math.clz32(w);
+  const m = (w << lz) >>> 0; // top bit set: m / 2^31 in [1, 2)
+  const index = (m >>> (31 - LOG2_TABLE_BITS)) & ((1 << LOG2_TABLE_BITS) - 1);
+  const fraction = (m >>> (15 - LOG2_TABLE_BITS)) & 0xffff;
+  const low = tables[EVENT_LOG2_AT + index]!;
+  const high = tables[EVENT_LOG2_AT + index + 1]!;
+  const log2 = low + (((high - low) * fraction) >>> 16);
+  return ((lz + 1) << HAZARD_FRACTION_BITS) - log2;
+}
