@@ -21,6 +21,7 @@ import { describe, expect, it } from 'vitest';
 import { createCpuEngine } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths, simulateRange, simulateRangeEvents } from '../../fallback/engine.js';
 import { compileFixture } from '../../src/engine/compile.js';
+import { buildEventTables, exponentialBits } from '../../src/engine/contract/event-tables.js';
 import {
   AWAY,
   addCounters,
@@ -31,14 +32,20 @@ import {
   C_TEAM,
   COUNTER_WORDS,
   type CompiledFixture,
+  EVENT_KIND_WORDS,
+  EVENT_KINDS_AT,
+  EVENT_ROWS,
   finalizeCounters,
   GRID_SIZE,
+  HAZARD_FRACTION_BITS,
+  HAZARD_ROW_WORDS,
   HOME,
   P_FIRST_SCORER,
   P_GOALS_1,
   P_RED_1,
   P_YELLOW_1,
   playerCounterBase,
+  STEPS,
   TEAM_COUNTERS,
   TEAM_GOALS,
   TEAM_REDS,
@@ -212,6 +219,37 @@ function cases(): Case[] {
   });
   return all;
 }
+
+describe('event tables', () => {
+  const compiled = compileFixture(cases()[15]!.inputs, cardHeavy());
+  const tables = buildEventTables(compiled.thresholds);
+
+  it('draws the hazard budget -log2(w / 2^32) within a few units of 2^-18 bits', () => {
+    const unit = 2 ** HAZARD_FRACTION_BITS;
+    expect(exponentialBits(tables, 0)).toBe(32 * unit);
+    expect(exponentialBits(tables, 0x8000_0000)).toBe(unit);
+    for (let i = 1; i < 5000; i++) {
+      const w = Math.imul(i, 0x9e37_79b9) >>> 0 || 1;
+      expect(Math.abs(exponentialBits(tables, w) - -Math.log2(w / 2 ** 32) * unit)).toBeLessThan(3);
+    }
+  });
+
+  it('keeps every row of cumulative hazards ascending and each step’s kind words ascending', () => {
+    let descending = 0;
+    for (let row = 0; row < EVENT_ROWS; row++) {
+      for (let step = 0; step < STEPS; step++) {
+        const at = row * HAZARD_ROW_WORDS + step;
+        if (tables[at + 1]! < tables[at]!) descending++;
+        const kinds = EVENT_KINDS_AT + (row * STEPS + step) * EVENT_KIND_WORDS;
+        for (let k = 1; k < EVENT_KIND_WORDS; k++)
+          if (tables[kinds + k]! < tables[kinds + k - 1]!) descending++;
+      }
+    }
+    expect(descending).toBe(0);
+    // Some step has events at all (the tables are not empty).
+    expect(tables[HAZARD_ROW_WORDS - 1]!).toBeGreaterThan(0);
+  });
+});
 
 describe('event-driven sampler', () => {
   it('does not depend on how the draws are split into ranges or worker threads', async () => {
