@@ -24,6 +24,7 @@ import { type LeagueMatch, loadLeagueMatches } from './league-results.js';
 import { scoreDistribution } from './minute-model.js';
 import { dixonColesGrid, type MarketProbabilities, marketsFromGrid } from './score-grid.js';
 import { makeStepRateModel } from './step-rates.js';
+import { SUBGROUPS, subgroupsOf } from './subgroups.js';
 import { type WalkForwardMatch, walkForward } from './walk-forward.js';
 
 const DEFAULT_HELD_OUT_SEASONS = [2018, 2019, 2020, 2021, 2022] as const;
@@ -127,8 +128,34 @@ export interface BacktestResult {
     /** Box-score means per match: engine vs the matches' own statistics (where present). */
     box_score: { engine: Record<string, number>; observed: Record<string, number> };
   } | null;
+  /** The same scores per competition and per subgroup (subgroups.ts), and the per-league realism table. */
+  breakdown: Breakdown;
   thresholds: typeof CALIBRATION_THRESHOLDS;
   checks: { name: string; value: number; threshold: number; pass: boolean }[];
+}
+
+export interface GroupScores {
+  model: ForecastMetrics;
+  dixon_coles: ForecastMetrics;
+  /** Model RPS − Dixon-Coles RPS (negative: the model is better). */
+  rps_difference: number;
+}
+
+/** One box-score figure per match: the engine's mean against the matches' own statistics. */
+export interface LeagueRealismRow {
+  figure: string;
+  engine: number;
+  observed: number;
+  /** Allowed |engine − observed|: 5% of the observed figure plus two standard errors of its mean. */
+  tolerance: number;
+  pass: boolean;
+}
+
+export interface Breakdown {
+  by_competition: Record<string, GroupScores>;
+  by_subgroup: Record<string, GroupScores & { matches: number }>;
+  /** Per competition, over the engine-simulated matches that carry statistics. */
+  realism_by_competition: Record<string, { matches: number; rows: LeagueRealismRow[] }>;
 }
 
 interface ScoredForecast {
@@ -160,11 +187,13 @@ export async function backtestModel(options: BacktestOptions): Promise<BacktestR
   const observed = rated.map((r) => r.match);
 
   let engineCheck: BacktestResult['engine_check'] = null;
+  let simulated: SimulatedMatches = { matches: [], forecasts: [] };
   let headline = model;
   const every = options.engineEvery ?? 10;
   if (every > 0) {
     const checked = await checkWithEngine(options, params, every, { rated, model, baseline }, log);
     engineCheck = checked.check;
+    simulated = checked.simulated;
     if (checked.everyMatch) headline = checked.scored;
   }
 
@@ -191,6 +220,7 @@ export async function backtestModel(options: BacktestOptions): Promise<BacktestR
     comparison,
     realism: { observed: observedRealism, model: modelRealism, checks: realismChecks },
     engine_check: engineCheck,
+    breakdown: breakdown(matches, observed, { model: headline, baseline }, simulated),
     thresholds: CALIBRATION_THRESHOLDS,
     checks,
   };
@@ -251,6 +281,7 @@ async function checkWithEngine(
 ): Promise<{
   check: NonNullable<BacktestResult['engine_check']>;
   scored: ScoredForecast[];
+  simulated: SimulatedMatches;
   everyMatch: boolean;
 }> {
   const { rated, model, baseline } = heldOut;
@@ -288,6 +319,7 @@ async function checkWithEngine(
       box_score: boxScores(forecasts, pickedMatches),
     },
     scored: engineScored,
+    simulated: { matches: pickedMatches, forecasts },
     everyMatch: picked.length === rated.length,
   };
 }
@@ -623,4 +655,93 @@ function boxScores(
     observed.red_cards += (s.home.redCards + s.away.redCards) / n;
   }
   return { engine, observed };
+}
+
+/** The matches the real engine simulated, with its forecasts, in the same order. */
+interface SimulatedMatches {
+  matches: readonly LeagueMatch[];
+  forecasts: readonly EngineForecast[];
+}
+
+/** Scores per competition and per subgroup, and the per-league realism of the simulated matches. */
+function breakdown(
+  all: readonly LeagueMatch[],
+  observed: readonly LeagueMatch[],
+  forecasts: { model: readonly ScoredForecast[]; baseline: readonly ScoredForecast[] },
+  simulated: SimulatedMatches,
+): Breakdown {
+  const groupsOf = subgroupsOf(all, observed);
+  const scoresOf = (keep: (m: LeagueMatch) => boolean): GroupScores & { matches: number } => {
+    const picked = observed.map((_m, i) => i).filter((i) => keep(observed[i]!));
+    const matches = picked.map((i) => observed[i]!);
+    const model = scoreForecasts(
+      picked.map((i) => forecasts.model[i]!),
+      matches,
+    );
+    const dixonColes = scoreForecasts(
+      picked.map((i) => forecasts.baseline[i]!),
+      matches,
+    );
+    return {
+      matches: matches.length,
+      model,
+      dixon_coles: dixonColes,
+      rps_difference: model.rps_1x2 - dixonColes.rps_1x2,
+    };
+  };
+  const competitions = [...new Set(observed.map((m) => m.competition))].sort();
+  const byCompetition: Breakdown['by_competition'] = {};
+  const realism: Breakdown['realism_by_competition'] = {};
+  for (const competition of competitions) {
+    const { model, dixon_coles, rps_difference } = scoresOf((m) => m.competition === competition);
+    byCompetition[competition] = { model, dixon_coles, rps_difference };
+    const own = simulated.matches
+      .map((_m, i) => i)
+      .filter((i) => simulated.matches[i]!.competition === competition);
+    realism[competition] = leagueRealism(
+      own.map((i) => simulated.matches[i]!),
+      own.map((i) => simulated.forecasts[i]!),
+    );
+  }
+  const bySubgroup: Breakdown['by_subgroup'] = {};
+  for (const group of SUBGROUPS)
+    bySubgroup[group] = scoresOf((m) => groupsOf.get(m)?.includes(group) ?? false);
+  return { by_competition: byCompetition, by_subgroup: bySubgroup, realism_by_competition: realism };
+}
+
+/** Engine box-score means against the matches' own statistics (matches without statistics left out). */
+function leagueRealism(
+  matches: readonly LeagueMatch[],
+  forecasts: readonly EngineForecast[],
+): { matches: number; rows: LeagueRealismRow[] } {
+  const withStats = matches.map((m, i) => ({ m, f: forecasts[i]! })).filter(({ m }) => m.stats);
+  const figures: [string, (f: EngineForecast) => number, (m: LeagueMatch) => number][] = [
+    ['goals', (f) => f.home.goals + f.away.goals, (m) => m.homeGoals + m.awayGoals],
+    ['shots', (f) => f.home.shots + f.away.shots, (m) => m.stats!.home.shots + m.stats!.away.shots],
+    [
+      'shots_on_target',
+      (f) => f.home.shotsOnTarget + f.away.shotsOnTarget,
+      (m) => m.stats!.home.shotsOnTarget + m.stats!.away.shotsOnTarget,
+    ],
+    [
+      'yellow_cards',
+      (f) => f.home.yellowCards + f.away.yellowCards,
+      (m) => m.stats!.home.yellowCards + m.stats!.away.yellowCards,
+    ],
+    [
+      'red_cards',
+      (f) => f.home.redCards + f.away.redCards,
+      (m) => m.stats!.home.redCards + m.stats!.away.redCards,
+    ],
+  ];
+  const n = withStats.length;
+  const rows = figures.map(([figure, fromEngine, fromMatch]): LeagueRealismRow => {
+    const engine = withStats.reduce((s, { f }) => s + fromEngine(f), 0) / Math.max(1, n);
+    const values = withStats.map(({ m }) => fromMatch(m));
+    const observed = values.reduce((s, v) => s + v, 0) / Math.max(1, n);
+    const variance = values.reduce((s, v) => s + (v - observed) ** 2, 0) / Math.max(1, n - 1);
+    const tolerance = 0.05 * observed + 2 * Math.sqrt(variance / Math.max(1, n));
+    return { figure, engine, observed, tolerance, pass: n > 0 && Math.abs(engine - observed) <= tolerance };
+  });
+  return { matches: n, rows };
 }
