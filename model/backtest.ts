@@ -8,6 +8,7 @@
 // every `engineEvery`-th match is also simulated by the real engine (fallback/, worker threads) and
 // scored beside the analytic figures on the same matches, which checks the two agree.
 import { createCpuEngine } from '../fallback/cpu-engine.js';
+import { paramsForFixture } from '../src/engine/contract/match-inputs.js';
 import type { ModelParams } from '../src/engine/contract/model-params.js';
 import { type EngineForecast, engineForecast } from './engine-forecast.js';
 import { fitModel } from './fit-model.js';
@@ -20,11 +21,12 @@ import {
   type ThreeWay,
   threeWayLogLoss,
 } from './forecast-scores.js';
+import { competitionProfile } from './league-profile.js';
 import { type LeagueMatch, loadLeagueMatches } from './league-results.js';
 import { scoreDistribution } from './minute-model.js';
 import { dixonColesGrid, type MarketProbabilities, marketsFromGrid } from './score-grid.js';
 import { makeStepRateModel } from './step-rates.js';
-import { SUBGROUPS, subgroupsOf } from './subgroups.js';
+import { newcomerTest, SUBGROUPS, subgroupsOf } from './subgroups.js';
 import { type WalkForwardMatch, walkForward } from './walk-forward.js';
 
 const DEFAULT_HELD_OUT_SEASONS = [2018, 2019, 2020, 2021, 2022] as const;
@@ -156,6 +158,17 @@ export interface Breakdown {
   by_subgroup: Record<string, GroupScores & { matches: number }>;
   /** Per competition, over the engine-simulated matches that carry statistics. */
   realism_by_competition: Record<string, { matches: number; rows: LeagueRealismRow[] }>;
+  /** Points of clubs new to their league (subgroups.ts): forecast against won, per club and season. */
+  promoted_points: PromotedPoints;
+}
+
+export interface PromotedPoints {
+  /** Newcomer club-seasons in the held-out matches. */
+  club_seasons: number;
+  /** Mean points per newcomer club-season: won, and expected by each forecaster (3 · win + draw). */
+  actual: number;
+  model: number;
+  dixon_coles: number;
 }
 
 interface ScoredForecast {
@@ -181,7 +194,7 @@ export async function backtestModel(options: BacktestOptions): Promise<BacktestR
   log(`backtest: ${rated.length} held-out matches; model probabilities`);
   const { model, baseline, base } = heldOutForecasts(
     rated,
-    makeStepRateModel(params),
+    stepModelsByCompetition(params, competitions),
     baseRateTable(matches),
   );
   const observed = rated.map((r) => r.match);
@@ -251,17 +264,32 @@ async function fitConstants(
   ).params;
 }
 
+type StepRateModel = ReturnType<typeof makeStepRateModel>;
+
+/**
+ * The engine's per-step probabilities for each competition: the global constants with the
+ * competition's own card and shot rates (its league profile), as the engine compiles its fixtures.
+ */
+function stepModelsByCompetition(
+  params: ModelParams,
+  competitions: readonly string[],
+): Map<string, StepRateModel> {
+  return new Map(
+    competitions.map((c) => [c, makeStepRateModel(paramsForFixture(params, competitionProfile(c, params)))]),
+  );
+}
+
 /** The three forecasters' forecasts of every held-out match. */
 function heldOutForecasts(
   rated: readonly WalkForwardMatch[],
-  stepModel: ReturnType<typeof makeStepRateModel>,
+  stepModels: ReadonlyMap<string, StepRateModel>,
   baseRates: (match: LeagueMatch) => ScoredForecast,
 ): { model: ScoredForecast[]; baseline: ScoredForecast[]; base: ScoredForecast[] } {
   const model: ScoredForecast[] = [];
   const baseline: ScoredForecast[] = [];
   const base: ScoredForecast[] = [];
   for (const { match, model: m, baseline: b } of rated) {
-    model.push(analyticForecast(stepModel, m.lambdaHome, m.lambdaAway));
+    model.push(analyticForecast(stepModels.get(match.competition)!, m.lambdaHome, m.lambdaAway));
     baseline.push(dixonColesForecast(b.lambdaHome, b.lambdaAway, b.rho));
     base.push(baseRates(match));
   }
@@ -344,7 +372,7 @@ async function simulateMatches(
           engine,
           params,
           { home: r.model.lambdaHome, away: r.model.lambdaAway },
-          { draws, seed: 1 + i },
+          { draws, seed: 1 + i, profile: competitionProfile(r.match.competition, params) },
         ),
       );
     }
@@ -389,11 +417,7 @@ function beatsBaselines(comparison: BacktestResult['comparison']): boolean {
 
 const MAX_GOALS = 10;
 
-function analyticForecast(
-  stepModel: ReturnType<typeof makeStepRateModel>,
-  lambdaHome: number,
-  lambdaAway: number,
-): ScoredForecast {
+function analyticForecast(stepModel: StepRateModel, lambdaHome: number, lambdaAway: number): ScoredForecast {
   const table = stepModel.table(stepModel.calibratedBase([lambdaHome, lambdaAway], 5));
   const dist = scoreDistribution(table, { maxGoals: MAX_GOALS, withHtFt: true });
   return gridForecast(dist.fullTime, dist.halfTime, dist.htFt, MAX_GOALS + 1);
@@ -706,7 +730,44 @@ function breakdown(
   const bySubgroup: Breakdown['by_subgroup'] = {};
   for (const group of SUBGROUPS)
     bySubgroup[group] = scoresOf((m) => groupsOf.get(m)?.includes(group) ?? false);
-  return { by_competition: byCompetition, by_subgroup: bySubgroup, realism_by_competition: realism };
+  return {
+    by_competition: byCompetition,
+    by_subgroup: bySubgroup,
+    realism_by_competition: realism,
+    promoted_points: promotedPoints(all, observed, forecasts),
+  };
+}
+
+/** Points of every newcomer side in the held-out matches: won, and expected by the two forecasters. */
+function promotedPoints(
+  all: readonly LeagueMatch[],
+  observed: readonly LeagueMatch[],
+  forecasts: { model: readonly ScoredForecast[]; baseline: readonly ScoredForecast[] },
+): PromotedPoints {
+  const isNew = newcomerTest(all);
+  const clubSeasons = new Set<string>();
+  const totals = { actual: 0, model: 0, dixon_coles: 0 };
+  const expected = (f: ScoredForecast, home: boolean) =>
+    3 * (home ? f.markets.home : f.markets.away) + f.markets.draw;
+  observed.forEach((m, i) => {
+    for (const home of [true, false]) {
+      const team = home ? m.home : m.away;
+      if (!isNew(m, team)) continue;
+      clubSeasons.add(`${m.competition} ${m.season} ${team}`);
+      const own = home ? m.homeGoals : m.awayGoals;
+      const other = home ? m.awayGoals : m.homeGoals;
+      totals.actual += own > other ? 3 : own === other ? 1 : 0;
+      totals.model += expected(forecasts.model[i]!, home);
+      totals.dixon_coles += expected(forecasts.baseline[i]!, home);
+    }
+  });
+  const n = Math.max(1, clubSeasons.size);
+  return {
+    club_seasons: clubSeasons.size,
+    actual: totals.actual / n,
+    model: totals.model / n,
+    dixon_coles: totals.dixon_coles / n,
+  };
 }
 
 /** Engine box-score means against the matches' own statistics (matches without statistics left out). */

@@ -80,7 +80,14 @@ describe('backtestModel', () => {
       'yellow_cards',
       'red_cards',
     ]);
-    for (const row of realism.rows) expect(row.pass).toBe(Math.abs(row.engine - row.observed) <= row.tolerance);
+    for (const row of realism.rows)
+      expect(row.pass).toBe(Math.abs(row.engine - row.observed) <= row.tolerance);
+    // Three clubs came up: their points, won and forecast, per club-season.
+    const points = result.breakdown.promoted_points;
+    expect(points.club_seasons).toBe(3);
+    expect(points.actual).toBeGreaterThan(20);
+    expect(points.actual).toBeLessThan(80);
+    expect(Math.abs(points.model - points.actual)).toBeLessThan(15);
 
     expect(result.probabilities).toBe('analytic');
     expect(['qualified', 'unqualified']).toContain(result.status);
