@@ -6,6 +6,7 @@ import { compileFixture } from '../../src/engine/compile.js';
 import { COUNTER_WORDS, finalizeCounters } from '../../src/engine/contract/layout.js';
 import {
   type CompetitionProfile,
+  fittedCompetitionProfile,
   type MatchInputs,
   matchInputsSchema,
   paramsForFixture,
@@ -84,5 +85,17 @@ describe('league profiles', () => {
     // Same goals from a lower conversion: more shots.
     expect(total(profiled, 'shots')).toBeGreaterThan(total(plain, 'shots') * 1.1);
     expect(profiled.goals.expected.total).toBeCloseTo(plain.goals.expected.total, 1);
+  });
+
+  it('are shipped for the five fitted leagues, La Liga with more yellows than the Premier League', () => {
+    for (const league of ['bundesliga', 'la-liga', 'ligue-1', 'premier-league', 'serie-a']) {
+      expect(fittedCompetitionProfile(defaultModelParams, league)).toBeDefined();
+    }
+    const yellows = (league: string) => {
+      const p = fittedCompetitionProfile(defaultModelParams, league)!;
+      return p.yellow_per_match.home + p.yellow_per_match.away;
+    };
+    expect(yellows('la-liga')).toBeGreaterThan(yellows('premier-league') + 1);
+    expect(fittedCompetitionProfile(defaultModelParams, 'no-such-league')).toBeUndefined();
   });
 });
