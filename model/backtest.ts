@@ -8,6 +8,7 @@
 // every `engineEvery`-th match is also simulated by the real engine (fallback/, worker threads) and
 // scored beside the analytic figures on the same matches, which checks the two agree.
 import { createCpuEngine } from '../fallback/cpu-engine.js';
+import { paramsForFixture } from '../src/engine/contract/match-inputs.js';
 import type { ModelParams } from '../src/engine/contract/model-params.js';
 import { type EngineForecast, engineForecast } from './engine-forecast.js';
 import { fitModel } from './fit-model.js';
@@ -20,10 +21,12 @@ import {
   type ThreeWay,
   threeWayLogLoss,
 } from './forecast-scores.js';
+import { competitionProfile } from './league-profile.js';
 import { type LeagueMatch, loadLeagueMatches } from './league-results.js';
 import { scoreDistribution } from './minute-model.js';
 import { dixonColesGrid, type MarketProbabilities, marketsFromGrid } from './score-grid.js';
 import { makeStepRateModel } from './step-rates.js';
+import { newcomerTest, SUBGROUPS, subgroupsOf } from './subgroups.js';
 import { type WalkForwardMatch, walkForward } from './walk-forward.js';
 
 const DEFAULT_HELD_OUT_SEASONS = [2018, 2019, 2020, 2021, 2022] as const;
@@ -127,8 +130,45 @@ export interface BacktestResult {
     /** Box-score means per match: engine vs the matches' own statistics (where present). */
     box_score: { engine: Record<string, number>; observed: Record<string, number> };
   } | null;
+  /** The same scores per competition and per subgroup (subgroups.ts), and the per-league realism table. */
+  breakdown: Breakdown;
   thresholds: typeof CALIBRATION_THRESHOLDS;
   checks: { name: string; value: number; threshold: number; pass: boolean }[];
+}
+
+export interface GroupScores {
+  model: ForecastMetrics;
+  dixon_coles: ForecastMetrics;
+  /** Model RPS − Dixon-Coles RPS (negative: the model is better). */
+  rps_difference: number;
+}
+
+/** One box-score figure per match: the engine's mean against the matches' own statistics. */
+export interface LeagueRealismRow {
+  figure: string;
+  engine: number;
+  observed: number;
+  /** Allowed |engine − observed|: 5% of the observed figure plus two standard errors of its mean. */
+  tolerance: number;
+  pass: boolean;
+}
+
+export interface Breakdown {
+  by_competition: Record<string, GroupScores>;
+  by_subgroup: Record<string, GroupScores & { matches: number }>;
+  /** Per competition, over the engine-simulated matches that carry statistics. */
+  realism_by_competition: Record<string, { matches: number; rows: LeagueRealismRow[] }>;
+  /** Points of clubs new to their league (subgroups.ts): forecast against won, per club and season. */
+  promoted_points: PromotedPoints;
+}
+
+export interface PromotedPoints {
+  /** Newcomer club-seasons in the held-out matches. */
+  club_seasons: number;
+  /** Mean points per newcomer club-season: won, and expected by each forecaster (3 · win + draw). */
+  actual: number;
+  model: number;
+  dixon_coles: number;
 }
 
 interface ScoredForecast {
@@ -154,17 +194,19 @@ export async function backtestModel(options: BacktestOptions): Promise<BacktestR
   log(`backtest: ${rated.length} held-out matches; model probabilities`);
   const { model, baseline, base } = heldOutForecasts(
     rated,
-    makeStepRateModel(params),
+    stepModelsByCompetition(params, competitions),
     baseRateTable(matches),
   );
   const observed = rated.map((r) => r.match);
 
   let engineCheck: BacktestResult['engine_check'] = null;
+  let simulated: SimulatedMatches = { matches: [], forecasts: [] };
   let headline = model;
   const every = options.engineEvery ?? 10;
   if (every > 0) {
     const checked = await checkWithEngine(options, params, every, { rated, model, baseline }, log);
     engineCheck = checked.check;
+    simulated = checked.simulated;
     if (checked.everyMatch) headline = checked.scored;
   }
 
@@ -191,6 +233,7 @@ export async function backtestModel(options: BacktestOptions): Promise<BacktestR
     comparison,
     realism: { observed: observedRealism, model: modelRealism, checks: realismChecks },
     engine_check: engineCheck,
+    breakdown: breakdown(matches, observed, { model: headline, baseline }, simulated),
     thresholds: CALIBRATION_THRESHOLDS,
     checks,
   };
@@ -221,17 +264,32 @@ async function fitConstants(
   ).params;
 }
 
+type StepRateModel = ReturnType<typeof makeStepRateModel>;
+
+/**
+ * The engine's per-step probabilities for each competition: the global constants with the
+ * competition's own card and shot rates (its league profile), as the engine compiles its fixtures.
+ */
+function stepModelsByCompetition(
+  params: ModelParams,
+  competitions: readonly string[],
+): Map<string, StepRateModel> {
+  return new Map(
+    competitions.map((c) => [c, makeStepRateModel(paramsForFixture(params, competitionProfile(c, params)))]),
+  );
+}
+
 /** The three forecasters' forecasts of every held-out match. */
 function heldOutForecasts(
   rated: readonly WalkForwardMatch[],
-  stepModel: ReturnType<typeof makeStepRateModel>,
+  stepModels: ReadonlyMap<string, StepRateModel>,
   baseRates: (match: LeagueMatch) => ScoredForecast,
 ): { model: ScoredForecast[]; baseline: ScoredForecast[]; base: ScoredForecast[] } {
   const model: ScoredForecast[] = [];
   const baseline: ScoredForecast[] = [];
   const base: ScoredForecast[] = [];
   for (const { match, model: m, baseline: b } of rated) {
-    model.push(analyticForecast(stepModel, m.lambdaHome, m.lambdaAway));
+    model.push(analyticForecast(stepModels.get(match.competition)!, m.lambdaHome, m.lambdaAway));
     baseline.push(dixonColesForecast(b.lambdaHome, b.lambdaAway, b.rho));
     base.push(baseRates(match));
   }
@@ -251,6 +309,7 @@ async function checkWithEngine(
 ): Promise<{
   check: NonNullable<BacktestResult['engine_check']>;
   scored: ScoredForecast[];
+  simulated: SimulatedMatches;
   everyMatch: boolean;
 }> {
   const { rated, model, baseline } = heldOut;
@@ -288,6 +347,7 @@ async function checkWithEngine(
       box_score: boxScores(forecasts, pickedMatches),
     },
     scored: engineScored,
+    simulated: { matches: pickedMatches, forecasts },
     everyMatch: picked.length === rated.length,
   };
 }
@@ -312,7 +372,7 @@ async function simulateMatches(
           engine,
           params,
           { home: r.model.lambdaHome, away: r.model.lambdaAway },
-          { draws, seed: 1 + i },
+          { draws, seed: 1 + i, profile: competitionProfile(r.match.competition, params) },
         ),
       );
     }
@@ -357,11 +417,7 @@ function beatsBaselines(comparison: BacktestResult['comparison']): boolean {
 
 const MAX_GOALS = 10;
 
-function analyticForecast(
-  stepModel: ReturnType<typeof makeStepRateModel>,
-  lambdaHome: number,
-  lambdaAway: number,
-): ScoredForecast {
+function analyticForecast(stepModel: StepRateModel, lambdaHome: number, lambdaAway: number): ScoredForecast {
   const table = stepModel.table(stepModel.calibratedBase([lambdaHome, lambdaAway], 5));
   const dist = scoreDistribution(table, { maxGoals: MAX_GOALS, withHtFt: true });
   return gridForecast(dist.fullTime, dist.halfTime, dist.htFt, MAX_GOALS + 1);
@@ -623,4 +679,130 @@ function boxScores(
     observed.red_cards += (s.home.redCards + s.away.redCards) / n;
   }
   return { engine, observed };
+}
+
+/** The matches the real engine simulated, with its forecasts, in the same order. */
+interface SimulatedMatches {
+  matches: readonly LeagueMatch[];
+  forecasts: readonly EngineForecast[];
+}
+
+/** Scores per competition and per subgroup, and the per-league realism of the simulated matches. */
+function breakdown(
+  all: readonly LeagueMatch[],
+  observed: readonly LeagueMatch[],
+  forecasts: { model: readonly ScoredForecast[]; baseline: readonly ScoredForecast[] },
+  simulated: SimulatedMatches,
+): Breakdown {
+  const groupsOf = subgroupsOf(all, observed);
+  const scoresOf = (keep: (m: LeagueMatch) => boolean): GroupScores & { matches: number } => {
+    const picked = observed.map((_m, i) => i).filter((i) => keep(observed[i]!));
+    const matches = picked.map((i) => observed[i]!);
+    const model = scoreForecasts(
+      picked.map((i) => forecasts.model[i]!),
+      matches,
+    );
+    const dixonColes = scoreForecasts(
+      picked.map((i) => forecasts.baseline[i]!),
+      matches,
+    );
+    return {
+      matches: matches.length,
+      model,
+      dixon_coles: dixonColes,
+      rps_difference: model.rps_1x2 - dixonColes.rps_1x2,
+    };
+  };
+  const competitions = [...new Set(observed.map((m) => m.competition))].sort();
+  const byCompetition: Breakdown['by_competition'] = {};
+  const realism: Breakdown['realism_by_competition'] = {};
+  for (const competition of competitions) {
+    const { model, dixon_coles, rps_difference } = scoresOf((m) => m.competition === competition);
+    byCompetition[competition] = { model, dixon_coles, rps_difference };
+    const own = simulated.matches
+      .map((_m, i) => i)
+      .filter((i) => simulated.matches[i]!.competition === competition);
+    realism[competition] = leagueRealism(
+      own.map((i) => simulated.matches[i]!),
+      own.map((i) => simulated.forecasts[i]!),
+    );
+  }
+  const bySubgroup: Breakdown['by_subgroup'] = {};
+  for (const group of SUBGROUPS)
+    bySubgroup[group] = scoresOf((m) => groupsOf.get(m)?.includes(group) ?? false);
+  return {
+    by_competition: byCompetition,
+    by_subgroup: bySubgroup,
+    realism_by_competition: realism,
+    promoted_points: promotedPoints(all, observed, forecasts),
+  };
+}
+
+/** Points of every newcomer side in the held-out matches: won, and expected by the two forecasters. */
+function promotedPoints(
+  all: readonly LeagueMatch[],
+  observed: readonly LeagueMatch[],
+  forecasts: { model: readonly ScoredForecast[]; baseline: readonly ScoredForecast[] },
+): PromotedPoints {
+  const isNew = newcomerTest(all);
+  const clubSeasons = new Set<string>();
+  const totals = { actual: 0, model: 0, dixon_coles: 0 };
+  const expected = (f: ScoredForecast, home: boolean) =>
+    3 * (home ? f.markets.home : f.markets.away) + f.markets.draw;
+  observed.forEach((m, i) => {
+    for (const home of [true, false]) {
+      const team = home ? m.home : m.away;
+      if (!isNew(m, team)) continue;
+      clubSeasons.add(`${m.competition} ${m.season} ${team}`);
+      const own = home ? m.homeGoals : m.awayGoals;
+      const other = home ? m.awayGoals : m.homeGoals;
+      totals.actual += own > other ? 3 : own === other ? 1 : 0;
+      totals.model += expected(forecasts.model[i]!, home);
+      totals.dixon_coles += expected(forecasts.baseline[i]!, home);
+    }
+  });
+  const n = Math.max(1, clubSeasons.size);
+  return {
+    club_seasons: clubSeasons.size,
+    actual: totals.actual / n,
+    model: totals.model / n,
+    dixon_coles: totals.dixon_coles / n,
+  };
+}
+
+/** Engine box-score means against the matches' own statistics (matches without statistics left out). */
+function leagueRealism(
+  matches: readonly LeagueMatch[],
+  forecasts: readonly EngineForecast[],
+): { matches: number; rows: LeagueRealismRow[] } {
+  const withStats = matches.map((m, i) => ({ m, f: forecasts[i]! })).filter(({ m }) => m.stats);
+  const figures: [string, (f: EngineForecast) => number, (m: LeagueMatch) => number][] = [
+    ['goals', (f) => f.home.goals + f.away.goals, (m) => m.homeGoals + m.awayGoals],
+    ['shots', (f) => f.home.shots + f.away.shots, (m) => m.stats!.home.shots + m.stats!.away.shots],
+    [
+      'shots_on_target',
+      (f) => f.home.shotsOnTarget + f.away.shotsOnTarget,
+      (m) => m.stats!.home.shotsOnTarget + m.stats!.away.shotsOnTarget,
+    ],
+    [
+      'yellow_cards',
+      (f) => f.home.yellowCards + f.away.yellowCards,
+      (m) => m.stats!.home.yellowCards + m.stats!.away.yellowCards,
+    ],
+    [
+      'red_cards',
+      (f) => f.home.redCards + f.away.redCards,
+      (m) => m.stats!.home.redCards + m.stats!.away.redCards,
+    ],
+  ];
+  const n = withStats.length;
+  const rows = figures.map(([figure, fromEngine, fromMatch]): LeagueRealismRow => {
+    const engine = withStats.reduce((s, { f }) => s + fromEngine(f), 0) / Math.max(1, n);
+    const values = withStats.map(({ m }) => fromMatch(m));
+    const observed = values.reduce((s, v) => s + v, 0) / Math.max(1, n);
+    const variance = values.reduce((s, v) => s + (v - observed) ** 2, 0) / Math.max(1, n - 1);
+    const tolerance = 0.05 * observed + 2 * Math.sqrt(variance / Math.max(1, n));
+    return { figure, engine, observed, tolerance, pass: n > 0 && Math.abs(engine - observed) <= tolerance };
+  });
+  return { matches: n, rows };
 }

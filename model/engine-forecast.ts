@@ -16,6 +16,7 @@ import {
   TEAM_SHOTS_ON_TARGET,
   TEAM_YELLOWS,
 } from '../src/engine/contract/layout.js';
+import type { CompetitionProfile } from '../src/engine/contract/match-inputs.js';
 import type { ModelParams } from '../src/engine/contract/model-params.js';
 import { referenceFixture } from './reference-fixture.js';
 
@@ -41,9 +42,10 @@ export async function engineForecast(
   engine: CpuEngine,
   params: ModelParams,
   rated: { home: number; away: number },
-  options: { draws: number; seed: number },
+  options: { draws: number; seed: number; profile?: CompetitionProfile | undefined },
 ): Promise<EngineForecast> {
-  const compiled = compileFixture(referenceFixture(options.seed, rated.home, rated.away), params);
+  const fixture = referenceFixture(options.seed, rated.home, rated.away, options.profile);
+  const compiled = compileFixture(fixture, params);
   const { counts } = await engine.run(compiled, {
     draws: options.draws,
     seed: { lo: options.seed >>> 0, hi: 0x5eed },

@@ -61,6 +61,23 @@ export interface CompetitionSummary {
   away_goals_per_match: number;
 }
 
+/** A competition's own card and shot rates (its league profile for the engine, docs/model.md). */
+export interface CompetitionRates {
+  yellow_home: number;
+  yellow_away: number;
+  straight_red_home: number;
+  straight_red_away: number;
+  booked_player_factor: number;
+  shot_conversion: number;
+  shot_on_target_share: number;
+  /** Observed, for the report: all red cards per match and shots per match. */
+  red_cards_per_match: number;
+  shots_per_match: number;
+}
+
+/** Seasons (most recent) a league's card and shot rates come from: they drift, so only the latest. */
+const PROFILE_SEASONS = 3;
+
 export interface FitReport {
   seasons: { from: number; to: number };
   matches: number;
@@ -115,7 +132,12 @@ export async function fitModel(options: FitOptions): Promise<FitResult> {
     samples,
     options.maxEvaluations === undefined ? {} : { maxEvaluations: options.maxEvaluations },
   );
-  params = withDynamics(params, dynamics, competitions, rates);
+  const profiles = competitionRates(
+    all,
+    { rates, bookedPlayerFactor: params.cards.booked_player_factor },
+    secondYellows ?? startSecondYellows(start, rates),
+  );
+  params = withDynamics(params, dynamics, mergeSummaries(competitions, profiles), rates);
 
   return {
     params,
@@ -190,7 +212,7 @@ function withStraightReds(
 function withDynamics(
   params: ModelParams,
   dynamics: DynamicsFit,
-  competitions: Record<string, CompetitionSummary>,
+  competitions: Record<string, Record<string, number>>,
   rates: ClubRates,
 ): ModelParams {
   let fitted: ModelParams = {
@@ -273,6 +295,64 @@ function competitionSummaries(all: readonly LeagueMatch[]): {
     );
   }
   return { competitions, ratings };
+}
+
+/**
+ * Each competition's card and shot rates over its latest seasons. Red cards keep the global split
+ * between straight reds and second yellows: the engine's second yellows grow with the square of the
+ * yellow-card rate (a second yellow needs two) and in proportion to the booked-player factor, so the
+ * league's factor is the global one scaled until its second yellows are the global share of its reds.
+ */
+function competitionRates(
+  all: readonly LeagueMatch[],
+  global: { rates: ClubRates; bookedPlayerFactor: number },
+  secondYellows: { home: number; away: number },
+): Record<string, CompetitionRates> {
+  const out: Record<string, CompetitionRates> = {};
+  const g = global.rates;
+  const secondYellowShare = (secondYellows.home + secondYellows.away) / (g.red.home + g.red.away);
+  for (const name of [...new Set(all.map((m) => m.competition))].sort()) {
+    const own = all.filter((m) => m.competition === name && m.stats);
+    const last = Math.max(...own.map((m) => m.season));
+    const rates = clubRates(own.filter((m) => m.season > last - PROFILE_SEASONS));
+    // Second yellows the global factor would make in this league, and the factor that gives its share.
+    const atGlobalFactor = (['home', 'away'] as const).reduce(
+      (s, side) => s + secondYellows[side] * (rates.yellow[side] / g.yellow[side]) ** 2,
+      0,
+    );
+    const wanted = secondYellowShare * (rates.red.home + rates.red.away);
+    const factor = Math.min(1, Math.max(0.05, (global.bookedPlayerFactor * wanted) / atGlobalFactor));
+    const straight = (side: 'home' | 'away') => Math.max(0.005, rates.red[side] * (1 - secondYellowShare));
+    out[name] = {
+      yellow_home: rates.yellow.home,
+      yellow_away: rates.yellow.away,
+      straight_red_home: straight('home'),
+      straight_red_away: straight('away'),
+      booked_player_factor: factor,
+      shot_conversion: rates.conversion,
+      shot_on_target_share: rates.onTargetShare,
+      red_cards_per_match: rates.red.home + rates.red.away,
+      shots_per_match: rates.shotsPerMatch,
+    };
+  }
+  return out;
+}
+
+/** Without an engine measurement: the second yellows the start's constants imply (observed − straight). */
+function startSecondYellows(start: ModelParams, rates: ClubRates): { home: number; away: number } {
+  return {
+    home: Math.max(0, rates.red.home - start.cards.straight_red_per_match.home),
+    away: Math.max(0, rates.red.away - start.cards.straight_red_per_match.away),
+  };
+}
+
+function mergeSummaries(
+  competitions: Record<string, CompetitionSummary>,
+  profiles: Record<string, CompetitionRates>,
+): Record<string, Record<string, number>> {
+  return Object.fromEntries(
+    Object.entries(competitions).map(([name, summary]) => [name, { ...summary, ...profiles[name] }]),
+  );
 }
 
 interface ClubRates {

@@ -1,5 +1,6 @@
 // The fitted leagues' rating scales, stored by `matchsim model fit` under `league_profile` in
 // model-params.json: what the demo data needs to draw fictional teams that play like real ones.
+import { type CompetitionProfile, fittedCompetitionProfile } from '../src/engine/contract/match-inputs.js';
 import { defaultModelParams, type ModelParams } from '../src/engine/contract/model-params.js';
 
 export interface LeagueProfile {
@@ -80,4 +81,15 @@ export function fictionalTeamRatings(
       defence: profile.defence_mean + profile.defence_sd * z2,
     };
   });
+}
+
+/**
+ * The engine's profile of a fitted league (MatchInputs.profile): its own card and shot rates, fitted by
+ * `matchsim model fit` (model/fit-model.ts, `competitionRates`); undefined when the parameters lack them.
+ */
+export function competitionProfile(
+  league: string,
+  params: ModelParams = defaultModelParams,
+): CompetitionProfile | undefined {
+  return fittedCompetitionProfile(params, league);
 }

@@ -2,7 +2,12 @@
 // rated goal figures: neutral ratings scaffolding (intercept and home advantage folded into attack) and
 // a fixed 11 with a 7-man bench, so the lineup-strength bucket is neutral and only the ratings, the
 // in-match dynamics and the card and shot rates shape the result.
-import type { MatchInputs, PlayerProfile, SideInputs } from '../src/engine/contract/match-inputs.js';
+import type {
+  CompetitionProfile,
+  MatchInputs,
+  PlayerProfile,
+  SideInputs,
+} from '../src/engine/contract/match-inputs.js';
 
 const LINES = [
   { position: 'goalkeeper', starters: 1, bench: 1, goal: 0, assist: 0.01, shot: 0.005, card: 0.3 },
@@ -42,9 +47,15 @@ function referenceSide(teamId: number, attack: number): SideInputs {
   };
 }
 
-/** Inputs whose rated goals are exactly `home` and `away`. */
-export function referenceFixture(fixtureId: number, home: number, away: number): MatchInputs {
+/** Inputs whose rated goals are exactly `home` and `away`, with a competition's profile if given. */
+export function referenceFixture(
+  fixtureId: number,
+  home: number,
+  away: number,
+  profile?: CompetitionProfile | undefined,
+): MatchInputs {
   return {
+    ...(profile ? { profile } : {}),
     fixture_id: fixtureId,
     kickoff: '2026-01-01T15:00:00Z',
     state: 'inputs_final',

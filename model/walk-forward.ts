@@ -5,12 +5,15 @@
 //   league's goals per shot on target), which carries more information per match than goals alone;
 // - the baseline: plain Dixon-Coles, goals only, same decay, no prior.
 import type { LeagueMatch } from './league-results.js';
+import { learnNewcomerPriors } from './newcomer-prior.js';
+import { newcomerTest } from './subgroups.js';
 import {
   expectedGoals,
   fitTeamRatings,
   type RatedMatch,
   type RatingFit,
   refitGoalLevel,
+  type TeamRating,
 } from './team-ratings.js';
 
 export interface RatingConfig {
@@ -24,6 +27,10 @@ export interface RatingConfig {
   shotWeight: number;
   /** Fit Dixon-Coles' ρ. */
   fitRho: boolean;
+  /** Clubs new to the competition start from the league's learned newcomer prior (newcomer-prior.ts). */
+  newcomerPrior: boolean;
+  /** Decay per competition where it differs from `decayPerDay` (tuned by walk-forward). */
+  decayByCompetition?: Readonly<Record<string, number>>;
 }
 
 export const MODEL_RATINGS: RatingConfig = {
@@ -32,6 +39,7 @@ export const MODEL_RATINGS: RatingConfig = {
   priorSd: 0.5,
   shotWeight: 0.3,
   fitRho: true,
+  newcomerPrior: true,
 };
 
 const BASELINE_RATINGS: RatingConfig = {
@@ -40,6 +48,7 @@ const BASELINE_RATINGS: RatingConfig = {
   priorSd: Number.POSITIVE_INFINITY,
   shotWeight: 0,
   fitRho: true,
+  newcomerPrior: false,
 };
 
 /** Goals per shot on target by competition, from matches that carry the statistics. */
@@ -84,12 +93,13 @@ export function fitCompetitionRatings(
   config: RatingConfig,
   asOf: number,
   start?: RatingFit,
+  meanFor?: (team: string) => TeamRating,
 ): RatingFit {
   const recent = signal.filter((m) => m.day < asOf && m.day >= asOf - config.windowDays);
   const fit = fitTeamRatings(recent, {
     asOf,
     decayPerDay: config.decayPerDay,
-    prior: { sd: config.priorSd },
+    prior: { sd: config.priorSd, ...(meanFor ? { meanFor } : {}) },
     fitRho: config.fitRho,
     ...(start ? { start } : {}),
   });
@@ -122,39 +132,84 @@ export function walkForward(
   matches: readonly LeagueMatch[],
   options: WalkForwardOptions,
 ): WalkForwardMatch[] {
-  const heldOut = new Set(options.heldOutSeasons);
   const firstHeldOut = Math.min(...options.heldOutSeasons);
-  const refitEvery = options.refitEveryDays ?? 3;
   const modelConfig = options.model ?? MODEL_RATINGS;
   const baselineConfig = options.baseline ?? BASELINE_RATINGS;
-  // Goals per shot on target from seasons before the held-out ones only.
-  const conversion = goalsPerShotOnTarget(matches.filter((m) => m.season < firstHeldOut));
+  // Goals per shot on target and the newcomer priors from seasons before the held-out ones only.
+  const before = matches.filter((m) => m.season < firstHeldOut);
+  const context: CompetitionContext = {
+    heldOut: new Set(options.heldOutSeasons),
+    refitEvery: options.refitEveryDays ?? 3,
+    conversion: goalsPerShotOnTarget(before),
+    newcomerPriors: modelConfig.newcomerPrior ? learnNewcomerPriors(before, firstHeldOut) : new Map(),
+    isNew: newcomerTest(matches),
+  };
   const out: WalkForwardMatch[] = [];
   const competitions = [...new Set(matches.map((m) => m.competition))].sort();
   for (const competition of competitions) {
     const own = matches.filter((m) => m.competition === competition);
-    const modelSignal = ratingSignal(own, modelConfig, conversion);
-    const baselineSignal = ratingSignal(own, baselineConfig, conversion);
-    let modelFit: RatingFit | undefined;
-    let baselineFit: RatingFit | undefined;
-    let fittedOn = Number.NEGATIVE_INFINITY;
-    for (const match of own) {
-      if (!heldOut.has(match.season)) continue;
-      if (!modelFit || !baselineFit || match.day - fittedOn >= refitEvery) {
-        modelFit = fitCompetitionRatings(modelSignal, modelConfig, match.day, modelFit);
-        baselineFit = fitCompetitionRatings(baselineSignal, baselineConfig, match.day, baselineFit);
-        fittedOn = match.day;
-      }
-      const m = expectedGoals(modelFit, match.home, match.away);
-      const b = expectedGoals(baselineFit, match.home, match.away);
-      out.push({
-        match,
-        model: { lambdaHome: m.home, lambdaAway: m.away, rho: modelFit.rho },
-        baseline: { lambdaHome: b.home, lambdaAway: b.away, rho: baselineFit.rho },
-      });
-    }
+    out.push(
+      ...walkForwardCompetition(
+        own,
+        forCompetition(modelConfig, competition),
+        forCompetition(baselineConfig, competition),
+        context,
+      ),
+    );
   }
   return out.sort(
     (a, b) => a.match.day - b.match.day || a.match.competition.localeCompare(b.match.competition),
   );
+}
+
+interface CompetitionContext {
+  heldOut: ReadonlySet<number>;
+  refitEvery: number;
+  conversion: ReadonlyMap<string, number>;
+  newcomerPriors: ReadonlyMap<string, TeamRating>;
+  isNew: (match: LeagueMatch, team: string) => boolean;
+}
+
+/** A configuration with its competition's own decay, where it has one. */
+export function forCompetition(config: RatingConfig, competition: string): RatingConfig {
+  const decay = config.decayByCompetition?.[competition];
+  return decay === undefined ? config : { ...config, decayPerDay: decay };
+}
+
+/** The walk-forward of one competition's held-out matches (all `own` matches are its history). */
+function walkForwardCompetition(
+  own: readonly LeagueMatch[],
+  modelConfig: RatingConfig,
+  baselineConfig: RatingConfig,
+  context: CompetitionContext,
+): WalkForwardMatch[] {
+  const modelSignal = ratingSignal(own, modelConfig, context.conversion);
+  const baselineSignal = ratingSignal(own, baselineConfig, context.conversion);
+  const average: TeamRating = { attack: 0, defence: 0 };
+  let modelFit: RatingFit | undefined;
+  let baselineFit: RatingFit | undefined;
+  let fittedOn = Number.NEGATIVE_INFINITY;
+  let fittedSeason = Number.NaN;
+  const out: WalkForwardMatch[] = [];
+  for (const match of own) {
+    if (!context.heldOut.has(match.season)) continue;
+    // Who is new depends on the season being forecast (its fixture list is known before it starts).
+    const newcomer = context.newcomerPriors.get(match.competition) ?? average;
+    const meanFor = (team: string) => (context.isNew(match, team) ? newcomer : average);
+    const stale = match.day - fittedOn >= context.refitEvery || match.season !== fittedSeason;
+    if (!modelFit || !baselineFit || stale) {
+      modelFit = fitCompetitionRatings(modelSignal, modelConfig, match.day, modelFit, meanFor);
+      baselineFit = fitCompetitionRatings(baselineSignal, baselineConfig, match.day, baselineFit);
+      fittedOn = match.day;
+      fittedSeason = match.season;
+    }
+    const m = expectedGoals(modelFit, match.home, match.away, meanFor);
+    const b = expectedGoals(baselineFit, match.home, match.away);
+    out.push({
+      match,
+      model: { lambdaHome: m.home, lambdaAway: m.away, rho: modelFit.rho },
+      baseline: { lambdaHome: b.home, lambdaAway: b.away, rho: baselineFit.rho },
+    });
+  }
+  return out;
 }

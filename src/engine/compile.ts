@@ -62,6 +62,7 @@ import {
   type MatchInputs,
   type PlayerProfile,
   PREDICTED_BENCH_SIZE,
+  paramsForFixture,
   type SideInputs,
 } from './contract/match-inputs.js';
 import type { ModelParams } from './contract/model-params.js';
@@ -85,7 +86,9 @@ function probabilityThreshold(p: number): number {
   return Math.min(TWO_POW_32 - 1, Math.floor(p * TWO_POW_32));
 }
 
-export function compileFixture(inputs: MatchInputs, params: ModelParams): CompiledFixture {
+export function compileFixture(inputs: MatchInputs, globalParams: ModelParams): CompiledFixture {
+  // The competition's card and shot rates replace the global ones (docs/model.md, "League profiles").
+  const params = paramsForFixture(globalParams, inputs.profile);
   const fixture = new Uint32Array(FIXTURE_WORDS);
   const added = addedTimeModel(params);
   for (let k = 0; k < MAX_ADDED_MINUTES; k++) {

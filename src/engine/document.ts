@@ -50,6 +50,7 @@ import {
   type MatchInputs,
   PLAYER_POSITIONS,
   type PlayerProfile,
+  paramsForFixture,
   type SideInputs,
   teamLabelSchema,
 } from './contract/match-inputs.js';
@@ -125,6 +126,21 @@ export const simulationDocumentSchema = z.object({
     draws: z.number().int(),
     /** The run's 64-bit seed as 16 hex digits: the same inputs give the same seed and document. */
     seed: z.string(),
+    /**
+     * The competition's constants the run used (docs/model.md, "League profiles"): its own card and
+     * shot rates (`source: competition`) or the model's global ones (`model`). Absent on documents
+     * made before league profiles existed.
+     */
+    league_profile: z
+      .object({
+        source: z.enum(['competition', 'model']),
+        intercept: z.number(),
+        home_advantage: z.number(),
+        yellow_per_match: z.object({ home: z.number(), away: z.number() }),
+        straight_red_per_match: z.object({ home: z.number(), away: z.number() }),
+        shots: z.object({ conversion: z.number(), on_target_share: z.number() }),
+      })
+      .optional(),
   }),
   result: resultSchema.extend({ calibrated: z.boolean() }),
   goals: z.object({
@@ -332,6 +348,23 @@ function basisOf(input: SimulationDocumentInput): SimulationDocument['basis'] {
     lineup_sources: { home: inputs.home.lineup.source, away: inputs.away.lineup.source },
     draws: input.draws,
     seed: seedToString(input.seed),
+    league_profile: leagueProfileBasis(inputs, input.params),
+  };
+}
+
+/** basis.league_profile: the per-competition constants the engine compiled this fixture with. */
+function leagueProfileBasis(
+  inputs: MatchInputs,
+  params: ModelParams,
+): NonNullable<SimulationDocument['basis']['league_profile']> {
+  const used = paramsForFixture(params, inputs.profile);
+  return {
+    source: inputs.profile ? 'competition' : 'model',
+    intercept: inputs.params.intercept,
+    home_advantage: inputs.params.home_advantage,
+    yellow_per_match: { ...used.cards.yellow_per_match },
+    straight_red_per_match: { ...used.cards.straight_red_per_match },
+    shots: { ...used.shots },
   };
 }
 

@@ -63,6 +63,32 @@ describe('backtestModel', () => {
     expect(result.engine_check?.engine.matches).toBe(4);
     expect(result.engine_check!.max_abs_difference_1x2).toBeLessThan(0.1);
 
+    // The breakdown: the one league is the whole; promoted and established split the season.
+    const { by_competition, by_subgroup, realism_by_competition } = result.breakdown;
+    expect(by_competition['premier-league']!.model).toEqual(model);
+    expect(by_competition['premier-league']!.dixon_coles).toEqual(dixon_coles);
+    expect(by_subgroup.promoted!.matches + by_subgroup.established!.matches).toBe(380);
+    // Three clubs came up in 2022/23, each with 38 matches (none met another twice in the other's count).
+    expect(by_subgroup.promoted!.matches).toBeGreaterThan(100);
+    expect(by_subgroup.early_season!.matches).toBeGreaterThan(20);
+    const realism = realism_by_competition['premier-league']!;
+    expect(realism.matches).toBe(4);
+    expect(realism.rows.map((r) => r.figure)).toEqual([
+      'goals',
+      'shots',
+      'shots_on_target',
+      'yellow_cards',
+      'red_cards',
+    ]);
+    for (const row of realism.rows)
+      expect(row.pass).toBe(Math.abs(row.engine - row.observed) <= row.tolerance);
+    // Three clubs came up: their points, won and forecast, per club-season.
+    const points = result.breakdown.promoted_points;
+    expect(points.club_seasons).toBe(3);
+    expect(points.actual).toBeGreaterThan(20);
+    expect(points.actual).toBeLessThan(80);
+    expect(Math.abs(points.model - points.actual)).toBeLessThan(15);
+
     expect(result.probabilities).toBe('analytic');
     expect(['qualified', 'unqualified']).toContain(result.status);
     expect(result.calibrated).toBe(result.status === 'qualified' && result.checks.every((c) => c.pass));

@@ -3,6 +3,7 @@
 // tables (./layout.ts) and the document builder reads its labels.
 import { z } from 'zod';
 import { PLAYER_SLOTS } from './layout.js';
+import type { ModelParams } from './model-params.js';
 
 export const PLAYER_POSITIONS = ['goalkeeper', 'defender', 'midfielder', 'attacker'] as const;
 export const LINEUP_SOURCES = ['predicted', 'announced', 'custom'] as const;
@@ -71,6 +72,36 @@ const sideInputsSchema = z.object({
 });
 export type SideInputs = z.infer<typeof sideInputsSchema>;
 
+const ratePerSide = z.object({
+  home: z.number().finite().min(0).max(10),
+  away: z.number().finite().min(0).max(10),
+});
+
+/**
+ * A competition's own card and shot rates (docs/model.md, "League profiles"), in place of the model's
+ * global constants (model-params.json `cards` and `shots`). Goals and home advantage are `params`.
+ */
+export const competitionProfileSchema = z
+  .object({
+    yellow_per_match: ratePerSide,
+    /** Straight reds; the engine adds second yellows from the yellow-card rate. */
+    straight_red_per_match: ratePerSide,
+    /**
+     * A booked player's card weight relative to before (model-params `cards.booked_player_factor`):
+     * sets how many second yellows the engine makes. Absent: the global constant.
+     */
+    booked_player_factor: z.number().min(0).max(1).optional(),
+    shots: z.object({
+      conversion: z.number().gt(0).lt(1),
+      on_target_share: z.number().gt(0).lt(1),
+    }),
+  })
+  .refine((profile) => profile.shots.on_target_share >= profile.shots.conversion, {
+    message: 'on_target_share must be at least conversion (goals are shots on target)',
+    path: ['shots', 'on_target_share'],
+  });
+export type CompetitionProfile = z.infer<typeof competitionProfileSchema>;
+
 export const matchInputsSchema = z
   .object({
     fixture_id: z.number().int(),
@@ -79,6 +110,8 @@ export const matchInputsSchema = z
     competition: competitionLabelSchema,
     /** Per competition, log scale. */
     params: z.object({ intercept: z.number().finite(), home_advantage: z.number().finite() }),
+    /** The competition's card and shot rates; absent: the model's global constants. */
+    profile: competitionProfileSchema.optional(),
     home: sideInputsSchema,
     away: sideInputsSchema,
   })
@@ -116,5 +149,51 @@ export function expectedGoalsFromRatings(inputs: MatchInputs): { home: number; a
   return {
     home: Math.exp(intercept + home_advantage + inputs.home.attack - inputs.away.defence),
     away: Math.exp(intercept + inputs.away.attack - inputs.home.defence),
+  };
+}
+
+/**
+ * The model constants one fixture is compiled with: the global ones, with its competition's card and
+ * shot rates where the inputs carry a league profile. Without one the very same object comes back, so
+ * a fixture without a profile compiles exactly as before profiles existed.
+ */
+export function paramsForFixture(params: ModelParams, profile: CompetitionProfile | undefined): ModelParams {
+  if (!profile) return params;
+  return {
+    ...params,
+    shots: { ...profile.shots },
+    cards: {
+      ...params.cards,
+      yellow_per_match: { ...profile.yellow_per_match },
+      straight_red_per_match: { ...profile.straight_red_per_match },
+      booked_player_factor: profile.booked_player_factor ?? params.cards.booked_player_factor,
+    },
+  };
+}
+
+/**
+ * A fitted league's profile from the model constants (`league_profile.<league>` in model-params.json,
+ * written by `matchsim model fit`); undefined when the constants carry none for it.
+ */
+export function fittedCompetitionProfile(
+  params: ModelParams,
+  league: string,
+): CompetitionProfile | undefined {
+  const f = params.league_profile?.[league];
+  const keys = [
+    'yellow_home',
+    'yellow_away',
+    'straight_red_home',
+    'straight_red_away',
+    'shot_conversion',
+    'shot_on_target_share',
+    'booked_player_factor',
+  ] as const;
+  if (!f || !keys.every((key) => typeof f[key] === 'number')) return undefined;
+  return {
+    yellow_per_match: { home: f.yellow_home!, away: f.yellow_away! },
+    straight_red_per_match: { home: f.straight_red_home!, away: f.straight_red_away! },
+    booked_player_factor: f.booked_player_factor!,
+    shots: { conversion: f.shot_conversion!, on_target_share: f.shot_on_target_share! },
   };
 }
