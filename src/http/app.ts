@@ -1,6 +1,8 @@
 // The Fastify application: cross-cutting concerns (request ids, auth, rate limits, errors, metrics,
 // OpenAPI) live here and in their plugins; each resource's routes live in routes/<resource>.ts.
 
+import { constants as zlib } from 'node:zlib';
+import compress from '@fastify/compress';
 import rateLimit from '@fastify/rate-limit';
 import swagger, { type SwaggerOptions } from '@fastify/swagger';
 import Fastify, { LogController } from 'fastify';
@@ -68,6 +70,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   installRequestHooks(app, deps, keyCache);
   await installRateLimits(app, deps);
   await app.register(swagger, openApiOptions(config.baseUrl));
+  // Bodies of 1 KiB and more leave compressed when the client accepts it (docs/api.md §1): brotli at a
+  // quality cheap enough to run per response, else gzip.
+  await app.register(compress, {
+    encodings: ['br', 'gzip'],
+    threshold: 1024,
+    brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } },
+  });
 
   // With METRICS_PORT, /metrics is served on that listener only (src/http/operations-app.ts).
   registerHealthRoutes(app, { ...deps, lifecycle }, config.METRICS_PORT === undefined ? 'admin' : 'off');
