@@ -1,5 +1,6 @@
 // Requests per second and p99 latency through the HTTP API (autocannon on loopback, bounded in time),
-// each next to a bare Fastify JSON route measured in the same run. The server runs in its own process
+// each next to a bare Fastify JSON route measured in the same run; GET /v1/credits next to a bare route
+// that runs the same one-row SELECT through postgres.js (the database's own cost of the read). The server runs in its own process
 // so that it and the load generator each have a core.
 import autocannon from 'autocannon';
 import type { BenchRow } from './report.js';
@@ -20,6 +21,9 @@ export async function benchHttp(): Promise<BenchRow[]> {
   const bareServer = await startServer('bare');
   const bareResult = await load(`http://127.0.0.1:${bareServer.info.port}/v1/credits`, {});
   bareServer.stop();
+  const selectServer = await startServer('select');
+  const selectResult = await load(`http://127.0.0.1:${selectServer.info.port}/v1/credits`, {});
+  selectServer.stop();
   const service = await startServer('service');
   const base = `http://127.0.0.1:${service.info.port}`;
   const headers = { authorization: `Bearer ${service.info.secret}` };
@@ -48,9 +52,14 @@ export async function benchHttp(): Promise<BenchRow[]> {
     reference,
     note: extra,
   });
+  const select = { name: 'bare route running the same one-row SELECT', value: selectResult.rps };
   return [
-    row('GET /v1/credits (authenticated) requests/s', credits.rps, 'req/s', bare, note),
-    row('GET /v1/credits p99 latency', credits.p99, 'ms', bareP99),
+    row('GET /v1/credits (authenticated) requests/s', credits.rps, 'req/s', select, note),
+    row('GET /v1/credits p99 latency', credits.p99, 'ms', {
+      name: 'one-row SELECT route p99',
+      value: selectResult.p99,
+    }),
+    row('bare route running the one-row SELECT requests/s', selectResult.rps, 'req/s', bare),
     row(`GET /v1/fixtures?limit=200 (${list.data.length} items) requests/s`, fixtures.rps, 'req/s', bare),
     row('GET /v1/fixtures?limit=200 p99 latency', fixtures.p99, 'ms', bareP99),
     row('GET /v1/fixtures/{id}/squads requests/s', squads.rps, 'req/s', bare),
