@@ -14,6 +14,7 @@ import {
 } from 'fastify-type-provider-zod';
 import { type KeyCache, makeKeyCache } from '../accounts/key-cache.js';
 import { ApiError } from '../errors.js';
+import { makeFixtureReadCache } from '../fixtures/read-cache.js';
 import { newId } from '../ids.js';
 import { type LimitName, limitsFor } from '../limits/plans.js';
 import type { App, AppDeps, RateGroup } from './app-types.js';
@@ -66,6 +67,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   installErrorHandling(app, config.docsUrl);
   const keyCache = await makeKeyCache(deps.db);
   app.addHook('onClose', () => keyCache.close());
+  const fixtureCache = await makeFixtureReadCache(deps.db);
+  app.addHook('onClose', () => fixtureCache.close());
   await installBackPressure(app, deps, lifecycle);
   installRequestHooks(app, deps, keyCache);
   await installRateLimits(app, deps);
@@ -84,7 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerCreditRoutes(app, deps);
   registerAdminRoutes(app, deps, keyCache);
   registerSimulationRoutes(app, deps);
-  registerFixtureRoutes(app, deps);
+  registerFixtureRoutes(app, deps, fixtureCache);
 
   await app.ready();
   return app;

@@ -7,6 +7,7 @@ import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { recordFixtureSummary } from '../fixtures/fixture-list.js';
+import { fixturesChanged } from '../fixtures/read-cache.js';
 import { newId } from '../ids.js';
 import { getOwnedJob, lockJobForDelivery, markDeliveryOutcome } from '../jobs/job-store.js';
 import type { Job } from '../jobs/types.js';
@@ -107,8 +108,11 @@ export function committedOutcome(deps: DeliveryDeps, outcome: DeliveryDecision):
     });
   }
   const { delivered } = outcome;
-  if (!delivered.replayed && delivered.delivery.creditsChargedMilli > 0) {
-    deps.onCharged?.(delivered.delivery.creditsChargedMilli, true);
+  if (!delivered.replayed) {
+    if (delivered.delivery.creditsChargedMilli > 0)
+      deps.onCharged?.(delivered.delivery.creditsChargedMilli, true);
+    // The fixture list shows the new summary (read-cache.ts): at once here, within its lifetime elsewhere.
+    if (delivered.job.scope === 'shared' && delivered.job.mode === 'live') fixturesChanged(deps.sql);
   }
   return { kind: 'delivered', delivered };
 }
