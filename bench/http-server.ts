@@ -40,7 +40,8 @@ if (mode === 'bare') {
     HOST: '127.0.0.1',
     DATA_DIR: process.env.DATABASE_URL ? './data' : mkdtempSync(path.join(tmpdir(), 'matchsim-bench-')),
   });
-  const service = await startService(config, 'all');
+  // BENCH_ROLE=api: a second API process beside one that already runs the worker.
+  const service = await startService(config, process.env.BENCH_ROLE === 'api' ? 'api' : 'all');
   const clock = () => new Date();
   const benchFixtures = Number(process.env.BENCH_FIXTURES ?? 0);
   let fixtureIds: number[] = [];

@@ -34,6 +34,7 @@ export async function benchHttp(): Promise<BenchRow[]> {
   };
   const fixtures = await load(`${base}/v1/fixtures?limit=200`, headers);
   const squads = await load(`${base}/v1/fixtures/${list.data[0]!.fixture_id}/squads`, headers);
+  const twoApis = service.info.database === 'server' ? await secondApiRows(base, headers, credits.rps) : [];
   service.stop();
   const note = `database: ${service.info.database}; ${CONNECTIONS} connections, ${DURATION_SECONDS} s`;
   const bare = { name: 'bare Fastify JSON route', value: bareResult.rps };
@@ -64,5 +65,41 @@ export async function benchHttp(): Promise<BenchRow[]> {
     row('GET /v1/fixtures?limit=200 p99 latency', fixtures.p99, 'ms', bareP99),
     row('GET /v1/fixtures/{id}/squads requests/s', squads.rps, 'req/s', bare),
     row('GET /v1/fixtures/{id}/squads p99 latency', squads.p99, 'ms', bareP99),
+    ...twoApis,
+  ];
+}
+
+/**
+ * GET /v1/credits through two API processes on the same PostgreSQL server (the second started with
+ * BENCH_ROLE=api), half the connections each, next to the one process measured before (a server only:
+ * an embedded database belongs to one process).
+ */
+async function secondApiRows(
+  base: string,
+  headers: Record<string, string>,
+  oneProcess: number,
+): Promise<BenchRow[]> {
+  const second = await startServer('service', { BENCH_ROLE: 'api' });
+  const secondHeaders = { authorization: `Bearer ${second.info.secret}` };
+  const half = (url: string, h: Record<string, string>) =>
+    autocannon({ url, connections: CONNECTIONS / 2, duration: DURATION_SECONDS, headers: h });
+  const [a, b] = await Promise.all([
+    half(`${base}/v1/credits`, headers),
+    half(`http://127.0.0.1:${second.info.port}/v1/credits`, secondHeaders),
+  ]);
+  second.stop();
+  for (const result of [a, b]) {
+    if (result.non2xx > 0 || result.errors > 0)
+      throw new Error(`two APIs: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  }
+  return [
+    {
+      group: 'HTTP',
+      name: 'GET /v1/credits through two API processes requests/s',
+      value: a.requests.average + b.requests.average,
+      unit: 'req/s',
+      reference: { name: 'one API process', value: oneProcess },
+      note: `${CONNECTIONS / 2} connections each`,
+    },
   ];
 }
