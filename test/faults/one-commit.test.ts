@@ -9,11 +9,10 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeLedger } from '../../src/billing/ledger.js';
-import { openDatabase } from '../../src/db/connection.js';
 import { ingestFeed } from '../../src/fixtures/feed-loader.js';
 import { FX, NOW, smallFeed } from '../fixtures/small-feed.js';
 import { createTestContext, type TestContext } from '../helpers/app.js';
-import { createTestDatabase, type TestDatabase, usingServer } from '../helpers/database.js';
+import { createTestDatabase, type TestDatabase, throughProxy, usingServer } from '../helpers/database.js';
 import { type CutMoment, type StatementProxy, startStatementProxy } from '../helpers/statement-proxy.js';
 
 if (!usingServer) {
@@ -32,16 +31,7 @@ beforeAll(async () => {
   direct = await createTestDatabase();
   proxy = await startStatementProxy(direct.url!);
   // One pooled connection: the request's statements pass the proxy in a fixed order.
-  const proxied = await openDatabase({ databaseUrl: proxy.url, max: 1 });
-  const database: TestDatabase = {
-    ...proxied,
-    url: proxy.url,
-    async close() {
-      await proxied.close();
-      await proxy.close();
-      await direct.close();
-    },
-  };
+  const database = await throughProxy(direct, proxy, 1);
   t = await createTestContext({ worker: true, database });
   t.setNow(NOW);
   await ingestFeed(t.db.sql, smallFeed(), { clock: () => NOW });
