@@ -1,4 +1,6 @@
 // A server process for the HTTP benchmarks: `bare` is a plain Fastify JSON route (the reference);
+// `select` is a Fastify route that runs the credit balance's one-row SELECT through postgres.js on the
+// configured database (the reference of GET /v1/credits);
 // `service` is the real service (`matchsim serve --role all`: API, worker, CPU or GPU engine) over the
 // configured database, with one benchmark organisation whose per-minute and daily limits do not cap
 // the measurement.
@@ -6,8 +8,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Fastify from 'fastify';
+import { readAccount } from '../src/billing/credit-accounts.js';
 import { makeLedger } from '../src/billing/ledger.js';
 import { loadConfig } from '../src/config.js';
+import { openDatabase } from '../src/db/connection.js';
+import { runMigrations } from '../src/db/migrations.js';
 import { generateDemoFeed } from '../src/fixtures/demo-data.js';
 import { ingestFeed } from '../src/fixtures/feed-loader.js';
 import { makeOperator } from '../src/operations/operator.js';
@@ -25,6 +30,8 @@ if (mode === 'bare') {
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   process.send?.({ port: typeof address === 'object' && address ? address.port : 0 });
+} else if (mode === 'select') {
+  await startSelectReference();
 } else {
   const config = loadConfig({
     ...process.env,
@@ -33,7 +40,8 @@ if (mode === 'bare') {
     HOST: '127.0.0.1',
     DATA_DIR: process.env.DATABASE_URL ? './data' : mkdtempSync(path.join(tmpdir(), 'matchsim-bench-')),
   });
-  const service = await startService(config, 'all');
+  // BENCH_ROLE=api: a second API process beside one that already runs the worker.
+  const service = await startService(config, process.env.BENCH_ROLE === 'api' ? 'api' : 'all');
   const clock = () => new Date();
   const benchFixtures = Number(process.env.BENCH_FIXTURES ?? 0);
   let fixtureIds: number[] = [];
@@ -70,6 +78,30 @@ if (mode === 'bare') {
     fixtureIds,
   });
   process.on('SIGTERM', () => void service.stop().then(() => process.exit(0)));
+}
+
+/**
+ * The reference of GET /v1/credits: the same one-row SELECT (src/billing/credit-accounts.ts readAccount)
+ * through postgres.js on the same kind of database, behind a bare Fastify route with no authentication.
+ */
+async function startSelectReference() {
+  const db = await openDatabase({
+    databaseUrl: process.env.DATABASE_URL,
+    dataDir: mkdtempSync(path.join(tmpdir(), 'matchsim-bench-select-')),
+  });
+  await runMigrations(db.sql);
+  const clock = () => new Date();
+  const operator = makeOperator({ sql: db.sql, ledger: makeLedger({ sql: db.sql, clock }), clock });
+  const org = await operator.createOrg({ name: 'Benchmark reference', plan: 'pro' });
+  await operator.topUp(org.id, 1);
+  const app = Fastify({ logger: false });
+  app.get('/v1/credits', async () => {
+    const account = await readAccount(db.sql, org.id);
+    return { object: 'credit_balance', total: Number(account?.monthlyRemaining ?? 0) / 1000 };
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  process.send?.({ port: typeof address === 'object' && address ? address.port : 0, database: db.kind });
 }
 
 /**

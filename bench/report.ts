@@ -1,4 +1,6 @@
 // One row per figure: what was measured, its value, and the reference measured in the same run.
+import { writeFileSync } from 'node:fs';
+
 export interface BenchRow {
   group: string;
   name: string;
@@ -27,4 +29,23 @@ export function printRows(rows: BenchRow[]) {
       `${row.name.padEnd(58)} ${format(row.value).padStart(12)} ${row.unit}${reference}${row.note ? `   [${row.note}]` : ''}`,
     );
   }
+}
+
+/**
+ * Every row as one JSON object (name, value, unit, reference name and value, ratio) to the file named by
+ * BENCH_JSON, so that figures can be compared from run to run.
+ */
+export function writeJsonRows(rows: BenchRow[], file: string | undefined): void {
+  if (!file) return;
+  const objects = rows.map((row) => ({
+    group: row.group,
+    name: row.name.trim(),
+    value: row.value,
+    unit: row.unit,
+    reference_name: row.reference?.name ?? null,
+    reference_value: row.reference?.value ?? null,
+    ratio: row.reference ? row.value / row.reference.value : null,
+    note: row.note ?? null,
+  }));
+  writeFileSync(file, `${JSON.stringify(objects, null, 2)}\n`);
 }

@@ -1,10 +1,11 @@
 // `npm run bench`: every figure the issues ask for, each next to its reference measured in the same run.
 // BENCH_ONLY=engine,gpu,http,simulations runs a subset. Set DATABASE_URL to measure the HTTP figures on a
 // PostgreSQL server (the goals are stated for one); without it they run on the embedded PGlite.
+// BENCH_JSON=file also writes every row there as JSON (bench/report.ts).
 import { benchEngine } from './engine.js';
 import { benchGpu } from './gpu.js';
 import { benchHttp } from './http.js';
-import { type BenchRow, printRows } from './report.js';
+import { type BenchRow, printRows, writeJsonRows } from './report.js';
 import { benchChildren } from './servers.js';
 import { benchSimulations } from './simulations.js';
 
@@ -29,4 +30,5 @@ for (const [name, bench] of Object.entries(benches)) {
   rows.push(...(await bench()));
 }
 printRows(rows);
+writeJsonRows(rows, process.env.BENCH_JSON);
 process.exit(0);

@@ -18,8 +18,11 @@ export interface ServerInfo {
   fixtureIds: number[];
 }
 
-/** `bare`: a plain Fastify JSON route (the reference); `service`: the real service. */
-export async function startServer(mode: 'bare' | 'service', env: Record<string, string> = {}) {
+/**
+ * `bare`: a plain Fastify JSON route; `select`: a bare route running the balance's one-row SELECT (the
+ * credits reference); `service`: the real service.
+ */
+export async function startServer(mode: 'bare' | 'select' | 'service', env: Record<string, string> = {}) {
   const script = path.join(here, `http-server${path.extname(fileURLToPath(import.meta.url))}`);
   const child = fork(script, [mode], {
     execArgv: script.endsWith('.ts') ? ['--import', 'tsx'] : [],

@@ -2,6 +2,7 @@
 // and cache hits, p50/p99 latency, and a 1,000-fixture × 10,000-draw batch from submission to the last
 // delivered item; next to the bare Fastify JSON route measured in the same run. The service runs in
 // its own process (API and worker, ENGINE as configured: CPU here).
+import { request } from 'node:http';
 import type { BenchRow } from './report.js';
 import { type ServerInfo, startServer } from './servers.js';
 
@@ -64,6 +65,7 @@ export async function benchSimulations(): Promise<BenchRow[]> {
   const batchFixtures = fixtureIds.length >= BATCH_ITEMS ? fixtureIds.slice(0, BATCH_ITEMS) : null;
   const note = `database: ${service.info.database}; ${CONCURRENCY} concurrent clients, ${SECONDS} s`;
   const rows = apiRows(reference, misses, hits, note);
+  rows.push(await documentSizeRow(api, fixtureIds[0]!));
   if (batchFixtures) rows.push(await batchRow(api, batchFixtures));
   service.stop();
   return rows;
@@ -204,4 +206,44 @@ async function fetchEveryResult(api: ServiceApi, batch: SubmittedBatch): Promise
     );
     if (ready.length === 0) await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Bytes on the wire of one POST /v1/simulations answer (fetch would decode them, so node:http reads them). */
+function wireBytes(api: ServiceApi, body: object, acceptEncoding: string | null): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      `${api.base}/v1/simulations`,
+      {
+        method: 'POST',
+        headers: { ...api.headers, ...(acceptEncoding ? { 'accept-encoding': acceptEncoding } : {}) },
+      },
+      (response) => {
+        let bytes = 0;
+        response.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+        });
+        response.on('end', () =>
+          response.statusCode === 200 ? resolve(bytes) : reject(new Error(`${response.statusCode}`)),
+        );
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end(JSON.stringify(body));
+  });
+}
+
+/** A 100,000-draw document with Accept-Encoding: gzip, next to the same document sent as it is. */
+async function documentSizeRow(api: ServiceApi, fixtureId: number): Promise<BenchRow> {
+  const body = { fixture_id: fixtureId, draws: 100_000, wait_seconds: 25 };
+  const plain = await wireBytes(api, body, null);
+  const gzip = await wireBytes(api, body, 'gzip');
+  const br = await wireBytes(api, body, 'br');
+  return {
+    group: 'Simulations API',
+    name: '100,000-draw document on the wire, Accept-Encoding: gzip',
+    value: gzip / 1024,
+    unit: 'KiB',
+    reference: { name: 'the same document uncompressed', value: plain / 1024 },
+    note: `br: ${(br / 1024).toFixed(1)} KiB`,
+  };
 }

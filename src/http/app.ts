@@ -1,6 +1,8 @@
 // The Fastify application: cross-cutting concerns (request ids, auth, rate limits, errors, metrics,
 // OpenAPI) live here and in their plugins; each resource's routes live in routes/<resource>.ts.
 
+import { constants as zlib } from 'node:zlib';
+import compress from '@fastify/compress';
 import rateLimit from '@fastify/rate-limit';
 import swagger, { type SwaggerOptions } from '@fastify/swagger';
 import Fastify, { LogController } from 'fastify';
@@ -12,6 +14,7 @@ import {
 } from 'fastify-type-provider-zod';
 import { type KeyCache, makeKeyCache } from '../accounts/key-cache.js';
 import { ApiError } from '../errors.js';
+import { makeFixtureReadCache } from '../fixtures/read-cache.js';
 import { newId } from '../ids.js';
 import { type LimitName, limitsFor } from '../limits/plans.js';
 import type { App, AppDeps, RateGroup } from './app-types.js';
@@ -64,10 +67,19 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   installErrorHandling(app, config.docsUrl);
   const keyCache = await makeKeyCache(deps.db);
   app.addHook('onClose', () => keyCache.close());
+  const fixtureCache = await makeFixtureReadCache(deps.db);
+  app.addHook('onClose', () => fixtureCache.close());
   await installBackPressure(app, deps, lifecycle);
   installRequestHooks(app, deps, keyCache);
   await installRateLimits(app, deps);
   await app.register(swagger, openApiOptions(config.baseUrl));
+  // Bodies of 1 KiB and more leave compressed when the client accepts it (docs/api.md §1): brotli at a
+  // quality cheap enough to run per response, else gzip.
+  await app.register(compress, {
+    encodings: ['br', 'gzip'],
+    threshold: 1024,
+    brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } },
+  });
 
   // With METRICS_PORT, /metrics is served on that listener only (src/http/operations-app.ts).
   registerHealthRoutes(app, { ...deps, lifecycle }, config.METRICS_PORT === undefined ? 'admin' : 'off');
@@ -75,7 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerCreditRoutes(app, deps);
   registerAdminRoutes(app, deps, keyCache);
   registerSimulationRoutes(app, deps);
-  registerFixtureRoutes(app, deps);
+  registerFixtureRoutes(app, deps, fixtureCache);
 
   await app.ready();
   return app;

@@ -7,6 +7,7 @@ import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { recordFixtureSummary } from '../fixtures/fixture-list.js';
+import { fixturesChanged } from '../fixtures/read-cache.js';
 import { newId } from '../ids.js';
 import { getOwnedJob, lockJobForDelivery, markDeliveryOutcome } from '../jobs/job-store.js';
 import type { Job } from '../jobs/types.js';
@@ -70,7 +71,7 @@ export async function deliverResult(
  * that a client without an Idempotency-Key can read the one true outcome at its result path
  * (docs/decisions.md §7).
  */
-function withJobRecovery(error: unknown, job: Job): unknown {
+export function withJobRecovery(error: unknown, job: Job): unknown {
   if (!(error instanceof ApiError) || error.status !== 503) return error;
   return new ApiError(error.code, {
     ...error.options,
@@ -87,10 +88,18 @@ type LockedOutcome =
 /** Settles and delivers a finished job, gives a delivered one again, or reports a pending one. */
 export async function deliverJob(deps: DeliveryDeps, ctx: DeliveryRequest, job: Job): Promise<JobOutcome> {
   const outcome = await inTransaction(deps.sql, { onConnectionLost: 'settlement_unknown' }, (tx) =>
-    deliverLocked(deps, ctx, tx, job.id),
+    deliverInTransaction(deps, ctx, tx, job.id),
   ).catch((error: unknown) => {
     throw withJobRecovery(error, job);
   });
+  return committedOutcome(deps, outcome);
+}
+
+/** What a delivery transaction decided, once it has committed. */
+export type DeliveryDecision = LockedOutcome;
+
+/** The answer to a delivery transaction that committed: pending, reservation_expired or delivered. */
+export function committedOutcome(deps: DeliveryDeps, outcome: DeliveryDecision): JobOutcome {
   if (outcome.status === 'pending') return pendingOutcome(deps, outcome.job);
   if (outcome.status === 'expired') {
     throw new ApiError('reservation_expired', {
@@ -99,8 +108,31 @@ export async function deliverJob(deps: DeliveryDeps, ctx: DeliveryRequest, job: 
     });
   }
   const { delivered } = outcome;
-  if (!delivered.replayed) await afterDelivery(deps, delivered);
+  if (!delivered.replayed) {
+    if (delivered.delivery.creditsChargedMilli > 0)
+      deps.onCharged?.(delivered.delivery.creditsChargedMilli, true);
+    // The fixture list shows the new summary (read-cache.ts): at once here, within its lifetime elsewhere.
+    if (delivered.job.scope === 'shared' && delivered.job.mode === 'live') fixturesChanged(deps.sql);
+  }
   return { kind: 'delivered', delivered };
+}
+
+/**
+ * The delivery's statements in the caller's transaction: the job locked, its hold settled, the delivery
+ * recorded, the job marked delivered and the fixture's summary updated, all committed together (a
+ * cache hit's submission runs them in its own transaction: one commit per request, docs/decisions.md §6).
+ */
+export async function deliverInTransaction(
+  deps: DeliveryDeps,
+  ctx: DeliveryRequest,
+  tx: TransactionSql,
+  jobId: string,
+): Promise<DeliveryDecision> {
+  const outcome = await deliverLocked(deps, ctx, tx, jobId);
+  if (outcome.status === 'delivered' && !outcome.delivered.replayed) {
+    await recordSummary(tx, outcome.delivered);
+  }
+  return outcome;
 }
 
 async function deliverLocked(
@@ -178,16 +210,16 @@ async function settleHold(
   }
 }
 
-// The fixture list shows the latest shared live simulation of a fixture's data_version.
-async function afterDelivery(deps: DeliveryDeps, delivered: DeliveredSimulation): Promise<void> {
+// The fixture list shows the latest shared live simulation of a fixture's data_version; the summary is
+// written in the delivery's transaction (an upsert that keeps the newest), so it commits with it.
+async function recordSummary(tx: TransactionSql, delivered: DeliveredSimulation): Promise<void> {
   const { job, delivery, result } = delivered;
-  if (delivery.creditsChargedMilli > 0) deps.onCharged?.(delivery.creditsChargedMilli, true);
   if (job.scope !== 'shared' || job.mode !== 'live') return;
   const document = result.document as {
     result: { home_win: number; draw: number; away_win: number };
     goals: { expected: { home: number; away: number } };
   };
-  await recordFixtureSummary(deps.sql, {
+  await recordFixtureSummary(tx, {
     fixtureId: job.fixtureId,
     dataVersion: job.dataVersion,
     simulationId: delivery.id,
@@ -198,5 +230,5 @@ async function afterDelivery(deps: DeliveryDeps, delivered: DeliveredSimulation)
     awayWin: document.result.away_win,
     expectedGoalsHome: document.goals.expected.home,
     expectedGoalsAway: document.goals.expected.away,
-  }).catch(() => {});
+  });
 }

@@ -1,14 +1,23 @@
 // POST /v1/simulations (docs/api.md §4.3): admission, the hold and the job in one transaction, then
 // a wait of up to wait_seconds; a result ready in time is delivered and charged in the same response.
 import { priceOfDrawsMilli } from '../billing/amounts.js';
+import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction, isTransientDatabaseError } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
+import { newId } from '../ids.js';
 import { countOpenJobGroups } from '../jobs/job-store.js';
 import type { Job } from '../jobs/types.js';
 import { findCachedResult } from '../results/result-store.js';
 import { assertQueueHasRoom, newJobFor, usageOrg } from './admission.js';
-import { deliverJob, type JobOutcome, pendingOutcome } from './deliver.js';
-import { prepareRun } from './prepare-run.js';
+import {
+  committedOutcome,
+  deliverInTransaction,
+  deliverJob,
+  type JobOutcome,
+  pendingOutcome,
+  withJobRecovery,
+} from './deliver.js';
+import { type PreparedRun, prepareRun } from './prepare-run.js';
 import {
   type CallContext,
   DEFAULT_DRAWS,
@@ -31,36 +40,74 @@ export async function submitSimulation(
 
   const { caller } = ctx;
   const run = await prepareRun(deps, caller, request, request.draws ?? DEFAULT_DRAWS, '');
-  const { draws } = run;
   const cached = await databaseRead(() =>
     findCachedResult(deps.sql, { cacheKey: run.cacheKey, scope: run.resolved.scope, orgId: caller.org.id }),
   );
-  if (!cached) await assertQueueHasRoom(deps);
-  const job = await inTransaction(deps.sql, {}, async (tx) => {
-    const admission = await deps.usage.admitSubmission(tx, {
-      org: usageOrg(caller),
-      kind: 'simulation',
-      gpuSecondsEstimates: cached || !caller.livemode ? [] : [deps.engine.estimateSeconds(draws)],
-      countOpenJobGroups: cached ? undefined : (db) => countOpenJobGroups(db, caller.org.id),
-    });
-    const newJob = newJobFor(ctx, run, draws, {
-      usageDay: admission.day,
-      gpuSecondsReserved: admission.gpuSecondsReserved[0] ?? 0,
-      cachedResultId: cached?.id ?? null,
-    });
-    if (caller.livemode) {
-      await deps.ledger.reserve(caller.org.id, priceOfDrawsMilli(draws), {
-        holdId: newJob.reservationId,
-        requestId: ctx.requestId,
-        idempotencyKey: ctx.idempotencyKey,
-        tx,
-      });
-    }
-    const created = await deps.queue.enqueue(tx, newJob);
-    if (ctx.idempotency) await deps.attachJob(tx, ctx.idempotency, { jobId: created.id });
-    return created;
-  });
+  if (cached) return submitCacheHit(deps, ctx, run, cached.id);
+  await assertQueueHasRoom(deps);
+  const job = await inTransaction(deps.sql, {}, (tx) => createJob(deps, ctx, tx, run, null));
   return finish(deps, ctx, job, waitMs);
+}
+
+/**
+ * Admission, the hold and the job in the caller's transaction; a cache hit's job is born succeeded
+ * with `cachedResultId` as its result.
+ */
+async function createJob(
+  deps: SimulationDeps,
+  ctx: CallContext,
+  tx: TransactionSql,
+  run: PreparedRun,
+  cachedResultId: number | null,
+): Promise<Job> {
+  const { caller } = ctx;
+  const cached = cachedResultId != null;
+  const { draws } = run;
+  const admission = await deps.usage.admitSubmission(tx, {
+    org: usageOrg(caller),
+    kind: 'simulation',
+    gpuSecondsEstimates: cached || !caller.livemode ? [] : [deps.engine.estimateSeconds(draws)],
+    countOpenJobGroups: cached ? undefined : (db) => countOpenJobGroups(db, caller.org.id),
+  });
+  const newJob = newJobFor(ctx, run, draws, {
+    id: newId('job'),
+    usageDay: admission.day,
+    gpuSecondsReserved: admission.gpuSecondsReserved[0] ?? 0,
+    cachedResultId,
+  });
+  if (caller.livemode) {
+    await deps.ledger.reserve(caller.org.id, priceOfDrawsMilli(draws), {
+      holdId: newJob.reservationId,
+      requestId: ctx.requestId,
+      idempotencyKey: ctx.idempotencyKey,
+      tx,
+    });
+  }
+  const created = await deps.queue.enqueue(tx, newJob);
+  if (ctx.idempotency) await deps.attachJob(tx, ctx.idempotency, { jobId: created.id });
+  return created;
+}
+
+/**
+ * A cache hit commits once (docs/decisions.md §6): admission, hold, job, settlement, delivery and the
+ * fixture's summary in one transaction, so nothing of it exists unless all of it does. A connection lost
+ * before the commit was acknowledged is settlement_unknown; a retry with the same Idempotency-Key finds
+ * the job if it committed (and gives its delivery again) or submits afresh if it did not.
+ */
+async function submitCacheHit(
+  deps: SimulationDeps,
+  ctx: CallContext,
+  run: PreparedRun,
+  resultId: number,
+): Promise<JobOutcome> {
+  let job: Job | null = null;
+  const decision = await inTransaction(deps.sql, { onConnectionLost: 'settlement_unknown' }, async (tx) => {
+    job = await createJob(deps, ctx, tx, run, resultId);
+    return deliverInTransaction(deps, ctx, tx, job.id);
+  }).catch((error: unknown) => {
+    throw job ? withJobRecovery(error, job) : error;
+  });
+  return committedOutcome(deps, decision);
 }
 
 async function finish(deps: SimulationDeps, ctx: CallContext, job: Job, waitMs: number): Promise<JobOutcome> {

@@ -14,7 +14,7 @@ import { ingestFeed } from '../../src/fixtures/feed-loader.js';
 import { errorResponseSchema } from '../../src/http/schemas/common.js';
 import { FX, NOW, smallFeed } from '../fixtures/small-feed.js';
 import { createTestContext, type TestContext } from '../helpers/app.js';
-import { createTestDatabase, type TestDatabase, usingServer } from '../helpers/database.js';
+import { createTestDatabase, type TestDatabase, throughProxy, usingServer } from '../helpers/database.js';
 
 if (!usingServer) {
   console.info(
@@ -105,16 +105,7 @@ beforeAll(async () => {
   if (!usingServer) return;
   direct = await createTestDatabase();
   proxy = await startProxy(direct.url!);
-  const proxied = await openDatabase({ databaseUrl: proxy.url, max: 10 });
-  const database: TestDatabase = {
-    ...proxied,
-    url: proxy.url,
-    async close() {
-      await proxied.close();
-      await proxy.close();
-      await direct.close();
-    },
-  };
+  const database = await throughProxy(direct, proxy, 10);
   t = await createTestContext({ worker: true, database });
   t.setNow(NOW);
   await ingestFeed(t.db.sql, smallFeed(), { clock: () => NOW });

@@ -36,3 +36,24 @@ export async function createTestDatabase(options: { max?: number } = {}): Promis
     },
   };
 }
+
+/**
+ * The test database `direct` reached through a proxy at `proxy.url` with a pool of `max` connections;
+ * closing it closes the pool, then the proxy, then the database.
+ */
+export async function throughProxy(
+  direct: TestDatabase,
+  proxy: { url: string; close(): Promise<void> },
+  max: number,
+): Promise<TestDatabase> {
+  const proxied = await openDatabase({ databaseUrl: proxy.url, max });
+  return {
+    ...proxied,
+    url: proxy.url,
+    async close() {
+      await proxied.close();
+      await proxy.close();
+      await direct.close();
+    },
+  };
+}

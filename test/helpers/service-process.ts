@@ -8,7 +8,7 @@ export interface ServiceProcess {
   /** Every stdout line as received. */
   stdout: string[];
   stderr: string[];
-  /** The API address, from the `matchsim listening` log line. */
+  /** The API address, from the `matchsim listening` log line ('' for a worker). */
   baseUrl: string;
   /** Resolves with the first log line (parsed) whose message is `msg`. */
   logLine(msg: string, timeoutMs?: number): Promise<Record<string, unknown>>;
@@ -27,9 +27,11 @@ function lines(stream: NodeJS.ReadableStream, into: string[], onLine: () => void
   });
 }
 
+/** `ready`: the log line that says the process is up (a worker has no listener: `worker running`). */
 export async function startServiceProcess(
   env: Record<string, string>,
   args: string[] = [],
+  ready = 'matchsim listening',
 ): Promise<ServiceProcess> {
   const fullEnv: Record<string, string | undefined> = {
     ...process.env,
@@ -80,9 +82,9 @@ export async function startServiceProcess(
       });
       check();
     });
-  const listening = await logLine('matchsim listening');
-  const address = String(listening.address);
-  return { child, stdout, stderr, baseUrl: `http://${address}`, logLine, exited };
+  const up = await logLine(ready);
+  const baseUrl = up.address === undefined ? '' : `http://${String(up.address)}`;
+  return { child, stdout, stderr, baseUrl, logLine, exited };
 }
 
 export function parseLine(line: string): Record<string, unknown> | null {

@@ -1,6 +1,7 @@
 // Every response the HTTP tests see is checked against its route in /openapi.json: the status must be
 // declared, and a JSON body must validate against that status's schema (docs/ARCHITECTURE.md: one wire
 // contract). A response that breaks it fails the test that received it.
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
@@ -18,6 +19,14 @@ interface OpenApiDocument {
 
 const pointer = (...parts: string[]) =>
   parts.map((part) => encodeURIComponent(part.replaceAll('~', '~0').replaceAll('/', '~1'))).join('/');
+
+/** The body as JSON, decompressed first when the response was sent with a Content-Encoding. */
+export function decodedJson(response: LightMyRequestResponse): unknown {
+  const encoding = response.headers['content-encoding'];
+  if (encoding === 'br') return JSON.parse(brotliDecompressSync(response.rawPayload).toString('utf8'));
+  if (encoding === 'gzip') return JSON.parse(gunzipSync(response.rawPayload).toString('utf8'));
+  return response.json();
+}
 
 export class WireContract {
   private readonly ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -54,7 +63,7 @@ export class WireContract {
     }
     const ref = `openapi.json#/${pointer('paths', template, method.toLowerCase(), 'responses', key, 'content', 'application/json', 'schema')}`;
     const validate = this.ajv.getSchema(ref) ?? this.ajv.compile({ $ref: ref });
-    if (!validate(response.json())) {
+    if (!validate(decodedJson(response))) {
       const errors = this.ajv.errorsText(validate.errors, { dataVar: 'body' });
       throw new Error(`${method} ${template} ${status} breaks its OpenAPI schema: ${errors}`);
     }
@@ -62,7 +71,7 @@ export class WireContract {
   }
 
   private expectErrorBody(method: string, url: string, response: LightMyRequestResponse) {
-    const parsed = errorResponseSchema.safeParse(response.json());
+    const parsed = errorResponseSchema.safeParse(decodedJson(response));
     if (!parsed.success) throw new Error(`${method} ${url} (no such route) did not answer the error object`);
   }
 }

@@ -1,11 +1,12 @@
 // GET /v1/fixtures, GET /v1/fixtures/{fixture_id}/squads, GET /v1/fixtures/{fixture_id}/expected-lineup
 // (docs/api.md §2.2, §2.7, §2.8, §4.2, §4.6, §4.7; docs/decisions.md §4) and the operators'
-// POST /admin/v1/feed.
+// POST /admin/v1/feed. The list and the squads read through the fixture cache (src/fixtures/read-cache.ts).
 import { ApiError } from '../../errors.js';
 import { EXPECTED_LINEUP_PRICE_MILLI } from '../../fixtures/expected-lineup-sales.js';
 import { ingestFeed } from '../../fixtures/feed-loader.js';
-import { getFixtureForReading } from '../../fixtures/fixture-access.js';
-import { DEFAULT_WINDOW_DAYS, listFixtures, MAX_WINDOW_DAYS } from '../../fixtures/fixture-list.js';
+import { readableFixture } from '../../fixtures/fixture-access.js';
+import { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from '../../fixtures/fixture-list.js';
+import type { FixtureReadCache } from '../../fixtures/read-cache.js';
 import type { App, AppDeps } from '../app-types.js';
 import { errorResponses } from '../schemas/common.js';
 import {
@@ -46,14 +47,14 @@ function listWindow(query: { from?: string | undefined; to?: string | undefined 
   return { from, to: last };
 }
 
-export function registerFixtureRoutes(app: App, deps: AppDeps) {
-  registerFixtureList(app, deps);
-  registerSquads(app, deps);
+export function registerFixtureRoutes(app: App, deps: AppDeps, cache: FixtureReadCache) {
+  registerFixtureList(app, deps, cache);
+  registerSquads(app, deps, cache);
   registerExpectedLineup(app, deps);
   registerFeedLoad(app, deps);
 }
 
-function registerFixtureList(app: App, deps: AppDeps) {
+function registerFixtureList(app: App, deps: AppDeps, cache: FixtureReadCache) {
   app.get(
     '/v1/fixtures',
     {
@@ -73,7 +74,7 @@ function registerFixtureList(app: App, deps: AppDeps) {
       const now = deps.clock();
       const window = listWindow(query, now);
       if (!request.auth!.livemode) return fixtureListView({ items: [], hasMore: false }, now);
-      const list = await listFixtures(deps.db.sql, {
+      const list = await cache.list({
         ...window,
         limit: query.limit,
         competitionId: query.competition_id,
@@ -86,7 +87,7 @@ function registerFixtureList(app: App, deps: AppDeps) {
   );
 }
 
-function registerSquads(app: App, deps: AppDeps) {
+function registerSquads(app: App, deps: AppDeps, cache: FixtureReadCache) {
   app.get(
     '/v1/fixtures/:fixture_id/squads',
     {
@@ -102,8 +103,8 @@ function registerSquads(app: App, deps: AppDeps) {
     },
     async (request) => {
       const now = deps.clock();
-      const fixture = await getFixtureForReading(deps.db.sql, request.params.fixture_id, now);
-      return squadsView(fixture, now);
+      const fixtureId = request.params.fixture_id;
+      return squadsView(readableFixture(await cache.fixture(fixtureId), fixtureId, now), now);
     },
   );
 }
