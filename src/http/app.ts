@@ -26,6 +26,7 @@ import { registerCreditRoutes } from './routes/credits.js';
 import { registerDocsRoutes } from './routes/docs.js';
 import { registerFixtureRoutes } from './routes/fixtures.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerPlaygroundRoutes } from './routes/playground.js';
 import { registerSimulationRoutes } from './routes/simulations.js';
 import { wireSchemas } from './schemas/registry.js';
 import { serverBounds } from './server-bounds.js';
@@ -76,6 +77,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // With METRICS_PORT, /metrics is served on that listener only (src/http/operations-app.ts).
   registerHealthRoutes(app, { ...deps, lifecycle }, config.METRICS_PORT === undefined ? 'admin' : 'off');
   registerDocsRoutes(app, deps, documentedRoutes);
+  registerPlaygroundRoutes(app);
   registerCreditRoutes(app, deps);
   registerAdminRoutes(app, deps, keyCache);
   registerSimulationRoutes(app, deps);
