@@ -8,6 +8,7 @@ import type { Caller } from '../accounts/caller.js';
 import type { Scope } from '../accounts/keys.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/connection.js';
+import type { ErrorCode } from '../errors.js';
 import type { WindowCounter } from '../limits/window-counter.js';
 import type { Metrics } from './metrics.js';
 import type { Lifecycle } from './readiness.js';
@@ -31,6 +32,11 @@ declare module 'fastify' {
     rateGroup?: RateGroup;
     /** An operators' probe (/healthz, /readyz, /metrics): answered under back-pressure and while closing. */
     probe?: boolean;
+    /**
+     * Error codes this route answers beyond those its access, scope, rate group and input imply
+     * (src/http/openapi/route-errors.ts); they become its documented 4xx/5xx responses.
+     */
+    errors?: readonly ErrorCode[];
   }
 }
 

@@ -7,7 +7,8 @@ import rateLimit from '@fastify/rate-limit';
 import swagger, { type SwaggerOptions } from '@fastify/swagger';
 import Fastify, { LogController } from 'fastify';
 import {
-  jsonSchemaTransform,
+  createJsonSchemaTransform,
+  createJsonSchemaTransformObject,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
@@ -21,13 +22,16 @@ import type { App, AppDeps, RateGroup } from './app-types.js';
 import { makeAuthenticator } from './auth.js';
 import { installBackPressure } from './back-pressure.js';
 import { installErrorHandling } from './error-handler.js';
+import { recordDocumentedRoutes } from './openapi/documents.js';
 import { makeLifecycle } from './readiness.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerCreditRoutes } from './routes/credits.js';
 import { registerDocsRoutes } from './routes/docs.js';
 import { registerFixtureRoutes } from './routes/fixtures.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerPlaygroundRoutes } from './routes/playground.js';
 import { registerSimulationRoutes } from './routes/simulations.js';
+import { wireSchemas } from './schemas/registry.js';
 import { serverBounds } from './server-bounds.js';
 
 export type { App, AppDeps } from './app-types.js';
@@ -72,7 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await installBackPressure(app, deps, lifecycle);
   installRequestHooks(app, deps, keyCache);
   await installRateLimits(app, deps);
-  await app.register(swagger, openApiOptions(config.baseUrl));
+  await app.register(swagger, openApiOptions());
   // Bodies of 1 KiB and more leave compressed when the client accepts it (docs/api.md §1): brotli at a
   // quality cheap enough to run per response, else gzip.
   await app.register(compress, {
@@ -80,10 +84,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     threshold: 1024,
     brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } },
   });
+  const documentedRoutes = recordDocumentedRoutes(app);
 
   // With METRICS_PORT, /metrics is served on that listener only (src/http/operations-app.ts).
   registerHealthRoutes(app, { ...deps, lifecycle }, config.METRICS_PORT === undefined ? 'admin' : 'off');
-  registerDocsRoutes(app, deps);
+  registerDocsRoutes(app, deps, documentedRoutes);
+  registerPlaygroundRoutes(app);
   registerCreditRoutes(app, deps);
   registerAdminRoutes(app, deps, keyCache);
   registerSimulationRoutes(app, deps);
@@ -184,27 +190,15 @@ async function installRateLimits(app: App, deps: AppDeps): Promise<void> {
   });
 }
 
-function openApiOptions(baseUrl: string): SwaggerOptions {
+/**
+ * @fastify/swagger builds one document from the routes' zod schemas, named ones as components
+ * (src/http/schemas/registry.ts); src/http/openapi/documents.ts finishes it into the customer and admin
+ * documents, with their info, servers and security.
+ */
+function openApiOptions(): SwaggerOptions {
   return {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'matchsim',
-        version: '2.0.0',
-        description: 'Credit-metered football match simulation. See /docs for every endpoint and error code.',
-      },
-      servers: [{ url: baseUrl }],
-      components: {
-        securitySchemes: {
-          ApiKeyAuth: {
-            type: 'http' as const,
-            scheme: 'bearer',
-            description: 'Authorization: Bearer ms_live_… or ms_test_…',
-          },
-        },
-      },
-      security: [{ ApiKeyAuth: [] }],
-    },
-    transform: jsonSchemaTransform,
+    openapi: { openapi: '3.1.0', info: { title: 'matchsim', version: '2.0.0' } },
+    transform: createJsonSchemaTransform({ schemaRegistry: wireSchemas }),
+    transformObject: createJsonSchemaTransformObject({ schemaRegistry: wireSchemas }),
   };
 }

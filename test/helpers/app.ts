@@ -93,7 +93,10 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     pressureSampleMs: options.pressureSampleMs,
   });
   // Every response the tests see is checked against /openapi.json (test/helpers/wire-contract.ts).
-  const contract = new WireContract((await app.inject({ method: 'GET', url: '/openapi.json' })).json());
+  const contract = new WireContract(
+    (await app.inject({ method: 'GET', url: '/openapi.json' })).json(),
+    (await app.inject({ method: 'GET', url: '/admin/openapi.json' })).json(),
+  );
   Object.defineProperty(app, 'inject', { value: checkedInject(app, () => contract) });
   let worker: Worker | null = engine
     ? startWorker({

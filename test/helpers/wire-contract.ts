@@ -8,7 +8,17 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { errorResponseSchema } from '../../src/http/schemas/common.js';
 
 /** Routes the service answers outside its public document (operators' probes and the docs themselves). */
-const UNDOCUMENTED = new Set(['/healthz', '/readyz', '/metrics', '/docs', '/openapi.json']);
+const UNDOCUMENTED = new Set([
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/docs',
+  '/openapi.json',
+  '/admin/openapi.json',
+  '/playground',
+]);
+/** The pages under /docs/ (the Scalar references and their script) and the playground's assets. */
+const UNDOCUMENTED_PREFIXES = ['/docs/', '/playground/'];
 
 interface Operation {
   responses?: Record<string, { content?: Record<string, unknown> }>;
@@ -30,29 +40,42 @@ export function decodedJson(response: LightMyRequestResponse): unknown {
 
 export class WireContract {
   private readonly ajv = new Ajv2020({ strict: false, allErrors: true });
-  private readonly templates: Array<{ template: string; pattern: RegExp }>;
+  private readonly templates: Array<{
+    template: string;
+    pattern: RegExp;
+    id: string;
+    document: OpenApiDocument;
+  }> = [];
 
-  constructor(private readonly document: OpenApiDocument) {
+  /** The customer document (/openapi.json) and, where tests call them, the admin one (/admin/openapi.json). */
+  constructor(...documents: OpenApiDocument[]) {
     (addFormats as unknown as (ajv: Ajv2020) => void)(this.ajv);
-    this.ajv.addSchema(document as object, 'openapi.json');
-    this.templates = Object.keys(document.paths).map((template) => ({
-      template,
-      pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`),
-    }));
+    documents.forEach((document, index) => {
+      const id = `openapi-${index}.json`;
+      this.ajv.addSchema(document as object, id);
+      for (const template of Object.keys(document.paths)) {
+        const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+        this.templates.push({ template, pattern, id, document });
+      }
+    });
   }
 
   /** Throws when the response breaks the document; returns the route template it matched, if any. */
   check(method: string, url: string, response: LightMyRequestResponse): string | null {
     const path = url.split('?')[0]!;
-    if (UNDOCUMENTED.has(path)) return null;
-    const template = this.templates.find((t) => t.pattern.test(path))?.template;
-    const operation = template ? this.document.paths[template]?.[method.toLowerCase()] : undefined;
+    if (UNDOCUMENTED.has(path) || UNDOCUMENTED_PREFIXES.some((prefix) => path.startsWith(prefix)))
+      return null;
+    const found = this.templates.find(
+      (t) => t.pattern.test(path) && t.document.paths[t.template]?.[method.toLowerCase()],
+    );
+    const operation = found?.document.paths[found.template]?.[method.toLowerCase()];
     const status = String(response.statusCode);
-    if (!template || !operation) {
+    if (!found || !operation) {
       // No such route: the answer is the error object.
       this.expectErrorBody(method, url, response);
       return null;
     }
+    const { template } = found;
     const key = [status, `${status[0]}XX`, 'default'].find((k) => operation.responses?.[k]);
     if (!key) throw new Error(`${method} ${template} answered ${status}, which its OpenAPI does not declare`);
     const content = operation.responses![key]!.content;
@@ -61,11 +84,18 @@ export class WireContract {
     if (!type.startsWith('application/json')) {
       throw new Error(`${method} ${template} ${status} sent ${type}, its OpenAPI declares JSON`);
     }
-    const ref = `openapi.json#/${pointer('paths', template, method.toLowerCase(), 'responses', key, 'content', 'application/json', 'schema')}`;
+    const ref = `${found.id}#/${pointer('paths', template, method.toLowerCase(), 'responses', key, 'content', 'application/json', 'schema')}`;
     const validate = this.ajv.getSchema(ref) ?? this.ajv.compile({ $ref: ref });
-    if (!validate(decodedJson(response))) {
+    const body = decodedJson(response);
+    if (!validate(body)) {
       const errors = this.ajv.errorsText(validate.errors, { dataVar: 'body' });
       throw new Error(`${method} ${template} ${status} breaks its OpenAPI schema: ${errors}`);
+    }
+    // An error's code must be one its route documents for that status (src/http/openapi/route-errors.ts).
+    const examples = (content['application/json'] as { examples?: Record<string, unknown> }).examples;
+    const code = (body as { error?: { code?: string } }).error?.code;
+    if (response.statusCode >= 400 && code && !examples?.[code]) {
+      throw new Error(`${method} ${template} answered ${status} ${code}, which its OpenAPI does not list`);
     }
     return template;
   }

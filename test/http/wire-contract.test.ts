@@ -66,3 +66,16 @@ describe('the wire contract check', () => {
     );
   });
 });
+
+describe('the wire contract check of error codes', () => {
+  it('refuses an error whose code its route does not document for that status', async () => {
+    const { auth } = await t.newOrg();
+    const real = await t.app.inject({ method: 'GET', url: '/v1/fixtures?limit=0', headers: auth });
+    expect(contract.check('GET', '/v1/fixtures', real)).toBe('/v1/fixtures');
+    const body = real.json();
+    const undocumented = { error: { ...body.error, code: 'fixture_ambiguous' } };
+    expect(() => contract.check('GET', '/v1/fixtures', response(400, undocumented))).toThrow(
+      /400 fixture_ambiguous, which its OpenAPI does not list/,
+    );
+  });
+});

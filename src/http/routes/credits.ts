@@ -5,36 +5,39 @@ import { creditsNumber } from '../../billing/amounts.js';
 import { nextPeriodStart } from '../../billing/billing-period.js';
 import { limitsFor, monthlyAllowanceMilli, PLAN_TERMS } from '../../limits/plans.js';
 import type { App, AppDeps } from '../app-types.js';
-import { errorResponses } from '../schemas/common.js';
+import { named } from '../schemas/registry.js';
 
-const creditBalanceSchema = z
-  .object({
-    object: z.literal('credit_balance'),
-    livemode: z.boolean(),
-    total: z.number().describe('Available credits: monthly remaining + top-up remaining − active holds.'),
-    usage_tier: z.number().int(),
-    plan: z.enum(['plus', 'pro']),
-    held: z.number().describe('Credits held by reservations of jobs not yet delivered.'),
-    monthly: z.object({
-      remaining: z.number(),
-      allowance: z.number(),
-      resets_at: z.string().describe('Next reset of the monthly allowance, ISO 8601 UTC.'),
-    }),
-    topup: z.object({ remaining: z.number() }),
-    limits: z.object({
-      data_rpm: z.number(),
-      simulations_rpm: z.number(),
-      concurrent_simulations: z.number(),
-      batches_per_day: z.number(),
-      submissions_per_day: z.number(),
-      gpu_seconds_per_day: z.number(),
-    }),
-    spend_cap: z.object({
-      credits: z.number().describe('Most credits that may be charged in one UTC month.'),
-      spent_this_month: z.number(),
-    }),
-  })
-  .describe('Credit balance');
+const creditBalanceSchema = named(
+  'CreditBalance',
+  z
+    .object({
+      object: z.literal('credit_balance'),
+      livemode: z.boolean(),
+      total: z.number().describe('Available credits: monthly remaining + top-up remaining − active holds.'),
+      usage_tier: z.number().int(),
+      plan: z.enum(['plus', 'pro']),
+      held: z.number().describe('Credits held by reservations of jobs not yet delivered.'),
+      monthly: z.object({
+        remaining: z.number(),
+        allowance: z.number(),
+        resets_at: z.string().describe('Next reset of the monthly allowance, ISO 8601 UTC.'),
+      }),
+      topup: z.object({ remaining: z.number() }),
+      limits: z.object({
+        data_rpm: z.number(),
+        simulations_rpm: z.number(),
+        concurrent_simulations: z.number(),
+        batches_per_day: z.number(),
+        submissions_per_day: z.number(),
+        gpu_seconds_per_day: z.number(),
+      }),
+      spend_cap: z.object({
+        credits: z.number().describe('Most credits that may be charged in one UTC month.'),
+        spent_this_month: z.number(),
+      }),
+    })
+    .describe("The organisation's credit balance, plan tier and limits (docs/api.md §2.1)."),
+);
 
 export function registerCreditRoutes(app: App, deps: AppDeps) {
   app.get(
@@ -42,10 +45,11 @@ export function registerCreditRoutes(app: App, deps: AppDeps) {
     {
       config: { access: 'api', rateGroup: 'data' },
       schema: {
+        operationId: 'getCreditBalance',
         summary: 'Read the credit balance, plan tier and limits',
         description: 'Free. Test keys read the same balance with livemode false.',
         tags: ['credits'],
-        response: { 200: creditBalanceSchema, ...errorResponses },
+        response: { 200: creditBalanceSchema },
       },
     },
     async (request) => {

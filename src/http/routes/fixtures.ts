@@ -1,14 +1,13 @@
 // GET /v1/fixtures, GET /v1/fixtures/{fixture_id}/squads, GET /v1/fixtures/{fixture_id}/expected-lineup
 // (docs/api.md §2.2, §2.7, §2.8, §4.2, §4.6, §4.7; docs/decisions.md §4) and the operators'
 // POST /admin/v1/feed. The list and the squads read through the fixture cache (src/fixtures/read-cache.ts).
-import { ApiError } from '../../errors.js';
+import { ApiError, type ErrorCode } from '../../errors.js';
 import { EXPECTED_LINEUP_PRICE_MILLI } from '../../fixtures/expected-lineup-sales.js';
 import { ingestFeed } from '../../fixtures/feed-loader.js';
 import { readableFixture } from '../../fixtures/fixture-access.js';
 import { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from '../../fixtures/fixture-list.js';
 import type { FixtureReadCache } from '../../fixtures/read-cache.js';
 import type { App, AppDeps } from '../app-types.js';
-import { errorResponses } from '../schemas/common.js';
 import {
   expectedLineupSchema,
   feedLoadSchema,
@@ -21,6 +20,8 @@ import {
 import { expectedLineupView, fixtureListView, squadsView } from '../views/fixtures.js';
 
 const DAY_MS = 86_400_000;
+/** What reading one fixture can answer (src/fixtures/fixture-access.ts). */
+const READ_ERRORS: ErrorCode[] = ['fixture_not_found', 'fixture_not_covered', 'refreshing'];
 /** Feeds of whole seasons are large; the admin route alone accepts bodies up to this size. */
 const FEED_BODY_LIMIT_BYTES = 64 * 1024 * 1024;
 
@@ -60,13 +61,14 @@ function registerFixtureList(app: App, deps: AppDeps, cache: FixtureReadCache) {
     {
       config: { access: 'api', rateGroup: 'data' },
       schema: {
+        operationId: 'listFixtures',
         summary: 'List fixtures',
         description:
           'Free fixture discovery, ordered by kick-off then fixture_id. Test keys get an empty list. ' +
           'Unknown or malformed parameters answer 400 parameter_invalid naming `param`.',
         tags: ['fixtures'],
         querystring: listQuery,
-        response: { 200: fixtureListSchema, ...errorResponses },
+        response: { 200: fixtureListSchema },
       },
     },
     async (request) => {
@@ -81,6 +83,7 @@ function registerFixtureList(app: App, deps: AppDeps, cache: FixtureReadCache) {
         teamId: query.team_id,
         team: query.team,
         state: query.state,
+        onSaleAt: query.status === 'fresh' ? now : undefined,
       });
       return fixtureListView(list, now);
     },
@@ -91,14 +94,15 @@ function registerSquads(app: App, deps: AppDeps, cache: FixtureReadCache) {
   app.get(
     '/v1/fixtures/:fixture_id/squads',
     {
-      config: { access: 'api', scope: 'data.read', rateGroup: 'data' },
+      config: { access: 'api', scope: 'data.read', rateGroup: 'data', errors: READ_ERRORS },
       schema: {
+        operationId: 'getFixtureSquads',
         summary: "Read both sides' eligible players and the supported formations",
         description: 'Free. Readable after kick-off; not for fixtures of uncovered competitions.',
         tags: ['fixtures'],
         params: fixtureParams,
         querystring: noQuery,
-        response: { 200: squadsSchema, ...errorResponses },
+        response: { 200: squadsSchema },
       },
     },
     async (request) => {
@@ -113,8 +117,14 @@ function registerExpectedLineup(app: App, deps: AppDeps) {
   app.get(
     '/v1/fixtures/:fixture_id/expected-lineup',
     {
-      config: { access: 'api', scope: 'data.read', rateGroup: 'data' },
+      config: {
+        access: 'api',
+        scope: 'data.read',
+        rateGroup: 'data',
+        errors: [...READ_ERRORS, 'balance_too_low', 'max_credits_exceeded', 'settlement_unknown'],
+      },
       schema: {
+        operationId: 'getExpectedLineup',
         summary: 'Read the expected XI, bench, formation and start probabilities',
         description:
           'One credit on the first live delivery per organisation and data_version; reading the same ' +
@@ -122,7 +132,7 @@ function registerExpectedLineup(app: App, deps: AppDeps) {
         tags: ['fixtures'],
         params: fixtureParams,
         querystring: noQuery,
-        response: { 200: expectedLineupSchema, ...errorResponses },
+        response: { 200: expectedLineupSchema },
       },
     },
     async (request) => {
@@ -150,8 +160,9 @@ function registerFeedLoad(app: App, deps: AppDeps) {
         bodyLimit: FEED_BODY_LIMIT_BYTES,
         schema: {
           tags: ['admin'],
+          operationId: 'loadFeed',
           summary: 'Load a fixture-inputs feed (docs/feed.md), as `matchsim ingest FILE`',
-          response: { 200: feedLoadSchema, ...errorResponses },
+          response: { 200: feedLoadSchema },
         },
       },
       async (request) => {

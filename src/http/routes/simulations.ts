@@ -3,11 +3,11 @@
 // idempotency, call the simulation use cases and send their views through the route's schemas.
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import type { ErrorCode } from '../../errors.js';
 import type { IdempotencyRecord } from '../../idempotency/store.js';
 import type { CallContext } from '../../simulations/types.js';
 import type { App, AppDeps } from '../app-types.js';
 import { requestBodyHash, sendIdempotent } from '../idempotent.js';
-import { errorResponses } from '../schemas/common.js';
 import {
   batchBodySchema,
   batchParamsSchema,
@@ -30,6 +30,38 @@ import {
 
 const sim = { access: 'api' as const, scope: 'simulations.run' as const, rateGroup: 'simulations' as const };
 const tags = ['simulations'];
+
+/** What choosing a fixture and its lineups can answer (select-fixture.ts, fixture-access.ts, lineups.ts). */
+const SELECTION_ERRORS: ErrorCode[] = [
+  'fixture_not_found',
+  'fixture_ambiguous',
+  'fixture_lookup_incomplete',
+  'fixture_not_covered',
+  'refreshing',
+  'lineup_invalid',
+  'player_not_in_squad',
+  'lineups_not_announced',
+  'lineup_cooldown',
+  'loop_guard',
+];
+/** What reserving credits and admitting work can answer (billing, limits, admission). */
+const SUBMISSION_ERRORS: ErrorCode[] = [
+  'balance_too_low',
+  'max_credits_exceeded',
+  'idempotency_conflict',
+  'concurrency_limited',
+  'engine_cold_start',
+  'engine_unavailable',
+  'engine_overloaded',
+];
+/** What delivering and settling a finished job can answer (deliver.ts). */
+const DELIVERY_ERRORS: ErrorCode[] = [
+  'resource_missing',
+  'reservation_expired',
+  'simulation_failed',
+  'payload_missing',
+  'settlement_unknown',
+];
 
 function callContext(request: FastifyRequest, record: IdempotencyRecord | null): CallContext {
   return {
@@ -75,15 +107,16 @@ function registerRun(app: App, routing: SimulationRouting) {
   app.post(
     '/v1/simulations',
     {
-      config: sim,
+      config: { ...sim, errors: [...SELECTION_ERRORS, ...SUBMISSION_ERRORS, ...DELIVERY_ERRORS] },
       schema: {
+        operationId: 'runSimulation',
         tags,
         summary: 'Simulate one match',
         description:
           'Price: draws / 1000 credits per live delivery, cached results included. 200 with the simulation when it is ready within wait_seconds, else 202 with a job whose result_url delivers it. Optional Idempotency-Key header (1-255 characters).',
         body: simulationBodySchema,
         headers: z.object({ 'idempotency-key': z.string().optional() }).passthrough(),
-        response: { 200: simulationSchema, 202: jobSchema, ...errorResponses },
+        response: { 200: simulationSchema, 202: jobSchema },
       },
     },
     async (request, reply) => {
@@ -111,14 +144,15 @@ function registerQuote(app: App, routing: SimulationRouting) {
   app.post(
     '/v1/simulations/quote',
     {
-      config: sim,
+      config: { ...sim, errors: SELECTION_ERRORS },
       schema: {
+        operationId: 'quoteSimulation',
         tags,
         summary: 'Quote the exact price of a simulation',
         description:
           'Validates non-auto lineups against the current inputs; reserves nothing. Same body as POST /v1/simulations.',
         body: simulationBodySchema,
-        response: { 200: quoteSchema, ...errorResponses },
+        response: { 200: quoteSchema },
       },
     },
     async (request) => {
@@ -132,15 +166,27 @@ function registerBatch(app: App, routing: SimulationRouting) {
   app.post(
     '/v1/simulations/batch',
     {
-      config: sim,
+      config: {
+        ...sim,
+        errors: [
+          'batch_rejected',
+          // An item's 4xx is its own error in the 202; its 429s and 503s answer the whole batch (submit-batch.ts).
+          'lineup_cooldown',
+          'loop_guard',
+          'fixture_lookup_incomplete',
+          'refreshing',
+          ...SUBMISSION_ERRORS,
+        ],
+      },
       schema: {
+        operationId: 'createBatch',
         tags,
         summary: 'Reserve and queue up to 1,000 simulations',
         description:
           'Every item is validated before credits are reserved; an item that cannot run carries its error. Each delivered item costs draws / 1000 credits. Optional Idempotency-Key.',
         body: batchBodySchema,
         headers: z.object({ 'idempotency-key': z.string().optional() }).passthrough(),
-        response: { 202: batchSchema, ...errorResponses },
+        response: { 202: batchSchema },
       },
     },
     async (request, reply) => {
@@ -168,12 +214,13 @@ function registerBatchStatus(app: App, routing: SimulationRouting) {
   app.get(
     '/v1/simulations/batch/:batch_id',
     {
-      config: sim,
+      config: { ...sim, errors: ['resource_missing'] },
       schema: {
+        operationId: 'getBatch',
         tags,
         summary: 'Status of a batch and its items',
         params: batchParamsSchema,
-        response: { 200: batchSchema, ...errorResponses },
+        response: { 200: batchSchema },
       },
     },
     async (request) => {
@@ -192,15 +239,16 @@ function registerResultPath(app: App, routing: SimulationRouting) {
   app.get(
     '/v1/simulations/jobs/:job_id',
     {
-      config: sim,
+      config: { ...sim, errors: DELIVERY_ERRORS },
       schema: {
+        operationId: 'getSimulationJob',
         tags,
         summary: 'Result path: deliver and settle a job or batch item',
         description:
           'queued or running: 202 with progress; succeeded: settles the hold and answers 200 with the simulation; delivered: the same delivery again with credits_charged 0; failed: 500 simulation_failed; hold ended: 409 reservation_expired.',
         params: jobParamsSchema,
         querystring: resultQuerySchema,
-        response: { 200: simulationSchema, 202: jobSchema, ...errorResponses },
+        response: { 200: simulationSchema, 202: jobSchema },
       },
     },
     async (request, reply) => {

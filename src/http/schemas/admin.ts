@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { SCOPES } from '../../accounts/keys.js';
 import { LIMIT_NAMES, ORG_STATUSES, PLANS } from '../../accounts/orgs.js';
 import { boundedText, creditAmount, isoDateTime, limitValue, positiveCreditAmount } from './primitives.js';
+import { named } from './registry.js';
 
 const MAX_ALLOWLIST_ENTRIES = 100;
 const MAX_ID_LENGTH = 64;
@@ -50,7 +51,13 @@ export const createKeyBody = z.strictObject({
 
 export const topUpBody = z.strictObject({ credits: positiveCreditAmount });
 
-const limitsSchema = z.record(z.enum(LIMIT_NAMES), z.number());
+/** Every limit by name: an object with one required number per name, so generated clients name them. */
+const limitsSchema = z.object(
+  Object.fromEntries(LIMIT_NAMES.map((name) => [name, z.number()])) as Record<
+    (typeof LIMIT_NAMES)[number],
+    z.ZodNumber
+  >,
+);
 
 export const adminOrgSchema = z.object({
   object: z.literal('org'),
@@ -97,3 +104,14 @@ export const adminOrgDetailSchema = adminOrgSchema.extend({
   credits: adminOrgCreditsSchema,
   keys: z.array(adminKeySchema),
 });
+
+// Component names in the admin OpenAPI document (src/http/schemas/registry.ts).
+named('CreateOrgRequest', createOrgBody);
+named('UpdateOrgRequest', patchOrgBody);
+named('CreateApiKeyRequest', createKeyBody);
+named('TopUpRequest', topUpBody);
+named('Org', adminOrgSchema);
+named('ApiKey', adminKeySchema);
+named('NewApiKey', adminNewKeySchema);
+named('OrgCredits', adminOrgCreditsSchema);
+named('OrgDetail', adminOrgDetailSchema);

@@ -6,6 +6,7 @@ import { FIXTURE_STATES } from '../../fixtures/fixture-inputs.js';
 import { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from '../../fixtures/fixture-list.js';
 import { freshnessSchema, sideTeamSchema, teamSchema } from './common.js';
 import { boundedText, isoDay, int4IdParam as positiveId } from './primitives.js';
+import { named, openEnum } from './registry.js';
 
 export const listQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(50).describe('1 to 200, default 50.'),
@@ -19,6 +20,12 @@ export const listQuery = z.strictObject({
   team_id: positiveId.optional().describe('Fixtures where this team plays home or away.'),
   team: boundedText(200).optional().describe('Case-insensitive part of a team name, or its short name.'),
   state: z.enum(FIXTURE_STATES).optional(),
+  status: z
+    .enum(['fresh'])
+    .optional()
+    .describe(
+      '`fresh`: only fixtures on sale now (`freshness.status` fresh), the ones a simulation accepts.',
+    ),
 });
 
 /** The fixture reads take no query parameters; any sent is refused by name. */
@@ -54,11 +61,7 @@ const fixtureItemSchema = z.object({
       .boolean()
       .describe('False: listed only; squads, lineups and simulations answer fixture_not_covered.'),
   }),
-  state: z
-    .enum(FIXTURE_STATES)
-    .describe(
-      'provisional, inputs_final, lineups_announced, in_play, finished, postponed, cancelled; may gain values.',
-    ),
+  state: openEnum(FIXTURE_STATES, 'Where the fixture is in its life (docs/api.md §3).'),
   score: z
     .object({ home: z.number().int(), away: z.number().int() })
     .nullable()
@@ -149,3 +152,12 @@ export const feedLoadSchema = z.object({
   inputs_replaced: z.number().int(),
   loaded_at: z.string(),
 });
+
+// Component names in the OpenAPI documents (src/http/schemas/registry.ts).
+named('FixtureSummary', summarySchema);
+named('Fixture', fixtureItemSchema);
+named('FixtureList', fixtureListSchema);
+named('Squads', squadsSchema);
+named('ExpectedPlayer', expectedPlayer);
+named('ExpectedLineup', expectedLineupSchema);
+named('FeedLoad', feedLoadSchema);

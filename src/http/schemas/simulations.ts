@@ -8,6 +8,7 @@ import { JOB_STATUSES } from '../../jobs/types.js';
 import { DEFAULT_DRAWS, DEFAULT_WAIT_SECONDS } from '../../simulations/types.js';
 import { freshnessSchema, priceSchema } from './common.js';
 import { boundedText, int4Id, int4IdOrDigits, isoDay, opaqueId } from './primitives.js';
+import { named, openEnum } from './registry.js';
 
 const MAX_BATCH_ITEMS = 1000;
 /** Generous bounds for the lineup lists; the lineup rules give the precise lineup_invalid answers. */
@@ -104,7 +105,7 @@ export const jobSchema = z
     fixture_id: z.number().int(),
     reservation_id: z.string(),
     result_url: z.string(),
-    status: z.enum(JOB_STATUSES),
+    status: openEnum(JOB_STATUSES, 'The job state (docs/api.md §3).'),
     price: priceSchema,
     credits_reserved: z.number(),
     retry_after_seconds: z.number(),
@@ -202,3 +203,15 @@ export const batchSchema = z
 export const jobParamsSchema = z.object({ job_id: opaqueId });
 export const resultQuerySchema = z.strictObject({ reservation_id: opaqueId });
 export const batchParamsSchema = z.object({ batch_id: opaqueId });
+
+// Component names in the OpenAPI documents (src/http/schemas/registry.ts).
+named('LineupChoice', lineupSideRequestSchema);
+named('Lineups', lineupsRequestSchema);
+named('SimulationRequest', simulationBodySchema);
+named('BatchRequest', batchBodySchema);
+named('SimulationJob', jobSchema);
+named('SimulationDocument', simulationDocumentSchema);
+named('Simulation', simulationSchema);
+named('Quote', quoteSchema);
+named('BatchItem', batchItemSchema);
+named('Batch', batchSchema);

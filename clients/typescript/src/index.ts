@@ -1,0 +1,190 @@
+// A typed client of the matchsim API: openapi-fetch over the types generated from /openapi.json
+// (schema.ts, `npm run client:generate`), with an API key, an Idempotency-Key on every run and batch,
+// retries that follow the error's retry advice and Retry-After, and helpers to wait for a job and to
+// collect a batch's results. Errors are typed: `error.error.code` is one of the documented codes.
+import createClient, { type Client, type Middleware } from 'openapi-fetch';
+import type { components, paths } from './schema.js';
+
+export type { components, paths } from './schema.js';
+export type Schemas = components['schemas'];
+export type ApiErrorObject = Schemas['Error']['error'];
+export type Simulation = Schemas['Simulation'];
+export type SimulationJob = Schemas['SimulationJob'];
+export type Batch = Schemas['Batch'];
+export type MatchsimClient = Client<paths>;
+
+export interface RetryOptions {
+  /** Attempts in all, the first included; default 4. */
+  attempts?: number;
+  /** First backoff when the answer names no delay, in milliseconds; doubled each time; default 500. */
+  baseDelayMs?: number;
+  /** Longest single wait, in milliseconds; default 30,000. */
+  maxDelayMs?: number;
+}
+
+export interface ClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  /** Retries of retryable answers (429, 503, …); `false` turns them off. */
+  retry?: RetryOptions | false;
+  fetch?: typeof fetch;
+}
+
+/** An error answer, thrown by the helpers; `error` is the documented error object. */
+export class MatchsimError extends Error {
+  override name = 'MatchsimError';
+  constructor(
+    readonly status: number,
+    readonly error: ApiErrorObject,
+  ) {
+    super(`${status} ${error.code}: ${error.message}`);
+  }
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    });
+  });
+
+/** The answer's retry advice: how long to wait before sending again, or null when it must not be sent again. */
+export async function retryDelayMs(
+  request: Request,
+  response: Response,
+  attempt: number,
+  options: Required<RetryOptions>,
+): Promise<number | null> {
+  if (response.status !== 429 && response.status < 500) return null;
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => null)) as { error?: ApiErrorObject } | null;
+  const advice = body?.error?.retry;
+  if (!advice?.retryable || advice.strategy !== 'backoff_with_jitter') return null;
+  // Sending again is safe when nothing happened (429), the request reads, or it carries its Idempotency-Key.
+  const safe = response.status === 429 || request.method === 'GET' || request.headers.has('idempotency-key');
+  if (!safe) return null;
+  const header = Number(response.headers.get('retry-after'));
+  const namedSeconds = Math.max(Number.isFinite(header) ? header : 0, advice.after_seconds ?? 0);
+  const backoff = options.baseDelayMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2);
+  return Math.min(options.maxDelayMs, namedSeconds > 0 ? namedSeconds * 1000 : backoff);
+}
+
+/** A fetch that sends a request again while its answer advises a retry (docs/api.md §7). */
+export function retryingFetch(base: typeof fetch, retry: RetryOptions = {}): typeof fetch {
+  const options = { attempts: 4, baseDelayMs: 500, maxDelayMs: 30_000, ...retry };
+  return async (input, init) => {
+    const request = new Request(input, init);
+    for (let attempt = 1; ; attempt += 1) {
+      const response = await base(request.clone());
+      if (attempt >= options.attempts) return response;
+      const delay = await retryDelayMs(request, response, attempt, options);
+      if (delay === null) return response;
+      await response.body?.cancel();
+      await sleep(delay, request.signal);
+    }
+  };
+}
+
+/** Runs and batches carry an Idempotency-Key, so that a retry never runs or charges twice. */
+const idempotencyKeys: Middleware = {
+  onRequest({ request, schemaPath }) {
+    const creates = schemaPath === '/v1/simulations' || schemaPath === '/v1/simulations/batch';
+    if (request.method === 'POST' && creates && !request.headers.has('idempotency-key')) {
+      request.headers.set('Idempotency-Key', crypto.randomUUID());
+    }
+    return request;
+  },
+};
+
+export function createMatchsimClient(options: ClientOptions): MatchsimClient {
+  const base = options.fetch ?? globalThis.fetch;
+  const client = createClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/$/, ''),
+    headers: { Authorization: `Bearer ${options.apiKey}` },
+    fetch: options.retry === false ? base : retryingFetch(base, options.retry),
+  });
+  client.use(idempotencyKeys);
+  return client;
+}
+
+/** The data of an answer, or its error thrown as a MatchsimError. */
+export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
+  if (result.error !== undefined || result.data === undefined) {
+    const error = (result.error as { error?: ApiErrorObject } | undefined)?.error;
+    if (error) throw new MatchsimError(result.response.status, error);
+    throw new Error(`${result.response.status} without a body`);
+  }
+  return result.data;
+}
+
+export interface WaitOptions {
+  signal?: AbortSignal;
+  /** Called with each 202's job while it runs. */
+  onProgress?: (job: SimulationJob) => void;
+}
+
+/** Follows a job's result path until it delivers (200) the simulation; honours retry_after_seconds. */
+export async function waitForJob(
+  client: MatchsimClient,
+  job: Pick<SimulationJob, 'job_id' | 'reservation_id'>,
+  options: WaitOptions = {},
+): Promise<Simulation> {
+  for (;;) {
+    const result = await client.GET('/v1/simulations/jobs/{job_id}', {
+      params: { path: { job_id: job.job_id }, query: { reservation_id: job.reservation_id } },
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    const body = unwrap(result);
+    if (body.object === 'simulation') return body as Simulation;
+    const running = body as SimulationJob;
+    options.onProgress?.(running);
+    await sleep(Math.max(0.25, running.retry_after_seconds) * 1000, options.signal);
+  }
+}
+
+export type BatchResult =
+  | { item: Batch['items'][number]; simulation: Simulation }
+  | { item: Batch['items'][number]; error: MatchsimError | NonNullable<Batch['items'][number]['error']> };
+
+/**
+ * Yields each item of a batch as it ends: delivered items with their simulation (each delivery settles
+ * its hold and charges draws / 1000 credits), items that cannot run with their error.
+ */
+export async function* batchResults(
+  client: MatchsimClient,
+  batchId: string,
+  options: WaitOptions = {},
+): AsyncGenerator<BatchResult> {
+  const done = new Set<number>();
+  for (;;) {
+    const batch = unwrap(
+      await client.GET('/v1/simulations/batch/{batch_id}', { params: { path: { batch_id: batchId } } }),
+    );
+    for (const [index, item] of batch.items.entries()) {
+      if (done.has(index)) continue;
+      if (item.error) {
+        done.add(index);
+        yield { item, error: item.error };
+      } else if (
+        item.job_id &&
+        item.reservation_id &&
+        ['succeeded', 'delivered', 'failed', 'expired'].includes(item.status)
+      ) {
+        done.add(index);
+        try {
+          const job = { job_id: item.job_id, reservation_id: item.reservation_id };
+          yield { item, simulation: await waitForJob(client, job, options) };
+        } catch (error) {
+          if (!(error instanceof MatchsimError)) throw error;
+          yield { item, error };
+        }
+      }
+    }
+    if (done.size === batch.items.length) return;
+    await sleep(1000, options.signal);
+  }
+}

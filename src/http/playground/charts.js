@@ -1,0 +1,213 @@
+// SVG charts of the playground, drawn by hand: bars, a heat map, lines and a match path. Each function
+// replaces the content of `container` with one <svg> whose viewBox scales to the container's width.
+
+const SVG = 'http://www.w3.org/2000/svg';
+const HOME = '#0b5e43';
+const AWAY = '#c2571a';
+const DRAW = '#6b7a73';
+
+function svg(width, height, label) {
+  const root = document.createElementNS(SVG, 'svg');
+  root.setAttribute('viewBox', `0 0 ${width} ${height}`);
+  root.setAttribute('role', 'img');
+  root.setAttribute('aria-label', label);
+  return root;
+}
+
+function add(parent, name, attributes, text) {
+  const node = document.createElementNS(SVG, name);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, String(value));
+  if (text !== undefined) node.textContent = text;
+  parent.appendChild(node);
+  return node;
+}
+
+const percent = (p) => `${(p * 100).toFixed(1)}%`;
+
+function mount(container, root) {
+  container.replaceChildren(root);
+  return root;
+}
+
+/** Vertical bars: one per value, each with its label and percentage. */
+export function bars(container, items, label) {
+  const width = 360;
+  const height = 200;
+  const root = svg(width, height, label);
+  const slot = width / items.length;
+  const top = Math.max(...items.map((item) => item.value), 0.0001);
+  items.forEach((item, index) => {
+    const h = (item.value / top) * 140;
+    const x = index * slot + slot * 0.15;
+    add(root, 'rect', {
+      x,
+      y: 170 - h,
+      width: slot * 0.7,
+      height: Math.max(h, 0.5),
+      fill: item.color ?? HOME,
+    });
+    add(
+      root,
+      'text',
+      { x: x + slot * 0.35, y: 165 - h, 'text-anchor': 'middle', 'font-size': 12 },
+      item.text ?? percent(item.value),
+    );
+    add(root, 'text', { x: x + slot * 0.35, y: 188, 'text-anchor': 'middle', 'font-size': 12 }, item.label);
+  });
+  return mount(container, root);
+}
+
+export function outcomeBars(container, result) {
+  return bars(
+    container,
+    [
+      { label: 'Home', value: result.home_win, color: HOME },
+      { label: 'Draw', value: result.draw, color: DRAW },
+      { label: 'Away', value: result.away_win, color: AWAY },
+    ],
+    `Home ${percent(result.home_win)}, draw ${percent(result.draw)}, away ${percent(result.away_win)}`,
+  );
+}
+
+/** The score grid as a heat map, home goals down and away goals across, 0 to `size - 1` each. */
+export function heatMap(container, cells, size = 6) {
+  const cell = 48;
+  const root = svg(cell * (size + 1), cell * (size + 1), 'Score grid heat map');
+  const top = Math.max(...cells.slice(0, size).flatMap((row) => row.slice(0, size)), 0.0001);
+  for (let home = 0; home < size; home += 1) {
+    add(
+      root,
+      'text',
+      { x: cell / 2, y: cell * (home + 1.6), 'text-anchor': 'middle', 'font-size': 13 },
+      String(home),
+    );
+    add(
+      root,
+      'text',
+      { x: cell * (home + 1.5), y: cell * 0.6, 'text-anchor': 'middle', 'font-size': 13 },
+      String(home),
+    );
+    for (let away = 0; away < size; away += 1) {
+      const p = cells[home]?.[away] ?? 0;
+      const x = cell * (away + 1);
+      const y = cell * (home + 1);
+      const shade = Math.round(255 - (p / top) * 200);
+      add(root, 'rect', {
+        x,
+        y,
+        width: cell - 2,
+        height: cell - 2,
+        fill: `rgb(${shade},${Math.min(255, shade + 30)},${shade})`,
+      });
+      add(
+        root,
+        'text',
+        {
+          x: x + cell / 2 - 1,
+          y: y + cell / 2 + 4,
+          'text-anchor': 'middle',
+          'font-size': 11,
+          fill: p / top > 0.6 ? '#fff' : '#111',
+        },
+        p ? (p * 100).toFixed(1) : '',
+      );
+    }
+  }
+  return mount(container, root);
+}
+
+/** Two sets of bars side by side: home and away goal counts 0 to 6+. */
+export function goalDistributions(container, distributions) {
+  const items = [];
+  for (let goals = 0; goals <= 6; goals += 1) {
+    const tail = (side) =>
+      goals === 6 ? distributions[side].slice(6).reduce((a, b) => a + b, 0) : distributions[side][goals];
+    items.push({
+      label: `${goals}${goals === 6 ? '+' : ''}H`,
+      value: tail('home'),
+      color: HOME,
+      text: percent(tail('home')).replace('.0%', '%'),
+    });
+    items.push({ label: `${goals}${goals === 6 ? '+' : ''}A`, value: tail('away'), color: AWAY, text: '' });
+  }
+  return bars(container, items, 'Goals of each side');
+}
+
+/** Lines over the match's steps; `series` = [{ name, values, color }]. */
+export function lines(container, labels, series, label) {
+  const width = 420;
+  const height = 220;
+  const root = svg(width, height, label);
+  const top = Math.max(...series.flatMap((line) => line.values), 0.0001);
+  const x = (index) => 30 + (index / (labels.length - 1)) * (width - 40);
+  const y = (value) => 190 - (value / top) * 170;
+  add(root, 'line', { x1: 30, y1: 190, x2: width - 10, y2: 190, stroke: '#999' });
+  for (const [index, text] of labels.entries()) {
+    if (text === '1' || text === '45' || text === '90' || text === '46') {
+      add(root, 'text', { x: x(index), y: 206, 'text-anchor': 'middle', 'font-size': 11 }, `${text}'`);
+    }
+  }
+  add(root, 'text', { x: 2, y: 24, 'font-size': 11 }, top.toFixed(2));
+  series.forEach((line, n) => {
+    const points = line.values
+      .map((value, index) => `${x(index).toFixed(1)},${y(value).toFixed(1)}`)
+      .join(' ');
+    add(root, 'polyline', { points, fill: 'none', stroke: line.color, 'stroke-width': 2 });
+    add(root, 'text', { x: 40 + n * 120, y: height - 2, 'font-size': 12, fill: line.color }, line.name);
+  });
+  return mount(container, root);
+}
+
+/** Horizontal bars of the players most likely to score. */
+export function scorers(container, players, teams) {
+  const top = [...players]
+    .sort((a, b) => b.probabilities.anytime_scorer - a.probabilities.anytime_scorer)
+    .slice(0, 8);
+  const width = 420;
+  const root = svg(width, top.length * 26 + 10, 'Top scorers');
+  top.forEach((player, index) => {
+    const p = player.probabilities.anytime_scorer;
+    const y = 8 + index * 26;
+    add(root, 'text', { x: 0, y: y + 14, 'font-size': 12 }, `${player.name} (${teams[player.team]})`);
+    add(root, 'rect', {
+      x: 200,
+      y,
+      width: Math.max(1, p * 200),
+      height: 18,
+      fill: player.team === 'home' ? HOME : AWAY,
+    });
+    add(root, 'text', { x: 205 + p * 200, y: y + 14, 'font-size': 12 }, percent(p));
+  });
+  return mount(container, root);
+}
+
+/** One simulated match along the 110 steps: goals as dots, cards as squares, above (home) or below (away). */
+export function matchPath(container, sample, labels) {
+  const width = 720;
+  const root = svg(width, 120, `Sample match ending ${sample.score.home}-${sample.score.away}`);
+  const x = (minuteLabel) =>
+    20 + (Math.max(0, labels.indexOf(minuteLabel)) / (labels.length - 1)) * (width - 40);
+  add(root, 'line', { x1: 20, y1: 60, x2: width - 20, y2: 60, stroke: '#555', 'stroke-width': 2 });
+  add(
+    root,
+    'text',
+    { x: 20, y: 112, 'font-size': 12 },
+    `Final ${sample.score.home}-${sample.score.away} (half time ${sample.half_time.home}-${sample.half_time.away})`,
+  );
+  for (const event of sample.events) {
+    const cx = x(event.minute_label);
+    const cy = event.team === 'home' ? 35 : 85;
+    const color = event.team === 'home' ? HOME : AWAY;
+    if (event.type === 'goal') add(root, 'circle', { cx, cy, r: 7, fill: color });
+    else if (event.type.endsWith('card'))
+      add(root, 'rect', {
+        x: cx - 4,
+        y: cy - 6,
+        width: 8,
+        height: 12,
+        fill: event.type === 'red_card' ? '#c62828' : '#e6b800',
+      });
+    else add(root, 'line', { x1: cx, y1: cy - 5, x2: cx, y2: cy + 5, stroke: color });
+  }
+  return mount(container, root);
+}

@@ -1,0 +1,131 @@
+// The typed client of clients/typescript against the running service (the demo, over HTTP): every
+// customer operation of /openapi.json is called through it, errors come back typed, the helpers wait
+// for a job and collect a batch, retries follow the error's advice; and its generated types are not stale.
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { schemaSource } from '../../clients/typescript/generate.js';
+import {
+  batchResults,
+  createMatchsimClient,
+  type MatchsimClient,
+  MatchsimError,
+  retryingFetch,
+  unwrap,
+  waitForJob,
+} from '../../clients/typescript/src/index.js';
+import { type DemoService, startDemoService } from '../helpers/demo-service.js';
+
+const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
+const storedDocument = JSON.parse(read('docs/openapi/openapi.json'));
+
+let demo: DemoService;
+let client: MatchsimClient;
+const called = new Set<string>();
+
+beforeAll(async () => {
+  demo = await startDemoService();
+  client = createMatchsimClient({ baseUrl: demo.baseUrl, apiKey: demo.liveKey });
+  client.use({
+    onRequest({ request, schemaPath }) {
+      called.add(`${request.method.toLowerCase()} ${schemaPath}`);
+    },
+  });
+}, 120_000);
+afterAll(() => demo?.close());
+
+describe('the typed client', () => {
+  it('calls every customer operation of the document against the service', async () => {
+    const credits = unwrap(await client.GET('/v1/credits'));
+    expect(credits.object).toBe('credit_balance');
+    const list = unwrap(
+      await client.GET('/v1/fixtures', { params: { query: { status: 'fresh', limit: 3 } } }),
+    );
+    expect(list.data.length).toBeGreaterThan(0);
+    expect(list.data.every((fixture) => fixture.freshness.status === 'fresh')).toBe(true);
+    const fixtureId = list.data[0]!.fixture_id;
+    const path = { fixture_id: fixtureId };
+    const squads = unwrap(await client.GET('/v1/fixtures/{fixture_id}/squads', { params: { path } }));
+    expect(squads.home.players.length).toBeGreaterThan(10);
+    const lineup = unwrap(
+      await client.GET('/v1/fixtures/{fixture_id}/expected-lineup', { params: { path } }),
+    );
+    expect(lineup.home.xi).toHaveLength(11);
+    const quote = unwrap(
+      await client.POST('/v1/simulations/quote', { body: { fixture_id: fixtureId, draws: 1000 } }),
+    );
+    expect(quote.price).toEqual({ draws: 1000, credits: '1.000' });
+
+    const started = unwrap(
+      await client.POST('/v1/simulations', { body: { fixture_id: fixtureId, draws: 1000, wait_seconds: 0 } }),
+    );
+    expect(started.object).toBe('simulation_job');
+    const progress: number[] = [];
+    const job = started as Extract<typeof started, { object: 'simulation_job' }>;
+    const simulation = await waitForJob(client, job, {
+      onProgress: (j) => progress.push(j.progress.draws_done),
+    });
+    expect(simulation.object).toBe('simulation');
+    expect(simulation.credits_charged).toBe(1);
+
+    const second = list.data[1] ?? list.data[0]!;
+    const batch = unwrap(
+      await client.POST('/v1/simulations/batch', {
+        body: { fixtures: [{ fixture_id: second.fixture_id }], draws: 1000 },
+      }),
+    );
+    const results = [];
+    for await (const result of batchResults(client, batch.batch_id)) results.push(result);
+    expect(results).toHaveLength(1);
+    expect('simulation' in results[0]! && results[0].simulation.fixture_id).toBe(second.fixture_id);
+
+    const operations = Object.entries(storedDocument.paths).flatMap(([p, methods]) =>
+      Object.keys(methods as object).map((method) => `${method} ${p}`),
+    );
+    expect([...called].sort()).toEqual(expect.arrayContaining(operations.sort()));
+  }, 180_000);
+
+  it('types and throws the error object', async () => {
+    const result = await client.GET('/v1/fixtures/{fixture_id}/squads', {
+      params: { path: { fixture_id: 2_000_000_000 } },
+    });
+    expect(result.response.status).toBe(404);
+    const code: string | undefined = result.error?.error.code;
+    expect(code).toBe('fixture_not_found');
+    expect(() => unwrap(result)).toThrow(MatchsimError);
+    expect(() => unwrap(result)).toThrow(/404 fixture_not_found/);
+  });
+
+  it('sends again after a retryable answer, waiting what Retry-After says, and not after a final one', async () => {
+    const answers = [
+      { status: 503, retryAfter: '0', retry: { retryable: true, strategy: 'backoff_with_jitter' } },
+      { status: 200 },
+    ];
+    const seen: string[] = [];
+    const fetchOnce = (async (request: Request) => {
+      seen.push(request.headers.get('idempotency-key') ?? '');
+      const answer = answers.shift()!;
+      if (answer.status === 200) return Response.json({ ok: true });
+      const error = { code: 'engine_overloaded', retry: { ...answer.retry, after_seconds: null } };
+      return Response.json(
+        { error },
+        { status: answer.status, headers: { 'Retry-After': answer.retryAfter! } },
+      );
+    }) as typeof fetch;
+    const response = await retryingFetch(fetchOnce, { baseDelayMs: 1 })(
+      new Request('http://x/v1/simulations', { method: 'POST', headers: { 'Idempotency-Key': 'k1' } }),
+    );
+    expect(response.status).toBe(200);
+    expect(seen).toEqual(['k1', 'k1']);
+
+    const final = (async () =>
+      Response.json(
+        { error: { code: 'balance_too_low', retry: { retryable: true, strategy: 'wait_for_change' } } },
+        { status: 402 },
+      )) as typeof fetch;
+    expect((await retryingFetch(final)(new Request('http://x/v1/credits'))).status).toBe(402);
+  });
+
+  it('has types generated from the stored document (run `npm run client:generate` when this fails)', async () => {
+    expect(await schemaSource(storedDocument)).toBe(read('clients/typescript/src/schema.ts'));
+  });
+});
