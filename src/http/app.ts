@@ -24,6 +24,7 @@ import { registerCreditRoutes } from './routes/credits.js';
 import { registerDocsRoutes } from './routes/docs.js';
 import { registerFixtureRoutes } from './routes/fixtures.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerSimulationReadRoutes } from './routes/simulation-reads.js';
 import { registerSimulationRoutes } from './routes/simulations.js';
 import { serverBounds } from './server-bounds.js';
 
@@ -75,6 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerCreditRoutes(app, deps);
   registerAdminRoutes(app, deps, keyCache);
   registerSimulationRoutes(app, deps);
+  registerSimulationReadRoutes(app, deps);
   registerFixtureRoutes(app, deps);
 
   await app.ready();

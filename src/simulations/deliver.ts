@@ -79,7 +79,7 @@ function withJobRecovery(error: unknown, job: Job): unknown {
   });
 }
 
-type LockedOutcome =
+export type LockedOutcome =
   | { status: 'pending'; job: Job }
   | { status: 'expired'; job: Job }
   | { status: 'delivered'; delivered: DeliveredSimulation };
@@ -103,7 +103,8 @@ export async function deliverJob(deps: DeliveryDeps, ctx: DeliveryRequest, job: 
   return { kind: 'delivered', delivered };
 }
 
-async function deliverLocked(
+/** The delivery of one job under its lock, in the caller's transaction (the results stream runs a page). */
+export async function deliverLocked(
   deps: DeliveryDeps,
   ctx: DeliveryRequest,
   tx: TransactionSql,
@@ -122,6 +123,11 @@ async function deliverLocked(
       });
     case 'expired':
       return { status: 'expired', job };
+    case 'cancelled':
+      throw new ApiError('simulation_cancelled', {
+        message: `The job ${job.id} was cancelled with its batch before it ran; its hold was released.`,
+        recovery: { job_id: job.id, reservation_id: job.reservationId },
+      });
     case 'delivered':
       return { status: 'delivered', delivered: await previousDelivery(tx, job) };
     case 'succeeded':
@@ -179,7 +185,7 @@ async function settleHold(
 }
 
 // The fixture list shows the latest shared live simulation of a fixture's data_version.
-async function afterDelivery(deps: DeliveryDeps, delivered: DeliveredSimulation): Promise<void> {
+export async function afterDelivery(deps: DeliveryDeps, delivered: DeliveredSimulation): Promise<void> {
   const { job, delivery, result } = delivered;
   if (delivery.creditsChargedMilli > 0) deps.onCharged?.(delivery.creditsChargedMilli, true);
   if (job.scope !== 'shared' || job.mode !== 'live') return;

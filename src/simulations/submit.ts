@@ -3,6 +3,7 @@
 import { priceOfDrawsMilli } from '../billing/amounts.js';
 import { databaseRead, inTransaction, isTransientDatabaseError } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
+import { recordJobMetadata } from '../jobs/batch-store.js';
 import { countOpenJobGroups } from '../jobs/job-store.js';
 import type { Job } from '../jobs/types.js';
 import { findCachedResult } from '../results/result-store.js';
@@ -56,7 +57,9 @@ export async function submitSimulation(
         tx,
       });
     }
-    const created = await deps.queue.enqueue(tx, newJob);
+    const enqueued = await deps.queue.enqueue(tx, newJob);
+    const created = request.metadata ? { ...enqueued, metadata: request.metadata } : enqueued;
+    if (request.metadata) await recordJobMetadata(tx, created.id, request.metadata);
     if (ctx.idempotency) await deps.attachJob(tx, ctx.idempotency, { jobId: created.id });
     return created;
   });
