@@ -36,7 +36,11 @@ export class WireContract {
   check(method: string, url: string, response: LightMyRequestResponse): string | null {
     const path = url.split('?')[0]!;
     if (UNDOCUMENTED.has(path)) return null;
-    const template = this.templates.find((t) => t.pattern.test(path))?.template;
+    // A static path wins over a template with a parameter, as the router decides
+    // (/v1/simulations/jobs is the list, not the simulation `jobs`).
+    const template =
+      this.templates.find((t) => t.template === path)?.template ??
+      this.templates.find((t) => t.pattern.test(path))?.template;
     const operation = template ? this.document.paths[template]?.[method.toLowerCase()] : undefined;
     const status = String(response.statusCode);
     if (!template || !operation) {
@@ -49,14 +53,24 @@ export class WireContract {
     const content = operation.responses![key]!.content;
     if (!content) return template;
     const type = String(response.headers['content-type'] ?? '');
-    if (!type.startsWith('application/json')) {
-      throw new Error(`${method} ${template} ${status} sent ${type}, its OpenAPI declares JSON`);
+    const mediaType = Object.keys(content).find((declared) => type.startsWith(declared));
+    if (!mediaType) {
+      throw new Error(
+        `${method} ${template} ${status} sent ${type}, its OpenAPI declares ${Object.keys(content)}`,
+      );
     }
-    const ref = `openapi.json#/${pointer('paths', template, method.toLowerCase(), 'responses', key, 'content', 'application/json', 'schema')}`;
+    const ref = `openapi.json#/${pointer('paths', template, method.toLowerCase(), 'responses', key, 'content', mediaType, 'schema')}`;
     const validate = this.ajv.getSchema(ref) ?? this.ajv.compile({ $ref: ref });
-    if (!validate(response.json())) {
-      const errors = this.ajv.errorsText(validate.errors, { dataVar: 'body' });
-      throw new Error(`${method} ${template} ${status} breaks its OpenAPI schema: ${errors}`);
+    // NDJSON (the batch results stream): every line is one document of the declared schema.
+    const documents =
+      mediaType === 'application/x-ndjson'
+        ? response.body.split('\n').flatMap((line) => (line === '' ? [] : [JSON.parse(line)]))
+        : [response.json()];
+    for (const document of documents) {
+      if (!validate(document)) {
+        const errors = this.ajv.errorsText(validate.errors, { dataVar: 'body' });
+        throw new Error(`${method} ${template} ${status} breaks its OpenAPI schema: ${errors}`);
+      }
     }
     return template;
   }
