@@ -1,4 +1,4 @@
--- Batches and jobs as batch-API users expect them (docs/api.md §4.5-4.10, docs/decisions.md §6):
+-- Batches and jobs as batch-API users expect them (docs/api.md §2.6, §4.5, §4.10; docs/decisions.md §6):
 -- metadata and custom ids echoed in every view, every item of a batch kept in submission order (the
 -- rejected ones with their error), cancellation, and lists newest first.
 --

@@ -1,4 +1,4 @@
-// The statements of batch objects and lists (docs/api.md §4.5-4.10, docs/decisions.md §6): what a
+// The statements of batch objects and lists (docs/api.md §2.6, §4.5, §4.10; docs/decisions.md §6): what a
 // submission records beside its jobs (metadata, custom ids, rejected items, submission order), the
 // cancellation of a batch's queued items, its items page by page for the results stream, and the
 // organisation's jobs and batches newest first.

@@ -1,4 +1,4 @@
-// GET /v1/simulations/batch/{batch_id} (docs/api.md §4.6, docs/decisions.md §6): the batch object with
+// GET /v1/simulations/batch/{batch_id} (docs/api.md §2.6, §4.8; docs/decisions.md §6): the batch object with
 // its status, counts and every item in submission order (rejected ones with their error), each job's
 // delivery charge and the freshness of its fixture. The status and counts follow from the jobs.
 import { databaseRead } from '../db/transactions.js';
@@ -20,7 +20,7 @@ export interface BatchItemStatus {
   kickoff: Date | null;
 }
 
-/** The counts of docs/api.md §4.6: every item once, by its state. */
+/** The counts of docs/api.md §2.6: every item once, by its state. */
 export type BatchCounts = Record<'total' | 'rejected' | JobStatus, number>;
 
 export interface BatchSummary {

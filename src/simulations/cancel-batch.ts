@@ -1,4 +1,4 @@
-// POST /v1/simulations/batch/{batch_id}/cancel (docs/api.md §4.7, docs/decisions.md §6): the batch's
+// POST /v1/simulations/batch/{batch_id}/cancel (docs/api.md §4.10, docs/decisions.md §6): the batch's
 // queued items become `cancelled` and their holds are released in the same transaction, so nothing is
 // charged for them; running items finish and can still be delivered. Asking again changes nothing.
 import { inTransaction } from '../db/transactions.js';

@@ -1,4 +1,4 @@
-// GET /v1/simulations/{simulation_id} (docs/api.md §4.9): an organisation reads one of its deliveries
+// GET /v1/simulations/{simulation_id} (docs/api.md §4.10): an organisation reads one of its deliveries
 // again by its `sim_…` id. It is the same delivery given again, so nothing is charged (credits_charged 0).
 import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';

@@ -55,8 +55,9 @@ export class WireContract {
     const type = String(response.headers['content-type'] ?? '');
     const mediaType = Object.keys(content).find((declared) => type.startsWith(declared));
     if (!mediaType) {
+      const declared = Object.keys(content).map((name) => (name === 'application/json' ? 'JSON' : name));
       throw new Error(
-        `${method} ${template} ${status} sent ${type}, its OpenAPI declares ${Object.keys(content)}`,
+        `${method} ${template} ${status} sent ${type}, its OpenAPI declares ${declared.join(', ')}`,
       );
     }
     const ref = `openapi.json#/${pointer('paths', template, method.toLowerCase(), 'responses', key, 'content', mediaType, 'schema')}`;

@@ -1,4 +1,4 @@
-// The batch and job routes that read, collect and cancel what was submitted (docs/api.md §4.6-4.10):
+// The batch and job routes that read, collect and cancel what was submitted (docs/api.md §2.6, §4.10):
 // the results stream of a batch, its cancellation, a delivered simulation by its id, and the lists of
 // jobs and batches. Every one answers only the organisation and key mode that made the resource; any
 // other caller gets 404 resource_missing, as for an unknown id.

@@ -242,7 +242,7 @@ const batchCountsSchema = z
   })
   .describe('Every item once, by its state; total = rejected + the sum of the job states.');
 
-/** The batch-level fields every batch view shares (docs/api.md §4.6). */
+/** The batch-level fields every batch view shares (docs/api.md §2.6). */
 const batchHeadFields = {
   object: z.literal('simulation_batch'),
   batch_id: z.string(),
