@@ -309,7 +309,8 @@ export const batchListSchema = z
     data: z.array(batchSummarySchema),
     has_more: z.boolean(),
   })
-  .describe('Your batches (this key mode), newest first.');
+  .describe('Your batches (this key mode), newest first.')
+  .meta({ examples: [{ object: 'list', url: '/v1/simulations/batches', data: [], has_more: false }] });
 
 export const batchResultLineSchema = z
   .object({
@@ -323,7 +324,26 @@ export const batchResultLineSchema = z
       .describe('For every delivered item: the delivery, as the result path gives it.'),
     error: itemErrorSchema.optional(),
   })
-  .describe('One line of the results stream per batch item, in submission order.');
+  .describe('One line of the results stream per batch item, in submission order.')
+  .meta({
+    examples: [
+      {
+        object: 'simulation_batch_result',
+        custom_id: 'typo',
+        fixture: null,
+        job_id: null,
+        status: 'rejected',
+        error: { code: 'fixture_not_found', message: 'No matching simulation fixture.', param: 'fixtures.1' },
+      },
+      {
+        object: 'simulation_batch_result',
+        custom_id: 'east-west',
+        fixture: 102,
+        job_id: 'job_9xR',
+        status: 'running',
+      },
+    ],
+  });
 
 export const jobParamsSchema = z.object({ job_id: opaqueId });
 export const resultQuerySchema = z.strictObject({ reservation_id: opaqueId });
