@@ -70,22 +70,9 @@ export async function submitBatch(
   }
   const cachedIds = await cachedResultIds(deps, ctx, runs);
   if (runs.some((run) => !cachedIds.has(run.cacheKey))) await assertQueueHasRoom(deps);
-  const details = { metadata: request.metadata ?? {}, rejectedItems: rejectedItems(request, prepared) };
   const { batch, jobs } = await inTransaction(deps.sql, {}, async (tx) => {
     const created = await reserveAndEnqueue(deps, ctx, tx, runs, cachedIds, draws);
-    await recordBatchDetails(tx, created.batch.id, {
-      ...details,
-      items: submittedItems(request, prepared, created.jobs),
-    });
-    const recorded = { metadata: details.metadata, rejectedItems: details.rejectedItems };
-    return {
-      batch: { ...created.batch, ...recorded },
-      jobs: created.jobs.map((job, i) => ({
-        ...job,
-        ...jobDetails(request, prepared, i),
-        metadata: details.metadata,
-      })),
-    };
+    return recordDetails(tx, created, request, prepared);
   });
   let jobIndex = 0;
   const items = prepared.map((item, index): BatchItemSubmission => {
@@ -103,19 +90,31 @@ function runnablePositions(prepared: readonly PreparedItem[]): number[] {
   return prepared.flatMap((item, position) => ('run' in item ? [position] : []));
 }
 
-/** The i-th job's place in the request and custom id. */
-function jobDetails(request: BatchRequest, prepared: readonly PreparedItem[], i: number) {
-  const position = runnablePositions(prepared)[i]!;
-  return { batchPosition: position, customId: request.fixtures[position]!.custom_id ?? null };
-}
-
-function submittedItems(request: BatchRequest, prepared: readonly PreparedItem[], jobs: readonly Job[]) {
+/**
+ * Records, in the submitting transaction, what the batch keeps beside its jobs: metadata, rejected
+ * items, and each job's place in the request and custom id. Returns the batch and jobs as recorded.
+ */
+async function recordDetails(
+  tx: TransactionSql,
+  created: { batch: Batch; jobs: Job[] },
+  request: BatchRequest,
+  prepared: readonly PreparedItem[],
+): Promise<{ batch: Batch; jobs: Job[] }> {
+  const metadata = request.metadata ?? {};
+  const rejected = rejectedItems(request, prepared);
   const positions = runnablePositions(prepared);
-  return jobs.map((job, i) => ({
-    jobId: job.id,
-    position: positions[i]!,
+  const jobs = created.jobs.map((job, i) => ({
+    ...job,
+    batchPosition: positions[i]!,
     customId: request.fixtures[positions[i]!]!.custom_id ?? null,
+    metadata,
   }));
+  await recordBatchDetails(tx, created.batch.id, {
+    metadata,
+    rejectedItems: rejected,
+    items: jobs.map((job) => ({ jobId: job.id, position: job.batchPosition, customId: job.customId })),
+  });
+  return { batch: { ...created.batch, metadata, rejectedItems: rejected }, jobs };
 }
 
 /** What a batch keeps of its rejected items (docs/api.md §4.5): they have no job. */
