@@ -320,6 +320,17 @@ describe('batch views, headers, lists and isolation (no worker)', () => {
     expect(second).toMatchObject({ has_more: false, data: [{ batch_id: batchIds[0] }] });
   });
 
+  it('counts a read of the results stream as one request against simulations_rpm', async () => {
+    const { auth } = await t.newOrg({ limits: { simulations_rpm: 3 } });
+    const fixtures = Array.from({ length: 5 }, (_, i) => ({ fixture_id: MANY_FIXTURES_FROM + i }));
+    const batch = (await post(t, '/v1/simulations/batch', auth, { fixtures })).json();
+    expect(lines((await get(t, batch.results_url, auth)).body)).toHaveLength(5);
+    expect((await get(t, batch.results_url, auth)).statusCode).toBe(200);
+    const limited = await get(t, batch.results_url, auth);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json().error).toMatchObject({ code: 'rate_limited', rule: 'simulations_rpm' });
+  });
+
   it('documents every new route in /openapi.json, the stream as NDJSON with examples', async () => {
     const document = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     const operations: Array<[string, string, string]> = [
