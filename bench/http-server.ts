@@ -59,6 +59,8 @@ if (mode === 'bare') {
   const org = await operator.createOrg({
     name: 'Benchmark',
     plan: 'pro',
+    // Three 1,000 × 10,000-draw batches (30,000 credits) pass the default spend cap.
+    spendCapCredits: 1_000_000,
     limits: {
       data_rpm: unlimited,
       simulations_rpm: unlimited,

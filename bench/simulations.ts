@@ -66,7 +66,10 @@ export async function benchSimulations(): Promise<BenchRow[]> {
   const note = `database: ${service.info.database}; ${CONCURRENCY} concurrent clients, ${SECONDS} s`;
   const rows = apiRows(reference, misses, hits, note);
   rows.push(await documentSizeRow(api, fixtureIds[0]!));
-  if (batchFixtures) rows.push(await batchRow(api, batchFixtures));
+  if (batchFixtures) {
+    rows.push(await batchRow(api, batchFixtures));
+    rows.push(await collectionRow(api, batchFixtures));
+  }
   service.stop();
   return rows;
 }
@@ -245,5 +248,46 @@ async function documentSizeRow(api: ServiceApi, fixtureId: number): Promise<Benc
     unit: 'KiB',
     reference: { name: 'the same document uncompressed', value: plain / 1024 },
     note: `br: ${(br / 1024).toFixed(1)} KiB`,
+  };
+}
+
+/**
+ * Collecting a finished 1,000 × 10,000-draw batch: one GET of its NDJSON results stream against 1,000
+ * GETs of the item result paths (CONCURRENCY at a time), each on its own batch of the same inputs, so
+ * both batches are complete from the cache and only the collection is measured. Both settle every item.
+ */
+async function collectionRow(api: ServiceApi, batchFixtures: readonly number[]): Promise<BenchRow> {
+  const streamed = await submitBatch(api, batchFixtures);
+  const t0 = performance.now();
+  const response = await fetch(`${api.base}/v1/simulations/batch/${streamed.batch_id}/results`, {
+    headers: api.headers,
+  });
+  const lines = (await response.text()).split('\n').filter((line) => line !== '');
+  const streamS = (performance.now() - t0) / 1000;
+  const delivered = lines.filter((line) => line.includes('"status":"delivered"')).length;
+  if (response.status !== 200 || delivered !== batchFixtures.length)
+    throw new Error(`results stream: ${response.status}, ${delivered} of ${batchFixtures.length} delivered`);
+
+  const perItem = await submitBatch(api, batchFixtures);
+  const urls = perItem.items.flatMap((item) => (item.result_url ? [item.result_url] : []));
+  const t1 = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < urls.length) {
+        const url = urls[next++]!;
+        const result = await fetch(`${api.base}${url}`, { headers: api.headers });
+        await result.arrayBuffer();
+        if (result.status !== 200) throw new Error(`${url}: ${result.status}`);
+      }
+    }),
+  );
+  const perItemS = (performance.now() - t1) / 1000;
+  return {
+    group: 'Simulations API',
+    name: `collect ${BATCH_ITEMS} × ${BATCH_DRAWS.toLocaleString('en-US')}-draw results: NDJSON stream`,
+    value: streamS,
+    unit: `s (1 request; per-item: ${urls.length} requests)`,
+    reference: { name: `${urls.length} result-path GETs, ${CONCURRENCY} concurrent`, value: perItemS },
   };
 }

@@ -209,6 +209,14 @@ export const ERRORS = {
       'new',
     ),
   },
+  simulation_cancelled: {
+    status: 409,
+    ...fixRequest(
+      'The simulation job was cancelled with its batch before it ran; nothing was charged.',
+      'Submit the simulation again.',
+      'new',
+    ),
+  },
   reservation_expired: {
     status: 409,
     ...fixRequest('The credit hold ended without delivery.', 'Submit the simulation again.', 'new'),

@@ -30,6 +30,7 @@ import { registerDocsRoutes } from './routes/docs.js';
 import { registerFixtureRoutes } from './routes/fixtures.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerPlaygroundRoutes } from './routes/playground.js';
+import { registerSimulationReadRoutes } from './routes/simulation-reads.js';
 import { registerSimulationRoutes } from './routes/simulations.js';
 import { wireSchemas } from './schemas/registry.js';
 import { serverBounds } from './server-bounds.js';
@@ -93,6 +94,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerCreditRoutes(app, deps);
   registerAdminRoutes(app, deps, keyCache);
   registerSimulationRoutes(app, deps);
+  registerSimulationReadRoutes(app, deps);
   registerFixtureRoutes(app, deps, fixtureCache);
 
   await app.ready();

@@ -32,7 +32,14 @@ export function requestBodyHash(body: string | Buffer | undefined): string {
     .digest('hex');
 }
 
-function sendJson(reply: FastifyReply, status: number, body: string, replayed = false) {
+function sendJson(
+  reply: FastifyReply,
+  status: number,
+  body: string,
+  headers: Record<string, string> = {},
+  replayed = false,
+) {
+  for (const [name, value] of Object.entries(headers)) reply.header(name, value);
   if (replayed) reply.header('Idempotent-Replayed', 'true');
   return reply.code(status).type('application/json; charset=utf-8').send(body);
 }
@@ -40,6 +47,8 @@ function sendJson(reply: FastifyReply, status: number, body: string, replayed = 
 export interface IdempotentResponse {
   status: number;
   body: unknown;
+  /** Sent and stored with the body (a 202's Location and Retry-After, docs/api.md §4.3). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -66,7 +75,7 @@ export async function sendIdempotent(
   const key = parseIdempotencyKey(request.headers['idempotency-key']);
   if (!key) {
     const response = await options.run(null);
-    return sendJson(reply, response.status, serialize(response));
+    return sendJson(reply, response.status, serialize(response), response.headers);
   }
   const start = await options.store.begin({
     orgId: auth.org.id,
@@ -76,12 +85,15 @@ export async function sendIdempotent(
     key,
     bodyHash: requestBodyHash(request.rawBody),
   });
-  if (start.kind === 'replay') return sendJson(reply, start.response.status, start.response.body, true);
+  if (start.kind === 'replay') {
+    const { status, body, headers } = start.response;
+    return sendJson(reply, status, body, headers, true);
+  }
   const record = start.record;
-  let response: { status: number; body: string };
+  let response: { status: number; body: string; headers: Record<string, string> };
   try {
     const result = await options.run(record);
-    response = { status: result.status, body: serialize(result) };
+    response = { status: result.status, body: serialize(result), headers: result.headers ?? {} };
   } catch (error) {
     if (!(error instanceof ApiError)) {
       await options.store.release(record).catch(() => {});
@@ -94,6 +106,6 @@ export async function sendIdempotent(
     await options.store.complete(record, { status: error.status, headers: {}, body }).catch(() => {});
     throw error;
   }
-  await options.store.complete(record, { status: response.status, headers: {}, body: response.body });
-  return sendJson(reply, response.status, response.body);
+  await options.store.complete(record, response);
+  return sendJson(reply, response.status, response.body, response.headers);
 }

@@ -42,6 +42,8 @@ const JOB_COLUMNS = [
   'engine',
   'request_id',
   'idempotency_key',
+  'custom_id',
+  'metadata',
 ];
 
 /** The columns of Job, of the table or of its alias `as` (the day as YYYY-MM-DD text, not a Date). */

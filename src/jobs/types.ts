@@ -4,7 +4,15 @@ import type { Ledger } from '../billing/ledger.js';
 import type { Sql } from '../db/connection.js';
 import type { ResultScope } from '../results/result-store.js';
 
-export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'delivered', 'failed', 'expired'] as const;
+export const JOB_STATUSES = [
+  'queued',
+  'running',
+  'succeeded',
+  'delivered',
+  'failed',
+  'expired',
+  'cancelled',
+] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
 export interface JobError {
@@ -47,7 +55,14 @@ export interface Job {
   engine: string | null;
   requestId: string;
   idempotencyKey: string | null;
+  /** The client's name for a batch item, unique within its batch. */
+  customId: string | null;
+  /** The metadata the job was submitted with (its own, or its batch's); null when none was given. */
+  metadata: Metadata | null;
 }
+
+/** Up to 16 string pairs a client attaches to a simulation or a batch (docs/api.md §4.5). */
+export type Metadata = Record<string, string>;
 
 export interface NewJob {
   /** Chosen by the caller when it must be known before the insert; default a new `job_…`. */
@@ -94,6 +109,19 @@ export interface Batch {
   createdAt: Date;
   requestId: string;
   idempotencyKey: string | null;
+  metadata: Metadata;
+  /** The items that could not run, in the order they were rejected; they have no job row. */
+  rejectedItems: RejectedBatchItem[];
+  /** When cancellation was first asked for; null while the batch was never cancelled. */
+  cancelRequestedAt: Date | null;
+}
+
+/** A batch item that could not run: its place in the request and its error body. */
+export interface RejectedBatchItem {
+  position: number;
+  fixture: number | null;
+  custom_id: string | null;
+  error: { code: string; message: string; param: string | null; recovery: Record<string, unknown> | null };
 }
 
 export interface JobStoreDeps {

@@ -117,6 +117,17 @@ export async function findDeliveryForJob(db: Sql | TransactionSql, jobId: string
   return row ?? null;
 }
 
+/** A delivery by its `sim_…` id when it belongs to `owner`; anyone else's costs what an unknown id costs. */
+export async function findOwnedDelivery(
+  db: Sql | TransactionSql,
+  deliveryId: string,
+  owner: { orgId: string; mode: KeyMode },
+): Promise<Delivery | null> {
+  const [row] = await db<Delivery[]>`
+    SELECT * FROM deliveries WHERE id = ${deliveryId} AND org_id = ${owner.orgId} AND mode = ${owner.mode}`;
+  return row ?? null;
+}
+
 /** The deliveries of these jobs, by job id (batch status shows what each item charged). */
 export async function deliveriesOfJobs(
   db: Sql | TransactionSql,

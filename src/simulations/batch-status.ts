@@ -1,11 +1,13 @@
-// GET /v1/simulations/batch/{batch_id} (docs/decisions.md §6): each item's job, what its delivery
-// charged and the freshness of its fixture.
+// GET /v1/simulations/batch/{batch_id} (docs/api.md §2.6, §4.8; docs/decisions.md §6): the batch object with
+// its status, counts and every item in submission order (rejected ones with their error), each job's
+// delivery charge and the freshness of its fixture. The status and counts follow from the jobs.
 import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { loadFixtureHeaders } from '../fixtures/fixture-record.js';
 import { type Freshness, freshnessOf } from '../fixtures/freshness.js';
+import type { BatchJobTally, BatchStatusName } from '../jobs/batch-store.js';
 import { getBatch } from '../jobs/job-store.js';
-import type { Batch, Job } from '../jobs/types.js';
+import type { Batch, Job, JobStatus, RejectedBatchItem } from '../jobs/types.js';
 import { deliveriesOfJobs } from '../results/result-store.js';
 import type { CallContext, SimulationDeps } from './types.js';
 
@@ -18,10 +20,73 @@ export interface BatchItemStatus {
   kickoff: Date | null;
 }
 
+/** The counts of docs/api.md §2.6: every item once, by its state. */
+export type BatchCounts = Record<'total' | 'rejected' | JobStatus, number>;
+
+export interface BatchSummary {
+  status: BatchStatusName;
+  counts: BatchCounts;
+  /** When the last item finished, once none is queued or running; null before. */
+  completedAt: Date | null;
+}
+
 export interface BatchStatus {
   kind: 'status';
   batch: Batch;
+  summary: BatchSummary;
   items: BatchItemStatus[];
+}
+
+/** Tally of a batch whose jobs are all at hand. */
+export function tallyOf(jobs: readonly Job[]): BatchJobTally {
+  const tally: BatchJobTally = { counts: {}, lastFinishedAt: null };
+  for (const job of jobs) {
+    tally.counts[job.status] = (tally.counts[job.status] ?? 0) + 1;
+    if (job.finishedAt && (!tally.lastFinishedAt || job.finishedAt > tally.lastFinishedAt)) {
+      tally.lastFinishedAt = job.finishedAt;
+    }
+  }
+  return tally;
+}
+
+/** Status, counts and completion of a batch (docs/decisions.md §6). */
+export function summariseBatch(batch: Batch, tally: BatchJobTally): BatchSummary {
+  const count = (status: JobStatus) => tally.counts[status] ?? 0;
+  const rejected = batch.rejectedItems.length;
+  const counts: BatchCounts = {
+    total: batch.itemCount + rejected,
+    rejected,
+    queued: count('queued'),
+    running: count('running'),
+    succeeded: count('succeeded'),
+    failed: count('failed'),
+    delivered: count('delivered'),
+    expired: count('expired'),
+    cancelled: count('cancelled'),
+  };
+  const open = counts.queued + counts.running > 0;
+  const cancelled = batch.cancelRequestedAt !== null;
+  const status: BatchStatusName = open
+    ? cancelled
+      ? 'cancelling'
+      : 'in_progress'
+    : cancelled
+      ? 'cancelled'
+      : 'completed';
+  const completedAt = open ? null : (tally.lastFinishedAt ?? batch.cancelRequestedAt ?? batch.createdAt);
+  return { status, counts, completedAt };
+}
+
+/** A batch's items in submission order: its jobs and its rejected items. */
+export function inSubmissionOrder<T extends { job: Job }>(
+  items: readonly T[],
+  rejected: readonly RejectedBatchItem[],
+): Array<T | RejectedBatchItem> {
+  const all: Array<{ position: number; item: T | RejectedBatchItem }> = [
+    ...items.map((item) => ({ position: item.job.batchPosition ?? 0, item })),
+    ...rejected.map((item) => ({ position: item.position, item })),
+  ];
+  return all.sort((a, b) => a.position - b.position).map((entry) => entry.item);
 }
 
 export async function batchStatus(
@@ -54,5 +119,6 @@ export async function batchStatus(
       kickoff: fixture ? fixture.kickoff : null,
     };
   });
-  return { kind: 'status', batch: found.batch, items };
+  const summary = summariseBatch(found.batch, tallyOf(found.items));
+  return { kind: 'status', batch: found.batch, summary, items };
 }

@@ -80,7 +80,7 @@ export function withJobRecovery(error: unknown, job: Job): unknown {
   });
 }
 
-type LockedOutcome =
+export type LockedOutcome =
   | { status: 'pending'; job: Job }
   | { status: 'expired'; job: Job }
   | { status: 'delivered'; delivered: DeliveredSimulation };
@@ -107,14 +107,17 @@ export function committedOutcome(deps: DeliveryDeps, outcome: DeliveryDecision):
       recovery: { job_id: outcome.job.id, reservation_id: outcome.job.reservationId },
     });
   }
-  const { delivered } = outcome;
-  if (!delivered.replayed) {
-    if (delivered.delivery.creditsChargedMilli > 0)
-      deps.onCharged?.(delivered.delivery.creditsChargedMilli, true);
-    // The fixture list shows the new summary (read-cache.ts): at once here, within its lifetime elsewhere.
-    if (delivered.job.scope === 'shared' && delivered.job.mode === 'live') fixturesChanged(deps.sql);
-  }
-  return { kind: 'delivered', delivered };
+  announceDelivery(deps, outcome.delivered);
+  return { kind: 'delivered', delivered: outcome.delivered };
+}
+
+/** After a delivery's commit: the credits metric, and the fixture list shows the new summary. */
+export function announceDelivery(deps: DeliveryDeps, delivered: DeliveredSimulation): void {
+  if (delivered.replayed) return;
+  if (delivered.delivery.creditsChargedMilli > 0)
+    deps.onCharged?.(delivered.delivery.creditsChargedMilli, true);
+  // The fixture list shows the new summary (read-cache.ts): at once here, within its lifetime elsewhere.
+  if (delivered.job.scope === 'shared' && delivered.job.mode === 'live') fixturesChanged(deps.sql);
 }
 
 /**
@@ -135,6 +138,7 @@ export async function deliverInTransaction(
   return outcome;
 }
 
+/** The delivery of one job under its lock, in the caller's transaction. */
 async function deliverLocked(
   deps: DeliveryDeps,
   ctx: DeliveryRequest,
@@ -154,6 +158,11 @@ async function deliverLocked(
       });
     case 'expired':
       return { status: 'expired', job };
+    case 'cancelled':
+      throw new ApiError('simulation_cancelled', {
+        message: `The job ${job.id} was cancelled with its batch before it ran; its hold was released.`,
+        recovery: { job_id: job.id, reservation_id: job.reservationId },
+      });
     case 'delivered':
       return { status: 'delivered', delivered: await previousDelivery(tx, job) };
     case 'succeeded':

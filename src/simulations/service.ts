@@ -1,8 +1,14 @@
 // The simulation use cases bound to their dependencies, as the HTTP layer calls them.
 import type { Caller } from '../accounts/caller.js';
+import type { ListPage } from '../jobs/batch-store.js';
+import { isOpenStatus, type Job } from '../jobs/types.js';
+import { openBatchResults } from './batch-results.js';
 import { batchStatus } from './batch-status.js';
-import { deliverResult } from './deliver.js';
+import { cancelBatch } from './cancel-batch.js';
+import { deliverResult, pendingOutcome } from './deliver.js';
+import { listSimulationBatches, listSimulationJobs } from './listings.js';
 import { quote } from './quote.js';
+import { retrieveSimulation } from './retrieve.js';
 import { submitSimulation } from './submit.js';
 import { submitBatch } from './submit-batch.js';
 import type { BatchRequest, CallContext, SimulationDeps, SimulationRequest } from './types.js';
@@ -15,6 +21,19 @@ export function makeSimulationService(deps: SimulationDeps) {
     result: (ctx: CallContext, jobId: string, reservationId: string) =>
       deliverResult(deps, ctx, jobId, reservationId),
     batchStatus: (ctx: CallContext, batchId: string) => batchStatus(deps, ctx, batchId),
+    /** A batch's 202 Retry-After: about the time one item of its draws takes (docs/api.md §4.5). */
+    batchRetryAfterSeconds: (draws: number) =>
+      Math.min(25, Math.max(1, Math.ceil(deps.engine.estimateSeconds(draws) * 2))),
+    /** A job's retry advice while it is open (deliver.ts pendingOutcome); 0 once it finished. */
+    retryAfterSeconds: (job: Job) => {
+      const outcome = pendingOutcome(deps, job);
+      return isOpenStatus(job.status) && outcome.kind === 'pending' ? outcome.retryAfterSeconds : 0;
+    },
+    batchResults: (ctx: CallContext, batchId: string) => openBatchResults(deps, ctx, batchId),
+    cancelBatch: (ctx: CallContext, batchId: string) => cancelBatch(deps, ctx, batchId),
+    retrieve: (ctx: CallContext, simulationId: string) => retrieveSimulation(deps, ctx, simulationId),
+    listJobs: (ctx: CallContext, page: ListPage) => listSimulationJobs(deps, ctx, page),
+    listBatches: (ctx: CallContext, page: ListPage) => listSimulationBatches(deps, ctx, page),
   };
 }
 

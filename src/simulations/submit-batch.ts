@@ -5,13 +5,15 @@
 import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
+import { recordBatchDetails } from '../jobs/batch-store.js';
 import { countOpenJobGroups } from '../jobs/job-store.js';
-import type { Batch, Job, NewJob } from '../jobs/types.js';
+import type { Batch, Job, NewJob, RejectedBatchItem } from '../jobs/types.js';
 import { findCachedResult } from '../results/result-store.js';
 import { assertQueueHasRoom, newJobFor, usageOrg } from './admission.js';
-import { type BatchStatus, batchStatus } from './batch-status.js';
+import { type BatchStatus, type BatchSummary, batchStatus, summariseBatch, tallyOf } from './batch-status.js';
 import { type PreparedRun, prepareRun, runDraws } from './prepare-run.js';
 import {
+  type BatchItemRequest,
   type BatchRequest,
   type CallContext,
   DEFAULT_DRAWS,
@@ -20,12 +22,13 @@ import {
 } from './types.js';
 
 export type BatchItemSubmission =
-  | { kind: 'rejected'; selector: FixtureSelector; error: ApiError }
+  | { kind: 'rejected'; selector: BatchItemRequest; error: ApiError }
   | { kind: 'queued'; job: Job; run: PreparedRun };
 
 export interface BatchSubmission {
   kind: 'submitted';
   batch: Batch;
+  summary: BatchSummary;
   draws: number;
   livemode: boolean;
   /** In the order of the request. */
@@ -53,6 +56,7 @@ export async function submitBatch(
   const { draws } = runDraws(ctx.caller, requestedDraws);
   if (ctx.idempotency?.batchId) return batchStatus(deps, ctx, ctx.idempotency.batchId);
   refuseRepeatedSelectors(request.fixtures);
+  refuseRepeatedCustomIds(request.fixtures);
   const prepared = await prepareItems(deps, ctx, request.fixtures, requestedDraws);
   const runs = prepared.flatMap((item) => ('run' in item ? [item.run] : []));
   if (runs.length === 0) {
@@ -66,15 +70,85 @@ export async function submitBatch(
   }
   const cachedIds = await cachedResultIds(deps, ctx, runs);
   if (runs.some((run) => !cachedIds.has(run.cacheKey))) await assertQueueHasRoom(deps);
-  const { batch, jobs } = await inTransaction(deps.sql, {}, (tx) =>
-    reserveAndEnqueue(deps, ctx, tx, runs, cachedIds, draws),
-  );
+  const { batch, jobs } = await inTransaction(deps.sql, {}, async (tx) => {
+    const created = await reserveAndEnqueue(deps, ctx, tx, runs, cachedIds, draws);
+    return recordDetails(tx, created, request, prepared);
+  });
   let jobIndex = 0;
   const items = prepared.map((item, index): BatchItemSubmission => {
     if ('error' in item) return { kind: 'rejected', selector: request.fixtures[index]!, error: item.error };
     return { kind: 'queued', job: jobs[jobIndex++]!, run: item.run };
   });
-  return { kind: 'submitted', batch, draws, livemode: ctx.caller.livemode, items };
+  const summary = summariseBatch(batch, tallyOf(jobs));
+  return { kind: 'submitted', batch, summary, draws, livemode: ctx.caller.livemode, items };
+}
+
+type PreparedItem = { run: PreparedRun } | { error: ApiError };
+
+/** The request positions of the runnable items, in the order their jobs were created. */
+function runnablePositions(prepared: readonly PreparedItem[]): number[] {
+  return prepared.flatMap((item, position) => ('run' in item ? [position] : []));
+}
+
+/**
+ * Records, in the submitting transaction, what the batch keeps beside its jobs: metadata, rejected
+ * items, and each job's place in the request and custom id. Returns the batch and jobs as recorded.
+ */
+async function recordDetails(
+  tx: TransactionSql,
+  created: { batch: Batch; jobs: Job[] },
+  request: BatchRequest,
+  prepared: readonly PreparedItem[],
+): Promise<{ batch: Batch; jobs: Job[] }> {
+  const metadata = request.metadata ?? {};
+  const rejected = rejectedItems(request, prepared);
+  const positions = runnablePositions(prepared);
+  const jobs = created.jobs.map((job, i) => ({
+    ...job,
+    batchPosition: positions[i]!,
+    customId: request.fixtures[positions[i]!]!.custom_id ?? null,
+    metadata,
+  }));
+  await recordBatchDetails(tx, created.batch.id, {
+    metadata,
+    rejectedItems: rejected,
+    items: jobs.map((job) => ({ jobId: job.id, position: job.batchPosition, customId: job.customId })),
+  });
+  return { batch: { ...created.batch, metadata, rejectedItems: rejected }, jobs };
+}
+
+/** What a batch keeps of its rejected items (docs/api.md §4.5): they have no job. */
+function rejectedItems(request: BatchRequest, prepared: readonly PreparedItem[]): RejectedBatchItem[] {
+  return prepared.flatMap((item, position) => {
+    if (!('error' in item)) return [];
+    const selector = request.fixtures[position]!;
+    const fixture = Number(selector.fixture_id ?? Number.NaN);
+    const { code, message, options } = item.error;
+    return [
+      {
+        position,
+        fixture: Number.isSafeInteger(fixture) && fixture > 0 ? fixture : null,
+        custom_id: selector.custom_id ?? null,
+        error: { code, message, param: options.param ?? null, recovery: options.recovery ?? null },
+      },
+    ];
+  });
+}
+
+/** custom_id is unique within a batch (docs/api.md §4.5). */
+function refuseRepeatedCustomIds(items: readonly BatchItemRequest[]): void {
+  const seen = new Map<string, number>();
+  items.forEach((item, index) => {
+    if (item.custom_id === undefined) return;
+    const first = seen.get(item.custom_id);
+    if (first !== undefined) {
+      throw new ApiError('parameter_invalid', {
+        param: `fixtures.${index}.custom_id`,
+        message: `fixtures.${index}.custom_id repeats fixtures.${first}.custom_id; custom ids must be unique within a batch.`,
+      });
+    }
+    seen.set(item.custom_id, index);
+  });
 }
 
 /** Batch selectors must be distinct (docs/api.md §4.5). */
@@ -105,8 +179,8 @@ async function prepareItems(
   ctx: CallContext,
   selectors: readonly FixtureSelector[],
   requestedDraws: number,
-): Promise<Array<{ run: PreparedRun } | { error: ApiError }>> {
-  const prepared: Array<{ run: PreparedRun } | { error: ApiError }> = [];
+): Promise<PreparedItem[]> {
+  const prepared: PreparedItem[] = [];
   for (const [index, selector] of selectors.entries()) {
     try {
       prepared.push({

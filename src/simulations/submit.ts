@@ -5,6 +5,7 @@ import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction, isTransientDatabaseError } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
+import { recordJobMetadata } from '../jobs/batch-store.js';
 import { countOpenJobGroups } from '../jobs/job-store.js';
 import type { Job } from '../jobs/types.js';
 import { findCachedResult } from '../results/result-store.js';
@@ -43,9 +44,11 @@ export async function submitSimulation(
   const cached = await databaseRead(() =>
     findCachedResult(deps.sql, { cacheKey: run.cacheKey, scope: run.resolved.scope, orgId: caller.org.id }),
   );
-  if (cached) return submitCacheHit(deps, ctx, run, cached.id);
+  if (cached) return submitCacheHit(deps, ctx, request, run, cached.id);
   await assertQueueHasRoom(deps);
-  const job = await inTransaction(deps.sql, {}, (tx) => createJob(deps, ctx, tx, run, null));
+  const job = await inTransaction(deps.sql, {}, (tx) =>
+    createJob(deps, ctx, tx, { run, request, cachedResultId: null }),
+  );
   return finish(deps, ctx, job, waitMs);
 }
 
@@ -57,10 +60,10 @@ async function createJob(
   deps: SimulationDeps,
   ctx: CallContext,
   tx: TransactionSql,
-  run: PreparedRun,
-  cachedResultId: number | null,
+  what: { run: PreparedRun; request: SimulationRequest; cachedResultId: number | null },
 ): Promise<Job> {
   const { caller } = ctx;
+  const { run, request, cachedResultId } = what;
   const cached = cachedResultId != null;
   const { draws } = run;
   const admission = await deps.usage.admitSubmission(tx, {
@@ -83,7 +86,9 @@ async function createJob(
       tx,
     });
   }
-  const created = await deps.queue.enqueue(tx, newJob);
+  const enqueued = await deps.queue.enqueue(tx, newJob);
+  const created = request.metadata ? { ...enqueued, metadata: request.metadata } : enqueued;
+  if (request.metadata) await recordJobMetadata(tx, created.id, request.metadata);
   if (ctx.idempotency) await deps.attachJob(tx, ctx.idempotency, { jobId: created.id });
   return created;
 }
@@ -97,12 +102,13 @@ async function createJob(
 async function submitCacheHit(
   deps: SimulationDeps,
   ctx: CallContext,
+  request: SimulationRequest,
   run: PreparedRun,
   resultId: number,
 ): Promise<JobOutcome> {
   let job: Job | null = null;
   const decision = await inTransaction(deps.sql, { onConnectionLost: 'settlement_unknown' }, async (tx) => {
-    job = await createJob(deps, ctx, tx, run, resultId);
+    job = await createJob(deps, ctx, tx, { run, request, cachedResultId: resultId });
     return deliverInTransaction(deps, ctx, tx, job.id);
   }).catch((error: unknown) => {
     throw job ? withJobRecovery(error, job) : error;

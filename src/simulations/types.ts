@@ -7,6 +7,7 @@ import type { Sql, TransactionSql } from '../db/connection.js';
 import type { LineupsRequest } from '../fixtures/lineups.js';
 import type { IdempotencyRecord } from '../idempotency/store.js';
 import type { JobQueue } from '../jobs/queue.js';
+import type { Metadata } from '../jobs/types.js';
 import type { UsageLimits } from '../limits/usage.js';
 
 /** The price revision quotes carry (docs/api.md §2.5): one credit per 1,000 draws. */
@@ -28,11 +29,18 @@ export interface FixtureSelector {
 export interface SimulationRequest extends FixtureSelector {
   draws?: number | undefined;
   wait_seconds?: number | undefined;
+  metadata?: Metadata | undefined;
+}
+
+/** A batch item: its selector and the client's name for it (unique within the batch). */
+export interface BatchItemRequest extends FixtureSelector {
+  custom_id?: string | undefined;
 }
 
 export interface BatchRequest {
-  fixtures: FixtureSelector[];
+  fixtures: BatchItemRequest[];
   draws?: number | undefined;
+  metadata?: Metadata | undefined;
 }
 
 /** One call of a use case: who calls, the request id, and the idempotency record of this attempt. */

@@ -30,12 +30,17 @@ interface OpenApiDocument {
 const pointer = (...parts: string[]) =>
   parts.map((part) => encodeURIComponent(part.replaceAll('~', '~0').replaceAll('/', '~1'))).join('/');
 
+/** The body as text, decompressed first when the response was sent with a Content-Encoding. */
+export function decodedText(response: LightMyRequestResponse): string {
+  const encoding = response.headers['content-encoding'];
+  if (encoding === 'br') return brotliDecompressSync(response.rawPayload).toString('utf8');
+  if (encoding === 'gzip') return gunzipSync(response.rawPayload).toString('utf8');
+  return response.body;
+}
+
 /** The body as JSON, decompressed first when the response was sent with a Content-Encoding. */
 export function decodedJson(response: LightMyRequestResponse): unknown {
-  const encoding = response.headers['content-encoding'];
-  if (encoding === 'br') return JSON.parse(brotliDecompressSync(response.rawPayload).toString('utf8'));
-  if (encoding === 'gzip') return JSON.parse(gunzipSync(response.rawPayload).toString('utf8'));
-  return response.json();
+  return JSON.parse(decodedText(response));
 }
 
 export class WireContract {
@@ -65,9 +70,10 @@ export class WireContract {
     const path = url.split('?')[0]!;
     if (UNDOCUMENTED.has(path) || UNDOCUMENTED_PREFIXES.some((prefix) => path.startsWith(prefix)))
       return null;
-    const found = this.templates.find(
-      (t) => t.pattern.test(path) && t.document.paths[t.template]?.[method.toLowerCase()],
-    );
+    // A static path wins over a template with a parameter, as the router decides
+    // (/v1/simulations/jobs is the list, not the simulation `jobs`).
+    const routes = this.templates.filter((t) => t.document.paths[t.template]?.[method.toLowerCase()]);
+    const found = routes.find((t) => t.template === path) ?? routes.find((t) => t.pattern.test(path));
     const operation = found?.document.paths[found.template]?.[method.toLowerCase()];
     const status = String(response.statusCode);
     if (!found || !operation) {
@@ -81,19 +87,31 @@ export class WireContract {
     const content = operation.responses![key]!.content;
     if (!content) return template;
     const type = String(response.headers['content-type'] ?? '');
-    if (!type.startsWith('application/json')) {
-      throw new Error(`${method} ${template} ${status} sent ${type}, its OpenAPI declares JSON`);
+    const mediaType = Object.keys(content).find((declared) => type.startsWith(declared));
+    if (!mediaType) {
+      const declared = Object.keys(content).map((name) => (name === 'application/json' ? 'JSON' : name));
+      throw new Error(
+        `${method} ${template} ${status} sent ${type}, its OpenAPI declares ${declared.join(', ')}`,
+      );
     }
-    const ref = `${found.id}#/${pointer('paths', template, method.toLowerCase(), 'responses', key, 'content', 'application/json', 'schema')}`;
+    const ref = `${found.id}#/${pointer('paths', template, method.toLowerCase(), 'responses', key, 'content', mediaType, 'schema')}`;
     const validate = this.ajv.getSchema(ref) ?? this.ajv.compile({ $ref: ref });
-    const body = decodedJson(response);
-    if (!validate(body)) {
-      const errors = this.ajv.errorsText(validate.errors, { dataVar: 'body' });
-      throw new Error(`${method} ${template} ${status} breaks its OpenAPI schema: ${errors}`);
+    // NDJSON (the batch results stream): every line is one document of the declared schema.
+    const text = decodedText(response);
+    const documents =
+      mediaType === 'application/x-ndjson'
+        ? text.split('\n').flatMap((line) => (line === '' ? [] : [JSON.parse(line)]))
+        : [JSON.parse(text)];
+    for (const document of documents) {
+      if (!validate(document)) {
+        const errors = this.ajv.errorsText(validate.errors, { dataVar: 'body' });
+        throw new Error(`${method} ${template} ${status} breaks its OpenAPI schema: ${errors}`);
+      }
     }
     // An error's code must be one its route documents for that status (src/http/openapi/route-errors.ts).
-    const examples = (content['application/json'] as { examples?: Record<string, unknown> }).examples;
-    const code = (body as { error?: { code?: string } }).error?.code;
+    const examples = (content['application/json'] as { examples?: Record<string, unknown> } | undefined)
+      ?.examples;
+    const code = (documents[0] as { error?: { code?: string } } | undefined)?.error?.code;
     if (response.statusCode >= 400 && code && !examples?.[code]) {
       throw new Error(`${method} ${template} answered ${status} ${code}, which its OpenAPI does not list`);
     }

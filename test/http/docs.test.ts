@@ -1,6 +1,6 @@
 // GET /docs (server-rendered: endpoints, curl tour, one entry per error code under `#<code>`), the Scalar
 // references at /docs/reference/ and /docs/admin/ with their script served locally, and the curl tour of
-// docs/api.md §4.10.
+// docs/api.md §4.11.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../../src/errors.js';
@@ -50,7 +50,7 @@ describe('GET /docs', () => {
     }
   });
 
-  it('keeps the curl tour of docs/api.md §4.10 the same as the page', () => {
+  it('keeps the curl tour of docs/api.md §4.11 the same as the page', () => {
     const apiMd = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
     for (const step of curlTour('http://localhost:8080')) expect(apiMd).toContain(step.command);
   });

@@ -256,8 +256,15 @@ describe('simulations with a running worker', () => {
     });
     expect(status.statusCode).toBe(200);
     const items = status.json().items;
-    expect(items.map((i: Json) => i.status)).toEqual(['delivered', 'delivered']);
-    expect(items.map((i: Json) => i.credits_charged)).toEqual([0.4, 0.4]);
+    // Every item in submission order, the rejected ones with their error (docs/api.md §4.6).
+    expect(items.map((i: Json) => i.status)).toEqual(['delivered', 'delivered', 'rejected', 'rejected']);
+    expect(items.map((i: Json) => i.credits_charged)).toEqual([0.4, 0.4, undefined, undefined]);
+    expect(items[3].error.code).toBe('fixture_not_covered');
+    expect(status.json()).toMatchObject({
+      status: 'completed',
+      counts: { total: 4, rejected: 2, delivered: 2, queued: 0, running: 0, succeeded: 0 },
+    });
+    expect(status.json().completed_at).not.toBeNull();
     expect(items[0].freshness.status).toBe('fresh');
     expect((await t.services.ledger.balance(orgId)).spentThisMonth).toBe(800);
     const other = await t.newOrg();

@@ -121,6 +121,100 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/simulations/batch/{batch_id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every item of a batch as NDJSON, delivering the finished ones
+         * @description One line per item in submission order. A finished item is delivered and settled exactly as at its result path (charged once; later reads are free; reservation_expired once its hold ended). Repeatable; counts as one request against simulations_rpm.
+         */
+        get: operations["streamSimulationBatchResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/simulations/batch/{batch_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a batch
+         * @description Queued items are cancelled and their holds released at once (nothing charged); running items finish and can still be delivered. Idempotent: a repeated cancel answers the batch as it is.
+         */
+        post: operations["cancelSimulationBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/simulations/{simulation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A delivered simulation again, by its id
+         * @description The same delivery as its first answer, with credits_charged 0.
+         */
+        get: operations["getSimulation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/simulations/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your simulation jobs, newest first */
+        get: operations["listSimulationJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/simulations/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your batches, newest first */
+        get: operations["listSimulationBatches"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/fixtures": {
         parameters: {
             query?: never;
@@ -189,14 +283,33 @@ export interface components {
             /** @constant */
             object: "simulation_batch";
             batch_id: string;
+            status: ("in_progress" | "completed" | "cancelling" | "cancelled") | string;
+            counts: {
+                total: number;
+                rejected: number;
+                queued: number;
+                running: number;
+                succeeded: number;
+                failed: number;
+                delivered: number;
+                expired: number;
+                cancelled: number;
+            };
             livemode: boolean;
             price: components["schemas"]["Price"];
+            metadata: {
+                [key: string]: string;
+            };
+            results_url: string;
+            created_at: string;
+            completed_at: string | null;
+            cancel_requested_at: string | null;
             items: components["schemas"]["BatchItem"][];
             validUntil: number | null;
             credits_reserved_total: number;
-            created_at: string;
         };
         BatchItem: {
+            custom_id: string | null;
             fixture: number | null;
             job_id?: string;
             status: string;
@@ -228,6 +341,40 @@ export interface components {
                 doc_url?: string;
             };
         };
+        BatchList: {
+            /** @constant */
+            object: "list";
+            /** @constant */
+            url: "/v1/simulations/batches";
+            data: {
+                /** @constant */
+                object: "simulation_batch";
+                batch_id: string;
+                status: ("in_progress" | "completed" | "cancelling" | "cancelled") | string;
+                counts: {
+                    total: number;
+                    rejected: number;
+                    queued: number;
+                    running: number;
+                    succeeded: number;
+                    failed: number;
+                    delivered: number;
+                    expired: number;
+                    cancelled: number;
+                };
+                livemode: boolean;
+                price: components["schemas"]["Price"];
+                metadata: {
+                    [key: string]: string;
+                };
+                results_url: string;
+                created_at: string;
+                completed_at: string | null;
+                cancel_requested_at: string | null;
+                credits_reserved_total: number;
+            }[];
+            has_more: boolean;
+        };
         BatchRequest: {
             fixtures: {
                 fixture_id?: number | string;
@@ -235,8 +382,12 @@ export interface components {
                 away?: string;
                 date?: string;
                 lineups?: components["schemas"]["Lineups"];
+                custom_id?: string;
             }[];
             draws?: number;
+            metadata?: {
+                [key: string]: string;
+            };
         };
         CreditBalance: {
             /** @constant */
@@ -271,7 +422,7 @@ export interface components {
         Error: {
             error: {
                 type: ("invalid_request_error" | "authentication_error" | "billing_error" | "permission_error" | "not_found_error" | "conflict_error" | "rate_limit_error" | "api_error" | "service_unavailable_error") | string;
-                code: ("parameter_invalid" | "parameter_missing" | "batch_rejected" | "fixture_not_covered" | "lineup_invalid" | "player_not_in_squad" | "request_timeout" | "request_headers_too_large" | "invalid_api_key" | "key_revoked" | "key_expired" | "balance_too_low" | "max_credits_exceeded" | "scope_missing" | "tier_restricted" | "org_suspended" | "ip_not_allowed" | "email_unverified" | "fixture_not_found" | "resource_missing" | "not_found" | "fixture_ambiguous" | "ambiguous_team" | "idempotency_conflict" | "reservation_expired" | "lineups_not_announced" | "email_conflict" | "retrieval_required" | "rate_limited" | "concurrency_limited" | "loop_guard" | "lineup_cooldown" | "simulation_failed" | "internal_error" | "payload_missing" | "provenance_missing" | "provenance_mismatch" | "fixture_lookup_incomplete" | "settlement_unknown" | "dependency_unavailable" | "response_timeout" | "engine_cold_start" | "engine_overloaded" | "engine_unavailable" | "storage_unavailable" | "refreshing" | "coverage_unavailable" | "data_stale" | "capability_off" | "capability_disabled" | "maintenance" | "lever_unsupported" | "connector_sign_in_required") | string;
+                code: ("parameter_invalid" | "parameter_missing" | "batch_rejected" | "fixture_not_covered" | "lineup_invalid" | "player_not_in_squad" | "request_timeout" | "request_headers_too_large" | "invalid_api_key" | "key_revoked" | "key_expired" | "balance_too_low" | "max_credits_exceeded" | "scope_missing" | "tier_restricted" | "org_suspended" | "ip_not_allowed" | "email_unverified" | "fixture_not_found" | "resource_missing" | "not_found" | "fixture_ambiguous" | "ambiguous_team" | "idempotency_conflict" | "simulation_cancelled" | "reservation_expired" | "lineups_not_announced" | "email_conflict" | "retrieval_required" | "rate_limited" | "concurrency_limited" | "loop_guard" | "lineup_cooldown" | "simulation_failed" | "internal_error" | "payload_missing" | "provenance_missing" | "provenance_mismatch" | "fixture_lookup_incomplete" | "settlement_unknown" | "dependency_unavailable" | "response_timeout" | "engine_cold_start" | "engine_overloaded" | "engine_unavailable" | "storage_unavailable" | "refreshing" | "coverage_unavailable" | "data_stale" | "capability_off" | "capability_disabled" | "maintenance" | "lever_unsupported" | "connector_sign_in_required") | string;
                 message: string;
                 cause?: string;
                 fix?: string;
@@ -459,7 +610,29 @@ export interface components {
                 job_id: string;
                 reservation_id: string;
             };
+            custom_id: string | null;
+            metadata: {
+                [key: string]: string;
+            };
             simulation: components["schemas"]["SimulationDocument"];
+        };
+        SimulationBatchResult: {
+            /** @constant */
+            object: "simulation_batch_result";
+            custom_id: string | null;
+            fixture: number | null;
+            job_id: string | null;
+            status: string;
+            simulation?: components["schemas"]["Simulation"];
+            error?: {
+                code: string;
+                message: string;
+                param?: string | null;
+                recovery?: {
+                    [key: string]: unknown;
+                } | null;
+                doc_url?: string;
+            };
         };
         SimulationDocument: {
             /** @constant */
@@ -752,7 +925,7 @@ export interface components {
             fixture_id: number;
             reservation_id: string;
             result_url: string;
-            status: ("queued" | "running" | "succeeded" | "delivered" | "failed" | "expired") | string;
+            status: ("queued" | "running" | "succeeded" | "delivered" | "failed" | "expired" | "cancelled") | string;
             price: components["schemas"]["Price"];
             credits_reserved: number;
             retry_after_seconds: number;
@@ -766,6 +939,18 @@ export interface components {
             created_at: string;
             batch_id?: string;
             warnings?: string[];
+            custom_id: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+        };
+        SimulationJobList: {
+            /** @constant */
+            object: "list";
+            /** @constant */
+            url: "/v1/simulations/jobs";
+            data: components["schemas"]["SimulationJob"][];
+            has_more: boolean;
         };
         SimulationRequest: {
             fixture_id?: number | string;
@@ -773,6 +958,9 @@ export interface components {
             away?: string;
             date?: string;
             lineups?: components["schemas"]["Lineups"];
+            metadata?: {
+                [key: string]: string;
+            };
             draws?: number;
             wait_seconds?: number;
         };
@@ -991,7 +1179,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict. Codes: [`fixture_ambiguous`](http://127.0.0.1:8080/docs#fixture_ambiguous), [`idempotency_conflict`](http://127.0.0.1:8080/docs#idempotency_conflict), [`lineups_not_announced`](http://127.0.0.1:8080/docs#lineups_not_announced), [`reservation_expired`](http://127.0.0.1:8080/docs#reservation_expired). */
+            /** @description Conflict. Codes: [`fixture_ambiguous`](http://127.0.0.1:8080/docs#fixture_ambiguous), [`idempotency_conflict`](http://127.0.0.1:8080/docs#idempotency_conflict), [`lineups_not_announced`](http://127.0.0.1:8080/docs#lineups_not_announced), [`reservation_expired`](http://127.0.0.1:8080/docs#reservation_expired), [`simulation_cancelled`](http://127.0.0.1:8080/docs#simulation_cancelled). */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -1419,7 +1607,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict. Codes: [`reservation_expired`](http://127.0.0.1:8080/docs#reservation_expired). */
+            /** @description Conflict. Codes: [`reservation_expired`](http://127.0.0.1:8080/docs#reservation_expired), [`simulation_cancelled`](http://127.0.0.1:8080/docs#simulation_cancelled). */
             409: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -1451,6 +1639,465 @@ export interface operations {
                 };
             };
             /** @description Unavailable. Codes: [`dependency_unavailable`](http://127.0.0.1:8080/docs#dependency_unavailable), [`response_timeout`](http://127.0.0.1:8080/docs#response_timeout), [`settlement_unknown`](http://127.0.0.1:8080/docs#settlement_unknown). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamSimulationBatchResults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description application/x-ndjson: one simulation_batch_result object per line. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["SimulationBatchResult"];
+                };
+            };
+            /** @description Bad request. Codes: [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated. Codes: [`invalid_api_key`](http://127.0.0.1:8080/docs#invalid_api_key), [`key_expired`](http://127.0.0.1:8080/docs#key_expired), [`key_revoked`](http://127.0.0.1:8080/docs#key_revoked). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden. Codes: [`ip_not_allowed`](http://127.0.0.1:8080/docs#ip_not_allowed), [`org_suspended`](http://127.0.0.1:8080/docs#org_suspended), [`scope_missing`](http://127.0.0.1:8080/docs#scope_missing), [`tier_restricted`](http://127.0.0.1:8080/docs#tier_restricted). */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. Codes: [`resource_missing`](http://127.0.0.1:8080/docs#resource_missing). */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests. Codes: [`rate_limited`](http://127.0.0.1:8080/docs#rate_limited). */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error. Codes: [`internal_error`](http://127.0.0.1:8080/docs#internal_error). */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable. Codes: [`dependency_unavailable`](http://127.0.0.1:8080/docs#dependency_unavailable), [`response_timeout`](http://127.0.0.1:8080/docs#response_timeout), [`settlement_unknown`](http://127.0.0.1:8080/docs#settlement_unknown). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelSimulationBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Bad request. Codes: [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated. Codes: [`invalid_api_key`](http://127.0.0.1:8080/docs#invalid_api_key), [`key_expired`](http://127.0.0.1:8080/docs#key_expired), [`key_revoked`](http://127.0.0.1:8080/docs#key_revoked). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden. Codes: [`ip_not_allowed`](http://127.0.0.1:8080/docs#ip_not_allowed), [`org_suspended`](http://127.0.0.1:8080/docs#org_suspended), [`scope_missing`](http://127.0.0.1:8080/docs#scope_missing), [`tier_restricted`](http://127.0.0.1:8080/docs#tier_restricted). */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. Codes: [`resource_missing`](http://127.0.0.1:8080/docs#resource_missing). */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests. Codes: [`rate_limited`](http://127.0.0.1:8080/docs#rate_limited). */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error. Codes: [`internal_error`](http://127.0.0.1:8080/docs#internal_error). */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable. Codes: [`dependency_unavailable`](http://127.0.0.1:8080/docs#dependency_unavailable), [`response_timeout`](http://127.0.0.1:8080/docs#response_timeout). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSimulation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                simulation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Simulation"];
+                };
+            };
+            /** @description Bad request. Codes: [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated. Codes: [`invalid_api_key`](http://127.0.0.1:8080/docs#invalid_api_key), [`key_expired`](http://127.0.0.1:8080/docs#key_expired), [`key_revoked`](http://127.0.0.1:8080/docs#key_revoked). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden. Codes: [`ip_not_allowed`](http://127.0.0.1:8080/docs#ip_not_allowed), [`org_suspended`](http://127.0.0.1:8080/docs#org_suspended), [`scope_missing`](http://127.0.0.1:8080/docs#scope_missing), [`tier_restricted`](http://127.0.0.1:8080/docs#tier_restricted). */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. Codes: [`resource_missing`](http://127.0.0.1:8080/docs#resource_missing). */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests. Codes: [`rate_limited`](http://127.0.0.1:8080/docs#rate_limited). */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error. Codes: [`internal_error`](http://127.0.0.1:8080/docs#internal_error). */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable. Codes: [`dependency_unavailable`](http://127.0.0.1:8080/docs#dependency_unavailable), [`response_timeout`](http://127.0.0.1:8080/docs#response_timeout). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSimulationJobs: {
+        parameters: {
+            query?: {
+                limit?: number;
+                starting_after?: string;
+                status?: "queued" | "running" | "succeeded" | "delivered" | "failed" | "expired" | "cancelled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimulationJobList"];
+                };
+            };
+            /** @description Bad request. Codes: [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated. Codes: [`invalid_api_key`](http://127.0.0.1:8080/docs#invalid_api_key), [`key_expired`](http://127.0.0.1:8080/docs#key_expired), [`key_revoked`](http://127.0.0.1:8080/docs#key_revoked). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden. Codes: [`ip_not_allowed`](http://127.0.0.1:8080/docs#ip_not_allowed), [`org_suspended`](http://127.0.0.1:8080/docs#org_suspended), [`scope_missing`](http://127.0.0.1:8080/docs#scope_missing), [`tier_restricted`](http://127.0.0.1:8080/docs#tier_restricted). */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests. Codes: [`rate_limited`](http://127.0.0.1:8080/docs#rate_limited). */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error. Codes: [`internal_error`](http://127.0.0.1:8080/docs#internal_error). */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable. Codes: [`dependency_unavailable`](http://127.0.0.1:8080/docs#dependency_unavailable), [`response_timeout`](http://127.0.0.1:8080/docs#response_timeout). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSimulationBatches: {
+        parameters: {
+            query?: {
+                limit?: number;
+                starting_after?: string;
+                status?: "in_progress" | "completed" | "cancelling" | "cancelled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchList"];
+                };
+            };
+            /** @description Bad request. Codes: [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated. Codes: [`invalid_api_key`](http://127.0.0.1:8080/docs#invalid_api_key), [`key_expired`](http://127.0.0.1:8080/docs#key_expired), [`key_revoked`](http://127.0.0.1:8080/docs#key_revoked). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden. Codes: [`ip_not_allowed`](http://127.0.0.1:8080/docs#ip_not_allowed), [`org_suspended`](http://127.0.0.1:8080/docs#org_suspended), [`scope_missing`](http://127.0.0.1:8080/docs#scope_missing), [`tier_restricted`](http://127.0.0.1:8080/docs#tier_restricted). */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests. Codes: [`rate_limited`](http://127.0.0.1:8080/docs#rate_limited). */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error. Codes: [`internal_error`](http://127.0.0.1:8080/docs#internal_error). */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable. Codes: [`dependency_unavailable`](http://127.0.0.1:8080/docs#dependency_unavailable), [`response_timeout`](http://127.0.0.1:8080/docs#response_timeout). */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];

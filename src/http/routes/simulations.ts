@@ -59,11 +59,17 @@ const DELIVERY_ERRORS: ErrorCode[] = [
   'resource_missing',
   'reservation_expired',
   'simulation_failed',
+  'simulation_cancelled',
   'payload_missing',
   'settlement_unknown',
 ];
 
-function callContext(request: FastifyRequest, record: IdempotencyRecord | null): CallContext {
+/** docs/api.md §4.3: every 202 names where to look next and when. */
+function pendingHeaders(job: { result_url: string; retry_after_seconds: number }) {
+  return { location: job.result_url, 'retry-after': String(job.retry_after_seconds) };
+}
+
+export function callContext(request: FastifyRequest, record: IdempotencyRecord | null): CallContext {
   return {
     caller: request.auth!,
     requestId: request.id,
@@ -133,7 +139,8 @@ function registerRun(app: App, routing: SimulationRouting) {
             });
           const job = outcome.kind === 'delivered' ? outcome.delivered.job : outcome.job;
           logAbout(request, { job_id: job.id });
-          return jobOutcomeView(outcome);
+          const view = jobOutcomeView(outcome);
+          return view.status === 202 ? { ...view, headers: pendingHeaders(view.body) } : view;
         },
       });
     },
@@ -203,7 +210,16 @@ function registerBatch(app: App, routing: SimulationRouting) {
               throw batchRejectionView(error, context);
             });
           logAbout(request, { batch_id: batch.batch.id });
-          return { status: 202, body: batchView(batch, context) };
+          const body = batchView(batch, context);
+          const retryAfter = routing.deps.services.simulations.batchRetryAfterSeconds(body.price.draws);
+          return {
+            status: 202,
+            body,
+            headers: {
+              location: `/v1/simulations/batch/${body.batch_id}`,
+              'retry-after': String(retryAfter),
+            },
+          };
         },
       });
     },
@@ -230,6 +246,7 @@ function registerBatchStatus(app: App, routing: SimulationRouting) {
           callContext(request, null),
           request.params.batch_id,
         ),
+        { requestId: request.id, docsUrl: routing.deps.config.docsUrl },
       );
     },
   );
@@ -259,7 +276,8 @@ function registerResultPath(app: App, routing: SimulationRouting) {
           throw withResultUrl(error);
         });
       const view = jobOutcomeView(outcome);
-      return view.status === 200 ? reply.code(200).send(view.body) : reply.code(202).send(view.body);
+      if (view.status === 200) return reply.code(200).send(view.body);
+      return reply.code(202).headers(pendingHeaders(view.body)).send(view.body);
     },
   );
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { MAX_DRAWS_PER_JOB as MAX_DRAWS, MIN_DRAWS_PER_JOB as MIN_DRAWS } from '../../engine/contract/run.js';
 import { simulationDocumentSchema } from '../../engine/document.js';
 import type { LineupsRequest } from '../../fixtures/lineups.js';
+import { BATCH_STATUSES } from '../../jobs/batch-store.js';
 import { JOB_STATUSES } from '../../jobs/types.js';
 import { DEFAULT_DRAWS, DEFAULT_WAIT_SECONDS } from '../../simulations/types.js';
 import { freshnessSchema, priceSchema } from './common.js';
@@ -11,6 +12,11 @@ import { boundedText, int4Id, int4IdOrDigits, isoDay, opaqueId } from './primiti
 import { named, openEnum } from './registry.js';
 
 const MAX_BATCH_ITEMS = 1000;
+/** docs/api.md §4.5: up to 16 pairs, keys up to 40 characters, values up to 500. */
+const MAX_METADATA_PAIRS = 16;
+const MAX_CUSTOM_ID_LENGTH = 64;
+const LIST_LIMIT_MAX = 100;
+const LIST_LIMIT_DEFAULT = 10;
 /** Generous bounds for the lineup lists; the lineup rules give the precise lineup_invalid answers. */
 const MAX_LISTED_PLAYERS = 50;
 const MAX_FORMATION_LENGTH = 20;
@@ -68,8 +74,25 @@ const selectorFields = {
   lineups: lineupsRequestSchema.optional(),
 };
 
+export const metadataRequestSchema = z
+  .record(boundedText(40), boundedText(500, 0))
+  .refine((pairs) => Object.keys(pairs).length <= MAX_METADATA_PAIRS, {
+    message: `at most ${MAX_METADATA_PAIRS} pairs`,
+  })
+  .describe(
+    `Up to ${MAX_METADATA_PAIRS} string pairs (keys up to 40 characters, values up to 500), echoed in every view and result.`,
+  );
+const metadataSchema = z
+  .record(z.string(), z.string())
+  .describe('The metadata given at submission ({} when none).');
+const customIdSchema = z
+  .string()
+  .nullable()
+  .describe("The client's name for the batch item, as given; null when none was given.");
+
 export const simulationBodySchema = z.strictObject({
   ...selectorFields,
+  metadata: metadataRequestSchema.optional(),
   draws: draws.optional(),
   wait_seconds: z
     .number()
@@ -84,11 +107,21 @@ export const simulationBodySchema = z.strictObject({
 
 export const batchBodySchema = z.strictObject({
   fixtures: z
-    .array(z.strictObject(selectorFields))
+    .array(
+      z.strictObject({
+        ...selectorFields,
+        custom_id: boundedText(MAX_CUSTOM_ID_LENGTH)
+          .optional()
+          .describe(
+            `Your name for the item, up to ${MAX_CUSTOM_ID_LENGTH} characters, unique within the batch.`,
+          ),
+      }),
+    )
     .min(1)
     .max(MAX_BATCH_ITEMS)
     .describe('1 to 1,000 distinct match selectors.'),
   draws: draws.optional(),
+  metadata: metadataRequestSchema.optional(),
 });
 
 const lineupInputsSchema = z.object({
@@ -115,6 +148,8 @@ export const jobSchema = z
     created_at: z.string(),
     batch_id: z.string().optional(),
     warnings: z.array(z.string()).optional(),
+    custom_id: customIdSchema,
+    metadata: metadataSchema,
   })
   .describe('A simulation job (202): follow result_url to deliver and settle it.');
 
@@ -143,6 +178,8 @@ export const simulationSchema = z
       job_id: z.string(),
       reservation_id: z.string(),
     }),
+    custom_id: customIdSchema,
+    metadata: metadataSchema,
     simulation: simulationDocumentSchema,
   })
   .describe('A delivered simulation (docs/api.md §2.3; the document of docs/decisions.md §11).');
@@ -163,10 +200,23 @@ export const quoteSchema = z
   })
   .describe('An exact price; nothing is reserved.');
 
+const itemErrorSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  param: z.string().nullable().optional(),
+  recovery: z.record(z.string(), z.unknown()).nullable().optional(),
+  doc_url: z.string().optional(),
+});
+
+const itemStatusSchema = z
+  .string()
+  .describe('queued, running, succeeded, delivered, failed, expired, cancelled, or rejected.');
+
 const batchItemSchema = z.object({
+  custom_id: customIdSchema,
   fixture: z.number().int().nullable(),
   job_id: z.string().optional(),
-  status: z.string().describe('queued, running, succeeded, delivered, failed, expired, or rejected.'),
+  status: itemStatusSchema,
   credits_reserved: z.number(),
   credits_charged: z.number().optional(),
   reservation_id: z.string().optional(),
@@ -176,33 +226,131 @@ const batchItemSchema = z.object({
   inputs: lineupInputsSchema.optional(),
   warnings: z.array(z.string()).optional(),
   freshness: freshnessSchema.optional(),
-  error: z
-    .object({
-      code: z.string(),
-      message: z.string(),
-      param: z.string().nullable().optional(),
-      recovery: z.record(z.string(), z.unknown()).nullable().optional(),
-      doc_url: z.string().optional(),
-    })
-    .optional(),
+  error: itemErrorSchema.optional(),
 });
+
+const batchCountsSchema = z
+  .object({
+    total: z.number().int(),
+    rejected: z.number().int(),
+    queued: z.number().int(),
+    running: z.number().int(),
+    succeeded: z.number().int(),
+    failed: z.number().int(),
+    delivered: z.number().int(),
+    expired: z.number().int(),
+    cancelled: z.number().int(),
+  })
+  .describe('Every item once, by its state; total = rejected + the sum of the job states.');
+
+/** The batch-level fields every batch view shares (docs/api.md §2.6). */
+const batchHeadFields = {
+  object: z.literal('simulation_batch'),
+  batch_id: z.string(),
+  status: openEnum(
+    BATCH_STATUSES,
+    'The batch state (completed: no item queued or running; cancelling: cancelled, items still running).',
+  ),
+  counts: batchCountsSchema,
+  livemode: z.boolean(),
+  price: priceSchema,
+  metadata: metadataSchema,
+  results_url: z.string().describe('GET it for every item as NDJSON, delivering the finished ones.'),
+  created_at: z.string(),
+  completed_at: z.string().nullable(),
+  cancel_requested_at: z.string().nullable(),
+};
 
 export const batchSchema = z
   .object({
-    object: z.literal('simulation_batch'),
-    batch_id: z.string(),
-    livemode: z.boolean(),
-    price: priceSchema,
-    items: z.array(batchItemSchema),
+    ...batchHeadFields,
+    items: z.array(batchItemSchema).describe('Every item in submission order, rejected ones included.'),
     validUntil: z.number().nullable(),
     credits_reserved_total: z.number(),
-    created_at: z.string(),
   })
-  .describe('A batch: per-item jobs, holds and errors.');
+  .describe('A batch: its status and counts, and per-item jobs, holds and errors.');
+
+export const batchSummarySchema = z
+  .object({ ...batchHeadFields, credits_reserved_total: z.number() })
+  .describe('A batch in a list: the batch object without its items.');
+
+const listQueryFields = {
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(LIST_LIMIT_MAX)
+    .optional()
+    .describe(`1 to ${LIST_LIMIT_MAX}; default ${LIST_LIMIT_DEFAULT}.`),
+  starting_after: opaqueId.optional().describe('The last id of the previous page.'),
+};
+export const LIST_DEFAULT_LIMIT = LIST_LIMIT_DEFAULT;
+
+export const jobListQuerySchema = z.strictObject({
+  ...listQueryFields,
+  status: z.enum(JOB_STATUSES).optional(),
+});
+export const batchListQuerySchema = z.strictObject({
+  ...listQueryFields,
+  status: z.enum(BATCH_STATUSES).optional(),
+});
+
+export const jobListSchema = z
+  .object({
+    object: z.literal('list'),
+    url: z.literal('/v1/simulations/jobs'),
+    data: z.array(jobSchema),
+    has_more: z.boolean(),
+  })
+  .describe('Your jobs (this key mode), newest first.');
+
+export const batchListSchema = z
+  .object({
+    object: z.literal('list'),
+    url: z.literal('/v1/simulations/batches'),
+    data: z.array(batchSummarySchema),
+    has_more: z.boolean(),
+  })
+  .describe('Your batches (this key mode), newest first.')
+  .meta({ examples: [{ object: 'list', url: '/v1/simulations/batches', data: [], has_more: false }] });
+
+export const batchResultLineSchema = z
+  .object({
+    object: z.literal('simulation_batch_result'),
+    custom_id: customIdSchema,
+    fixture: z.number().int().nullable(),
+    job_id: z.string().nullable(),
+    status: itemStatusSchema,
+    simulation: simulationSchema
+      .optional()
+      .describe('For every delivered item: the delivery, as the result path gives it.'),
+    error: itemErrorSchema.optional(),
+  })
+  .describe('One line of the results stream per batch item, in submission order.')
+  .meta({
+    examples: [
+      {
+        object: 'simulation_batch_result',
+        custom_id: 'typo',
+        fixture: null,
+        job_id: null,
+        status: 'rejected',
+        error: { code: 'fixture_not_found', message: 'No matching simulation fixture.', param: 'fixtures.1' },
+      },
+      {
+        object: 'simulation_batch_result',
+        custom_id: 'east-west',
+        fixture: 102,
+        job_id: 'job_9xR',
+        status: 'running',
+      },
+    ],
+  });
 
 export const jobParamsSchema = z.object({ job_id: opaqueId });
 export const resultQuerySchema = z.strictObject({ reservation_id: opaqueId });
 export const batchParamsSchema = z.object({ batch_id: opaqueId });
+export const simulationParamsSchema = z.object({ simulation_id: opaqueId });
 
 // Component names in the OpenAPI documents (src/http/schemas/registry.ts).
 named('LineupChoice', lineupSideRequestSchema);
@@ -215,3 +363,6 @@ named('Simulation', simulationSchema);
 named('Quote', quoteSchema);
 named('BatchItem', batchItemSchema);
 named('Batch', batchSchema);
+named('SimulationBatchResult', batchResultLineSchema);
+named('SimulationJobList', jobListSchema);
+named('BatchList', batchListSchema);

@@ -1,4 +1,4 @@
-// The curl tour of docs/api.md §4.10, shown on /docs too: fixtures → quote → run → job → batch. One list
+// The curl tour of docs/api.md §4.11, shown on /docs too: fixtures → quote → run → job → batch. One list
 // of steps; test/http/docs.test.ts checks that docs/api.md carries the same commands.
 
 export interface TourStep {

@@ -3,9 +3,16 @@
 import { creditsNumber, formatCredits, priceOfDrawsMilli } from '../../billing/amounts.js';
 import type { SimulationDocument } from '../../engine/document.js';
 import { ApiError, type ErrorBody, errorBody } from '../../errors.js';
-import type { Job } from '../../jobs/types.js';
-import type { BatchStatus } from '../../simulations/batch-status.js';
+import type { Batch, Job, RejectedBatchItem } from '../../jobs/types.js';
+import type { BatchResultItem } from '../../simulations/batch-results.js';
+import {
+  type BatchItemStatus,
+  type BatchStatus,
+  type BatchSummary,
+  inSubmissionOrder,
+} from '../../simulations/batch-status.js';
 import type { DeliveredSimulation, JobOutcome } from '../../simulations/deliver.js';
+import type { Page } from '../../simulations/listings.js';
 import type { Quote } from '../../simulations/quote.js';
 import type { RunPayload } from '../../simulations/run-payload.js';
 import { BatchRejectedError, type BatchSubmission } from '../../simulations/submit-batch.js';
@@ -60,11 +67,13 @@ function jobView(job: Job, retryAfterSeconds: number) {
     created_at: job.createdAt.toISOString(),
     ...(job.batchId ? { batch_id: job.batchId } : {}),
     ...(payload?.request ? { warnings: payload.request.warnings } : {}),
+    custom_id: job.customId,
+    metadata: job.metadata ?? {},
   };
 }
 
 /** A delivery; given again (replayed) it shows the same delivery with nothing charged this time. */
-function simulationView({ job, result, delivery, replayed }: DeliveredSimulation) {
+export function simulationView({ job, result, delivery, replayed }: DeliveredSimulation) {
   const payload = job.inputs as RunPayload;
   const price = jobPrice(job);
   const charged = replayed ? 0 : creditsNumber(delivery.creditsChargedMilli);
@@ -93,6 +102,8 @@ function simulationView({ job, result, delivery, replayed }: DeliveredSimulation
       job_id: job.id,
       reservation_id: job.reservationId,
     },
+    custom_id: job.customId,
+    metadata: job.metadata ?? {},
     simulation: result.document as SimulationDocument,
   };
 }
@@ -159,18 +170,49 @@ export function batchRejectionView(error: unknown, context: { requestId: string;
   });
 }
 
-function batchSubmissionView(submission: BatchSubmission, context: { requestId: string; docsUrl: string }) {
+type ViewContext = { requestId: string; docsUrl: string };
+
+/** The fields every view of a batch starts with (docs/api.md §4.6). */
+function batchHead(batch: Batch, summary: BatchSummary) {
+  const livemode = batch.mode === 'live';
+  return {
+    object: 'simulation_batch' as const,
+    batch_id: batch.id,
+    status: summary.status,
+    counts: summary.counts,
+    livemode,
+    price: batchPrice(batch.draws, livemode),
+    metadata: batch.metadata,
+    results_url: `/v1/simulations/batch/${batch.id}/results`,
+    created_at: batch.createdAt.toISOString(),
+    completed_at: summary.completedAt?.toISOString() ?? null,
+    cancel_requested_at: batch.cancelRequestedAt?.toISOString() ?? null,
+  };
+}
+
+/** A rejected item as the batch stored it; its doc_url is this service's. */
+function storedItemError(item: RejectedBatchItem, context: Pick<ViewContext, 'docsUrl'>) {
+  return { ...item.error, doc_url: `${context.docsUrl}#${item.error.code}` };
+}
+
+function rejectedItemView(item: RejectedBatchItem, context: ViewContext) {
+  return {
+    custom_id: item.custom_id,
+    fixture: item.fixture,
+    status: 'rejected' as const,
+    credits_reserved: 0,
+    error: storedItemError(item, context),
+  };
+}
+
+function batchSubmissionView(submission: BatchSubmission, context: ViewContext) {
+  let rejected = 0;
   const items = submission.items.map((item) => {
-    if (item.kind === 'rejected') {
-      return {
-        fixture: selectorFixture(item.selector.fixture_id),
-        status: 'rejected' as const,
-        credits_reserved: 0,
-        error: rejectedItemError(errorBody(item.error, context).error),
-      };
-    }
+    if (item.kind === 'rejected')
+      return rejectedItemView(submission.batch.rejectedItems[rejected++]!, context);
     const { job, run } = item;
     return {
+      custom_id: job.customId,
       fixture: job.fixtureId,
       job_id: job.id,
       status: job.status === 'succeeded' ? ('succeeded' as const) : ('queued' as const),
@@ -185,21 +227,16 @@ function batchSubmissionView(submission: BatchSubmission, context: { requestId: 
   const queued = submission.items.flatMap((item) => (item.kind === 'queued' ? [item] : []));
   const deadlines = queued.map((item) => item.run.fixture.kickoff.getTime() - 1);
   return {
-    object: 'simulation_batch' as const,
-    batch_id: submission.batch.id,
-    livemode: submission.livemode,
-    price: batchPrice(submission.draws, submission.livemode),
+    ...batchHead(submission.batch, submission.summary),
     items,
     validUntil: deadlines.length > 0 ? Math.min(...deadlines) : null,
     credits_reserved_total: creditsNumber(queued.reduce((sum, item) => sum + item.job.priceMilli, 0)),
-    created_at: submission.batch.createdAt.toISOString(),
   };
 }
 
-export function batchStatusView(status: BatchStatus) {
-  const { batch } = status;
-  const livemode = batch.mode === 'live';
-  const items = status.items.map(({ job, creditsChargedMilli, freshness }) => ({
+function batchJobItemView({ job, creditsChargedMilli, freshness }: BatchItemStatus) {
+  return {
+    custom_id: job.customId,
     fixture: job.fixtureId,
     job_id: job.id,
     status: job.status,
@@ -211,24 +248,100 @@ export function batchStatusView(status: BatchStatus) {
     scope: job.scope,
     ...(freshness ? { freshness } : {}),
     ...(job.error ? { error: { code: job.error.code, message: job.error.message } } : {}),
-  }));
-  const deadlines = status.items.flatMap((item) => (item.kickoff ? [item.kickoff.getTime() - 1] : []));
-  const reserved = status.items.reduce((sum, { job }) => sum + reservedMilli(job), 0);
-  return {
-    object: 'simulation_batch' as const,
-    batch_id: batch.id,
-    livemode,
-    price: batchPrice(batch.draws, livemode),
-    items,
-    validUntil: deadlines.length > 0 ? Math.min(...deadlines) : null,
-    credits_reserved_total: creditsNumber(reserved),
-    created_at: batch.createdAt.toISOString(),
   };
 }
 
-export function batchView(
-  result: BatchSubmission | BatchStatus,
-  context: { requestId: string; docsUrl: string },
-) {
-  return result.kind === 'submitted' ? batchSubmissionView(result, context) : batchStatusView(result);
+export function batchStatusView(status: BatchStatus, context: ViewContext) {
+  const items = inSubmissionOrder(status.items, status.batch.rejectedItems).map((item) =>
+    'job' in item ? batchJobItemView(item) : rejectedItemView(item, context),
+  );
+  const deadlines = status.items.flatMap((item) => (item.kickoff ? [item.kickoff.getTime() - 1] : []));
+  const reserved = status.items.reduce((sum, { job }) => sum + reservedMilli(job), 0);
+  return {
+    ...batchHead(status.batch, status.summary),
+    items,
+    validUntil: deadlines.length > 0 ? Math.min(...deadlines) : null,
+    credits_reserved_total: creditsNumber(reserved),
+  };
+}
+
+export function batchView(result: BatchSubmission | BatchStatus, context: ViewContext) {
+  return result.kind === 'submitted'
+    ? batchSubmissionView(result, context)
+    : batchStatusView(result, context);
+}
+
+/** A batch in a list: its head and what its open or undelivered items still hold. */
+export function batchSummaryView({ batch, summary }: { batch: Batch; summary: BatchSummary }) {
+  const held =
+    batch.mode === 'live' ? summary.counts.queued + summary.counts.running + summary.counts.succeeded : 0;
+  return {
+    ...batchHead(batch, summary),
+    credits_reserved_total: creditsNumber(held * priceOfDrawsMilli(batch.draws)),
+  };
+}
+
+export function jobListView(page: Page<Job>, retryAfterSeconds: (job: Job) => number) {
+  return {
+    object: 'list' as const,
+    url: '/v1/simulations/jobs' as const,
+    data: page.data.map((job) => jobView(job, retryAfterSeconds(job))),
+    has_more: page.hasMore,
+  };
+}
+
+export function batchListView(page: Page<{ batch: Batch; summary: BatchSummary }>) {
+  return {
+    object: 'list' as const,
+    url: '/v1/simulations/batches' as const,
+    data: page.data.map(batchSummaryView),
+    has_more: page.hasMore,
+  };
+}
+
+/** One line of the results stream (docs/api.md §4.8). */
+export function batchResultLineView(item: BatchResultItem, context: ViewContext) {
+  const line = { object: 'simulation_batch_result' as const };
+  switch (item.kind) {
+    case 'rejected':
+      return {
+        ...line,
+        custom_id: item.item.custom_id,
+        fixture: item.item.fixture,
+        job_id: null,
+        status: 'rejected',
+        error: storedItemError(item.item, context),
+      };
+    case 'delivered': {
+      const { job } = item.delivered;
+      const simulation = simulationView(item.delivered);
+      return {
+        ...line,
+        custom_id: job.customId,
+        fixture: job.fixtureId,
+        job_id: job.id,
+        status: job.status,
+        simulation,
+      };
+    }
+    case 'pending':
+      return {
+        ...line,
+        custom_id: item.job.customId,
+        fixture: item.job.fixtureId,
+        job_id: item.job.id,
+        status: item.job.status,
+      };
+    case 'ended': {
+      const error = rejectedItemError(errorBody(item.error, context).error);
+      return {
+        ...line,
+        custom_id: item.job.customId,
+        fixture: item.job.fixtureId,
+        job_id: item.job.id,
+        status: item.job.status,
+        error,
+      };
+    }
+  }
 }

@@ -1,0 +1,183 @@
+// The batch and job routes that read, collect and cancel what was submitted (docs/api.md §2.6, §4.10):
+// the results stream of a batch, its cancellation, a delivered simulation by its id, and the lists of
+// jobs and batches. Every one answers only the organisation and key mode that made the resource; any
+// other caller gets 404 resource_missing, as for an unknown id.
+import { Readable } from 'node:stream';
+import type { BatchResultItem } from '../../simulations/batch-results.js';
+import type { App, AppDeps } from '../app-types.js';
+import {
+  batchListQuerySchema,
+  batchListSchema,
+  batchParamsSchema,
+  batchResultLineSchema,
+  batchSchema,
+  jobListQuerySchema,
+  jobListSchema,
+  LIST_DEFAULT_LIMIT,
+  simulationParamsSchema,
+  simulationSchema,
+} from '../schemas/simulations.js';
+import {
+  batchListView,
+  batchResultLineView,
+  batchStatusView,
+  jobListView,
+  simulationView,
+} from '../views/simulations.js';
+import { callContext } from './simulations.js';
+
+const sim = { access: 'api' as const, scope: 'simulations.run' as const, rateGroup: 'simulations' as const };
+const tags = ['simulations'];
+
+export function registerSimulationReadRoutes(app: App, deps: AppDeps) {
+  registerResultsStream(app, deps);
+  registerCancel(app, deps);
+  registerRetrieve(app, deps);
+  registerJobList(app, deps);
+  registerBatchList(app, deps);
+}
+
+/** NDJSON: one line per item, a page's lines written once the page's deliveries are committed. */
+async function* ndjsonLines(
+  pages: AsyncIterable<BatchResultItem[]>,
+  context: { requestId: string; docsUrl: string },
+): AsyncGenerator<string> {
+  for await (const page of pages) {
+    let chunk = '';
+    for (const item of page) {
+      chunk += `${JSON.stringify(batchResultLineSchema.parse(batchResultLineView(item, context)))}\n`;
+    }
+    yield chunk;
+  }
+}
+
+function registerResultsStream(app: App, deps: AppDeps) {
+  app.get(
+    '/v1/simulations/batch/:batch_id/results',
+    {
+      config: { ...sim, errors: ['resource_missing', 'settlement_unknown'] },
+      schema: {
+        tags,
+        operationId: 'streamSimulationBatchResults',
+        summary: 'Every item of a batch as NDJSON, delivering the finished ones',
+        description:
+          'One line per item in submission order. A finished item is delivered and settled exactly as at its result path (charged once; later reads are free; reservation_expired once its hold ended). Repeatable; counts as one request against simulations_rpm.',
+        params: batchParamsSchema,
+        response: {
+          200: {
+            description: 'application/x-ndjson: one simulation_batch_result object per line.',
+            content: { 'application/x-ndjson': { schema: batchResultLineSchema } },
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      request.log = request.log.child({ batch_id: request.params.batch_id });
+      const { pages } = await deps.services.simulations.batchResults(
+        callContext(request, null),
+        request.params.batch_id,
+      );
+      const lines = ndjsonLines(pages, { requestId: request.id, docsUrl: deps.config.docsUrl });
+      // Each line went through its schema above; the type provider types send() for a JSON body only.
+      const body = Readable.from(lines) as never;
+      return reply.code(200).type('application/x-ndjson; charset=utf-8').send(body);
+    },
+  );
+}
+
+function registerCancel(app: App, deps: AppDeps) {
+  app.post(
+    '/v1/simulations/batch/:batch_id/cancel',
+    {
+      config: { ...sim, errors: ['resource_missing'] },
+      schema: {
+        tags,
+        operationId: 'cancelSimulationBatch',
+        summary: 'Cancel a batch',
+        description:
+          'Queued items are cancelled and their holds released at once (nothing charged); running items finish and can still be delivered. Idempotent: a repeated cancel answers the batch as it is.',
+        params: batchParamsSchema,
+        response: { 200: batchSchema },
+      },
+    },
+    async (request) => {
+      request.log = request.log.child({ batch_id: request.params.batch_id });
+      const status = await deps.services.simulations.cancelBatch(
+        callContext(request, null),
+        request.params.batch_id,
+      );
+      return batchStatusView(status, { requestId: request.id, docsUrl: deps.config.docsUrl });
+    },
+  );
+}
+
+function registerRetrieve(app: App, deps: AppDeps) {
+  app.get(
+    '/v1/simulations/:simulation_id',
+    {
+      config: { ...sim, errors: ['resource_missing'] },
+      schema: {
+        tags,
+        operationId: 'getSimulation',
+        summary: 'A delivered simulation again, by its id',
+        description: 'The same delivery as its first answer, with credits_charged 0.',
+        params: simulationParamsSchema,
+        response: { 200: simulationSchema },
+      },
+    },
+    async (request) =>
+      simulationView(
+        await deps.services.simulations.retrieve(callContext(request, null), request.params.simulation_id),
+      ),
+  );
+}
+
+function registerJobList(app: App, deps: AppDeps) {
+  app.get(
+    '/v1/simulations/jobs',
+    {
+      config: sim,
+      schema: {
+        tags,
+        operationId: 'listSimulationJobs',
+        summary: 'Your simulation jobs, newest first',
+        querystring: jobListQuerySchema,
+        response: { 200: jobListSchema },
+      },
+    },
+    async (request) => {
+      const { limit, starting_after, status } = request.query;
+      const page = await deps.services.simulations.listJobs(callContext(request, null), {
+        limit: limit ?? LIST_DEFAULT_LIMIT,
+        startingAfter: starting_after,
+        status,
+      });
+      return jobListView(page, (job) => deps.services.simulations.retryAfterSeconds(job));
+    },
+  );
+}
+
+function registerBatchList(app: App, deps: AppDeps) {
+  app.get(
+    '/v1/simulations/batches',
+    {
+      config: sim,
+      schema: {
+        tags,
+        operationId: 'listSimulationBatches',
+        summary: 'Your batches, newest first',
+        querystring: batchListQuerySchema,
+        response: { 200: batchListSchema },
+      },
+    },
+    async (request) => {
+      const { limit, starting_after, status } = request.query;
+      const page = await deps.services.simulations.listBatches(callContext(request, null), {
+        limit: limit ?? LIST_DEFAULT_LIMIT,
+        startingAfter: starting_after,
+        status,
+      });
+      return batchListView(page);
+    },
+  );
+}

@@ -1,0 +1,174 @@
+// The statements of batch objects and lists (docs/api.md §2.6, §4.5, §4.10; docs/decisions.md §6): what a
+// submission records beside its jobs (metadata, custom ids, rejected items, submission order), the
+// cancellation of a batch's queued items, its items page by page for the results stream, and the
+// organisation's jobs and batches newest first.
+import type { Sql, TransactionSql } from '../db/connection.js';
+import { JOB_FINISHED_CHANNEL, jobColumns } from './job-store.js';
+import type { Batch, Job, JobStatus, Metadata, RejectedBatchItem } from './types.js';
+
+type Db = Sql | TransactionSql;
+type Owner = { orgId: string; mode: Job['mode'] };
+
+/** A submitted item: its job, its place in the request and the client's name for it. */
+export interface SubmittedItem {
+  jobId: string;
+  position: number;
+  customId: string | null;
+}
+
+/**
+ * What a batch submission records beside its jobs, in the submitting transaction: the batch's metadata
+ * and rejected items, and each job's place in the request (rejected items included), custom id and
+ * metadata. One statement per table.
+ */
+export async function recordBatchDetails(
+  tx: TransactionSql,
+  batchId: string,
+  details: { metadata: Metadata; rejectedItems: RejectedBatchItem[]; items: SubmittedItem[] },
+): Promise<void> {
+  await tx`
+    UPDATE batches
+    SET metadata = ${JSON.stringify(details.metadata)}::text::jsonb,
+        rejected_items = ${JSON.stringify(details.rejectedItems)}::text::jsonb
+    WHERE id = ${batchId}`;
+  const rows = details.items.map((item) => ({
+    id: item.jobId,
+    position: item.position,
+    custom_id: item.customId,
+  }));
+  await tx`
+    UPDATE jobs j
+    SET batch_position = r.position, custom_id = r.custom_id,
+        metadata = ${JSON.stringify(details.metadata)}::text::jsonb
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) AS r(id text, position integer, custom_id text)
+    WHERE j.id = r.id AND j.batch_id = ${batchId}`;
+}
+
+/** A single simulation's metadata, in the transaction that creates its job. */
+export async function recordJobMetadata(
+  tx: TransactionSql,
+  jobId: string,
+  metadata: Metadata,
+): Promise<void> {
+  await tx`UPDATE jobs SET metadata = ${JSON.stringify(metadata)}::text::jsonb WHERE id = ${jobId}`;
+}
+
+/** The batch row when it belongs to `owner`; anyone else's costs what an unknown id costs. */
+export async function getOwnedBatch(db: Db, batchId: string, owner: Owner): Promise<Batch | null> {
+  const [batch] = await db<Batch[]>`
+    SELECT * FROM batches WHERE id = ${batchId} AND org_id = ${owner.orgId} AND mode = ${owner.mode}`;
+  return batch ?? null;
+}
+
+/**
+ * Cancels a batch: records the first request's time and turns its queued jobs into `cancelled`, under
+ * the batch's lock. A job a worker has claimed is running and is left to finish: the claim and this
+ * statement both lock the job row, and the loser re-reads its status. Returns the jobs cancelled now
+ * (none on a repeated call), whose holds the caller releases in the same transaction.
+ */
+export async function cancelQueuedItems(
+  tx: TransactionSql,
+  batchId: string,
+  owner: Owner,
+  now: Date,
+): Promise<{ batch: Batch; cancelled: Job[] } | null> {
+  const [locked] = await tx<Batch[]>`
+    SELECT * FROM batches WHERE id = ${batchId} AND org_id = ${owner.orgId} AND mode = ${owner.mode}
+    FOR UPDATE`;
+  if (!locked) return null;
+  const [batch] = await tx<Batch[]>`
+    UPDATE batches SET cancel_requested_at = COALESCE(cancel_requested_at, ${now})
+    WHERE id = ${batchId} RETURNING *`;
+  const cancelled = await tx<Job[]>`
+    UPDATE jobs SET status = 'cancelled', finished_at = ${now}, gpu_seconds_used = 0
+    WHERE batch_id = ${batchId} AND status = 'queued'
+    RETURNING ${jobColumns(tx)}`;
+  // Requests waiting on these jobs (docs/decisions.md §6) learn at once that they ended.
+  for (const job of cancelled) await tx`SELECT pg_notify(${JOB_FINISHED_CHANNEL}, ${job.id})`;
+  return { batch: batch!, cancelled };
+}
+
+/** A page of a batch's jobs in submission order, from position `from` on. */
+export async function batchJobsFrom(db: Db, batchId: string, from: number, limit: number): Promise<Job[]> {
+  return db<Job[]>`
+    SELECT ${jobColumns(db)} FROM jobs
+    WHERE batch_id = ${batchId} AND batch_position >= ${from}
+    ORDER BY batch_position LIMIT ${limit}`;
+}
+
+/** How many jobs of each batch are in each status, and when the last of them finished. */
+export interface BatchJobTally {
+  counts: Partial<Record<JobStatus, number>>;
+  lastFinishedAt: Date | null;
+}
+
+export async function tallyBatchJobs(
+  db: Db,
+  batchIds: readonly string[],
+): Promise<Map<string, BatchJobTally>> {
+  const tallies = new Map<string, BatchJobTally>(
+    batchIds.map((id) => [id, { counts: {}, lastFinishedAt: null }]),
+  );
+  if (batchIds.length === 0) return tallies;
+  const rows = await db<{ batchId: string; status: JobStatus; n: number; lastFinishedAt: Date | null }[]>`
+    SELECT batch_id, status, count(*)::int AS n, max(finished_at) AS last_finished_at
+    FROM jobs WHERE batch_id = ANY(${db.array([...batchIds])}::text[])
+    GROUP BY batch_id, status`;
+  for (const row of rows) {
+    const tally = tallies.get(row.batchId)!;
+    tally.counts[row.status] = row.n;
+    if (row.lastFinishedAt && (!tally.lastFinishedAt || row.lastFinishedAt > tally.lastFinishedAt)) {
+      tally.lastFinishedAt = row.lastFinishedAt;
+    }
+  }
+  return tallies;
+}
+
+export interface ListPage {
+  limit: number;
+  /** The id of the last row of the previous page: the page starts after it. */
+  startingAfter?: string | undefined;
+  status?: string | undefined;
+}
+
+/**
+ * The organisation's jobs newest first (created_at, then id, both descending), `limit + 1` rows so that
+ * the caller knows whether more follow. A cursor that is not the caller's own id starts nowhere: an
+ * empty page.
+ */
+export async function listJobs(db: Db, owner: Owner, page: ListPage): Promise<Job[]> {
+  return db<Job[]>`
+    SELECT ${jobColumns(db, 'j')} FROM jobs j
+    WHERE j.org_id = ${owner.orgId} AND j.mode = ${owner.mode}
+      AND (${page.status ?? null}::text IS NULL OR j.status = ${page.status ?? null})
+      AND (${page.startingAfter ?? null}::text IS NULL OR (j.created_at, j.id) < (
+        SELECT c.created_at, c.id FROM jobs c
+        WHERE c.id = ${page.startingAfter ?? null} AND c.org_id = ${owner.orgId} AND c.mode = ${owner.mode}))
+    ORDER BY j.created_at DESC, j.id DESC
+    LIMIT ${page.limit + 1}`;
+}
+
+/** A batch's status as the API names it (docs/decisions.md §6), from its open jobs and its cancellation. */
+export const BATCH_STATUSES = ['in_progress', 'completed', 'cancelling', 'cancelled'] as const;
+export type BatchStatusName = (typeof BATCH_STATUSES)[number];
+
+/** The organisation's batches newest first, `limit + 1` rows, optionally of one status only. */
+export async function listBatches(db: Db, owner: Owner, page: ListPage): Promise<Batch[]> {
+  // The status of docs/decisions.md §6, as batchStatusName computes it from a tally.
+  return db<Batch[]>`
+    SELECT * FROM (
+      SELECT b.*, CASE
+          WHEN EXISTS (SELECT 1 FROM jobs o WHERE o.batch_id = b.id AND o.status IN ('queued', 'running'))
+          THEN (CASE WHEN b.cancel_requested_at IS NULL THEN 'in_progress' ELSE 'cancelling' END)
+          ELSE (CASE WHEN b.cancel_requested_at IS NULL THEN 'completed' ELSE 'cancelled' END)
+        END AS batch_status
+      FROM batches b
+      WHERE b.org_id = ${owner.orgId} AND b.mode = ${owner.mode}
+        AND (${page.startingAfter ?? null}::text IS NULL OR (b.created_at, b.id) < (
+          SELECT c.created_at, c.id FROM batches c
+          WHERE c.id = ${page.startingAfter ?? null} AND c.org_id = ${owner.orgId} AND c.mode = ${owner.mode}))
+    ) listed
+    WHERE ${page.status ?? null}::text IS NULL OR batch_status = ${page.status ?? null}
+    ORDER BY created_at DESC, id DESC
+    LIMIT ${page.limit + 1}`;
+}

@@ -1,0 +1,114 @@
+// GET /v1/simulations/batch/{batch_id}/results (docs/api.md §4.10, docs/decisions.md §6): every item of
+// a batch in submission order, each finished one delivered exactly as its result path delivers it
+// (deliver.ts: settled once, given again free, reservation_expired once its hold ended). The items are
+// read and settled a page at a time, one transaction per page, so a 1,000-item batch takes ten
+// transactions and never more than a page of documents sits in memory.
+import type { TransactionSql } from '../db/connection.js';
+import { databaseRead, inTransaction } from '../db/transactions.js';
+import { ApiError } from '../errors.js';
+import { batchJobsFrom, getOwnedBatch } from '../jobs/batch-store.js';
+import type { Batch, Job, RejectedBatchItem } from '../jobs/types.js';
+import {
+  announceDelivery,
+  type DeliveredSimulation,
+  type DeliveryDeps,
+  type DeliveryRequest,
+  deliverInTransaction,
+} from './deliver.js';
+import type { CallContext } from './types.js';
+
+/** Items settled per transaction. */
+export const RESULTS_PAGE_SIZE = 100;
+
+/** One line of the stream: a rejected item, a job still open, a delivery, or a job that ended without one. */
+export type BatchResultItem =
+  | { kind: 'rejected'; item: RejectedBatchItem }
+  | { kind: 'pending'; job: Job }
+  | { kind: 'delivered'; delivered: DeliveredSimulation }
+  | { kind: 'ended'; job: Job; error: ApiError };
+
+export interface BatchResults {
+  batch: Batch;
+  /** The items a page at a time; each page's deliveries are committed before it is given. */
+  pages: AsyncGenerator<BatchResultItem[]>;
+}
+
+/** The ownership check happens here, before anything is sent; the pages follow as they are read. */
+export async function openBatchResults(
+  deps: DeliveryDeps,
+  ctx: CallContext,
+  batchId: string,
+): Promise<BatchResults> {
+  const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
+  const batch = await databaseRead(() => getOwnedBatch(deps.sql, batchId, owner));
+  if (!batch) throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });
+  const request = { requestId: ctx.requestId, idempotencyKey: null };
+  return { batch, pages: resultPages(deps, request, batch) };
+}
+
+async function* resultPages(
+  deps: DeliveryDeps,
+  request: DeliveryRequest,
+  batch: Batch,
+): AsyncGenerator<BatchResultItem[]> {
+  let from = 0;
+  for (;;) {
+    const jobs = await databaseRead(() => batchJobsFrom(deps.sql, batch.id, from, RESULTS_PAGE_SIZE));
+    const last = jobs.length === RESULTS_PAGE_SIZE ? jobs[jobs.length - 1]!.batchPosition! : Infinity;
+    const delivered = await inTransaction(deps.sql, { onConnectionLost: 'settlement_unknown' }, (tx) =>
+      deliverPage(deps, request, tx, jobs),
+    );
+    for (const item of delivered) if (item.kind === 'delivered') announceDelivery(deps, item.delivered);
+    const rejected = batch.rejectedItems
+      .filter((item) => item.position >= from && item.position <= last)
+      .map((item): BatchResultItem => ({ kind: 'rejected', item }));
+    yield inPositionOrder([...delivered, ...rejected]);
+    if (last === Infinity) return;
+    from = last + 1;
+  }
+}
+
+function positionOf(item: BatchResultItem): number {
+  if (item.kind === 'rejected') return item.item.position;
+  const job = item.kind === 'delivered' ? item.delivered.job : item.job;
+  return job.batchPosition ?? 0;
+}
+
+function inPositionOrder(items: BatchResultItem[]): BatchResultItem[] {
+  return items.sort((a, b) => positionOf(a) - positionOf(b));
+}
+
+/** A page's finished jobs delivered under their locks, in one transaction. */
+async function deliverPage(
+  deps: DeliveryDeps,
+  request: DeliveryRequest,
+  tx: TransactionSql,
+  jobs: readonly Job[],
+): Promise<BatchResultItem[]> {
+  const items: BatchResultItem[] = [];
+  for (const job of jobs) {
+    if (job.status === 'queued' || job.status === 'running') {
+      items.push({ kind: 'pending', job });
+      continue;
+    }
+    try {
+      const outcome = await deliverInTransaction(deps, request, tx, job.id);
+      if (outcome.status === 'delivered') items.push({ kind: 'delivered', delivered: outcome.delivered });
+      else if (outcome.status === 'pending') items.push({ kind: 'pending', job: outcome.job });
+      else items.push({ kind: 'ended', job: outcome.job, error: expiredError(outcome.job) });
+    } catch (error) {
+      // simulation_failed, simulation_cancelled: the job ended without a document. These are answered
+      // before any statement of the item fails, so the page's transaction goes on. Anything else ends it.
+      if (!(error instanceof ApiError) || error.status >= 503) throw error;
+      items.push({ kind: 'ended', job, error });
+    }
+  }
+  return items;
+}
+
+function expiredError(job: Job): ApiError {
+  return new ApiError('reservation_expired', {
+    message: `The credit hold ${job.reservationId} ended without delivery.`,
+    recovery: { job_id: job.id, reservation_id: job.reservationId },
+  });
+}

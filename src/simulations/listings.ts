@@ -1,0 +1,45 @@
+// GET /v1/simulations/jobs and GET /v1/simulations/batches (docs/api.md §4.10): the caller's jobs and
+// batches (organisation and key mode), newest first, a page at a time after a cursor, optionally of one
+// status.
+import { databaseRead } from '../db/transactions.js';
+import { type ListPage, listBatches, listJobs, tallyBatchJobs } from '../jobs/batch-store.js';
+import type { Batch, Job } from '../jobs/types.js';
+import { type BatchSummary, summariseBatch } from './batch-status.js';
+import type { CallContext, SimulationDeps } from './types.js';
+
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+}
+
+function pageOf<T>(rows: T[], limit: number): Page<T> {
+  return { data: rows.slice(0, limit), hasMore: rows.length > limit };
+}
+
+export async function listSimulationJobs(
+  deps: Pick<SimulationDeps, 'sql'>,
+  ctx: CallContext,
+  page: ListPage,
+): Promise<Page<Job>> {
+  const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
+  return pageOf(await databaseRead(() => listJobs(deps.sql, owner, page)), page.limit);
+}
+
+export async function listSimulationBatches(
+  deps: Pick<SimulationDeps, 'sql'>,
+  ctx: CallContext,
+  page: ListPage,
+): Promise<Page<{ batch: Batch; summary: BatchSummary }>> {
+  const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
+  const rows = pageOf(await databaseRead(() => listBatches(deps.sql, owner, page)), page.limit);
+  const tallies = await databaseRead(() =>
+    tallyBatchJobs(
+      deps.sql,
+      rows.data.map((batch) => batch.id),
+    ),
+  );
+  return {
+    hasMore: rows.hasMore,
+    data: rows.data.map((batch) => ({ batch, summary: summariseBatch(batch, tallies.get(batch.id)!) })),
+  };
+}

@@ -1,0 +1,385 @@
+// Batches as batch-API users expect them (docs/api.md §2.6, §4.5, §4.8, §4.10): the batch object with status and
+// counts, every item in order, custom ids and metadata, Location and Retry-After on 202s, the results
+// stream, cancellation, a delivery read again by its id, the lists, and isolation between organisations.
+// Money: every delivery through the stream is charged once and every cancelled hold released.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestFeed } from '../../src/fixtures/feed-loader.js';
+import { FX, MANY_FIXTURES_FROM, NOW, withManyFixtures } from '../fixtures/small-feed.js';
+import { createTestContext, type TestContext } from '../helpers/app.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field in assertions
+type Json = Record<string, any>;
+
+// The clock is pinned, so every request falls in one rate window: polling needs room.
+const ROOMY = { simulations_rpm: 100_000 };
+
+async function setup(options: { worker: boolean; fixtures: number }) {
+  const t = await createTestContext({ worker: options.worker });
+  t.setNow(NOW);
+  await ingestFeed(t.db.sql, withManyFixtures(options.fixtures), { clock: () => NOW });
+  return t;
+}
+
+function post(t: TestContext, url: string, auth: Json, payload?: Json, headers: Json = {}) {
+  return t.app.inject({
+    method: 'POST',
+    url,
+    headers: { ...auth, ...headers },
+    ...(payload ? { payload } : {}),
+  });
+}
+
+function get(t: TestContext, url: string, auth: Json) {
+  return t.app.inject({ method: 'GET', url, headers: auth });
+}
+
+function lines(body: string): Json[] {
+  return body
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line));
+}
+
+async function untilBatch(t: TestContext, id: string, auth: Json, done: (batch: Json) => boolean) {
+  for (let i = 0; i < 4800; i++) {
+    const batch = (await get(t, `/v1/simulations/batch/${id}`, auth)).json();
+    if (done(batch)) return batch;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`batch ${id} did not get there`);
+}
+
+/** Holds of an organisation by status, and its charge rows. */
+async function money(t: TestContext, orgId: string) {
+  const holds = await t.db.sql<{ id: string; status: string }[]>`
+    SELECT id, status FROM credit_holds WHERE org_id = ${orgId}`;
+  const charges = await t.db.sql<{ holdId: string; amount: number }[]>`
+    SELECT hold_id, amount FROM credit_ledger WHERE org_id = ${orgId} AND kind = 'charge'`;
+  return { holds: new Map(holds.map((h) => [h.id, h.status])), charges };
+}
+
+describe('a 1,000-item batch collected through its results stream', () => {
+  let t: TestContext;
+  beforeAll(async () => {
+    t = await setup({ worker: true, fixtures: 1000 });
+  });
+  afterAll(async () => t.close());
+
+  it('delivers every item once, charges each exactly, and gives the same documents free on a second read', async () => {
+    const { auth, orgId } = await t.newOrg({ limits: ROOMY });
+    const fixtures = Array.from({ length: 1000 }, (_, i) => ({
+      fixture_id: MANY_FIXTURES_FROM + i,
+      custom_id: `item-${i}`,
+    }));
+    const submitted = await post(t, '/v1/simulations/batch', auth, {
+      fixtures,
+      draws: 100,
+      metadata: { run: 'nightly' },
+    });
+    expect(submitted.statusCode, submitted.body.slice(0, 300)).toBe(202);
+    const batch = submitted.json();
+    expect(submitted.headers.location).toBe(`/v1/simulations/batch/${batch.batch_id}`);
+    expect(Number(submitted.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(batch.counts.total).toBe(1000);
+    expect(batch.metadata).toEqual({ run: 'nightly' });
+
+    // Polled through the list of batches: the batch without its 1,000 items.
+    let done: Json = {};
+    for (let i = 0; i < 1200 && done.status !== 'completed'; i++) {
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+      done = (await get(t, '/v1/simulations/batches?limit=1', auth)).json().data[0];
+    }
+    expect(done.batch_id).toBe(batch.batch_id);
+    expect(done.counts).toMatchObject({ total: 1000, succeeded: 1000, queued: 0, running: 0 });
+    expect(done.completed_at).not.toBeNull();
+
+    const first = await get(t, batch.results_url, auth);
+    expect(first.statusCode).toBe(200);
+    expect(first.headers['content-type']).toMatch(/^application\/x-ndjson/);
+    const read = lines(first.body);
+    expect(read).toHaveLength(1000);
+    expect(read.map((line) => line.custom_id)).toEqual(fixtures.map((f) => f.custom_id));
+    for (const line of read) {
+      expect(line.status).toBe('delivered');
+      expect(line.simulation.credits_charged).toBe(0.1);
+      expect(line.simulation.custom_id).toBe(line.custom_id);
+      expect(line.simulation.metadata).toEqual({ run: 'nightly' });
+    }
+    const balance = await t.services.ledger.balance(orgId);
+    expect(balance).toMatchObject({ spentThisMonth: 100_000, held: 0 });
+    expect((await t.services.ledger.checkBalanced(orgId)).balanced).toBe(true);
+    const { charges } = await money(t, orgId);
+    expect(charges).toHaveLength(1000);
+    expect(charges.every((charge) => charge.amount === 100)).toBe(true);
+
+    const again = lines((await get(t, batch.results_url, auth)).body);
+    expect(again).toHaveLength(1000);
+    again.forEach((line, i) => {
+      expect(line.simulation.credits_charged).toBe(0);
+      expect(line.simulation.id).toBe(read[i]!.simulation.id);
+      expect(JSON.stringify(line.simulation.simulation)).toBe(JSON.stringify(read[i]!.simulation.simulation));
+    });
+    expect((await t.services.ledger.balance(orgId)).spentThisMonth).toBe(100_000);
+    expect((await t.services.ledger.checkBalanced(orgId)).balanced).toBe(true);
+    const status = (await get(t, `/v1/simulations/batch/${batch.batch_id}`, auth)).json();
+    expect(status).toMatchObject({ status: 'completed', counts: { delivered: 1000, succeeded: 0 } });
+
+    // A delivery read again by its id: free, the same document.
+    const one = await get(t, `/v1/simulations/${read[7]!.simulation.id}`, auth);
+    expect(one.statusCode).toBe(200);
+    expect(one.json()).toMatchObject({ id: read[7]!.simulation.id, credits_charged: 0, custom_id: 'item-7' });
+    expect(JSON.stringify(one.json().simulation)).toBe(JSON.stringify(read[7]!.simulation.simulation));
+    // Minutes on a loaded 2-core machine (1,000 jobs through the CPU worker, 1,000 settlements); no figure
+    // is asserted, only the outcome.
+  }, 900_000);
+});
+
+describe('cancelling a batch while the worker runs it', () => {
+  let t: TestContext;
+  beforeAll(async () => {
+    t = await setup({ worker: true, fixtures: 40 });
+  });
+  afterAll(async () => t.close());
+
+  it('charges no item unless delivered and releases or settles every hold, racing deliveries', async () => {
+    const { auth, orgId } = await t.newOrg({ limits: ROOMY });
+    const fixtures = Array.from({ length: 40 }, (_, i) => ({ fixture_id: MANY_FIXTURES_FROM + i }));
+    const batch = (await post(t, '/v1/simulations/batch', auth, { fixtures, draws: 20_000 })).json();
+    expect(batch.status).toBe('in_progress');
+    // Cancel once the worker has started, while a stream and a result path deliver what finished.
+    await untilBatch(t, batch.batch_id, auth, (b) => b.counts.running + b.counts.succeeded > 0);
+    const firstItem = batch.items[0];
+    const [cancel, stream, single] = await Promise.all([
+      post(t, `/v1/simulations/batch/${batch.batch_id}/cancel`, auth),
+      get(t, batch.results_url, auth),
+      get(t, firstItem.result_url, auth),
+    ]);
+    expect(cancel.statusCode, cancel.body.slice(0, 300)).toBe(200);
+    expect(['cancelling', 'cancelled']).toContain(cancel.json().status);
+    expect(cancel.json().cancel_requested_at).not.toBeNull();
+    expect(stream.statusCode).toBe(200);
+    expect([200, 202, 409]).toContain(single.statusCode);
+
+    const ended = await untilBatch(t, batch.batch_id, auth, (b) => b.status === 'cancelled');
+    expect(ended.counts.cancelled).toBeGreaterThan(0);
+    // Cancelling again changes nothing.
+    const repeat = await post(t, `/v1/simulations/batch/${batch.batch_id}/cancel`, auth);
+    expect(repeat.json().counts).toEqual(ended.counts);
+    // A cancelled item's result path says so; nothing was charged for it.
+    const cancelledItem = ended.items.find((item: Json) => item.status === 'cancelled');
+    const refused = await get(t, cancelledItem.result_url, auth);
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json().error.code).toBe('simulation_cancelled');
+
+    // Collect what finished; then every hold is settled (delivered) or released (cancelled).
+    const collected = lines((await get(t, batch.results_url, auth)).body);
+    expect(collected).toHaveLength(40);
+    const { holds, charges } = await money(t, orgId);
+    const charged = new Set(charges.map((charge) => charge.holdId));
+    const final = (await get(t, `/v1/simulations/batch/${batch.batch_id}`, auth)).json();
+    for (const item of final.items) {
+      if (item.status === 'delivered') {
+        expect(holds.get(item.reservation_id)).toBe('settled');
+        expect(charged.has(item.reservation_id)).toBe(true);
+      } else {
+        expect(item.status).toBe('cancelled');
+        expect(holds.get(item.reservation_id)).toBe('released');
+        expect(charged.has(item.reservation_id)).toBe(false);
+      }
+    }
+    expect(charges).toHaveLength(final.counts.delivered);
+    expect(final.counts.delivered + final.counts.cancelled).toBe(40);
+    const balance = await t.services.ledger.balance(orgId);
+    expect(balance).toMatchObject({ held: 0, spentThisMonth: final.counts.delivered * 20_000 });
+    expect((await t.services.ledger.checkBalanced(orgId)).balanced).toBe(true);
+  }, 300_000);
+});
+
+describe('batch views, headers, lists and isolation (no worker)', () => {
+  let t: TestContext;
+  beforeAll(async () => {
+    t = await setup({ worker: false, fixtures: 6 });
+  });
+  afterAll(async () => t.close());
+
+  it('keeps every item in order with its custom_id, rejected ones with their error', async () => {
+    const { auth } = await t.newOrg({ limits: ROOMY });
+    const response = await post(t, '/v1/simulations/batch', auth, {
+      fixtures: [
+        { fixture_id: MANY_FIXTURES_FROM, custom_id: 'a' },
+        { home: 'Nowhere', away: 'Elsewhere', custom_id: 'b' },
+        { home: 'Eastfield', away: 'Westholm', custom_id: 'c' },
+        { fixture_id: FX.uncovered, custom_id: 'd' },
+        { fixture_id: MANY_FIXTURES_FROM + 1 },
+      ],
+      metadata: { team: 'research', note: '' },
+    });
+    expect(response.statusCode, response.body.slice(0, 300)).toBe(202);
+    const body = response.json();
+    for (const batch of [body, (await get(t, `/v1/simulations/batch/${body.batch_id}`, auth)).json()]) {
+      expect(batch.items.map((item: Json) => [item.custom_id, item.status])).toEqual([
+        ['a', 'queued'],
+        ['b', 'rejected'],
+        ['c', 'queued'],
+        ['d', 'rejected'],
+        [null, 'queued'],
+      ]);
+      expect(batch.items[1].error.code).toBe('fixture_not_found');
+      expect(batch.items[3].error.code).toBe('fixture_not_covered');
+      expect(batch.items[2].fixture).toBe(FX.announced);
+      expect(batch).toMatchObject({
+        status: 'in_progress',
+        counts: { total: 5, rejected: 2, queued: 3 },
+        metadata: { team: 'research', note: '' },
+        completed_at: null,
+      });
+    }
+    const stream = lines((await get(t, body.results_url, auth)).body);
+    expect(stream.map((line) => [line.custom_id, line.status])).toEqual([
+      ['a', 'queued'],
+      ['b', 'rejected'],
+      ['c', 'queued'],
+      ['d', 'rejected'],
+      [null, 'queued'],
+    ]);
+    const repeated = await post(t, '/v1/simulations/batch', auth, {
+      fixtures: [
+        { fixture_id: FX.upcoming, custom_id: 'x' },
+        { fixture_id: FX.announced, custom_id: 'x' },
+      ],
+    });
+    expect(repeated.statusCode).toBe(400);
+    expect(repeated.json().error.param).toBe('fixtures.1.custom_id');
+    const tooMuch = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v']));
+    const refused = await post(t, '/v1/simulations', auth, { fixture_id: FX.upcoming, metadata: tooMuch });
+    expect(refused.statusCode).toBe(400);
+  });
+
+  it('sends Location and Retry-After with every 202, replays included, and echoes metadata', async () => {
+    const { auth } = await t.newOrg({ limits: ROOMY });
+    const payload = { fixture_id: FX.upcoming, wait_seconds: 0, metadata: { order: '42' } };
+    const job = await post(t, '/v1/simulations', auth, payload, { 'idempotency-key': 'k-1' });
+    expect(job.statusCode).toBe(202);
+    expect(job.headers.location).toBe(job.json().result_url);
+    expect(job.headers['retry-after']).toBe(String(job.json().retry_after_seconds));
+    expect(job.json().metadata).toEqual({ order: '42' });
+    const replay = await post(t, '/v1/simulations', auth, payload, { 'idempotency-key': 'k-1' });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.headers.location).toBe(job.json().result_url);
+    const poll = await get(t, job.json().result_url, auth);
+    expect(poll.statusCode).toBe(202);
+    expect(poll.headers.location).toBe(job.json().result_url);
+    expect(Number(poll.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(poll.json()).toMatchObject({ metadata: { order: '42' }, custom_id: null });
+  });
+
+  it('lists jobs and batches newest first with cursors and status filters', async () => {
+    const { auth } = await t.newOrg({ limits: ROOMY });
+    const ids: string[] = [];
+    for (const fixture of [FX.upcoming, FX.announced, MANY_FIXTURES_FROM + 2]) {
+      t.setNow(new Date(NOW.getTime() + ids.length * 1000));
+      ids.push(
+        (await post(t, '/v1/simulations', auth, { fixture_id: fixture, wait_seconds: 0 })).json().job_id,
+      );
+    }
+    const batchIds: string[] = [];
+    for (const fixture of [MANY_FIXTURES_FROM + 3, MANY_FIXTURES_FROM + 4]) {
+      t.setNow(new Date(NOW.getTime() + (10 + batchIds.length) * 1000));
+      batchIds.push(
+        (await post(t, '/v1/simulations/batch', auth, { fixtures: [{ fixture_id: fixture }] })).json()
+          .batch_id,
+      );
+    }
+    t.setNow(NOW);
+    const page1 = (await get(t, '/v1/simulations/jobs?limit=2', auth)).json();
+    expect(page1).toMatchObject({ object: 'list', has_more: true });
+    expect(page1.data).toHaveLength(2);
+    const all: string[] = [];
+    let cursor: string | null = null;
+    for (;;) {
+      const url: string = `/v1/simulations/jobs?limit=2${cursor ? `&starting_after=${cursor}` : ''}`;
+      const page = (await get(t, url, auth)).json();
+      all.push(...page.data.map((job: Json) => job.job_id));
+      if (!page.has_more) break;
+      cursor = page.data[page.data.length - 1].job_id;
+    }
+    expect(all).toHaveLength(5);
+    expect(all.slice(2)).toEqual([...ids].reverse());
+    await post(t, `/v1/simulations/batch/${batchIds[0]}/cancel`, auth);
+    const cancelledJobs = (await get(t, '/v1/simulations/jobs?status=cancelled', auth)).json();
+    expect(cancelledJobs.data).toHaveLength(1);
+    const batches = (await get(t, '/v1/simulations/batches', auth)).json();
+    expect(batches.data.map((b: Json) => b.batch_id)).toEqual([...batchIds].reverse());
+    expect(batches.data.map((b: Json) => b.status)).toEqual(['in_progress', 'cancelled']);
+    const cancelled = (await get(t, '/v1/simulations/batches?status=cancelled', auth)).json();
+    expect(cancelled.data.map((b: Json) => b.batch_id)).toEqual([batchIds[0]]);
+    expect(cancelled.data[0]).toMatchObject({ counts: { cancelled: 1 }, credits_reserved_total: 0 });
+    const second = (
+      await get(t, `/v1/simulations/batches?limit=1&starting_after=${batchIds[1]}`, auth)
+    ).json();
+    expect(second).toMatchObject({ has_more: false, data: [{ batch_id: batchIds[0] }] });
+  });
+
+  it('counts a read of the results stream as one request against simulations_rpm', async () => {
+    const { auth } = await t.newOrg({ limits: { simulations_rpm: 3 } });
+    const fixtures = Array.from({ length: 5 }, (_, i) => ({ fixture_id: MANY_FIXTURES_FROM + i }));
+    const batch = (await post(t, '/v1/simulations/batch', auth, { fixtures })).json();
+    expect(lines((await get(t, batch.results_url, auth)).body)).toHaveLength(5);
+    expect((await get(t, batch.results_url, auth)).statusCode).toBe(200);
+    const limited = await get(t, batch.results_url, auth);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json().error).toMatchObject({ code: 'rate_limited', rule: 'simulations_rpm' });
+  });
+
+  it('documents every new route in /openapi.json, the stream as NDJSON with examples', async () => {
+    const document = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const operations: Array<[string, string, string]> = [
+      ['/v1/simulations/batch/{batch_id}/results', 'get', 'streamSimulationBatchResults'],
+      ['/v1/simulations/batch/{batch_id}/cancel', 'post', 'cancelSimulationBatch'],
+      ['/v1/simulations/{simulation_id}', 'get', 'getSimulation'],
+      ['/v1/simulations/jobs', 'get', 'listSimulationJobs'],
+      ['/v1/simulations/batches', 'get', 'listSimulationBatches'],
+    ];
+    for (const [path, method, operationId] of operations) {
+      expect(document.paths[path]?.[method]?.operationId, path).toBe(operationId);
+    }
+    const stream = document.paths['/v1/simulations/batch/{batch_id}/results'].get.responses['200'];
+    expect(stream.content['application/x-ndjson'].schema.examples.length).toBeGreaterThan(0);
+  });
+
+  it('answers another organisation 404 for every read, stream, cancel and list of it', async () => {
+    const owner = await t.newOrg({ limits: ROOMY });
+    const other = await t.newOrg({ limits: ROOMY });
+    const batch = (
+      await post(t, '/v1/simulations/batch', owner.auth, {
+        fixtures: [{ fixture_id: MANY_FIXTURES_FROM + 5 }],
+      })
+    ).json();
+    const job = (
+      await post(t, '/v1/simulations', owner.auth, { fixture_id: FX.announced, wait_seconds: 0 })
+    ).json();
+    const missing = (response: { statusCode: number; json(): Json }) => {
+      expect(response.statusCode).toBe(404);
+      expect(response.json().error.code).toBe('resource_missing');
+    };
+    missing(await get(t, `/v1/simulations/batch/${batch.batch_id}`, other.auth));
+    missing(await get(t, `/v1/simulations/batch/${batch.batch_id}/results`, other.auth));
+    missing(await post(t, `/v1/simulations/batch/${batch.batch_id}/cancel`, other.auth));
+    missing(await get(t, job.result_url, other.auth));
+    // A delivery of the owner's, read by the other organisation.
+    const [row] = await t.db.sql<{ id: string }[]>`
+      INSERT INTO results (cache_key, scope, fixture_id, data_version, draws, document, engine, created_at)
+      VALUES ('isolation-test', 'shared', ${FX.upcoming}, 'v', 100, '{}', 'cpu', now()) RETURNING id::text`;
+    await t.db.sql`
+      INSERT INTO deliveries (id, org_id, job_id, result_id, mode, created_at)
+      VALUES ('sim_isolation', ${owner.orgId}, ${job.job_id}, ${row!.id}, 'live', now())`;
+    missing(await get(t, '/v1/simulations/sim_isolation', other.auth));
+    missing(await get(t, '/v1/simulations/sim_unknown', owner.auth));
+    expect((await get(t, '/v1/simulations/jobs', other.auth)).json().data).toEqual([]);
+    expect((await get(t, '/v1/simulations/batches', other.auth)).json().data).toEqual([]);
+    const foreignCursor = await get(t, `/v1/simulations/jobs?starting_after=${job.job_id}`, other.auth);
+    expect(foreignCursor.json()).toMatchObject({ data: [], has_more: false });
+    const stillQueued = (await get(t, `/v1/simulations/batch/${batch.batch_id}`, owner.auth)).json();
+    expect(stillQueued.status).toBe('in_progress');
+  });
+});
