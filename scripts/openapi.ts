@@ -94,10 +94,42 @@ async function captureExamples(service: Service): Promise<Examples> {
   await call('POST', '/v1/simulations', { fixture_id: fixtureId, draws: 1000, wait_seconds: 0 });
   const ran = await call('POST', '/v1/simulations', { fixture_id: fixtureId, draws: 2000, wait_seconds: 25 });
   if (ran.object !== 'simulation') throw new Error('the run did not deliver within 25 s');
-  const fixtures = list.data.map((fixture: Body) => ({ fixture_id: fixture.fixture_id }));
-  const batch = await call('POST', '/v1/simulations/batch', { fixtures, draws: 1000 });
+  const fixtures = list.data.map((fixture: Body, index: number) => ({
+    fixture_id: fixture.fixture_id,
+    custom_id: `item-${index + 1}`,
+  }));
+  // One selector that matches nothing, so the batch shows a rejected item beside the runnable ones.
+  const batch = await call('POST', '/v1/simulations/batch', {
+    fixtures: [...fixtures, { fixture_id: 999_999, custom_id: 'typo' }],
+    draws: 1000,
+    metadata: { campaign: 'weekend-preview' },
+  });
   await call('GET', `/v1/simulations/batch/${batch.batch_id}`);
+  const lines = await finishedResultLines(service, batch.batch_id);
+  // The rejected line: a delivered one carries a whole simulation, already the Simulation example.
+  examples.SimulationBatchResult = lines.find((line: Body) => line.status === 'rejected') ?? lines[0];
+  examples.SimulationJobList = await call('GET', '/v1/simulations/jobs?limit=1');
+  examples.BatchList = await call('GET', '/v1/simulations/batches?limit=1');
   return examples;
+}
+
+/** The batch's NDJSON results stream, read again until no item is queued or running (30 s at most). */
+async function finishedResultLines(service: Service, batchId: string): Promise<Body[]> {
+  for (let attempt = 0; attempt < 120; attempt++) {
+    const response = await service.app.inject({
+      method: 'GET',
+      url: `/v1/simulations/batch/${batchId}/results`,
+      headers: { authorization: `Bearer ${service.liveKey}` },
+    });
+    if (response.statusCode !== 200) throw new Error(`results stream: ${response.body}`);
+    const lines = response.body
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line));
+    if (lines.every((line: Body) => line.status !== 'queued' && line.status !== 'running')) return lines;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`batch ${batchId} did not finish within 30 s`);
 }
 
 /** Indented JSON with arrays of numbers and strings on one line: the documents' score grids stay short. */

@@ -74,9 +74,38 @@ describe('the typed client', () => {
       }),
     );
     const results = [];
-    for await (const result of batchResults(client, batch.batch_id)) results.push(result);
+    for await (const result of batchResults(client, batch.batch_id, { intervalMs: 250 }))
+      results.push(result);
     expect(results).toHaveLength(1);
-    expect('simulation' in results[0]! && results[0].simulation.fixture_id).toBe(second.fixture_id);
+    expect(results[0]!.status).toBe('delivered');
+    expect(results[0]!.simulation?.fixture_id).toBe(second.fixture_id);
+
+    // The delivered simulation again by its id, free; the lists; a cancel of the finished batch.
+    const again = unwrap(
+      await client.GET('/v1/simulations/{simulation_id}', {
+        params: { path: { simulation_id: simulation.id } },
+      }),
+    );
+    expect(again.id).toBe(simulation.id);
+    expect(again.credits_charged).toBe(0);
+    const jobs = unwrap(await client.GET('/v1/simulations/jobs', { params: { query: { limit: 5 } } }));
+    expect(jobs.data.map((j) => j.job_id)).toContain(job.job_id);
+    const batches = unwrap(await client.GET('/v1/simulations/batches', { params: { query: { limit: 5 } } }));
+    expect(batches.data.map((b) => b.batch_id)).toContain(batch.batch_id);
+    const status = unwrap(
+      await client.GET('/v1/simulations/batch/{batch_id}', {
+        params: { path: { batch_id: batch.batch_id } },
+      }),
+    );
+    expect(status.status).toBe('completed');
+    expect(status.counts.delivered).toBe(1);
+    // Cancelling a finished batch cancels nothing: its one item stays delivered.
+    const cancelled = unwrap(
+      await client.POST('/v1/simulations/batch/{batch_id}/cancel', {
+        params: { path: { batch_id: batch.batch_id } },
+      }),
+    );
+    expect(cancelled.counts).toMatchObject({ cancelled: 0, delivered: 1 });
 
     const operations = Object.entries(storedDocument.paths).flatMap(([p, methods]) =>
       Object.keys(methods as object).map((method) => `${method} ${p}`),

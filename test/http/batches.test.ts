@@ -344,7 +344,9 @@ describe('batch views, headers, lists and isolation (no worker)', () => {
       expect(document.paths[path]?.[method]?.operationId, path).toBe(operationId);
     }
     const stream = document.paths['/v1/simulations/batch/{batch_id}/results'].get.responses['200'];
-    expect(stream.content['application/x-ndjson'].schema.examples.length).toBeGreaterThan(0);
+    const line = stream.content['application/x-ndjson'].schema;
+    expect(line.$ref).toBe('#/components/schemas/SimulationBatchResult');
+    expect(document.components.schemas.SimulationBatchResult.examples.length).toBeGreaterThan(0);
   });
 
   it('answers another organisation 404 for every read, stream, cancel and list of it', async () => {

@@ -19,6 +19,7 @@ function response(statusCode: number, body: unknown, type = 'application/json; c
   return {
     statusCode,
     headers: { 'content-type': type },
+    body: JSON.stringify(body),
     json: () => body,
   } as unknown as LightMyRequestResponse;
 }

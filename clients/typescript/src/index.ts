@@ -146,45 +146,39 @@ export async function waitForJob(
   }
 }
 
-export type BatchResult =
-  | { item: Batch['items'][number]; simulation: Simulation }
-  | { item: Batch['items'][number]; error: MatchsimError | NonNullable<Batch['items'][number]['error']> };
+export type BatchResult = Schemas['SimulationBatchResult'];
+
+/** Item states after which a line of the results stream no longer changes. */
+const FINAL_ITEM_STATES = new Set(['delivered', 'failed', 'expired', 'cancelled', 'rejected']);
 
 /**
- * Yields each item of a batch as it ends: delivered items with their simulation (each delivery settles
- * its hold and charges draws / 1000 credits), items that cannot run with their error.
+ * Yields each item of a batch once it has ended, read from the batch's NDJSON results stream (one
+ * request per read, whatever the number of items): delivered items with their simulation (the stream
+ * settles each one, charging draws / 1000 credits once), the others with their error. Reads again,
+ * `intervalMs` apart (default 2 s), while items are still queued or running.
  */
 export async function* batchResults(
   client: MatchsimClient,
   batchId: string,
-  options: WaitOptions = {},
+  options: WaitOptions & { intervalMs?: number } = {},
 ): AsyncGenerator<BatchResult> {
   const done = new Set<number>();
   for (;;) {
-    const batch = unwrap(
-      await client.GET('/v1/simulations/batch/{batch_id}', { params: { path: { batch_id: batchId } } }),
+    const text = unwrap(
+      await client.GET('/v1/simulations/batch/{batch_id}/results', {
+        params: { path: { batch_id: batchId } },
+        parseAs: 'text',
+        ...(options.signal ? { signal: options.signal } : {}),
+      }),
     );
-    for (const [index, item] of batch.items.entries()) {
-      if (done.has(index)) continue;
-      if (item.error) {
-        done.add(index);
-        yield { item, error: item.error };
-      } else if (
-        item.job_id &&
-        item.reservation_id &&
-        ['succeeded', 'delivered', 'failed', 'expired'].includes(item.status)
-      ) {
-        done.add(index);
-        try {
-          const job = { job_id: item.job_id, reservation_id: item.reservation_id };
-          yield { item, simulation: await waitForJob(client, job, options) };
-        } catch (error) {
-          if (!(error instanceof MatchsimError)) throw error;
-          yield { item, error };
-        }
-      }
+    const lines = text.split('\n').filter((line) => line !== '');
+    for (const [index, line] of lines.entries()) {
+      const result = JSON.parse(line) as BatchResult;
+      if (done.has(index) || !FINAL_ITEM_STATES.has(result.status)) continue;
+      done.add(index);
+      yield result;
     }
-    if (done.size === batch.items.length) return;
-    await sleep(1000, options.signal);
+    if (done.size === lines.length) return;
+    await sleep(options.intervalMs ?? 2000, options.signal);
   }
 }

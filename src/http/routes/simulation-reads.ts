@@ -24,10 +24,7 @@ import {
   jobListView,
   simulationView,
 } from '../views/simulations.js';
-import { callContext } from './simulations.js';
-
-const sim = { access: 'api' as const, scope: 'simulations.run' as const, rateGroup: 'simulations' as const };
-const tags = ['simulations'];
+import { callContext, sim, tags } from './simulations.js';
 
 export function registerSimulationReadRoutes(app: App, deps: AppDeps) {
   registerResultsStream(app, deps);

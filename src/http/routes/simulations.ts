@@ -28,8 +28,13 @@ import {
   withResultUrl,
 } from '../views/simulations.js';
 
-const sim = { access: 'api' as const, scope: 'simulations.run' as const, rateGroup: 'simulations' as const };
-const tags = ['simulations'];
+/** The config and tags every simulations route shares (routes/simulation-reads.ts too). */
+export const sim = {
+  access: 'api' as const,
+  scope: 'simulations.run' as const,
+  rateGroup: 'simulations' as const,
+};
+export const tags = ['simulations'];
 
 /** What choosing a fixture and its lineups can answer (select-fixture.ts, fixture-access.ts, lineups.ts). */
 const SELECTION_ERRORS: ErrorCode[] = [
