@@ -43,6 +43,24 @@ export function decodedJson(response: LightMyRequestResponse): unknown {
   return JSON.parse(decodedText(response));
 }
 
+/**
+ * The path with its dot segments resolved as a URL parser (and so inject) resolves them:
+ * `/v1/fixtures/./squads` reaches no route, it is not the squads of fixture `.`.
+ */
+function withoutDotSegments(path: string): string {
+  const segments: string[] = [];
+  for (const segment of path.split('/')) {
+    const plain = segment.toLowerCase().replaceAll('%2e', '.');
+    if (plain === '.') continue;
+    if (plain === '..') {
+      if (segments.length > 1) segments.pop();
+      continue;
+    }
+    segments.push(segment);
+  }
+  return segments.join('/') || '/';
+}
+
 export class WireContract {
   private readonly ajv = new Ajv2020({ strict: false, allErrors: true });
   private readonly templates: Array<{
@@ -67,7 +85,7 @@ export class WireContract {
 
   /** Throws when the response breaks the document; returns the route template it matched, if any. */
   check(method: string, url: string, response: LightMyRequestResponse): string | null {
-    const path = url.split('?')[0]!;
+    const path = withoutDotSegments(url.split('?')[0]!);
     if (UNDOCUMENTED.has(path) || UNDOCUMENTED_PREFIXES.some((prefix) => path.startsWith(prefix)))
       return null;
     // A static path wins over a template with a parameter, as the router decides
