@@ -66,6 +66,16 @@ describe('the wire contract check', () => {
       /error object/,
     );
   });
+
+  it('resolves dot segments as inject does: /v1/fixtures/./squads reaches no route', async () => {
+    const { auth } = await t.newOrg();
+    const dotted = await t.app.inject({ method: 'GET', url: '/v1/fixtures/./squads', headers: auth });
+    expect(dotted.statusCode).toBe(404);
+    expect(contract.check('GET', '/v1/fixtures/./squads', dotted)).toBeNull();
+    expect(contract.check('GET', '/v1/simulations/batch/x/../batch_nope', dotted)).toBe(
+      '/v1/simulations/batch/{batch_id}',
+    );
+  });
 });
 
 describe('the wire contract check of error codes', () => {

@@ -299,49 +299,37 @@ export function batchListView(page: Page<{ batch: Batch; summary: BatchSummary }
   };
 }
 
-/** One line of the results stream (docs/api.md §4.8). */
+/** One line of the results stream (docs/api.md §4.10). */
 export function batchResultLineView(item: BatchResultItem, context: ViewContext) {
-  const line = { object: 'simulation_batch_result' as const };
   switch (item.kind) {
     case 'rejected':
       return {
-        ...line,
+        object: 'simulation_batch_result' as const,
         custom_id: item.item.custom_id,
         fixture: item.item.fixture,
         job_id: null,
         status: 'rejected',
         error: storedItemError(item.item, context),
       };
-    case 'delivered': {
-      const { job } = item.delivered;
-      const simulation = simulationView(item.delivered);
-      return {
-        ...line,
-        custom_id: job.customId,
-        fixture: job.fixtureId,
-        job_id: job.id,
-        status: job.status,
-        simulation,
-      };
-    }
+    case 'delivered':
+      return { ...jobResultLine(item.delivered.job), simulation: simulationView(item.delivered) };
     case 'pending':
+      return jobResultLine(item.job);
+    case 'ended':
       return {
-        ...line,
-        custom_id: item.job.customId,
-        fixture: item.job.fixtureId,
-        job_id: item.job.id,
-        status: item.job.status,
+        ...jobResultLine(item.job),
+        error: rejectedItemError(errorBody(item.error, context).error),
       };
-    case 'ended': {
-      const error = rejectedItemError(errorBody(item.error, context).error);
-      return {
-        ...line,
-        custom_id: item.job.customId,
-        fixture: item.job.fixtureId,
-        job_id: item.job.id,
-        status: item.job.status,
-        error,
-      };
-    }
   }
+}
+
+/** The fields of a stream line that come from its job, in the line's key order. */
+function jobResultLine(job: Job) {
+  return {
+    object: 'simulation_batch_result' as const,
+    custom_id: job.customId,
+    fixture: job.fixtureId,
+    job_id: job.id,
+    status: job.status,
+  };
 }
