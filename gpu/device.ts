@@ -67,6 +67,8 @@ export interface ComputePipelineSource {
   label: string;
   code: string;
   entryPoint: string;
+  /** Values of the module's `override` declarations, by name. */
+  constants?: Record<string, number>;
 }
 
 /** Compile a compute pipeline once; throws with the compiler's messages instead of running a broken one. */
@@ -86,7 +88,11 @@ export async function buildComputePipeline(
       pipeline = await device.createComputePipelineAsync({
         label: source.label,
         layout: 'auto',
-        compute: { module, entryPoint: source.entryPoint },
+        compute: {
+          module,
+          entryPoint: source.entryPoint,
+          ...(source.constants ? { constants: source.constants } : {}),
+        },
       });
     } catch (error) {
       pipelineError = error;

@@ -1,8 +1,10 @@
 // One dispatch of the match kernel: many runs packed into shared buffers, one submit, one readback.
 // Runs in the GPU worker thread (gpu/gpu-worker.ts), never on the HTTP thread.
+import { eventTablesOf } from '../src/engine/contract/event-tables.js';
 import {
   COUNTER_WORDS,
   type EngineSeed,
+  EVENT_TABLE_WORDS,
   FIXTURE_WORDS,
   RUN_DRAW_COUNT,
   RUN_FIRST_DRAW,
@@ -12,6 +14,7 @@ import {
   THRESHOLD_WORDS,
 } from '../src/engine/contract/layout.js';
 import { runKey } from '../src/engine/contract/rng.js';
+import type { Sampler } from '../src/engine/contract/run.js';
 import { type BufferPool, createBufferPool } from './buffer-pool.js';
 import { contractPrelude } from './contract-constants.js';
 import { BufferUsage, buildComputePipeline, MapMode, type OpenedDevice } from './device.js';
@@ -33,10 +36,28 @@ export const DISPATCH_RUN_COUNT = 0;
 export const DISPATCH_WORKGROUP_COUNT = 1;
 export const DISPATCH_PARAMS_WORDS = 4;
 
-/** The part of a compiled fixture the kernel reads. */
+/**
+ * The part of a compiled fixture the kernel reads: the fixture table and the sampler's tables, the
+ * thresholds (per-step) or the event tables (events; built from the thresholds when not given).
+ */
 export interface FixtureTables {
   fixture: Uint32Array;
-  thresholds: Uint32Array;
+  thresholds?: Uint32Array;
+  eventTables?: Uint32Array;
+}
+
+/** Words of a run's block in binding 3, per sampler. */
+export const SAMPLER_TABLE_WORDS: Record<Sampler, number> = {
+  'per-step': THRESHOLD_WORDS,
+  events: EVENT_TABLE_WORDS,
+};
+
+/** The block of binding 3 a run reads under `sampler`. */
+export function samplerTables(tables: FixtureTables, sampler: Sampler): Uint32Array {
+  if (sampler === 'events' && tables.eventTables) return tables.eventTables;
+  if (sampler === 'events' && tables.thresholds) return eventTablesOf(tables.thresholds);
+  if (sampler === 'per-step' && tables.thresholds) return tables.thresholds;
+  throw new RangeError(`a run needs its ${sampler === 'events' ? 'event' : 'threshold'} tables`);
 }
 
 /** Draws [firstDraw, firstDraw + drawCount) of one fixture; drawCount at most MAX_DRAWS_PER_RUN. */
@@ -59,19 +80,26 @@ export interface DispatchResult {
 export interface PackedLayout {
   params: Uint32Array<ArrayBuffer>;
   runs: Uint32Array<ArrayBuffer>;
-  /** Distinct tables in upload order, with their word offsets. */
-  tables: { tables: FixtureTables; fixtureOffset: number; thresholdOffset: number }[];
+  /**
+   * Distinct tables in upload order, with their word offsets; `rates` is the sampler's block of binding
+   * 3 (thresholds or event tables), at `thresholdOffset`.
+   */
+  tables: { fixture: Uint32Array; rates: Uint32Array; fixtureOffset: number; thresholdOffset: number }[];
   fixtureWords: number;
   thresholdWords: number;
   workgroupCount: number;
 }
 
-/** How many runs one dispatch can hold: the thresholds of all of them must fit one buffer and binding. */
+/**
+ * How many runs one dispatch can hold: the sampler's tables (thresholds or event tables) of all of them
+ * must fit one buffer and binding.
+ */
 export function runsPerDispatch(
   limits: Pick<GPUSupportedLimits, 'maxStorageBufferBindingSize' | 'maxBufferSize'>,
+  sampler: Sampler = 'per-step',
 ): number {
   const bytes = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
-  return Math.max(1, Math.floor(bytes / (THRESHOLD_WORDS * 4)));
+  return Math.max(1, Math.floor(bytes / (SAMPLER_TABLE_WORDS[sampler] * 4)));
 }
 
 /** The 2-D grid for `workgroupCount` workgroups: x up to 65,535, as many rows as needed. */
@@ -80,25 +108,30 @@ export function dispatchGrid(workgroupCount: number, width = MAX_WORKGROUPS_PER_
   return [Math.max(1, x), Math.max(1, Math.ceil(workgroupCount / x))];
 }
 
-/** Lays runs out in the shared buffers; runs of the same tables (same arrays) share one upload. */
-export function packRuns(runs: readonly MatchRun[]): PackedLayout {
+/**
+ * Lays runs out in the shared buffers for the `sampler`'s kernel; runs of the same tables (same arrays)
+ * share one upload.
+ */
+export function packRuns(runs: readonly MatchRun[], sampler: Sampler = 'per-step'): PackedLayout {
   if (runs.length === 0) throw new RangeError('a dispatch needs at least one run');
+  const rateWords = SAMPLER_TABLE_WORDS[sampler];
   const packedRuns = new Uint32Array(runs.length * PACKED_RUN_WORDS);
   const offsets = new Map<FixtureTables['fixture'], { fixtureOffset: number; thresholdOffset: number }>();
   const tables: PackedLayout['tables'] = [];
   let workgroupCount = 0;
   runs.forEach((run, index) => {
-    if (run.tables.fixture.length !== FIXTURE_WORDS || run.tables.thresholds.length !== THRESHOLD_WORDS) {
-      throw new RangeError('compiled tables do not have the contract sizes');
-    }
     let placed = offsets.get(run.tables.fixture);
     if (!placed) {
+      const rates = samplerTables(run.tables, sampler);
+      if (run.tables.fixture.length !== FIXTURE_WORDS || rates.length !== rateWords) {
+        throw new RangeError('compiled tables do not have the contract sizes');
+      }
       placed = {
         fixtureOffset: tables.length * FIXTURE_WORDS,
-        thresholdOffset: tables.length * THRESHOLD_WORDS,
+        thresholdOffset: tables.length * rateWords,
       };
       offsets.set(run.tables.fixture, placed);
-      tables.push({ tables: run.tables, ...placed });
+      tables.push({ fixture: run.tables.fixture, rates, ...placed });
     }
     const at = index * PACKED_RUN_WORDS;
     // The kernel receives the generator's key words, runKey(seed), as the contract says.
@@ -121,12 +154,14 @@ export function packRuns(runs: readonly MatchRun[]): PackedLayout {
     runs: packedRuns,
     tables,
     fixtureWords: tables.length * FIXTURE_WORDS,
-    thresholdWords: tables.length * THRESHOLD_WORDS,
+    thresholdWords: tables.length * rateWords,
     workgroupCount,
   };
 }
 
 export interface MatchDispatcher {
+  /** The per-draw loop this dispatcher's kernel runs. */
+  sampler: Sampler;
   dispatch(runs: readonly MatchRun[]): Promise<DispatchResult>;
   /** Most runs a single dispatch takes (the caller splits bigger batches). */
   maxRuns: number;
@@ -148,6 +183,8 @@ export interface MatchDispatcherOptions {
    */
   gridWidth?: number;
   now?: () => number;
+  /** The kernel's sampler (default 'per-step'): the pipeline is built with EVENT_SAMPLER set to match. */
+  sampler?: Sampler;
 }
 
 export async function createMatchDispatcher(
@@ -155,22 +192,26 @@ export async function createMatchDispatcher(
   options: MatchDispatcherOptions = {},
 ): Promise<MatchDispatcher> {
   const { device, timestamps } = opened;
+  const sampler = options.sampler ?? 'per-step';
   const context: DispatchContext = {
     opened,
+    sampler,
     gridWidth: options.gridWidth ?? MAX_WORKGROUPS_PER_DIMENSION,
     now: options.now ?? (() => performance.now()),
     pipeline: await buildComputePipeline(opened, {
-      label: 'match kernel',
+      label: `match kernel (${sampler})`,
       code: kernelSource('match', ['common'], contractPrelude(MATCH_WORKGROUP_SIZE)),
       entryPoint: 'main',
+      constants: { EVENT_SAMPLER: sampler === 'events' ? 1 : 0 },
     }),
     pool: createBufferPool(device),
     querySet: timestamps
       ? device.createQuerySet({ label: 'match pass timestamps', type: 'timestamp', count: 2 })
       : null,
-    maxRuns: runsPerDispatch(device.limits),
+    maxRuns: runsPerDispatch(device.limits, sampler),
   };
   return {
+    sampler,
     maxRuns: context.maxRuns,
     heldBytes: () => context.pool.heldBytes(),
     dispatch: (runs) => dispatchRuns(context, runs),
@@ -184,6 +225,7 @@ export async function createMatchDispatcher(
 /** What every dispatch of one dispatcher shares: the device, the kernel, the buffers and the queries. */
 interface DispatchContext {
   opened: OpenedDevice;
+  sampler: Sampler;
   gridWidth: number;
   now: () => number;
   pipeline: GPUComputePipeline;
@@ -205,7 +247,7 @@ interface DispatchBuffers {
 
 async function dispatchRuns(context: DispatchContext, runs: readonly MatchRun[]): Promise<DispatchResult> {
   if (runs.length > context.maxRuns) throw new RangeError(`a dispatch holds at most ${context.maxRuns} runs`);
-  const layout = packRuns(runs);
+  const layout = packRuns(runs, context.sampler);
   const counterBytes = runs.length * COUNTER_WORDS * 4;
   const timestampBytes = context.querySet ? 16 : 0;
   const buffers = acquireBuffers(context.pool, layout, counterBytes, timestampBytes);
@@ -268,12 +310,12 @@ function uploadLayout(device: GPUDevice, layout: PackedLayout, buffers: Dispatch
     device.queue.writeBuffer(
       buffers.fixtures,
       placed.fixtureOffset * 4,
-      placed.tables.fixture as Uint32Array<ArrayBuffer>,
+      placed.fixture as Uint32Array<ArrayBuffer>,
     );
     device.queue.writeBuffer(
       buffers.thresholds,
       placed.thresholdOffset * 4,
-      placed.tables.thresholds as Uint32Array<ArrayBuffer>,
+      placed.rates as Uint32Array<ArrayBuffer>,
     );
   }
 }

@@ -1,7 +1,10 @@
-// The match kernel: one draw (a whole simulated match) per invocation, a port of simulateRange in
-// fallback/engine.ts that must stay bit-identical to it. Same pcg4d words keyed by (draw, stream, key),
-// where the host passes key = runKey(seed) as the run's seed words, same u32 thresholds and integer
-// picks, so the summed counters equal the CPU engine's exactly. Preceded by the contract prelude
+// The match kernel: one draw (a whole simulated match) per invocation, a port of fallback/engine.ts
+// that must stay bit-identical to it. Two samplers, chosen per pipeline by the EVENT_SAMPLER override:
+// the per-step loop (simulateRange: one pcg4d call per step, binding 3 holds the threshold tables) and
+// the event-driven one (simulateRangeEvents: one pcg4d call per event search, binding 3 holds the event
+// tables of src/engine/contract/event-tables.ts). Same pcg4d words keyed by (draw, stream, key), where
+// the host passes key = runKey(seed) as the run's seed words, same u32 tables and integer picks, so the
+// summed counters equal the CPU engine's exactly. Preceded by the contract prelude
 // (gpu/contract-constants.ts) and common.wgsl.
 //
 // A dispatch packs many runs (fixtures of a batch, jobs of several organisations): each run owns whole
@@ -14,8 +17,13 @@
 @group(0) @binding(0) var<uniform> params: DispatchParams;
 @group(0) @binding(1) var<storage, read> runs: array<PackedRun>;
 @group(0) @binding(2) var<storage, read> fixtures: array<u32>;
+// The per-step sampler's threshold tables, or the event sampler's event tables (PackedRun.threshold_offset
+// points at the run's block of whichever the pipeline's sampler reads).
 @group(0) @binding(3) var<storage, read> thresholds: array<u32>;
 @group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
+
+/** true: the event-driven sampler (simulateRangeEvents); false: the per-step loop (simulateRange). */
+override EVENT_SAMPLER: bool = false;
 
 var<workgroup> histogram: array<atomic<u32>, COUNTER_WORDS>;
 
@@ -47,8 +55,19 @@ var<private> subs_used: array<u32, 2>;
 var<private> bench_next: array<u32, 2>;
 var<private> bench_seen: array<u32, 2>;
 var<private> strength_base: array<u32, 2>;
+var<private> strength_bucket: array<u32, 2>;
 /** (score bucket * RED_CARD_BUCKETS + red bucket) * EVENT_KINDS, per side. */
 var<private> cell: array<u32, 2>;
+/** Each side's row of the event tables: (side * STRENGTH_BUCKETS + strength) * EVENT_CELLS + cell. */
+var<private> cell_row: array<u32, 2>;
+/** The event sampler's pending event of each side: its step (NO_EVENT_STEP: none left) and words. */
+var<private> pending_step: array<u32, 2>;
+var<private> pending_kind: array<u32, 2>;
+var<private> pending_pick: array<u32, 2>;
+var<private> pending_order: array<u32, 2>;
+/** Searches made by each side in the draw (its stream index) and the first step it has not played. */
+var<private> searches: array<u32, 2>;
+var<private> quiet_from: array<u32, 2>;
 var<private> state_code: u32;
 var<private> first_goal_side: i32;
 var<private> home_trailed: bool;
@@ -215,7 +234,9 @@ fn update_cells() {
     } else if (sent_off[side] < sent_off[other]) {
       red = 2u;
     }
-    cell[side] = (u32(diff + 2) * RED_CARD_BUCKETS + red) * EVENT_KINDS;
+    let cell_index = u32(diff + 2) * RED_CARD_BUCKETS + red;
+    cell[side] = cell_index * EVENT_KINDS;
+    cell_row[side] = (side * STRENGTH_BUCKETS + strength_bucket[side]) * EVENT_CELLS + cell_index;
   }
 }
 
@@ -287,11 +308,23 @@ fn send_off(side: u32, slot: i32, step: u32) {
   pitch_count[side] = n;
 }
 
+/**
+ * The per-step sampler's turn of a side in a step: its event, if u falls below the step's no-event
+ * threshold.
+ */
 fn side_event(side: u32, u: u32, pick_word: u32, step: u32, draw: u32) {
   let at = strength_base[side] + step * THRESHOLD_STEP_STRIDE + cell[side];
-  if (u >= th(at + EVENT_SUBSTITUTION)) {
-    return;
+  if (u < th(at + EVENT_SUBSTITUTION)) {
+    play_event(side, u, at, pick_word, step, draw);
   }
+}
+
+/**
+ * The side's event (sideEvent in fallback/engine.ts): th(at + kind) are the cumulative kind thresholds
+ * u is compared with, in EVENT_GOAL..EVENT_RED order, from the threshold table (per-step sampler) or
+ * the event tables' kind words (event sampler); u at or above all of them is a substitution.
+ */
+fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) {
   let team = C_TEAM + side * TEAM_COUNTERS;
   if (u < th(at + EVENT_GOAL)) {
     let scorer = pick(side, S_GOAL_WEIGHT, pick_word);
@@ -412,7 +445,8 @@ fn play_step(step: u32, draw: u32) {
   }
 }
 
-fn simulate_draw(draw: u32) {
+/** Resets the draw, picks both XIs and the added time (setUpDraw); returns the added minutes per half. */
+fn set_up_draw(draw: u32) -> vec2<u32> {
   for (var side = 0u; side < 2u; side++) {
     pitch_count[side] = 0u;
     appearance_count[side] = 0u;
@@ -454,6 +488,7 @@ fn simulate_draw(draw: u32) {
     while (bucket < STRENGTH_BUCKETS - 1u && fx(base + S_STRENGTH_EDGES + bucket) <= strength) {
       bucket++;
     }
+    strength_bucket[side] = bucket;
     strength_base[side] = side * THRESHOLD_SIDE_STRIDE + bucket * THRESHOLD_STRENGTH_STRIDE;
   }
   let added_word = pcg4d(vec4<u32>(draw, STREAM_SETUP_ADDED_TIME, seed.x, seed.y));
@@ -473,18 +508,25 @@ fn simulate_draw(draw: u32) {
   first_goal_side = -1;
   home_trailed = false;
   away_trailed = false;
+  return vec2<u32>(added_first, added_second);
+}
 
-  // ---- The match.
-  for (var step = 0u; step < FIRST_HALF_ADDED_START + added_first; step++) {
+/** A draw of the per-step sampler (simulateRange): every step of both halves in turn. */
+fn simulate_draw(draw: u32) {
+  let added = set_up_draw(draw);
+  for (var step = 0u; step < FIRST_HALF_ADDED_START + added.x; step++) {
     play_step(step, draw);
   }
   let half_time_home = score[HOME];
   let half_time_away = score[AWAY];
-  for (var step = SECOND_HALF_START; step < SECOND_HALF_ADDED_START + added_second; step++) {
+  for (var step = SECOND_HALF_START; step < SECOND_HALF_ADDED_START + added.y; step++) {
     play_step(step, draw);
   }
+  tally_draw(half_time_home, half_time_away);
+}
 
-  // ---- Tallies.
+/** Counts the finished draw (tallyDraw). */
+fn tally_draw(half_time_home: i32, half_time_away: i32) {
   let home = score[HOME];
   let away = score[AWAY];
   let last_cell = i32(GRID_SIZE) - 1;
@@ -560,6 +602,127 @@ fn simulate_draw(draw: u32) {
   }
 }
 
+// ---- The event-driven sampler (simulateRangeEvents in fallback/engine.ts) --------------------------
+
+/**
+ * exponentialBits of src/engine/contract/event-tables.ts: -log2(w / 2^32) in units of
+ * 2^-HAZARD_FRACTION_BITS, from the leading zeros and the log2 table interpolated linearly.
+ */
+fn exponential_bits(w: u32) -> u32 {
+  if (w == 0u) {
+    return 32u << HAZARD_FRACTION_BITS;
+  }
+  let lz = countLeadingZeros(w);
+  let m = w << lz;
+  let index = (m >> (31u - LOG2_TABLE_BITS)) & ((1u << LOG2_TABLE_BITS) - 1u);
+  let fraction = (m >> (15u - LOG2_TABLE_BITS)) & 0xFFFFu;
+  let low = th(EVENT_LOG2_AT + index);
+  let high = th(EVENT_LOG2_AT + index + 1u);
+  let log2 = low + (((high - low) * fraction) >> 16u);
+  return ((lz + 1u) << HAZARD_FRACTION_BITS) - log2;
+}
+
+/**
+ * The side's next event at or after step `start` (findNext): one pcg4d call per search draws a hazard
+ * budget, and the first step s with hazards[s + 1] > hazards[from] + budget is found by a branch-free
+ * bisection. With no event left in the half, the search starts again at the second half with a fresh
+ * word. Hazards stay below 2^32 (a certain step costs 32 bits), so the sums do not wrap.
+ */
+fn find_next(side: u32, start: u32, first_end: u32, second_end: u32, draw: u32) {
+  let row = cell_row[side] * HAZARD_ROW_WORDS;
+  var from_step = start;
+  loop {
+    if (from_step < SECOND_HALF_START && from_step >= first_end) {
+      from_step = SECOND_HALF_START;
+    }
+    let end = select(second_end, first_end, from_step < SECOND_HALF_START);
+    if (from_step >= end) {
+      break;
+    }
+    let stream = STREAM_EVENT_BASE + side * STREAM_EVENT_SIDE_STRIDE + searches[side];
+    searches[side] += 1u;
+    let word = pcg4d(vec4<u32>(draw, stream, seed.x, seed.y));
+    let target_hazard = th(row + from_step) + exponential_bits(word.x);
+    if (th(row + end) > target_hazard) {
+      var base = from_step;
+      var length = end - from_step;
+      while (length > 1u) {
+        let half = length >> 1u;
+        base = select(base, base + half, th(row + base + half) <= target_hazard);
+        length -= half;
+      }
+      pending_step[side] = select(base + 1u, base, th(row + base + 1u) > target_hazard);
+      pending_kind[side] = word.y;
+      pending_pick[side] = word.z;
+      pending_order[side] = word.w;
+      return;
+    }
+    if (from_step >= SECOND_HALF_START) {
+      break;
+    }
+    from_step = SECOND_HALF_START;
+  }
+  pending_step[side] = NO_EVENT_STEP;
+}
+
+/**
+ * A draw's events in step order (playEvents): the side whose pending event comes first plays it (bit
+ * 31 of the home side's order word breaks a tie) and searches again; the opponent, if the event changed
+ * its cell, searches again from_step the first step it has not played under its old cell (bit 31 of this
+ * event's order word says whether its turn in this step came first). Returns the half-time score.
+ */
+fn play_events(draw: u32, first_end: u32, second_end: u32) -> vec2<i32> {
+  searches[HOME] = 0u;
+  searches[AWAY] = 0u;
+  quiet_from[HOME] = 0u;
+  quiet_from[AWAY] = 0u;
+  find_next(HOME, 0u, first_end, second_end, draw);
+  find_next(AWAY, 0u, first_end, second_end, draw);
+  var half_time = vec2<i32>(-1, -1);
+  loop {
+    let home = pending_step[HOME];
+    let away = pending_step[AWAY];
+    var side = HOME;
+    if (away < home) {
+      side = AWAY;
+    } else if (away == home) {
+      if (home == NO_EVENT_STEP) {
+        break;
+      }
+      side = pending_order[HOME] >> 31u;
+    }
+    let step = pending_step[side];
+    if (half_time.x < 0 && step >= SECOND_HALF_START) {
+      half_time = vec2<i32>(score[HOME], score[AWAY]);
+    }
+    let other = 1u - side;
+    let other_row = cell_row[other];
+    let at = EVENT_KINDS_AT + (cell_row[side] * STEPS + step) * EVENT_KIND_WORDS;
+    let order = pending_order[side] >> 31u;
+    play_event(side, pending_kind[side], at, pending_pick[side], step, draw);
+    quiet_from[side] = step + 1u;
+    find_next(side, step + 1u, first_end, second_end, draw);
+    if (cell_row[other] != other_row) {
+      var from_step = max(step + order, quiet_from[other]);
+      if (pending_step[other] == step) {
+        from_step = step;
+      }
+      find_next(other, from_step, first_end, second_end, draw);
+    }
+  }
+  if (half_time.x < 0) {
+    half_time = vec2<i32>(score[HOME], score[AWAY]);
+  }
+  return half_time;
+}
+
+/** A draw of the event sampler (simulateRangeEvents). */
+fn simulate_draw_events(draw: u32) {
+  let added = set_up_draw(draw);
+  let half_time = play_events(draw, FIRST_HALF_ADDED_START + added.x, SECOND_HALF_ADDED_START + added.y);
+  tally_draw(half_time.x, half_time.y);
+}
+
 /** The packed run owning `workgroup`: the last one whose first workgroup is not after it. */
 fn run_of(workgroup: u32) -> u32 {
   var low = 0u;
@@ -592,7 +755,11 @@ fn main(
     fixture_base = packed.fixture_offset;
     threshold_base = packed.threshold_offset;
     seed = vec2<u32>(packed.run.seed_lo, packed.run.seed_hi);
-    simulate_draw(packed.run.first_draw + draw_in_run);
+    if (EVENT_SAMPLER) {
+      simulate_draw_events(packed.run.first_draw + draw_in_run);
+    } else {
+      simulate_draw(packed.run.first_draw + draw_in_run);
+    }
   }
   // Workgroup memory starts zeroed (WGSL guarantees it); flush once, skipping counters nobody touched.
   workgroupBarrier();

@@ -1,13 +1,13 @@
-// GPU counts equal CPU counts exactly: the match kernel (shaders/match.wgsl) against simulateRange in
-// fallback/engine.ts, counter for counter, over fixtures, lineup kinds, seeds, draw offsets and counts
-// that are not multiples of the workgroup size, alone and packed into one dispatch.
+// GPU counts equal CPU counts exactly: the match kernel (shaders/match.wgsl) against fallback/engine.ts,
+// counter for counter, for both samplers (the per-step kernel against simulateRange, the EVENT_SAMPLER
+// kernel against simulateRangeEvents), over fixtures, lineup kinds, seeds, draw offsets and counts that
+// are not multiples of the workgroup size, alone and packed into one dispatch.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { simulateRange } from '../../fallback/engine.js';
+import { SAMPLERS } from '../../fallback/engine.js';
 import { chooseAdapter } from '../../gpu/adapter.js';
 import { type OpenedDevice, openDevice } from '../../gpu/device.js';
 import {
   createMatchDispatcher,
-  type FixtureTables,
   MATCH_DEVICE_NEEDS,
   MATCH_WORKGROUP_SIZE,
   type MatchDispatcher,
@@ -27,22 +27,27 @@ import {
 } from '../../src/engine/contract/layout.js';
 import type { MatchInputs, SideInputs } from '../../src/engine/contract/match-inputs.js';
 import { defaultModelParams, type ModelParams } from '../../src/engine/contract/model-params.js';
+import type { Sampler } from '../../src/engine/contract/run.js';
 import { plausibleFixture, withAnnouncedLineup } from '../engine/plausible-teams.js';
 
 const chosen = await chooseAdapter({ mode: 'gpu' });
 if (!chosen) console.warn('GPU parity tests skipped: no WebGPU adapter (not even llvmpipe) on this host');
 
 function cpuCounters(
-  tables: FixtureTables,
+  tables: CompiledFixture,
   seed: EngineSeed,
   firstDraw: number,
   drawCount: number,
+  sampler: Sampler = 'per-step',
 ): Uint32Array {
-  // The loop reads only the tables; labels are host-side (as in fallback/cpu-worker.ts).
-  const compiled: CompiledFixture = { ...tables, playerIds: [[], []], ratedGoals: { home: 0, away: 0 } };
   const counters = new Uint32Array(COUNTER_WORDS);
-  simulateRange(compiled, seed, firstDraw, firstDraw + drawCount, counters);
+  SAMPLERS[sampler](tables, seed, firstDraw, firstDraw + drawCount, counters);
   return counters;
+}
+
+/** A run of a compiled fixture, with the tables the kernel reads. */
+interface ParityRun extends MatchRun {
+  tables: CompiledFixture;
 }
 
 /** No labelled positions: predicted XIs are 11 picks over the whole squad. */
@@ -104,17 +109,32 @@ const compiled = {
   eventful: compileFixture({ ...lineupKinds, away: customLineup(lineupKinds.away) }, eventfulParams),
 };
 
+const samplers: Sampler[] = ['per-step', 'events'];
+
 describe.skipIf(!chosen)(`match kernel parity on ${chosen?.description ?? 'no adapter'}`, () => {
+  // An adapter opens one device: both samplers' kernels run on it.
   let opened: OpenedDevice;
-  let dispatcher: MatchDispatcher;
   beforeAll(async () => {
     opened = await openDevice(chosen!, MATCH_DEVICE_NEEDS);
-    dispatcher = await createMatchDispatcher(opened);
+  });
+  afterAll(() => {
+    opened?.device.destroy();
+  });
+  describe.each(samplers)('the %s sampler', (sampler) => {
+    samplerParity(() => opened, sampler);
+  });
+});
+
+function samplerParity(device: () => OpenedDevice, sampler: Sampler): void {
+  let dispatcher: MatchDispatcher;
+  beforeAll(async () => {
+    dispatcher = await createMatchDispatcher(device(), { sampler });
   });
   afterAll(() => {
     dispatcher?.destroy();
-    opened?.device.destroy();
   });
+  const expected = (run: ParityRun) =>
+    cpuCounters(run.tables, run.seed, run.firstDraw, run.drawCount, sampler);
 
   const single: [string, CompiledFixture, EngineSeed, number, number][] = [
     ['predicted lineups', compiled.predicted, { lo: 0x12345678, hi: 0x9abcdef0 }, 0, 1000],
@@ -127,14 +147,14 @@ describe.skipIf(!chosen)(`match kernel parity on ${chosen?.description ?? 'no ad
   ];
   for (const [name, tables, seed, firstDraw, drawCount] of single) {
     it(`${name}: ${drawCount} draws`, async () => {
-      const result = await dispatcher.dispatch([{ tables, seed, firstDraw, drawCount }]);
-      const expected = cpuCounters(tables, seed, firstDraw, drawCount);
-      expect(result.counters[0]).toEqual(expected);
+      const run: ParityRun = { tables, seed, firstDraw, drawCount };
+      const result = await dispatcher.dispatch([run]);
+      expect(result.counters[0]).toEqual(expected(run));
     });
   }
 
   it('a batch of fixtures packed into one dispatch', async () => {
-    const runs: MatchRun[] = [
+    const runs: ParityRun[] = [
       { tables: compiled.predicted, seed: { lo: 11, hi: 0 }, firstDraw: 0, drawCount: 63 },
       { tables: compiled.announced, seed: { lo: 12, hi: 0 }, firstDraw: 0, drawCount: 64 },
       { tables: compiled.mismatch, seed: { lo: 13, hi: 0 }, firstDraw: 0, drawCount: 65 },
@@ -145,28 +165,23 @@ describe.skipIf(!chosen)(`match kernel parity on ${chosen?.description ?? 'no ad
     const result = await dispatcher.dispatch(runs);
     expect(result.counters).toHaveLength(runs.length);
     runs.forEach((run, index) => {
-      expect(result.counters[index]).toEqual(cpuCounters(run.tables, run.seed, run.firstDraw, run.drawCount));
+      expect(result.counters[index]).toEqual(expected(run));
     });
   });
 
   it('2-D grids: rows of 4 workgroups, the last row overhanging', async () => {
-    const narrow = await createMatchDispatcher(opened, { gridWidth: 4 });
+    const narrow = await createMatchDispatcher(device(), { gridWidth: 4, sampler });
     try {
-      const runs: MatchRun[] = [
-        // 16 workgroups: a full 4 x 4 grid.
-        {
-          tables: compiled.predicted,
-          seed: { lo: 31, hi: 0 },
-          firstDraw: 0,
-          drawCount: 16 * MATCH_WORKGROUP_SIZE,
-        },
-      ];
-      const square = await narrow.dispatch(runs);
-      expect(square.counters[0]).toEqual(
-        cpuCounters(compiled.predicted, runs[0]!.seed, 0, runs[0]!.drawCount),
-      );
+      // 16 workgroups: a full 4 x 4 grid.
+      const square: ParityRun = {
+        tables: compiled.predicted,
+        seed: { lo: 31, hi: 0 },
+        firstDraw: 0,
+        drawCount: 16 * MATCH_WORKGROUP_SIZE,
+      };
+      expect((await narrow.dispatch([square])).counters[0]).toEqual(expected(square));
       // 2 + 9 + 6 = 17 workgroups: a 4 x 5 grid whose last three workgroups have no run.
-      const packed: MatchRun[] = [
+      const packed: ParityRun[] = [
         { tables: compiled.announced, seed: { lo: 32, hi: 0 }, firstDraw: 0, drawCount: 100 },
         {
           tables: compiled.eventful,
@@ -183,9 +198,7 @@ describe.skipIf(!chosen)(`match kernel parity on ${chosen?.description ?? 'no ad
       ];
       const overhang = await narrow.dispatch(packed);
       packed.forEach((run, index) => {
-        expect(overhang.counters[index]).toEqual(
-          cpuCounters(run.tables, run.seed, run.firstDraw, run.drawCount),
-        );
+        expect(overhang.counters[index]).toEqual(expected(run));
       });
     } finally {
       narrow.destroy();
@@ -200,14 +213,19 @@ describe.skipIf(!chosen)(`match kernel parity on ${chosen?.description ?? 'no ad
     ]);
     const [first, second] = result.counters;
     const summed = first!.map((value, index) => (value + second![index]!) >>> 0);
-    expect(summed).toEqual(cpuCounters(compiled.eventful, seed, 0, 300));
+    expect(summed).toEqual(expected({ tables: compiled.eventful, seed, firstDraw: 0, drawCount: 300 }));
   });
 
   it('the eventful model really sends players off and books them twice, so those paths are compared', () => {
-    const counters = cpuCounters(compiled.eventful, { lo: 5, hi: 8 }, 0, 200);
+    const counters = expected({
+      tables: compiled.eventful,
+      seed: { lo: 5, hi: 8 },
+      firstDraw: 0,
+      drawCount: 200,
+    });
     const reds = (side: number) => counters[C_TEAM + side * TEAM_COUNTERS + TEAM_REDS]!;
     const yellows = (side: number) => counters[C_TEAM + side * TEAM_COUNTERS + TEAM_YELLOWS]!;
     expect(reds(HOME) + reds(AWAY)).toBeGreaterThan(200);
     expect(yellows(HOME) + yellows(AWAY)).toBeGreaterThan(2000);
   });
-});
+}

@@ -68,6 +68,21 @@ export function buildEventTables(thresholds: Uint32Array): Uint32Array {
   return tables;
 }
 
+const eventTableCache = new WeakMap<Uint32Array, Uint32Array>();
+
+/**
+ * The event tables of a threshold table, built once per threshold array (a compiled fixture's tables
+ * are never modified, and a fixture's runs share them).
+ */
+export function eventTablesOf(thresholds: Uint32Array): Uint32Array {
+  let tables = eventTableCache.get(thresholds);
+  if (tables === undefined) {
+    tables = buildEventTables(thresholds);
+    eventTableCache.set(thresholds, tables);
+  }
+  return tables;
+}
+
 /**
  * -log2(w / 2^32) in units of 2^-HAZARD_FRACTION_BITS, from u32 word w: an Exp(ln 2)-distributed hazard
  * budget (P(result > x bits) = 2^-x). Integer only (leading zeros, a table and a linear interpolation
