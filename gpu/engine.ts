@@ -5,10 +5,11 @@
 // each. A lost device sends the jobs in flight (and any that arrive while it is lost) to the CPU engine
 // and the worker restarts.
 import { SHARE_ENV, Worker, type WorkerOptions } from 'node:worker_threads';
+import { eventTablesOf } from '../src/engine/contract/event-tables.js';
 import { type CompiledFixture, finalizeCounters } from '../src/engine/contract/layout.js';
-import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine/contract/run.js';
+import type { EngineRun, EngineRunOptions, FixtureRunner, Sampler } from '../src/engine/contract/run.js';
 import type { AdapterPolicy } from './adapter.js';
-import type { FromWorker, RunMessage, ToWorker } from './worker-protocol.js';
+import type { FromWorker, RunMessage, ToWorker, WorkerData } from './worker-protocol.js';
 
 export interface GpuEngineRun extends EngineRun {
   /** GPU time of this job: its share (by draws) of its dispatch; 0 when the CPU ran it. */
@@ -41,8 +42,16 @@ export interface GpuEngineState {
 }
 
 export interface GpuEngineOptions extends AdapterPolicy {
-  /** The CPU engine that takes over jobs when the GPU is lost or unavailable. */
+  /**
+   * The CPU engine that takes over jobs when the GPU is lost or unavailable. It must run the same
+   * sampler (createCpuEngine({ sampler })), or a retried job's counts differ from the GPU's.
+   */
   fallback?: FixtureRunner;
+  /**
+   * The kernel's per-draw loop, 'per-step' by default: bit-identical to the CPU engine's sampler of the
+   * same name (shaders/match.wgsl EVENT_SAMPLER).
+   */
+  sampler?: Sampler;
   /** Pause before a lost worker is restarted. */
   restartDelayMs?: number;
   /**
@@ -75,8 +84,8 @@ const RETIRE_TIMEOUT_MS = 30_000;
  * does. SHARE_ENV makes the worker's process.env the process's real environment, so the EGL_PLATFORM
  * that gpu/adapter.ts sets reaches Mesa (a worker's private copy never reaches C code).
  */
-function spawnWorker(policy: AdapterPolicy): Worker {
-  const options: WorkerOptions = { workerData: policy, name: 'matchsim-gpu', env: SHARE_ENV };
+function spawnWorker(data: WorkerData): Worker {
+  const options: WorkerOptions = { workerData: data, name: 'matchsim-gpu', env: SHARE_ENV };
   if (!import.meta.url.endsWith('.ts'))
     return new Worker(new URL('./gpu-worker.js', import.meta.url), options);
   const source = new URL('./gpu-worker.ts', import.meta.url).href;
@@ -116,6 +125,7 @@ export function createGpuEngine(options: GpuEngineOptions): GpuEngine {
     policy: {
       mode: options.mode,
       ...(options.allowSoftware === undefined ? {} : { allowSoftware: options.allowSoftware }),
+      sampler: options.sampler ?? 'per-step',
     },
     restartDelayMs: options.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS,
     maxDrawsPerDispatch: options.maxDrawsPerDispatch ?? DEFAULT_MAX_DRAWS_PER_DISPATCH,
@@ -175,7 +185,8 @@ interface PendingJob {
 /** One engine's state, shared by the functions below (createGpuEngine makes it; nothing else sees it). */
 interface EngineCore {
   options: GpuEngineOptions;
-  policy: AdapterPolicy;
+  /** What the worker starts with: the adapter policy and the sampler. */
+  policy: WorkerData;
   restartDelayMs: number;
   maxDrawsPerDispatch: number;
   status: GpuEngineState;
@@ -253,9 +264,13 @@ function pump(core: EngineCore): void {
   }
   const id = core.nextDispatchId++;
   core.inFlight = { id, jobs, postedAt: performance.now() };
+  const events = core.policy.sampler === 'events';
   const runs: RunMessage[] = jobs.map((job) => ({
     fixture: job.compiled.fixture,
-    thresholds: job.compiled.thresholds,
+    // Only the tables the kernel reads cross to the worker; event tables are built once per fixture.
+    ...(events
+      ? { eventTables: eventTablesOf(job.compiled.thresholds) }
+      : { thresholds: job.compiled.thresholds }),
     seedLo: job.options.seed.lo >>> 0,
     seedHi: job.options.seed.hi >>> 0,
     firstDraw: 0,

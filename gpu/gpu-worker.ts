@@ -32,7 +32,7 @@ async function dispatch(message: Extract<ToWorker, { kind: 'dispatch' }>): Promi
   try {
     const result = await running.dispatcher.dispatch(
       message.runs.map((run) => ({
-        tables: { fixture: run.fixture, thresholds: run.thresholds },
+        tables: run,
         seed: { lo: run.seedLo, hi: run.seedHi },
         firstDraw: run.firstDraw,
         drawCount: run.drawCount,
@@ -90,7 +90,7 @@ async function start(policy: WorkerData): Promise<void> {
   opened.device.lost.then((info) => {
     if (!closing) send({ kind: 'lost', reason: info.reason, message: info.message });
   });
-  const dispatcher = await createMatchDispatcher(opened);
+  const dispatcher = await createMatchDispatcher(opened, { sampler: policy.sampler });
   if (closing) {
     dispatcher.destroy();
     opened.device.destroy();

@@ -18,8 +18,10 @@ import {
   PACKED_RUN_WORDS,
   packRuns,
   runsPerDispatch,
+  SAMPLER_TABLE_WORDS,
 } from '../../gpu/match-dispatch.js';
 import { readShader } from '../../gpu/shader-source.js';
+import { buildEventTables } from '../../src/engine/contract/event-tables.js';
 import * as contract from '../../src/engine/contract/layout.js';
 import { runKey } from '../../src/engine/contract/rng.js';
 import { MAX_DRAWS_PER_JOB } from '../../src/engine/contract/run.js';
@@ -109,6 +111,35 @@ describe('WGSL struct layouts', () => {
     ]);
   });
 
+  it("packs the event sampler's tables in place of the thresholds, one block per distinct fixture", () => {
+    const first = tables(1);
+    const given = {
+      fixture: new Uint32Array(contract.FIXTURE_WORDS),
+      eventTables: buildEventTables(first.thresholds!),
+    };
+    const runs: MatchRun[] = [
+      { tables: first, seed: { lo: 1, hi: 2 }, firstDraw: 0, drawCount: 64 },
+      { tables: given, seed: { lo: 3, hi: 4 }, firstDraw: 0, drawCount: 64 },
+      { tables: first, seed: { lo: 5, hi: 6 }, firstDraw: 0, drawCount: 64 },
+    ];
+    const layout = packRuns(runs, 'events');
+    const packed = memberOffsets(structs.get('PackedRun'));
+    const stride = structs.get('PackedRun')!.size / 4;
+    const field = (index: number, offset: number) => layout.runs[index * stride + offset / 4];
+    expect([0, 1, 2].map((i) => field(i, packed.threshold_offset!))).toEqual([
+      0,
+      contract.EVENT_TABLE_WORDS,
+      0,
+    ]);
+    expect(layout.thresholdWords).toBe(2 * contract.EVENT_TABLE_WORDS);
+    // Built from the thresholds when not given: the same words as the contract's builder.
+    expect(layout.tables[0]!.rates).toEqual(given.eventTables);
+    expect(layout.tables[1]!.rates).toBe(given.eventTables);
+    expect(() => packRuns([{ ...runs[1]!, tables: { fixture: given.fixture } }], 'per-step')).toThrow(
+      /threshold tables/,
+    );
+  });
+
   it('packs no job the counters could overflow on (the runner admits at most MAX_DRAWS_PER_JOB)', () => {
     expect(MAX_DRAWS_PER_JOB).toBeLessThanOrEqual(contract.MAX_DRAWS_PER_RUN);
     expect(contract.MAX_DRAWS_PER_RUN * contract.MAX_COUNTER_INCREMENT_PER_DRAW).toBeLessThan(2 ** 32);
@@ -168,6 +199,9 @@ describe('dispatch sizing', () => {
     expect(runs * contract.THRESHOLD_WORDS * 4).toBeLessThanOrEqual(binding);
     expect((runs + 1) * contract.THRESHOLD_WORDS * 4).toBeGreaterThan(binding);
     expect(runsPerDispatch({ maxStorageBufferBindingSize: 4 * binding, maxBufferSize: binding })).toBe(runs);
+    const eventRuns = runsPerDispatch(limits, 'events');
+    expect(eventRuns * SAMPLER_TABLE_WORDS.events * 4).toBeLessThanOrEqual(binding);
+    expect((eventRuns + 1) * SAMPLER_TABLE_WORDS.events * 4).toBeGreaterThan(binding);
   });
 
   it('grows pooled buffers by powers of two, but never past the device limit', () => {
