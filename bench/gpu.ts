@@ -1,13 +1,16 @@
 // GPU engine throughput: draws/s for one fixture at 100,000 and 1,000,000 draws and for a batch of 100
 // fixtures x 100,000 draws packed into shared dispatches, each beside the CPU engine (all cores)
-// measured in the same run on the same jobs, naming the adapter. On a software adapter (llvmpipe) the
-// draw counts are scaled down so the run ends in minutes; the rows say so and stay comparable as rates.
+// measured in the same run on the same jobs, naming the adapter; then the event-sampler kernel on the
+// same jobs beside the per-step kernel, both measured case by case in the same run. On a software
+// adapter (llvmpipe) the draw counts are scaled down so the run ends in minutes; the rows say so and
+// stay comparable as rates.
 import { availableParallelism } from 'node:os';
 import { type CpuEngine, createCpuEngine } from '../fallback/cpu-engine.js';
 import { type BatchJob, createGpuEngine, type GpuEngine } from '../gpu/engine.js';
 import { compileFixture } from '../src/engine/compile.js';
 import type { CompiledFixture, EngineSeed } from '../src/engine/contract/layout.js';
 import { defaultModelParams } from '../src/engine/contract/model-params.js';
+import type { Sampler } from '../src/engine/contract/run.js';
 import { plausibleFixture } from '../test/engine/plausible-teams.js';
 import type { BenchRow } from './report.js';
 
@@ -46,6 +49,8 @@ async function cpuRate(cpu: CpuEngine, jobs: readonly BatchJob[]): Promise<{ rat
   return { rate: (draws / (performance.now() - started)) * 1000, draws };
 }
 
+type GpuMeasure = Awaited<ReturnType<typeof gpuRun>>;
+
 async function gpuRun(gpu: GpuEngine, jobs: readonly BatchJob[]) {
   const started = performance.now();
   const runs = await gpu.runBatch(jobs);
@@ -56,13 +61,101 @@ async function gpuRun(gpu: GpuEngine, jobs: readonly BatchJob[]) {
   return { wallMs, draws, gpuMs, timing: runs[0]?.timing ?? 'cpu', engines: [...engines].join('+') };
 }
 
+interface BenchCase {
+  name: string;
+  jobs: BatchJob[];
+}
+
+function benchCases(fixtures: CompiledFixture[], scale: number, seed: EngineSeed): BenchCase[] {
+  return [
+    ...SINGLE_DRAWS.map((draws) => {
+      const scaled = Math.round(draws * scale);
+      return {
+        name: `one fixture, ${scaled.toLocaleString('en-US')} draws`,
+        jobs: [{ compiled: fixtures[0]!, draws: scaled, seed }],
+      };
+    }),
+    {
+      name: `batch of ${BATCH_FIXTURES} fixtures x ${Math.round(BATCH_DRAWS * scale).toLocaleString('en-US')} draws`,
+      jobs: fixtures.map((compiled, index) => ({
+        compiled,
+        draws: Math.round(BATCH_DRAWS * scale),
+        seed: { lo: seed.lo + index, hi: seed.hi },
+      })),
+    },
+  ];
+}
+
+/** The per-step kernel's rows of a case: wall rate beside the CPU engine, and GPU-time rate. */
+function perStepRows(group: string, name: string, measured: GpuMeasure, cpu: CpuReference, note: string) {
+  const referenceNote =
+    cpu.draws < measured.draws ? ` (CPU on the first ${cpu.draws.toLocaleString('en-US')} draws)` : '';
+  return [
+    {
+      group,
+      name: `${name}, wall`,
+      value: (measured.draws / measured.wallMs) * 1000,
+      unit: 'draws/s',
+      reference: { name: `CPU engine, ${cpu.cores} threads${referenceNote}`, value: cpu.rate },
+      note: `wall ${measured.wallMs.toFixed(0)} ms; engine ${measured.engines}${note}`,
+    },
+    {
+      group,
+      name: `${name}, GPU time (${measured.timing})`,
+      value: (measured.draws / measured.gpuMs) * 1000,
+      unit: 'draws/s',
+      note: `GPU ${measured.gpuMs.toFixed(1)} ms`,
+    },
+  ];
+}
+
+/** The event kernel's rows of a case, each beside the per-step kernel on the same jobs. */
+function eventRows(group: string, name: string, events: GpuMeasure, perStep: GpuMeasure, note: string) {
+  return [
+    {
+      group,
+      name: `${name}, events kernel, wall`,
+      value: (events.draws / events.wallMs) * 1000,
+      unit: 'draws/s',
+      reference: { name: 'per-step kernel, wall', value: (perStep.draws / perStep.wallMs) * 1000 },
+      note: `wall ${events.wallMs.toFixed(0)} ms; engine ${events.engines}${note}`,
+    },
+    {
+      group,
+      name: `${name}, events kernel, GPU time (${events.timing})`,
+      value: (events.draws / events.gpuMs) * 1000,
+      unit: 'draws/s',
+      reference: {
+        name: `per-step kernel, GPU time (${perStep.timing})`,
+        value: (perStep.draws / perStep.gpuMs) * 1000,
+      },
+      note: `GPU ${events.gpuMs.toFixed(1)} ms against ${perStep.gpuMs.toFixed(1)} ms`,
+    },
+  ];
+}
+
+interface CpuReference {
+  rate: number;
+  draws: number;
+  cores: number;
+}
+
 export async function benchGpu(): Promise<BenchRow[]> {
   const cores = availableParallelism();
   const cpu = createCpuEngine({ threads: cores });
-  const gpu = createGpuEngine({ mode: 'gpu', fallback: cpu });
-  const rows: BenchRow[] = [];
+  // Each kernel's fallback runs its own sampler (inline: it only matters if the device fails).
+  const cpuEvents = createCpuEngine({ threads: 0, sampler: 'events' });
+  const gpus: Record<Sampler, GpuEngine> = {
+    'per-step': createGpuEngine({ mode: 'gpu', fallback: cpu }),
+    events: createGpuEngine({
+      mode: 'gpu',
+      sampler: 'events',
+      fallback: cpuEvents,
+    }),
+  };
   try {
-    const state = await gpu.started();
+    const state = await gpus['per-step'].started();
+    await gpus.events.started();
     if (state.state !== 'ready') {
       return [
         {
@@ -74,59 +167,30 @@ export async function benchGpu(): Promise<BenchRow[]> {
         },
       ];
     }
-    const adapter = state.adapter ?? 'unknown adapter';
-    const group = `engine (GPU: ${adapter})`;
+    const group = `engine (GPU: ${state.adapter ?? 'unknown adapter'})`;
     const scale = state.software ? SOFTWARE_SCALE : 1;
-    const scaledNote = state.software ? `; draws scaled x${SOFTWARE_SCALE} on a software adapter` : '';
+    const note = state.software ? `; draws scaled x${SOFTWARE_SCALE} on a software adapter` : '';
     const seed: EngineSeed = { lo: 0x5eed, hi: 0x6b0 };
     const fixtures = benchFixtures(BATCH_FIXTURES);
     // Warm-up: worker start-up, shader compilation and JIT are not part of a run.
-    await gpu.run(fixtures[0]!, { draws: 1000, seed });
+    await gpus['per-step'].run(fixtures[0]!, { draws: 1000, seed });
+    await gpus.events.run(fixtures[0]!, { draws: 1000, seed });
     await cpu.run(fixtures[0]!, { draws: 20_000, seed });
-
-    const cases: { name: string; jobs: BatchJob[] }[] = [
-      ...SINGLE_DRAWS.map((draws) => {
-        const scaled = Math.round(draws * scale);
-        return {
-          name: `one fixture, ${scaled.toLocaleString('en-US')} draws`,
-          jobs: [{ compiled: fixtures[0]!, draws: scaled, seed }],
-        };
-      }),
-      {
-        name: `batch of ${BATCH_FIXTURES} fixtures x ${Math.round(BATCH_DRAWS * scale).toLocaleString('en-US')} draws`,
-        jobs: fixtures.map((compiled, index) => ({
-          compiled,
-          draws: Math.round(BATCH_DRAWS * scale),
-          seed: { lo: seed.lo + index, hi: seed.hi },
-        })),
-      },
-    ];
-    for (const { name, jobs } of cases) {
-      const measured = await gpuRun(gpu, jobs);
+    const rows: BenchRow[] = [];
+    const eventRowsOfRun: BenchRow[] = [];
+    for (const { name, jobs } of benchCases(fixtures, scale, seed)) {
+      // Both kernels back to back on the same jobs, so they share the machine's load.
+      const perStep = await gpuRun(gpus['per-step'], jobs);
+      const events = await gpuRun(gpus.events, jobs);
       const reference = await cpuRate(cpu, jobs);
-      const referenceNote =
-        reference.draws < measured.draws
-          ? ` (CPU on the first ${reference.draws.toLocaleString('en-US')} draws)`
-          : '';
-      rows.push({
-        group,
-        name: `${name}, wall`,
-        value: (measured.draws / measured.wallMs) * 1000,
-        unit: 'draws/s',
-        reference: { name: `CPU engine, ${cores} threads${referenceNote}`, value: reference.rate },
-        note: `wall ${measured.wallMs.toFixed(0)} ms; engine ${measured.engines}${scaledNote}`,
-      });
-      rows.push({
-        group,
-        name: `${name}, GPU time (${measured.timing})`,
-        value: (measured.draws / measured.gpuMs) * 1000,
-        unit: 'draws/s',
-        note: `GPU ${measured.gpuMs.toFixed(1)} ms; dispatches so far ${gpu.state().dispatches}`,
-      });
+      rows.push(...perStepRows(group, name, perStep, { ...reference, cores }, note));
+      eventRowsOfRun.push(...eventRows(group, name, events, perStep, note));
     }
-    return rows;
+    return [...rows, ...eventRowsOfRun];
   } finally {
-    await gpu.close();
+    await gpus['per-step'].close();
+    await gpus.events.close();
     await cpu.close();
+    await cpuEvents.close();
   }
 }
