@@ -53,8 +53,8 @@ function startWorker(): Worker {
 /**
  * A pool of `threads` workers (default: one per core). `threads: 0` simulates on the calling thread,
  * synchronously (tests, benchmarks, tiny runs where a thread hop costs more than the work).
- * `sampler`: the per-draw loop, 'per-step' by default: the GPU kernel reproduces that one bit for bit,
- * and the event-driven sampler (fallback/engine.ts simulateRangeEvents) is selectable until it does.
+ * `sampler`: the per-draw loop, 'per-step' by default, or the event-driven one (fallback/engine.ts
+ * simulateRangeEvents); the GPU kernel reproduces each bit for bit (createGpuEngine({ sampler })).
  */
 export function createCpuEngine(options: { threads?: number; sampler?: Sampler } = {}): CpuEngine {
   const pool: WorkerPool = {

@@ -1,10 +1,20 @@
 // The engine the workers run: documents for good jobs, a failure only for the job that cannot run.
 import { afterAll, describe, expect, it } from 'vitest';
+import { chooseAdapter } from '../../gpu/adapter.js';
 import { createSimulationEngine, type EngineJob } from '../../src/engine/runner.js';
 import { plausibleFixture } from './plausible-teams.js';
 
 const engine = createSimulationEngine({ mode: 'cpu', cpuThreads: 0 });
 afterAll(() => engine.close());
+
+/** A document without its timing (engine, milliseconds), for comparing what was simulated. */
+const strip = (o: unknown) => {
+  const { timing: _timing, ...rest } = (o as { document: { timing: unknown } }).document as Record<
+    string,
+    unknown
+  >;
+  return rest;
+};
 
 function job(id: string, payload: unknown, mode: 'live' | 'test' = 'live'): EngineJob {
   return {
@@ -86,13 +96,38 @@ describe('engine runner', () => {
     const context = { progress: async () => {}, signal: new AbortController().signal };
     const [first] = await engine.runBatch([a], context);
     const [second] = await engine.runBatch([a], context);
-    const strip = (o: unknown) => {
-      const { timing: _timing, ...rest } = (o as { document: { timing: unknown } }).document as Record<
-        string,
-        unknown
-      >;
-      return rest;
-    };
     expect(strip(second)).toEqual(strip(first));
+  });
+});
+
+const adapter = await chooseAdapter({ mode: 'gpu' });
+if (!adapter) console.warn('GPU runner test skipped: no WebGPU adapter (not even llvmpipe) on this host');
+
+describe.skipIf(!adapter)('engine runner with the event sampler', () => {
+  it('gives the GPU and the CPU engine the same sampler: equal documents, unlike the per-step ones', async () => {
+    const a = job('events', {
+      match: plausibleFixture(
+        7,
+        { teamId: 7, attack: 0.3, defence: 0 },
+        { teamId: 8, attack: 0, defence: 0.1 },
+      ),
+      as_of: '2026-11-21T10:00:00.000Z',
+    });
+    const context = { progress: async () => {}, signal: new AbortController().signal };
+    const engines = [
+      createSimulationEngine({ mode: 'gpu', cpuThreads: 0, sampler: 'events' }),
+      createSimulationEngine({ mode: 'cpu', cpuThreads: 0, sampler: 'events' }),
+    ];
+    try {
+      await Promise.all(engines.map((e) => e.ready()));
+      const [onGpu] = await engines[0]!.runBatch([a], context);
+      const [onCpu] = await engines[1]!.runBatch([a], context);
+      const [perStep] = await engine.runBatch([a], context);
+      expect((onGpu as { document: { timing: { engine: string } } }).document.timing.engine).toBe('gpu');
+      expect(strip(onGpu)).toEqual(strip(onCpu));
+      expect(strip(onCpu)).not.toEqual(strip(perStep));
+    } finally {
+      await Promise.all(engines.map((e) => e.close()));
+    }
   });
 });
