@@ -205,6 +205,21 @@ function samplerParity(device: () => OpenedDevice, sampler: Sampler): void {
     }
   });
 
+  it('sixteen seeds across the 32-bit range, each its own run in one dispatch', async () => {
+    const fixtures = [compiled.eventful, compiled.mismatch, compiled.mixed, compiled.unlabelled];
+    const runs: ParityRun[] = Array.from({ length: 16 }, (_, i) => ({
+      tables: fixtures[i % fixtures.length]!,
+      // Spread over both words by a multiplicative hash of i (Knuth's 2654435761).
+      seed: { lo: Math.imul(i + 1, 0x9e3779b1) >>> 0, hi: Math.imul(i + 7, 0x85ebca6b) >>> 0 },
+      firstDraw: i * 1000,
+      drawCount: 40 + 7 * i,
+    }));
+    const result = await dispatcher.dispatch(runs);
+    runs.forEach((run, index) => {
+      expect(result.counters[index]).toEqual(expected(run));
+    });
+  });
+
   it('draw ranges add up: [0, 300) equals [0, 170) + [170, 300)', async () => {
     const seed = { lo: 21, hi: 22 };
     const result = await dispatcher.dispatch([
