@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createCpuEngine } from '../../fallback/cpu-engine.js';
-import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
+import { recordSamplePaths, simulateRange, simulateRangeEvents } from '../../fallback/engine.js';
 import { compileFixture } from '../../src/engine/compile.js';
 import { COUNTER_WORDS, type CompiledFixture, type EngineSeed } from '../../src/engine/contract/layout.js';
 import {
@@ -290,3 +290,94 @@ describe('golden counts of the CPU engine', () => {
 });
 
 const FINALIZED_PREDICTED = '374b6e957ffb0ea8b016d210753d29fd15dfc74bfe10288ef354258ece294258';
+
+/**
+ * The event-driven sampler (simulateRangeEvents) pinned the same way, recorded from it as it stood
+ * before its speed work: the WGSL port of it must match these counters bit for bit, so an optimisation
+ * may change how fast it runs, never which random words it reads or what it counts. The tables digests
+ * above already pin the compiler; these pin the event loop on the same cases.
+ */
+const GOLDEN_EVENTS: Record<string, { counters: string; samples: string }> = {
+  'predicted XIs': {
+    counters: 'c7af6e6dab8bb58fb9e0c65bbabef912163035474dfe57eae32bfca6ca839433',
+    samples: 'e77cf3fed4a9a1a2ba717506ff6b5c55c63148bf1b5a6ef5c065febb6822e22b',
+  },
+  'announced home XI': {
+    counters: 'b6a2edd3b44627db3a70cd109f2ea89d1c4b519472a965dada7577c9de0ac4bb',
+    samples: 'e5293f7e302a1f97a2c3c1d5a03cee7f349d62996f16356d1a09e673b3e20804',
+  },
+  'mismatch, high seed words': {
+    counters: 'a77990a94374b950280b9aa7f1e3a0c3362a7c0f82f706ab8e10807c112b5d43',
+    samples: '002d5d952f709826bc4b1ac65f355d74155732f74979495628688e92f1f07166',
+  },
+  'eventful model, both announced': {
+    counters: '463b38a90bae8d432f88517a0ddac99baf8ea9706eaa6cb70ffe7e1250ce4be4',
+    samples: '032ba297d1ecd5446c281d3f72d43df2caddef69389e42f38f562b787097253a',
+  },
+  'eventful model, goal fest': {
+    counters: 'b7114a031f6d71365507497f6de291b6afff6b116cc2de25619be77fb8453aa2',
+    samples: '6462b785aa7de67ee38c41a7420e59a303b4a7231beabeff86f06582b7a83092',
+  },
+  'odd squads 0': {
+    counters: '567be11b84480f5e539c74ee41bec714972eb6c10168ac4aadaa6d1bae64557f',
+    samples: '49e2a886d1212df0c52fba348cc1aa846655809e461f332c3eed019379205598',
+  },
+  'odd squads 1': {
+    counters: 'f9fbeb434b271839ad7b2fc291b4bfc36e528021f13fb4263e6bbbcffe9d4278',
+    samples: '250c497ff8687b027361bd17f92e5d9591b2a54cee9908aac5ff8db92c862e2f',
+  },
+  'odd squads 2': {
+    counters: '3346a05f593b8e591deae3048b481bbb5b93560a5e0098073172ce43d5ed0e1f',
+    samples: '3ed132e501e9b17e753e97c1522d5d857159ecde50045bc5de89bc4ad873d2e3',
+  },
+  'odd squads 3': {
+    counters: '7faaef0b2c8030272e34ccfea5b27bb160d86ace5c4600dbf255fe09085b7dd7',
+    samples: 'b0da6228e941fdd37a373227640a2a24746f18d4a9c12f6c0a7e59feb3289adc',
+  },
+  'odd squads 4': {
+    counters: 'fcfacda976aff8a585c1c7f7aafaa1d658ec1dbebef34cea78d66ee5418680ff',
+    samples: '4c22c5b3697a879941e668268ef04fa0829ff93bd14af46cba12a246ce4f3721',
+  },
+  'odd squads 5': {
+    counters: '33d8a1d2738936c2978ecc852fe20c53f40581cff1e7a84ffa0f07a3fa4c462f',
+    samples: '6010c92c80bbdbde7023e28251c6b08e9839f9c7438bb10b4f0844bebf643b6a',
+  },
+  'odd squads 6': {
+    counters: 'd63f5a44f25f530418bdb9531880f4362f56b64c6565153a493a34d3cc5f5adf',
+    samples: 'f3c1e1ac57be9f507e140200ab5cb926dade20e0bb1776214564e5c61faaef8e',
+  },
+  'odd squads 7': {
+    counters: '8ffa2f72605bc4c1cbff645e69dbad02b394d65e9c74ac41470f99827cff1c6f',
+    samples: '6e007a75adb65f56303b611e830092bac3dd6ade8c5f84787af73318be52926e',
+  },
+};
+
+describe('golden counts of the event-driven sampler', () => {
+  const actual: Record<string, { counters: string; samples: string }> = {};
+
+  it.each(CASES)('$name: counters and sample paths unchanged', ({ name, inputs, params, seed, draws }) => {
+    const compiled = compileFixture(inputs, params);
+    const counters = new Uint32Array(COUNTER_WORDS);
+    simulateRangeEvents(compiled, seed, 0, draws, counters);
+    const samples = recordSamplePaths(compiled, seed, 50, 'events');
+    actual[name] = { counters: digest(counters), samples: digest(JSON.stringify(samples)) };
+    expect(actual[name]).toEqual(GOLDEN_EVENTS[name]);
+  });
+
+  it('gives the same finalized counts through the engine, inline and on worker threads', async () => {
+    const { inputs, params, seed, draws } = CASES[0]!;
+    const compiled = compileFixture(inputs, params);
+    const inline = createCpuEngine({ threads: 0, sampler: 'events' });
+    const pool = createCpuEngine({ threads: 2, sampler: 'events' });
+    try {
+      const inlineRun = await inline.run(compiled, { draws, seed });
+      const poolRun = await pool.run(compiled, { draws, seed });
+      expect(digest(inlineRun.counts)).toBe(FINALIZED_PREDICTED_EVENTS);
+      expect(digest(poolRun.counts)).toBe(FINALIZED_PREDICTED_EVENTS);
+    } finally {
+      await Promise.all([inline.close(), pool.close()]);
+    }
+  });
+});
+
+const FINALIZED_PREDICTED_EVENTS = '7415ccdffd0f5ee4e6f53dbef3bd6f87306e7d06d9ce3a622405c2a1ee6ddbf0';
