@@ -138,7 +138,6 @@ export interface SamplePath {
   events: SampleEvent[];
 }
 
-const MAX_APPEARANCES = XI_SIZE + 5;
 /**
  * Weight kinds. The per-draw weights are kept in pitch-list order, index (side * WEIGHT_KINDS + kind) *
  * XI_SIZE + i for the i-th player on the side's list, so a pick walks contiguous memory and returns a
@@ -217,11 +216,19 @@ const slotWeight = new Int32Array(2 * PLAYER_SLOTS * SLOT_WEIGHT_STRIDE);
 const totals = new Int32Array(2 * WEIGHT_KINDS);
 /** Each player's goals, assists, yellow and red cards of the draw, one byte each (see RECORD_GOAL). */
 const record = new Int32Array(2 * PLAYER_SLOTS);
-const started = new Uint8Array(2 * PLAYER_SLOTS);
-const minuteOn = new Uint8Array(2 * PLAYER_SLOTS);
-const minutes = new Uint8Array(2 * PLAYER_SLOTS);
-const appeared = new Int32Array(2 * MAX_APPEARANCES);
-const appearedCount = new Int32Array(2);
+/** The players (side * PLAYER_SLOTS + slot) whose record is not 0 in this draw: the tally reads only these. */
+const recorded = new Int32Array(2 * PLAYER_SLOTS);
+/** The draw (DrawState.stamp) in which each player last started: no per-draw reset needed. */
+const startedIn = new Int32Array(2 * PLAYER_SLOTS);
+/**
+ * Appearance counters summed over the range in dense per-player arrays, written into the counters once
+ * at its end (flushAppearances): a draw touches two or three of these words per player who appears
+ * instead of three scattered counters. Minutes: a starter's 90 are added at the flush from starts; a
+ * substitute adds 90 - the minute he comes on, a player taken off takes away 90 - the minute he leaves.
+ */
+const starts = new Int32Array(2 * PLAYER_SLOTS);
+const substituteAppearances = new Int32Array(2 * PLAYER_SLOTS);
+const minutesFromStarts = new Int32Array(2 * PLAYER_SLOTS);
 const score = new Int32Array(2);
 const sentOff = new Int32Array(2);
 const subsUsed = new Int32Array(2);
@@ -258,6 +265,10 @@ interface DrawState {
   firstGoal: number;
   /** Trailing flags: bit 0 home, bit 1 away. */
   trailed: number;
+  /** The draw's number within the range, from 1 (see startedIn). */
+  stamp: number;
+  /** Entries of `recorded` in use. */
+  recordedCount: number;
   path: SamplePath | null;
 }
 
@@ -281,8 +292,10 @@ function newDrawState(compiled: CompiledFixture, seed: EngineSeed, counters: Uin
   fillSlotWeights(compiled.fixture);
   // Players' records are cleared by each draw's tally; a range that threw part-way leaves them dirty.
   record.fill(0);
-  started.fill(0);
-  minutes.fill(0);
+  startedIn.fill(0);
+  starts.fill(0);
+  substituteAppearances.fill(0);
+  minutesFromStarts.fill(0);
   return {
     fx: compiled.fixture,
     counters,
@@ -294,8 +307,27 @@ function newDrawState(compiled: CompiledFixture, seed: EngineSeed, counters: Uin
     state: STATE_LEVEL,
     firstGoal: -1,
     trailed: 0,
+    stamp: 0,
+    recordedCount: 0,
     path: null,
   };
+}
+
+/** Adds the range's appearance counts (see `starts`) into the counters (u32, wrapping). */
+function flushAppearances(counters: Uint32Array): void {
+  for (let p = 0; p < 2 * PLAYER_SLOTS; p++) {
+    const pb = C_PLAYERS + p * PLAYER_COUNTERS;
+    const started = starts[p]!;
+    counters[pb + P_STARTS] = counters[pb + P_STARTS]! + started;
+    counters[pb + P_APPEARANCES] = counters[pb + P_APPEARANCES]! + started + substituteAppearances[p]!;
+    counters[pb + P_MINUTES] = counters[pb + P_MINUTES]! + 90 * started + minutesFromStarts[p]!;
+  }
+}
+
+/** Adds to a player's record of the draw (RECORD_GOAL etc.), listing the player for the tally. */
+function addRecord(st: DrawState, p: number, amount: number): void {
+  if (record[p] === 0) recorded[st.recordedCount++] = p;
+  record[p]! += amount;
 }
 
 /** pcg4d's first stage applied to each step index (the step loop's second input word). */
@@ -404,6 +436,7 @@ export function simulateRange(
     tallyDraw(st, halfTime & 0xff, halfTime >>> 8);
     if (samples !== undefined && st.path !== null) samples.push(st.path);
   }
+  flushAppearances(counters);
 }
 
 // ---- The event-driven sampler ----------------------------------------------------------------------
@@ -448,6 +481,7 @@ export function simulateRangeEvents(
     tallyDraw(st, halfTime & 0xff, halfTime >>> 8);
     if (samples !== undefined && st.path !== null) samples.push(st.path);
   }
+  flushAppearances(counters);
 }
 
 function emptyPath(draw: number, added: number): SamplePath {
@@ -593,7 +627,6 @@ function setUpDraw(st: DrawState, draw: number): number {
   const total = totals;
   for (let side = 0; side < 2; side++) {
     pitchCount[side] = 0;
-    appearedCount[side] = 0;
     score[side] = 0;
     sentOff[side] = 0;
     subsUsed[side] = 0;
@@ -601,12 +634,13 @@ function setUpDraw(st: DrawState, draw: number): number {
     benchSeen[side] = 0;
   }
   for (let i = 0; i < 2 * WEIGHT_KINDS; i++) total[i] = 0;
+  st.stamp++;
   pcg4d(draw, STREAM_SETUP_LINEUPS, st.seedLo, st.seedHi, word);
   for (let side = 0; side < 2; side++) {
     const base = sideBase(side);
     const mode = fx[base + S_LINEUP_MODE]!;
     if (mode === LINEUP_MODE_FIXED) {
-      for (let i = 0; i < XI_SIZE; i++) bringOn(side, fx[base + S_XI + i]!, 0, 1);
+      for (let i = 0; i < XI_SIZE; i++) putStarterOn(st, side, fx[base + S_XI + i]!);
     } else {
       // Words 0 and 1 pick the home goalkeeper and outfield players, words 2 and 3 the away ones.
       if (mode === LINEUP_MODE_PREDICTED) {
@@ -651,21 +685,19 @@ function sampleStarters(
   for (let j = 0; j < picks; j++) {
     const point = offset + j * SAMPLING_UNIT;
     while (fx[cumAt + i]! <= point) i++;
-    bringOn(side, fx[orderAt + i]!, 0, 1);
+    putStarterOn(st, side, fx[orderAt + i]!);
   }
 }
 
-/** Puts a player on the pitch (appended to the list) and gives them their weights. */
-function bringOn(side: number, slot: number, minute: number, starter: number): void {
+/** Puts a starter on the pitch (appended to the list) and gives them their weights. */
+function putStarterOn(st: DrawState, side: number, slot: number): void {
   const at = pitchCount[side]!;
   pitch[side * XI_SIZE + at] = slot;
   pitchCount[side] = at + 1;
   enterWeights(side, at, slot);
   const p = side * PLAYER_SLOTS + slot;
-  started[p] = starter;
-  minuteOn[p] = minute;
-  appeared[side * MAX_APPEARANCES + appearedCount[side]!] = slot;
-  appearedCount[side]!++;
+  startedIn[p] = st.stamp;
+  starts[p]!++;
 }
 
 /** Gives the player at list index `at` the slot's weights of every kind. */
@@ -816,7 +848,7 @@ function scoreGoal(st: DrawState, side: number, pickWord: number, step: number, 
     counters[pb + P_GOALS]!++;
     counters[pb + P_SHOTS]!++;
     counters[pb + P_SHOTS_ON_TARGET]!++;
-    record[side * PLAYER_SLOTS + scorer]! += RECORD_GOAL;
+    addRecord(st, side * PLAYER_SLOTS + scorer, RECORD_GOAL);
   }
   // The assist words come from their own stream.
   pcg4d(draw, STREAM_ASSIST_BASE + step, st.seedLo, st.seedHi, assistWord);
@@ -826,7 +858,7 @@ function scoreGoal(st: DrawState, side: number, pickWord: number, step: number, 
     if (assisterAt >= 0) {
       assister = pitch[side * XI_SIZE + assisterAt]!;
       counters[playerCounterBase(side, assister) + P_ASSISTS]!++;
-      record[side * PLAYER_SLOTS + assister]! += RECORD_ASSIST;
+      addRecord(st, side * PLAYER_SLOTS + assister, RECORD_ASSIST);
     }
   }
   const home = score[HOME]!;
@@ -856,7 +888,7 @@ function scoreGoal(st: DrawState, side: number, pickWord: number, step: number, 
 function showYellow(st: DrawState, side: number, at: number, step: number): void {
   const booked = pitch[side * XI_SIZE + at]!;
   const p = side * PLAYER_SLOTS + booked;
-  record[p]! += RECORD_YELLOW;
+  addRecord(st, p, RECORD_YELLOW);
   const yellows = (record[p]! >>> 16) & 0xff;
   st.counters[playerCounterBase(side, booked) + P_YELLOWS]!++;
   if (st.path !== null) st.path.events.push({ step, side, type: 'yellow_card', slot: booked });
@@ -879,7 +911,7 @@ function sendOff(st: DrawState, side: number, at: number, step: number): void {
   st.counters[C_TEAM + side * TEAM_COUNTERS + TEAM_REDS]!++;
   if (at >= 0) {
     const slot = pitch[side * XI_SIZE + at]!;
-    record[side * PLAYER_SLOTS + slot]! += RECORD_RED;
+    addRecord(st, side * PLAYER_SLOTS + slot, RECORD_RED);
     st.counters[playerCounterBase(side, slot) + P_REDS]!++;
     takeOff(side, at, slot, step);
     // The last player on the list fills the hole (the GPU kernel removes players the same way).
@@ -897,7 +929,7 @@ function sendOff(st: DrawState, side: number, at: number, step: number): void {
 
 function takeOff(side: number, at: number, slot: number, step: number): void {
   const p = side * PLAYER_SLOTS + slot;
-  minutes[p] = minutes[p]! + STEP_MINUTE[step]! - minuteOn[p]!;
+  minutesFromStarts[p]! -= 90 - STEP_MINUTE[step]!;
   leaveWeights(side, at);
 }
 
@@ -919,10 +951,8 @@ function substitute(st: DrawState, side: number, pickWord: number, step: number)
   totals[side * WEIGHT_KINDS + W_OFF]! -= pitchWeight[w]!;
   pitchWeight[w] = 0;
   const p = side * PLAYER_SLOTS + on;
-  started[p] = 0;
-  minuteOn[p] = STEP_MINUTE[step]!;
-  appeared[side * MAX_APPEARANCES + appearedCount[side]!] = on;
-  appearedCount[side]!++;
+  substituteAppearances[p]!++;
+  minutesFromStarts[p]! += 90 - STEP_MINUTE[step]!;
   if (st.path !== null) st.path.events.push({ step, side, type: 'substitution', slot: on, offSlot: off });
 }
 
@@ -935,7 +965,7 @@ function nextSubstitute(st: DrawState, side: number): number {
   while (benchNext[side]! < count && benchSeen[side]! < limit) {
     const slot = fx[base + S_BENCH_ORDER + benchNext[side]!]!;
     benchNext[side]!++;
-    if (started[side * PLAYER_SLOTS + slot] === 1) continue;
+    if (startedIn[side * PLAYER_SLOTS + slot] === st.stamp) continue;
     benchSeen[side]!++;
     if (fx[base + S_IS_KEEPER + slot] === 1) continue;
     return slot;
@@ -964,40 +994,27 @@ function tallyDraw(st: DrawState, halfTimeHome: number, halfTimeAway: number): v
   const squareAway = Math.min(away, GOAL_SQUARE_CAP);
   counters[C_GOAL_SQUARES]! += squareHome * squareHome;
   counters[C_GOAL_SQUARES + 1]! += squareAway * squareAway;
-  for (let side = 0; side < 2; side++) {
-    // Players still on at the final whistle play to minute 90.
-    const onPitch = pitchCount[side]!;
-    for (let i = 0; i < onPitch; i++) {
-      const p = side * PLAYER_SLOTS + pitch[side * XI_SIZE + i]!;
-      minutes[p] = minutes[p]! + 90 - minuteOn[p]!;
+  // Appearances and minutes are summed per range (flushAppearances); only players with a record
+  // (goals, assists, cards) have per-draw counters left.
+  const count = st.recordedCount;
+  for (let i = 0; i < count; i++) {
+    const p = recorded[i]!;
+    const pb = C_PLAYERS + p * PLAYER_COUNTERS;
+    const rec = record[p]!;
+    const g = rec & 0xff;
+    const a = (rec >>> 8) & 0xff;
+    if (g + a > 0) {
+      if (g >= 1) counters[pb + P_GOALS_1]!++;
+      if (g >= 2) counters[pb + P_GOALS_2]!++;
+      if (g >= 3) counters[pb + P_GOALS_3]!++;
+      if (a >= 1) counters[pb + P_ASSIST_1]!++;
+      counters[pb + P_GOAL_OR_ASSIST_1]!++;
     }
-    const count = appearedCount[side]!;
-    for (let i = 0; i < count; i++) {
-      const p = side * PLAYER_SLOTS + appeared[side * MAX_APPEARANCES + i]!;
-      const pb = C_PLAYERS + p * PLAYER_COUNTERS;
-      counters[pb + P_STARTS]! += started[p]!;
-      counters[pb + P_APPEARANCES]!++;
-      counters[pb + P_MINUTES]! += minutes[p]!;
-      const rec = record[p]!;
-      if (rec !== 0) {
-        const g = rec & 0xff;
-        const a = (rec >>> 8) & 0xff;
-        if (g + a > 0) {
-          if (g >= 1) counters[pb + P_GOALS_1]!++;
-          if (g >= 2) counters[pb + P_GOALS_2]!++;
-          if (g >= 3) counters[pb + P_GOALS_3]!++;
-          if (a >= 1) counters[pb + P_ASSIST_1]!++;
-          counters[pb + P_GOAL_OR_ASSIST_1]!++;
-        }
-        if ((rec & 0xff0000) !== 0) counters[pb + P_YELLOW_1]!++;
-        if ((rec & 0xff000000) !== 0) counters[pb + P_RED_1]!++;
-        record[p] = 0;
-      }
-      // Weights need no reset: only players on the pitch list are ever read, and coming on sets them.
-      started[p] = 0;
-      minutes[p] = 0;
-    }
+    if ((rec & 0xff0000) !== 0) counters[pb + P_YELLOW_1]!++;
+    if ((rec & 0xff000000) !== 0) counters[pb + P_RED_1]!++;
+    record[p] = 0;
   }
+  st.recordedCount = 0;
   if (st.path !== null) {
     st.path.score = [home, away];
     st.path.halfTime = [halfTimeHome, halfTimeAway];
