@@ -579,15 +579,10 @@ function findNext(
     d = (d + Math.imul(b, c)) | 0;
     const target = tables[row + from]! + exponentialBits(tables, a);
     if (tables[row + end]! > target) {
-      // The first step s in [from, end) with hazards[s + 1] > target, by a branch-free bisection.
-      let base = from;
-      let length = end - from;
-      while (length > 1) {
-        const half = length >>> 1;
-        base = tables[row + base + half]! <= target ? base + half : base;
-        length -= half;
-      }
-      pendingStep[side] = tables[row + base + 1]! > target ? base : base + 1;
+      // The first step s in [from, end) with hazards[s + 1] > target (one exists: hazards[end] > target).
+      let s = from;
+      while (tables[row + s + 1]! <= target) s++;
+      pendingStep[side] = s;
       pendingKind[side] = b;
       pendingPick[side] = c;
       pendingOrder[side] = d;
