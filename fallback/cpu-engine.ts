@@ -15,8 +15,8 @@ import {
   finalizeCounters,
 } from '../src/engine/contract/layout.js';
 import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine/contract/run.js';
-import type { RangeReply, RangeTask } from './cpu-worker.js';
-import { SAMPLERS, type Sampler } from './engine.js';
+import type { RangeReply, RangeTask, RunTables } from './cpu-worker.js';
+import { eventTablesOf, SAMPLERS, type Sampler } from './engine.js';
 
 export interface CpuEngine extends FixtureRunner {
   /** Worker threads in the pool (0 = simulating on the calling thread). */
@@ -24,9 +24,50 @@ export interface CpuEngine extends FixtureRunner {
   close(): Promise<void>;
 }
 
-/** Ranges small enough to report progress often, large enough that messaging costs nothing. */
+/**
+ * Ranges small enough to report progress often, large enough that messaging costs nothing; a run of
+ * fewer than MIN_RANGE_DRAWS per thread is still shared by every thread (a range hop costs a message,
+ * not a copy of the tables: see runTablesOf).
+ */
 const MIN_RANGE_DRAWS = 10_000;
 const RANGES_PER_THREAD = 4;
+
+/** The draws of each range of a run. */
+function rangeDrawsOf(draws: number, threads: number): number {
+  const perThread = Math.ceil(draws / threads);
+  return Math.max(Math.min(MIN_RANGE_DRAWS, perThread), Math.ceil(perThread / RANGES_PER_THREAD));
+}
+
+let nextTablesId = 0;
+const runTablesCache = new WeakMap<CompiledFixture, RunTables>();
+
+function sharedCopy(words: Uint32Array): Uint32Array {
+  const copy = new Uint32Array(new SharedArrayBuffer(words.byteLength));
+  copy.set(words);
+  return copy;
+}
+
+/**
+ * A compiled fixture's tables on shared memory, made once per compiled fixture (a compiled fixture's
+ * tables never change) with the event tables built here, on the host, once: every range task of every
+ * run of it then carries them without a copy, and workers find what they derived from them by id.
+ */
+function runTablesOf(compiled: CompiledFixture, sampler: Sampler): RunTables {
+  let tables = runTablesCache.get(compiled);
+  if (tables === undefined) {
+    tables = {
+      tablesId: nextTablesId++,
+      fixture: sharedCopy(compiled.fixture),
+      thresholds: sharedCopy(compiled.thresholds),
+      eventTables: null,
+    };
+    runTablesCache.set(compiled, tables);
+  }
+  if (sampler === 'events' && tables.eventTables === null) {
+    tables.eventTables = sharedCopy(eventTablesOf(compiled.thresholds));
+  }
+  return tables;
+}
 
 interface PendingTask {
   task: RangeTask;
@@ -99,7 +140,7 @@ async function runOnPool(
     SAMPLERS[pool.sampler](compiled, seed, 0, draws, counts);
     onProgress?.(draws, draws);
   } else {
-    const rangeDraws = Math.max(MIN_RANGE_DRAWS, Math.ceil(draws / (threads * RANGES_PER_THREAD)));
+    const rangeDraws = rangeDrawsOf(draws, threads);
     let done = 0;
     const ranges: Promise<void>[] = [];
     for (let first = 0; first < draws; first += rangeDraws) {
@@ -133,8 +174,7 @@ function runRange(
   return new Promise<Uint32Array>((resolve, reject) => {
     const task: RangeTask = {
       taskId: pool.nextTaskId++,
-      fixture: compiled.fixture,
-      thresholds: compiled.thresholds,
+      tables: runTablesOf(compiled, pool.sampler),
       seedLo: seed.lo,
       seedHi: seed.hi,
       firstDraw,

@@ -1,12 +1,25 @@
 // A CPU engine worker thread: simulates the draw ranges the pool sends and answers with their counters.
 import { parentPort } from 'node:worker_threads';
 import { COUNTER_WORDS, type CompiledFixture } from '../src/engine/contract/layout.js';
-import { SAMPLERS, type Sampler } from './engine.js';
+import { adoptEventTables, SAMPLERS, type Sampler } from './engine.js';
+
+/**
+ * A run's tables, on SharedArrayBuffers written once by the pool (fallback/cpu-engine.ts), so a range
+ * task carries them without a copy. `tablesId` names them: a worker keeps the arrays of the runs it has
+ * seen, so the tables derived from them (the event tables, the per-step loop's reordering) are found
+ * again by every range of a run.
+ */
+export interface RunTables {
+  tablesId: number;
+  fixture: Uint32Array;
+  thresholds: Uint32Array;
+  /** buildEventTables(thresholds), built once on the host; null for the per-step sampler. */
+  eventTables: Uint32Array | null;
+}
 
 export interface RangeTask {
   taskId: number;
-  fixture: Uint32Array;
-  thresholds: Uint32Array;
+  tables: RunTables;
   seedLo: number;
   seedHi: number;
   firstDraw: number;
@@ -16,19 +29,34 @@ export interface RangeTask {
 
 export type RangeReply = { taskId: number; counters: Uint32Array } | { taskId: number; error: string };
 
+/** Runs whose tables a worker keeps; a pool runs few fixtures at once (one per concurrent job). */
+const KEPT_RUNS = 8;
+const runs = new Map<number, CompiledFixture>();
+
+function compiledOf(tables: RunTables): CompiledFixture {
+  let compiled = runs.get(tables.tablesId);
+  if (compiled === undefined) {
+    compiled = {
+      fixture: tables.fixture,
+      thresholds: tables.thresholds,
+      playerIds: [[], []],
+      ratedGoals: { home: 0, away: 0 },
+    };
+    runs.set(tables.tablesId, compiled);
+    // Maps iterate in insertion order: the first key is the run seen longest ago.
+    if (runs.size > KEPT_RUNS) runs.delete(runs.keys().next().value!);
+  }
+  if (tables.eventTables !== null) adoptEventTables(compiled.thresholds, tables.eventTables);
+  return compiled;
+}
+
 const port = parentPort;
 if (port === null) throw new Error('cpu-worker.ts runs only as a worker thread');
 port.on('message', (task: RangeTask) => {
   try {
-    const compiled: CompiledFixture = {
-      fixture: task.fixture,
-      thresholds: task.thresholds,
-      playerIds: [[], []],
-      ratedGoals: { home: 0, away: 0 },
-    };
     const counters = new Uint32Array(COUNTER_WORDS);
     SAMPLERS[task.sampler](
-      compiled,
+      compiledOf(task.tables),
       { lo: task.seedLo, hi: task.seedHi },
       task.firstDraw,
       task.endDraw,

@@ -166,6 +166,18 @@ const RECORD_YELLOW = 1 << 16;
 const RECORD_RED = 1 << 24;
 const CELLS = SCORE_STATE_BUCKETS * RED_CARD_BUCKETS;
 
+const stepMajorCache = new WeakMap<Uint32Array, { events: Uint32Array; noEvent: Uint32Array }>();
+
+/** stepMajorTables of a threshold array, built once while the array lives (a run's ranges share it). */
+function stepMajorTablesOf(th: Uint32Array): { events: Uint32Array; noEvent: Uint32Array } {
+  let tables = stepMajorCache.get(th);
+  if (tables === undefined) {
+    tables = stepMajorTables(th);
+    stepMajorCache.set(th, tables);
+  }
+  return tables;
+}
+
 /**
  * The threshold table reordered for the step loop, host-side only (same words; the GPU reads the
  * contract layout): a draw stays in one score/red cell for long stretches, so putting the step inside the
@@ -351,7 +363,7 @@ export function simulateRange(
 ): void {
   if (counters.length < COUNTER_WORDS) throw new RangeError('counter array too small');
   const st = newDrawState(compiled, seed, counters);
-  const { events, noEvent } = stepMajorTables(compiled.thresholds);
+  const { events, noEvent } = stepMajorTablesOf(compiled.thresholds);
   const seedC = (Math.imul(st.seedLo, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
   const seedD = (Math.imul(st.seedHi, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
   // pcg4d's first multiply-add of word a is (draw's a) + (step's b) * d: the product depends only on the
@@ -444,13 +456,22 @@ export function simulateRange(
 /** The event tables of the thresholds a range runs on, built once per threshold array. */
 const eventTableCache = new WeakMap<Uint32Array, Uint32Array>();
 
-function eventTablesOf(thresholds: Uint32Array): Uint32Array {
+/**
+ * The event tables of a threshold array, built on first use and kept while the array lives. The pool
+ * builds them once per run on the host and hands them to its workers (adoptEventTables).
+ */
+export function eventTablesOf(thresholds: Uint32Array): Uint32Array {
   let tables = eventTableCache.get(thresholds);
   if (tables === undefined) {
     tables = buildEventTables(thresholds);
     eventTableCache.set(thresholds, tables);
   }
   return tables;
+}
+
+/** Uses `tables` (buildEventTables of `thresholds`, built elsewhere) as the event tables of `thresholds`. */
+export function adoptEventTables(thresholds: Uint32Array, tables: Uint32Array): void {
+  eventTableCache.set(thresholds, tables);
 }
 
 /**
