@@ -2,6 +2,7 @@
 // tables of ./contract/layout.ts that the CPU loop (fallback/) and the GPU kernels (gpu/, shaders/) read
 // unchanged. It belongs to neither engine: the runner compiles a job once, whichever engine runs it.
 
+import { createHash } from 'node:crypto';
 import {
   type CompiledFixture,
   EVENT_GOAL,
@@ -84,6 +85,36 @@ const OUTFIELD_ORDER: Record<string, number> = { defender: 0, midfielder: 1, att
 function probabilityThreshold(p: number): number {
   if (!(p > 0)) return 0;
   return Math.min(TWO_POW_32 - 1, Math.floor(p * TWO_POW_32));
+}
+
+/**
+ * Compiled fixtures of the most recent distinct (inputs, parameters), most recent last. The same
+ * fixture is simulated again and again (many clients, one data version), and a compile costs several
+ * milliseconds of calibration, more than a small run's draws; 16 entries hold about 7 MB of tables.
+ */
+const COMPILED_KEPT = 16;
+const recentlyCompiled = new Map<string, CompiledFixture>();
+
+/**
+ * compileFixture, remembering the result for the same inputs and parameters (compared by a SHA-256 of
+ * their JSON). The tables it returns are shared: engines read them and never write.
+ */
+export function compileFixtureCached(inputs: MatchInputs, params: ModelParams): CompiledFixture {
+  const key = createHash('sha256')
+    .update(JSON.stringify(inputs))
+    .update('\n')
+    .update(JSON.stringify(params))
+    .digest('hex');
+  let compiled = recentlyCompiled.get(key);
+  if (compiled === undefined) {
+    compiled = compileFixture(inputs, params);
+    if (recentlyCompiled.size >= COMPILED_KEPT)
+      recentlyCompiled.delete(recentlyCompiled.keys().next().value!);
+  } else {
+    recentlyCompiled.delete(key);
+  }
+  recentlyCompiled.set(key, compiled);
+  return compiled;
 }
 
 export function compileFixture(inputs: MatchInputs, globalParams: ModelParams): CompiledFixture {

@@ -6,7 +6,7 @@
 import { type CpuEngine, createCpuEngine } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths } from '../../fallback/engine.js';
 import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/engine.js';
-import { compileFixture } from './compile.js';
+import { compileFixtureCached } from './compile.js';
 import { type CompiledFixture, type EngineSeed, seedFromHex } from './contract/layout.js';
 import type { MatchInputs } from './contract/match-inputs.js';
 import { defaultModelParams, type ModelParams } from './contract/model-params.js';
@@ -206,7 +206,7 @@ async function runBatch(deps: RunnerDeps, jobs: EngineJob[], context: RunContext
 function prepareJob(job: EngineJob, params: ModelParams): PreparedJob {
   checkDraws(job.draws);
   const seed = seedFromHex(job.seed.padStart(16, '0').slice(-16));
-  return { job, seed, compiled: compileFixture(job.payload.match, params) };
+  return { job, seed, compiled: compileFixtureCached(job.payload.match, params) };
 }
 
 /** Runs the jobs as one GPU batch and records them; false when the batch failed outright. */
