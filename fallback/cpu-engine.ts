@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { eventTablesOf } from '../src/engine/contract/event-tables.js';
 import {
   addCounters,
   COUNTER_WORDS,
@@ -16,7 +17,7 @@ import {
 } from '../src/engine/contract/layout.js';
 import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine/contract/run.js';
 import type { RangeReply, RangeTask, RunTables } from './cpu-worker.js';
-import { eventTablesOf, SAMPLERS, type Sampler } from './engine.js';
+import { SAMPLERS, type Sampler } from './engine.js';
 
 export interface CpuEngine extends FixtureRunner {
   /** Worker threads in the pool (0 = simulating on the calling thread). */

@@ -1,7 +1,8 @@
 // A CPU engine worker thread: simulates the draw ranges the pool sends and answers with their counters.
 import { parentPort } from 'node:worker_threads';
+import { adoptEventTables } from '../src/engine/contract/event-tables.js';
 import { COUNTER_WORDS, type CompiledFixture } from '../src/engine/contract/layout.js';
-import { adoptEventTables, SAMPLERS, type Sampler } from './engine.js';
+import { SAMPLERS, type Sampler } from './engine.js';
 
 /**
  * A run's tables, on SharedArrayBuffers written once by the pool (fallback/cpu-engine.ts), so a range

@@ -2,7 +2,7 @@
 // integer work happens here; the tables come from src/engine/compile.ts. A draw's numbers depend only on
 // (seed, draw, stream), so any split of a draw range gives the same counters.
 
-import { buildEventTables, exponentialBits } from '../src/engine/contract/event-tables.js';
+import { eventTablesOf, exponentialBits } from '../src/engine/contract/event-tables.js';
 import {
   AWAY,
   C_ADDED_TIME,
@@ -452,27 +452,6 @@ export function simulateRange(
 }
 
 // ---- The event-driven sampler ----------------------------------------------------------------------
-
-/** The event tables of the thresholds a range runs on, built once per threshold array. */
-const eventTableCache = new WeakMap<Uint32Array, Uint32Array>();
-
-/**
- * The event tables of a threshold array, built on first use and kept while the array lives. The pool
- * builds them once per run on the host and hands them to its workers (adoptEventTables).
- */
-export function eventTablesOf(thresholds: Uint32Array): Uint32Array {
-  let tables = eventTableCache.get(thresholds);
-  if (tables === undefined) {
-    tables = buildEventTables(thresholds);
-    eventTableCache.set(thresholds, tables);
-  }
-  return tables;
-}
-
-/** Uses `tables` (buildEventTables of `thresholds`, built elsewhere) as the event tables of `thresholds`. */
-export function adoptEventTables(thresholds: Uint32Array, tables: Uint32Array): void {
-  eventTableCache.set(thresholds, tables);
-}
 
 /**
  * The same draws as simulateRange, sampled per event instead of per step: each side draws the step of

@@ -84,6 +84,14 @@ export function eventTablesOf(thresholds: Uint32Array): Uint32Array {
 }
 
 /**
+ * Takes `tables` (buildEventTables(thresholds), built elsewhere: the CPU pool builds them once on the
+ * host and shares them with its workers) as the event tables of `thresholds`.
+ */
+export function adoptEventTables(thresholds: Uint32Array, tables: Uint32Array): void {
+  eventTableCache.set(thresholds, tables);
+}
+
+/**
  * -log2(w / 2^32) in units of 2^-HAZARD_FRACTION_BITS, from u32 word w: an Exp(ln 2)-distributed hazard
  * budget (P(result > x bits) = 2^-x). Integer only (leading zeros, a table and a linear interpolation
  * between its entries, error below 2^-F bits), the same steps as the kernel's exponential_bits.
