@@ -92,7 +92,7 @@ export async function benchEngine(): Promise<BenchRow[]> {
   try {
     // Warm-up: JIT and worker start-up are not part of a run.
     for (const { engine } of engines) {
-      await engine.run(compileFixture(inputs, defaultModelParams), { draws: 20_000, seed });
+      await engine.run(compileFixtureCached(inputs, defaultModelParams), { draws: 20_000, seed });
     }
     rows.push(compileRow(inputs));
     for (const draws of DRAW_COUNTS) {
