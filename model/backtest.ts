@@ -316,7 +316,7 @@ async function checkWithEngine(
   const draws = options.engineDraws ?? 20_000;
   const picked = rated.map((_, i) => i).filter((i) => i % every === 0);
   log(`backtest: simulating ${picked.length} matches with the engine (${draws} draws each)`);
-  const forecasts = await simulateMatches(options, params, rated, picked, draws);
+  const forecasts = await simulateMatches(options, params, rated, picked, draws, log);
   const engineScored = forecasts.map(engineScoredForecast);
   const pickedMatches = picked.map((i) => rated[i]!.match);
   let maxDiff = 0;
@@ -359,13 +359,15 @@ async function simulateMatches(
   rated: readonly WalkForwardMatch[],
   picked: readonly number[],
   draws: number,
+  log: (message: string) => void,
 ): Promise<EngineForecast[]> {
   const engine = createCpuEngine(
     options.engineThreads === undefined ? {} : { threads: options.engineThreads },
   );
   const forecasts: EngineForecast[] = [];
   try {
-    for (const i of picked) {
+    for (const [k, i] of picked.entries()) {
+      if (k > 0 && k % 500 === 0) log(`backtest: ${k} of ${picked.length} matches simulated`);
       const r = rated[i]!;
       forecasts.push(
         await engineForecast(
