@@ -29,11 +29,13 @@ interface ClubRating {
  * The family's raw predictor of every match (Elo: rating difference with home advantage; pi-ratings: the
  * predicted goal difference), from the ratings as they stood before the match's day. Each competition is
  * rated on its own; a club new to it starts at the mean rating of the clubs that left it the season
- * before (the relegated clubs it replaces), else at the mean of the league.
+ * before (the relegated clubs it replaces), or `newcomerStart` of the way from there to the league's
+ * mean (0 kept: tried 0–1 on 2014/15–2017/18, docs/model.md).
  */
 export function secondRatingPredictors(
   matches: readonly LeagueMatch[],
   family: SecondRatingFamily,
+  newcomerStart = 0,
 ): Map<LeagueMatch, number> {
   const out = new Map<LeagueMatch, number>();
   const competitions = [...new Set(matches.map((m) => m.competition))].sort();
@@ -51,7 +53,7 @@ export function secondRatingPredictors(
         day = m.day;
       }
       if (m.season !== season) {
-        startSeason(ratings, lastSeasonOf, own, m.season);
+        startSeason(ratings, lastSeasonOf, own, m.season, newcomerStart);
         season = m.season;
       }
       out.set(m, predictor(ratings, m, family));
@@ -69,16 +71,20 @@ function startSeason(
   lastSeasonOf: ReadonlyMap<string, number>,
   own: readonly LeagueMatch[],
   season: number,
+  towardsLeague: number,
 ): void {
   const clubs = new Set(own.filter((m) => m.season === season).flatMap((m) => [m.home, m.away]));
   const left = [...lastSeasonOf].filter(([club, s]) => s === season - 1 && !clubs.has(club));
-  const pool = (left.length > 0 ? left.map(([c]) => c) : [...ratings.keys()]).map((c) => ratings.get(c)!);
-  const mean = (pick: (r: ClubRating) => number) =>
-    pool.length === 0 ? 0 : pool.reduce((s, r) => s + pick(r), 0) / pool.length;
+  const everyone = [...ratings.values()];
+  const pool = left.length > 0 ? left.map(([c]) => ratings.get(c)!) : everyone;
+  const mean = (clubs: readonly ClubRating[], pick: (r: ClubRating) => number, empty: number) =>
+    clubs.length === 0 ? empty : clubs.reduce((s, r) => s + pick(r), 0) / clubs.length;
+  const between = (pick: (r: ClubRating) => number, empty: number) =>
+    (1 - towardsLeague) * mean(pool, pick, empty) + towardsLeague * mean(everyone, pick, empty);
   const start: ClubRating = {
-    elo: pool.length === 0 ? 1500 : mean((r) => r.elo),
-    piHome: mean((r) => r.piHome),
-    piAway: mean((r) => r.piAway),
+    elo: between((r) => r.elo, 1500),
+    piHome: between((r) => r.piHome, 0),
+    piAway: between((r) => r.piAway, 0),
   };
   for (const club of clubs) {
     if (lastSeasonOf.get(club) !== season - 1 || !ratings.has(club)) ratings.set(club, { ...start });
