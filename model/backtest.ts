@@ -11,7 +11,7 @@ import { createCpuEngine } from '../fallback/cpu-engine.js';
 import { paramsForFixture } from '../src/engine/contract/match-inputs.js';
 import type { ModelParams } from '../src/engine/contract/model-params.js';
 import { type EngineForecast, engineForecast } from './engine-forecast.js';
-import { fitModel } from './fit-model.js';
+import { fitModel, withProfilesBefore } from './fit-model.js';
 import {
   binaryLogLoss,
   expectedCalibrationError,
@@ -188,13 +188,17 @@ export async function backtestModel(options: BacktestOptions): Promise<BacktestR
   const matches = loadLeagueMatches(options.dataDir, options.competitions);
   const competitions = [...new Set(matches.map((m) => m.competition))].sort();
   const params = options.params ?? (await fitConstants(options, firstHeldOut, log));
+  // Each held-out season's league profiles from the seasons before it (walk-forward, like the ratings).
+  const bySeason = new Map(
+    heldOutSeasons.map((season) => [season, withProfilesBefore(params, matches, season, firstHeldOut)]),
+  );
 
   log(`backtest: walk-forward ratings over seasons ${heldOutSeasons.join(', ')}`);
   const rated = walkForward(matches, { heldOutSeasons });
   log(`backtest: ${rated.length} held-out matches; model probabilities`);
   const { model, baseline, base } = heldOutForecasts(
     rated,
-    stepModelsByCompetition(params, competitions),
+    stepModelsBySeason(bySeason, competitions),
     baseRateTable(matches),
   );
   const observed = rated.map((r) => r.match);
@@ -204,7 +208,7 @@ export async function backtestModel(options: BacktestOptions): Promise<BacktestR
   let headline = model;
   const every = options.engineEvery ?? 10;
   if (every > 0) {
-    const checked = await checkWithEngine(options, params, every, { rated, model, baseline }, log);
+    const checked = await checkWithEngine(options, bySeason, every, { rated, model, baseline }, log);
     engineCheck = checked.check;
     simulated = checked.simulated;
     if (checked.everyMatch) headline = checked.scored;
@@ -226,7 +230,7 @@ export async function backtestModel(options: BacktestOptions): Promise<BacktestR
     status: qualified ? 'qualified' : 'unqualified',
     calibrated: qualified && checks.every((c) => c.pass),
     probabilities: headline === model ? 'analytic' : 'engine',
-    constants: options.params ? 'given by the caller' : `fitted on seasons before ${firstHeldOut}`,
+    constants: `${options.params ? 'given by the caller' : `fitted on seasons before ${firstHeldOut}`}; league profiles (cards, shots) of each held-out season from the three seasons before it`,
     held_out_seasons: heldOutSeasons,
     competitions,
     metrics: modelMetrics,
@@ -267,16 +271,20 @@ async function fitConstants(
 type StepRateModel = ReturnType<typeof makeStepRateModel>;
 
 /**
- * The engine's per-step probabilities for each competition: the global constants with the
- * competition's own card and shot rates (its league profile), as the engine compiles its fixtures.
+ * The engine's per-step probabilities for each competition and held-out season (key `competition
+ * season`): the global constants with that season's league profile, as the engine compiles its fixtures.
  */
-function stepModelsByCompetition(
-  params: ModelParams,
+function stepModelsBySeason(
+  bySeason: ReadonlyMap<number, ModelParams>,
   competitions: readonly string[],
 ): Map<string, StepRateModel> {
-  return new Map(
-    competitions.map((c) => [c, makeStepRateModel(paramsForFixture(params, competitionProfile(c, params)))]),
-  );
+  const out = new Map<string, StepRateModel>();
+  for (const [season, params] of bySeason) {
+    for (const c of competitions) {
+      out.set(`${c} ${season}`, makeStepRateModel(paramsForFixture(params, competitionProfile(c, params))));
+    }
+  }
+  return out;
 }
 
 /** The three forecasters' forecasts of every held-out match. */
@@ -289,7 +297,9 @@ function heldOutForecasts(
   const baseline: ScoredForecast[] = [];
   const base: ScoredForecast[] = [];
   for (const { match, model: m, baseline: b } of rated) {
-    model.push(analyticForecast(stepModels.get(match.competition)!, m.lambdaHome, m.lambdaAway));
+    model.push(
+      analyticForecast(stepModels.get(`${match.competition} ${match.season}`)!, m.lambdaHome, m.lambdaAway),
+    );
     baseline.push(dixonColesForecast(b.lambdaHome, b.lambdaAway, b.rho));
     base.push(baseRates(match));
   }
@@ -302,7 +312,7 @@ function heldOutForecasts(
  */
 async function checkWithEngine(
   options: BacktestOptions,
-  params: ModelParams,
+  bySeason: ReadonlyMap<number, ModelParams>,
   every: number,
   heldOut: HeldOutForecasts,
   log: (message: string) => void,
@@ -316,7 +326,7 @@ async function checkWithEngine(
   const draws = options.engineDraws ?? 20_000;
   const picked = rated.map((_, i) => i).filter((i) => i % every === 0);
   log(`backtest: simulating ${picked.length} matches with the engine (${draws} draws each)`);
-  const forecasts = await simulateMatches(options, params, rated, picked, draws);
+  const forecasts = await simulateMatches(options, bySeason, rated, picked, draws, log);
   const engineScored = forecasts.map(engineScoredForecast);
   const pickedMatches = picked.map((i) => rated[i]!.match);
   let maxDiff = 0;
@@ -355,18 +365,21 @@ async function checkWithEngine(
 /** The engine's forecasts of the picked held-out matches, one after another on one CPU engine. */
 async function simulateMatches(
   options: BacktestOptions,
-  params: ModelParams,
+  bySeason: ReadonlyMap<number, ModelParams>,
   rated: readonly WalkForwardMatch[],
   picked: readonly number[],
   draws: number,
+  log: (message: string) => void,
 ): Promise<EngineForecast[]> {
   const engine = createCpuEngine(
     options.engineThreads === undefined ? {} : { threads: options.engineThreads },
   );
   const forecasts: EngineForecast[] = [];
   try {
-    for (const i of picked) {
+    for (const [k, i] of picked.entries()) {
+      if (k > 0 && k % 500 === 0) log(`backtest: ${k} of ${picked.length} matches simulated`);
       const r = rated[i]!;
+      const params = bySeason.get(r.match.season)!;
       forecasts.push(
         await engineForecast(
           engine,

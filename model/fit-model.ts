@@ -305,7 +305,7 @@ function competitionSummaries(all: readonly LeagueMatch[]): {
  */
 function competitionRates(
   all: readonly LeagueMatch[],
-  global: { rates: ClubRates; bookedPlayerFactor: number },
+  global: { rates: Pick<ClubRates, 'yellow' | 'red'>; bookedPlayerFactor: number },
   secondYellows: { home: number; away: number },
 ): Record<string, CompetitionRates> {
   const out: Record<string, CompetitionRates> = {};
@@ -336,6 +336,46 @@ function competitionRates(
     };
   }
   return out;
+}
+
+/**
+ * The constants with the league profiles (card and shot rates) a fit made just before `season` would
+ * give: each league's rates over the three seasons before it, so a backtest follows the drift of shots
+ * and cards without looking at the season it reports. The global constants stay as given; they were
+ * fitted on the seasons before `constantsUntil` (their observed red-card rate, over the same ten recent
+ * seasons as `fitModel` uses, splits each league's reds into straight reds and second yellows).
+ */
+export function withProfilesBefore(
+  params: ModelParams,
+  matches: readonly LeagueMatch[],
+  season: number,
+  constantsUntil: number,
+): ModelParams {
+  const before = matches.filter((m) => m.season < season);
+  const fitted = matches.filter((m) => m.season < constantsUntil);
+  const lastFitted = Math.max(...fitted.map((m) => m.season));
+  const red = clubRates(fitted.filter((m) => m.season > lastFitted - 10)).red;
+  const straight = params.cards.straight_red_per_match;
+  const secondYellows = {
+    home: Math.max(0, red.home - straight.home),
+    away: Math.max(0, red.away - straight.away),
+  };
+  const rates = competitionRates(
+    before,
+    {
+      rates: { yellow: params.cards.yellow_per_match, red },
+      bookedPlayerFactor: params.cards.booked_player_factor,
+    },
+    secondYellows,
+  );
+  const profiles = { ...(params.league_profile ?? {}) };
+  for (const [name, own] of Object.entries(rates)) {
+    profiles[name] = {
+      ...(profiles[name] ?? {}),
+      ...Object.fromEntries(Object.entries(own).map(([k, v]) => [k, round4(v)])),
+    };
+  }
+  return { ...params, league_profile: profiles };
 }
 
 /** Without an engine measurement: the second yellows the start's constants imply (observed − straight). */

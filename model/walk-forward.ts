@@ -3,9 +3,17 @@
 // - the model's own: Dixon-Coles with time decay, a normal prior pulling thin evidence to the league
 //   average, and a goal signal that blends goals with shots on target (a shot on target is worth the
 //   league's goals per shot on target), which carries more information per match than goals alone;
+//   its rated supremacy is blended with a second rating family's (pi-ratings, second-ratings.ts);
 // - the baseline: plain Dixon-Coles, goals only, same decay, no prior.
 import type { LeagueMatch } from './league-results.js';
 import { learnNewcomerPriors } from './newcomer-prior.js';
+import {
+  blendedForecast,
+  calibratedSupremacy,
+  PI_RATINGS,
+  type SecondRatingFamily,
+  secondRatingPredictors,
+} from './second-ratings.js';
 import { newcomerTest } from './subgroups.js';
 import {
   expectedGoals,
@@ -31,6 +39,11 @@ export interface RatingConfig {
   newcomerPrior: boolean;
   /** Decay per competition where it differs from `decayPerDay` (tuned by walk-forward). */
   decayByCompetition?: Readonly<Record<string, number>>;
+  /**
+   * Ensemble with a second rating family (second-ratings.ts): the rated supremacy moved `weight` of the
+   * way towards the family's, the total of goals kept. Only the walk-forward forecasts use it.
+   */
+  ensemble?: { family: SecondRatingFamily; weight: number };
 }
 
 export const MODEL_RATINGS: RatingConfig = {
@@ -40,6 +53,7 @@ export const MODEL_RATINGS: RatingConfig = {
   shotWeight: 0.3,
   fitRho: true,
   newcomerPrior: true,
+  ensemble: { family: PI_RATINGS, weight: 0.3 },
 };
 
 const BASELINE_RATINGS: RatingConfig = {
@@ -143,6 +157,9 @@ export function walkForward(
     conversion: goalsPerShotOnTarget(before),
     newcomerPriors: modelConfig.newcomerPrior ? learnNewcomerPriors(before, firstHeldOut) : new Map(),
     isNew: newcomerTest(matches),
+    secondSupremacy: modelConfig.ensemble
+      ? calibratedSupremacy(matches, secondRatingPredictors(matches, modelConfig.ensemble.family))
+      : new Map(),
   };
   const out: WalkForwardMatch[] = [];
   const competitions = [...new Set(matches.map((m) => m.competition))].sort();
@@ -168,6 +185,8 @@ interface CompetitionContext {
   conversion: ReadonlyMap<string, number>;
   newcomerPriors: ReadonlyMap<string, TeamRating>;
   isNew: (match: LeagueMatch, team: string) => boolean;
+  /** The second rating family's expected goal difference of every match (empty without an ensemble). */
+  secondSupremacy: ReadonlyMap<LeagueMatch, number>;
 }
 
 /** A configuration with its competition's own decay, where it has one. */
@@ -205,9 +224,11 @@ function walkForwardCompetition(
     }
     const m = expectedGoals(modelFit, match.home, match.away, meanFor);
     const b = expectedGoals(baselineFit, match.home, match.away);
+    const rated = { lambdaHome: m.home, lambdaAway: m.away, rho: modelFit.rho };
+    const ensemble = modelConfig.ensemble;
     out.push({
       match,
-      model: { lambdaHome: m.home, lambdaAway: m.away, rho: modelFit.rho },
+      model: ensemble ? blendedForecast(rated, context.secondSupremacy.get(match)!, ensemble.weight) : rated,
       baseline: { lambdaHome: b.home, lambdaAway: b.away, rho: baselineFit.rho },
     });
   }

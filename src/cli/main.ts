@@ -143,8 +143,8 @@ const RUNNERS: Record<string, Runner> = {
     const orgId = required(flags.org, 'org');
     return withOperator(async (operator) => shown(creditsView(await operator.showCredits(orgId))));
   },
-  'model fit': ({ flags }) => modelCommand('fit', flags.data),
-  'model backtest': ({ flags }) => modelCommand('backtest', flags.data),
+  'model fit': ({ flags }) => modelCommand('fit', flags),
+  'model backtest': ({ flags }) => modelCommand('backtest', flags),
 };
 
 function newKeyArguments(flags: Flags) {
@@ -160,11 +160,45 @@ function newKeyArguments(flags: Flags) {
   };
 }
 
+/** A non-negative whole number given to a flag (undefined when the flag is absent). */
+function countArgument(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw usage(`--${flag} must be a non-negative whole number`);
+  return n;
+}
+
+/**
+ * The backtest's knobs from its flags (docs/model.md, "Commands and code"): engine draws per match, which
+ * matches the engine simulates (every n-th; 1 = all, 0 = none), worker threads, held-out seasons (the
+ * year each starts) and the model version the result is recorded for.
+ */
+function backtestKnobs(flags: Flags) {
+  const draws = countArgument(flags.draws, 'draws');
+  if (draws === 0) throw usage('--draws must be at least 1');
+  const threads = countArgument(flags.threads, 'threads');
+  if (threads === 0) throw usage('--threads must be at least 1');
+  const seasons = flags.seasons
+    ?.split(',')
+    .map((s) => countArgument(s.trim(), 'seasons')!)
+    .filter((s) => s > 0);
+  if (seasons?.length === 0) throw usage('--seasons must list at least one season, e.g. 2018,2019');
+  const every = countArgument(flags.every, 'every');
+  return {
+    ...(draws === undefined ? {} : { engineDraws: draws }),
+    ...(every === undefined ? {} : { engineEvery: every }),
+    ...(threads === undefined ? {} : { engineThreads: threads }),
+    ...(seasons === undefined ? {} : { heldOutSeasons: seasons }),
+    ...(flags['model-version'] === undefined ? {} : { modelVersion: flags['model-version'] }),
+  };
+}
+
 /** `model fit` and `model backtest`: offline work on ../shared/data (or --data), no database. */
-async function modelCommand(sub: 'fit' | 'backtest', data: string | undefined): Promise<Output> {
+async function modelCommand(sub: 'fit' | 'backtest', flags: Flags): Promise<Output> {
+  const knobs = sub === 'backtest' ? backtestKnobs(flags) : {};
   const { resolveDataDir } = await import('../../model/data-dir.js');
   const files = await import('../../model/model-files.js');
-  const dataDir = resolveDataDir(data);
+  const dataDir = resolveDataDir(flags.data);
   const progress = (message: string) => console.error(message);
   if (sub === 'fit') {
     const { fitModel, writeModelParams } = await import('../../model/fit-model.js');
@@ -173,7 +207,7 @@ async function modelCommand(sub: 'fit' | 'backtest', data: string | undefined): 
     return shown({ written: files.modelParamsPath(), model_version: params.model_version, report });
   }
   const { backtestModel } = await import('../../model/backtest.js');
-  const result = await backtestModel({ dataDir, onProgress: progress });
+  const result = await backtestModel({ dataDir, ...knobs, onProgress: progress });
   files.writeModelAccuracy(files.modelAccuracyPath(), result);
   return shown({ ...result });
 }

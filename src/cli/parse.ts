@@ -17,6 +17,11 @@ export const FLAGS = {
   ip: { type: 'string' },
   credits: { type: 'string' },
   data: { type: 'string' },
+  draws: { type: 'string' },
+  every: { type: 'string' },
+  threads: { type: 'string' },
+  seasons: { type: 'string' },
+  'model-version': { type: 'string' },
 } as const;
 
 export type FlagName = keyof typeof FLAGS;
@@ -75,9 +80,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     "fit the model's constants; rewrites src/engine/contract/model-params.json",
     ['data'],
   ),
-  spec('model backtest', '[--data DIR]', 'walk-forward backtest; rewrites src/engine/model-accuracy.json', [
-    'data',
-  ]),
+  spec(
+    'model backtest',
+    '[--data DIR] [--draws N] [--every N] [--threads N] [--seasons 2018,2019,...] [--model-version V]',
+    'walk-forward backtest; rewrites src/engine/model-accuracy.json',
+    ['data', 'draws', 'every', 'threads', 'seasons', 'model-version'],
+  ),
 ];
 
 export class UsageError extends Error {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { modelVersionOf } from '../../model/fit-model.js';
+import { resolveDataDir } from '../../model/data-dir.js';
+import { modelVersionOf, withProfilesBefore } from '../../model/fit-model.js';
 import { fictionalTeamRatings, type LeagueProfile, leagueProfile } from '../../model/league-profile.js';
+import { type LeagueMatch, loadLeagueMatches } from '../../model/league-results.js';
 import { defaultModelParams, type ModelParams } from '../../src/engine/contract/model-params.js';
 import { seededUniform } from '../engine/plausible-teams.js';
 
@@ -54,5 +56,41 @@ describe('modelVersionOf', () => {
     expect(modelVersionOf({ a: 1 })).toBe(modelVersionOf({ a: 1 }));
     expect(modelVersionOf({ a: 1 })).not.toBe(modelVersionOf({ a: 2 }));
     expect(modelVersionOf({ a: 1 })).toMatch(/^minute-[0-9a-f]{10}$/);
+  });
+});
+
+describe('walk-forward league profiles (withProfilesBefore)', () => {
+  const matches = loadLeagueMatches(resolveDataDir(), ['serie-a']);
+  const yellows = (ms: readonly LeagueMatch[]) =>
+    ms.reduce((s, m) => s + m.stats!.home.yellowCards, 0) / ms.length;
+
+  it("take a season's card and shot rates from the three seasons before it, never from the season itself", () => {
+    const profile = withProfilesBefore(defaultModelParams, matches, 2021, 2018).league_profile!['serie-a']!;
+    const window = matches.filter((m) => m.season >= 2018 && m.season <= 2020 && m.stats);
+    expect(profile.yellow_home).toBeCloseTo(yellows(window), 3);
+    // A changed result in the season itself leaves the profile as it was; one in the window moves it.
+    const bump = (season: number) =>
+      matches.map((m) =>
+        m.season === season && m.stats
+          ? { ...m, stats: { ...m.stats, home: { ...m.stats.home, yellowCards: 9 } } }
+          : m,
+      );
+    expect(withProfilesBefore(defaultModelParams, bump(2021), 2021, 2018).league_profile!['serie-a']).toEqual(
+      profile,
+    );
+    expect(
+      withProfilesBefore(defaultModelParams, bump(2020), 2021, 2018).league_profile!['serie-a']!.yellow_home,
+    ).toBeGreaterThan(profile.yellow_home! + 0.5);
+  });
+
+  it('follow the drift from season to season and keep the global constants', () => {
+    const early = withProfilesBefore(defaultModelParams, matches, 2018, 2018);
+    const late = withProfilesBefore(defaultModelParams, matches, 2022, 2018);
+    expect(late.league_profile!['serie-a']!.shots_per_match).not.toBeCloseTo(
+      early.league_profile!['serie-a']!.shots_per_match!,
+      1,
+    );
+    expect(late.cards).toEqual(defaultModelParams.cards);
+    expect(late.model_version).toBe(defaultModelParams.model_version);
   });
 });
