@@ -252,11 +252,14 @@ async function fetchEveryResult(api: ServiceApi, batch: SubmittedBatch): Promise
   const { base, headers } = api;
   const pending = new Set(batch.items.flatMap((item) => (item.result_url ? [item.result_url] : [])));
   while (pending.size > 0) {
-    const status = (await (
-      await fetch(`${base}/v1/simulations/batch/${batch.batch_id}`, { headers })
-    ).json()) as {
-      items: Array<{ status: string; result_url: string }>;
-    };
+    const answer = await fetch(`${base}/v1/simulations/batch/${batch.batch_id}`, { headers });
+    const status = (await answer.json()) as { items: Array<{ status: string; result_url: string }> };
+    if (answer.status === 503) {
+      // Back-pressure (the event loop lags while the worker beside the API runs): retry as advised.
+      await new Promise((r) => setTimeout(r, Number(answer.headers.get('retry-after') ?? 1) * 1000));
+      continue;
+    }
+    if (answer.status !== 200) throw new Error(`batch status: ${answer.status} ${JSON.stringify(status)}`);
     const ready = status.items.filter((item) => item.status === 'succeeded' && pending.has(item.result_url));
     await Promise.all(
       ready.map(async (item) => {
