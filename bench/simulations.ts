@@ -81,7 +81,7 @@ export async function benchSimulations(): Promise<BenchRow[]> {
     rows.push({
       ...batch,
       reference: { name: 'the CPU engine alone, same draws (runs, sample paths, documents)', value: engineS },
-      note: `ratio to the engine: ${(batch.value / engineS).toFixed(2)} (goal ≤ 1.25)`,
+      note: `${batch.note}; goal: ratio ≤ 1.25`,
     });
     return rows;
   }
@@ -223,7 +223,8 @@ async function batchRow(api: ServiceApi, batchFixtures: readonly number[]): Prom
     group: 'Simulations API',
     name: `batch ${BATCH_ITEMS} fixtures × ${BATCH_DRAWS.toLocaleString('en-US')} draws, submit → last delivery`,
     value: totalS,
-    unit: `s (submission ${(submitMs / 1000).toFixed(2)} s; ${((BATCH_ITEMS * BATCH_DRAWS) / totalS / 1e6).toFixed(2)} M draws/s end to end)`,
+    unit: 's',
+    note: `submission ${(submitMs / 1000).toFixed(2)} s (goal < 1 s); ${((BATCH_ITEMS * BATCH_DRAWS) / totalS / 1e6).toFixed(2)} M draws/s end to end`,
   };
 }
 
