@@ -88,6 +88,93 @@ export async function reserve(
   });
 }
 
+/** One hold of a reservation made for many at once (reserveMany). */
+export interface NewHold {
+  holdId: string;
+  milli: number;
+}
+
+/**
+ * Holds for many jobs at once (a batch, docs/api.md §4.5): all of them or none. Under the one account lock
+ * the whole amount is checked (a 402 names the batch's price), each hold's monthly and top-up parts are
+ * split in order as successive single reservations would split them, and the money moves by one guarded
+ * UPDATE, one INSERT of the holds and one INSERT of their ledger rows: three statements for any number.
+ */
+export async function reserveMany(
+  { sql, clock }: LedgerDeps,
+  orgId: string,
+  holds: readonly NewHold[],
+  options: Omit<ReserveOptions, 'holdId'>,
+): Promise<Hold[]> {
+  if (holds.length === 0) return [];
+  for (const hold of holds) assertPositiveMilli(hold.milli);
+  const now = clock();
+  const total = holds.reduce((sum, hold) => sum + hold.milli, 0);
+  assertPositiveMilli(total);
+  return inTransaction(sql, { tx: options.tx, onConnectionLost: 'dependency_unavailable' }, async (tx) => {
+    const account = await lockAccount(tx, orgId, now);
+    const cap = spendCapOf(account);
+    refuseUnaffordable(account, total, cap);
+    const parts = splitPrices(account, holds);
+    const monthlyTotal = parts.reduce((sum, part) => sum + part.monthlyPart, 0);
+    const topupTotal = total - monthlyTotal;
+    await guardedUpdate(
+      tx`
+        UPDATE credit_accounts
+        SET monthly_held = monthly_held + ${monthlyTotal}, topup_held = topup_held + ${topupTotal},
+            updated_at = ${now}
+        WHERE org_id = ${orgId}
+          AND monthly_remaining - monthly_held >= ${monthlyTotal}
+          AND topup_remaining - topup_held >= ${topupTotal}
+          AND spent_this_month + monthly_held + topup_held + ${total} <= ${cap}
+        RETURNING org_id`,
+      'reservation',
+    );
+    const rows = parts.map((part, ordinal) => ({
+      ordinal,
+      id: part.holdId,
+      amount: part.milli,
+      monthly_part: part.monthlyPart,
+      topup_part: part.topupPart,
+    }));
+    // The rows travel as one JSON document; each hold's `hold` entry is written from the row just
+    // inserted, in the order given (a data-modifying WITH runs to completion whether or not it is read).
+    const inserted = await tx<Hold[]>`
+      WITH r AS (
+        SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb)
+          AS r(ordinal integer, id text, amount bigint, monthly_part bigint, topup_part bigint)
+      ), new_holds AS (
+        INSERT INTO credit_holds (id, org_id, amount, monthly_part, topup_part, period_start, status,
+                                  created_at, expires_at, request_id, idempotency_key)
+        SELECT r.id, ${orgId}, r.amount, r.monthly_part, r.topup_part, ${account.periodStart}, 'pending',
+               ${now}, ${options.expiresAt ?? null}, ${options.requestId}, ${options.idempotencyKey ?? null}
+        FROM r ORDER BY r.ordinal
+        RETURNING *
+      ), entries AS (
+        INSERT INTO credit_ledger (org_id, kind, amount, monthly_delta, topup_delta, monthly_held_delta,
+                                   topup_held_delta, period_start, hold_id, request_id, idempotency_key,
+                                   created_at)
+        SELECT h.org_id, 'hold', h.amount, 0, 0, h.monthly_part, h.topup_part, h.period_start, h.id,
+               h.request_id, h.idempotency_key, h.created_at
+        FROM new_holds h JOIN r ON r.id = h.id ORDER BY r.ordinal
+      )
+      SELECT * FROM new_holds`;
+    if (inserted.length !== rows.length) throw new Error('a batch reservation wrote a partial set of holds');
+    const byId = new Map(inserted.map((hold) => [hold.id, hold]));
+    return holds.map((hold) => byId.get(hold.holdId)!);
+  });
+}
+
+/** Each hold's parts in order, as successive reservations would split them (monthly credits first). */
+function splitPrices(account: AccountRow, holds: readonly NewHold[]) {
+  let monthlyHeld = account.monthlyHeld;
+  return holds.map((hold) => {
+    const { monthlyPart, topupPart } = splitPrice({ ...account, monthlyHeld }, hold.milli);
+    monthlyHeld += monthlyPart;
+    return { ...hold, monthlyPart, topupPart };
+  });
+}
+
 export async function settle(deps: LedgerDeps, holdId: string, options: SettleOptions): Promise<Charge> {
   const now = deps.clock();
   const outcome = await inTransaction(
@@ -209,6 +296,20 @@ export async function setHoldExpiry(
   const current = await getHold(deps, holdId, options);
   if (!current) throw holdMissing(holdId);
   return current;
+}
+
+/** One end for many pending holds (a batch's cache hits, born finished together); one statement. */
+export async function setHoldsExpiry(
+  deps: LedgerDeps,
+  holdIds: readonly string[],
+  expiresAt: Date,
+  options: TransactionOption = {},
+): Promise<void> {
+  if (holdIds.length === 0) return;
+  const db = options.tx ?? deps.sql;
+  await db`
+    UPDATE credit_holds SET expires_at = ${expiresAt}
+    WHERE id = ANY(${db.array([...holdIds])}::text[]) AND status = 'pending'`;
 }
 
 export async function expireHolds({ sql, clock }: LedgerDeps, now: Date = clock(), limit = 500) {

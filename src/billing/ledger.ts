@@ -17,11 +17,14 @@ import { balance, chargeDirect, openAccount, topUp } from './charges.js';
 import {
   expireHolds,
   getHold,
+  type NewHold,
   openHolds,
   release,
   releasedHoldIds,
   reserve,
+  reserveMany,
   setHoldExpiry,
+  setHoldsExpiry,
   settle,
 } from './holds.js';
 import { checkBalanced, entries, findUnbalancedAccounts, ledgerSum } from './ledger-audit.js';
@@ -45,12 +48,20 @@ export interface Ledger {
   openAccount(orgId: string, options?: TransactionOption): Promise<Balance>;
   topUp(orgId: string, milli: number, options?: TopUpOptions): Promise<LedgerEntry>;
   reserve(orgId: string, milli: number, options: ReserveOptions): Promise<Hold>;
+  /** Holds for many jobs, all or none, in three statements (a batch); in the order given. */
+  reserveMany(
+    orgId: string,
+    holds: readonly NewHold[],
+    options: Omit<ReserveOptions, 'holdId'>,
+  ): Promise<Hold[]>;
   settle(holdId: string, options: SettleOptions): Promise<Charge>;
   release(holdId: string, reason: string, options?: ReleaseOptions): Promise<ReleaseOutcome>;
   chargeDirect(orgId: string, milli: number, options: ChargeDirectOptions): Promise<Charge>;
   balance(orgId: string, options?: TransactionOption): Promise<Balance>;
   getHold(holdId: string, options?: TransactionOption): Promise<Hold | null>;
   setHoldExpiry(holdId: string, expiresAt: Date | null, options?: TransactionOption): Promise<Hold>;
+  /** The same end for many pending holds, in one statement. */
+  setHoldsExpiry(holdIds: readonly string[], expiresAt: Date, options?: TransactionOption): Promise<void>;
   expireHolds(now?: Date, limit?: number): Promise<Hold[]>;
   /** Pending holds of every organisation: their number and milli-credits. */
   openHolds(): Promise<{ count: number; milli: number }>;
@@ -69,12 +80,14 @@ export function makeLedger({ sql, clock = () => new Date() }: { sql: Sql; clock?
     openAccount: (orgId, options) => openAccount(deps, orgId, options),
     topUp: (orgId, milli, options) => topUp(deps, orgId, milli, options),
     reserve: (orgId, milli, options) => reserve(deps, orgId, milli, options),
+    reserveMany: (orgId, holds, options) => reserveMany(deps, orgId, holds, options),
     settle: (holdId, options) => settle(deps, holdId, options),
     release: (holdId, reason, options) => release(deps, holdId, reason, options),
     chargeDirect: (orgId, milli, options) => chargeDirect(deps, orgId, milli, options),
     balance: (orgId, options) => balance(deps, orgId, options),
     getHold: (holdId, options) => getHold(deps, holdId, options),
     setHoldExpiry: (holdId, expiresAt, options) => setHoldExpiry(deps, holdId, expiresAt, options),
+    setHoldsExpiry: (holdIds, expiresAt, options) => setHoldsExpiry(deps, holdIds, expiresAt, options),
     expireHolds: (now, limit) => expireHolds(deps, now, limit),
     openHolds: () => openHolds(deps),
     releasedHoldIds: (holdIds) => releasedHoldIds(deps, holdIds),

@@ -59,6 +59,11 @@ export interface RunContext {
   progress(jobId: string, drawsDone: number): Promise<void>;
   /** Aborted when the caller cannot wait (a shutdown); jobs not yet started then get no outcome. */
   signal: AbortSignal;
+  /**
+   * Told of each job's outcome as soon as it is known, before the whole batch ends: the CPU engine
+   * finishes a pack's jobs one after another, and the worker stores each while the others still run.
+   */
+  onOutcome?: ((outcome: RunOutcome) => void) | undefined;
 }
 
 /** One outcome per job; a job that cannot run fails alone, the others run. */
@@ -176,11 +181,12 @@ function usingGpu(deps: RunnerDeps): boolean {
 
 async function runBatch(deps: RunnerDeps, jobs: EngineJob[], context: RunContext): Promise<RunOutcome[]> {
   const outcomes: RunOutcome[] = [];
+  const emit = (outcome: RunOutcome) => {
+    outcomes.push(outcome);
+    context.onOutcome?.(outcome);
+  };
   const failed = (job: EngineJob, error: unknown) =>
-    outcomes.push({
-      jobId: job.id,
-      error: { code: 'simulation_failed', message: (error as Error).message },
-    });
+    emit({ jobId: job.id, error: { code: 'simulation_failed', message: (error as Error).message } });
   // A job whose draws are out of range or whose inputs do not compile fails alone; the others run.
   const prepared = jobs.flatMap((job) => {
     try {
@@ -190,7 +196,7 @@ async function runBatch(deps: RunnerDeps, jobs: EngineJob[], context: RunContext
       return [];
     }
   });
-  const record = (item: PreparedJob, run: RunResult) => outcomes.push(recordRun(deps, item, run));
+  const record = (item: PreparedJob, run: RunResult) => emit(recordRun(deps, item, run));
   // Test keys always run on the CPU engine (docs/api.md §1: synthetic output); live jobs on the GPU when
   // ready.
   const onGpu = deps.gpu && usingGpu(deps) ? prepared.filter(({ job }) => job.mode === 'live') : [];

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { ApiError, errorBody } from '../errors.js';
-import type { IdempotencyRecord, IdempotencyStore } from '../idempotency/store.js';
+import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '../idempotency/store.js';
 import { errorResponseSchema } from './schemas/common.js';
 import { serializeThrough } from './serialize.js';
 
@@ -49,6 +49,40 @@ export interface IdempotentResponse {
   body: unknown;
   /** Sent and stored with the body (a 202's Location and Retry-After, docs/api.md §4.3). */
   headers?: Record<string, string>;
+  /** The stored result whose document ends the body: the record names it instead of copying it. */
+  document?: { resultId: number; value: unknown } | undefined;
+}
+
+/** How a route's stored documents are read back and serialised, for replays that name one. */
+export interface StoredDocuments {
+  schema: z.ZodType;
+  load(resultId: number): Promise<unknown>;
+}
+
+/**
+ * The record of a response: when its body ends with the stored document (the last field of a
+ * simulation), the body without the document's text and where it goes back; else the body as sent.
+ */
+function storedForm(
+  response: { status: number; body: string; headers: Record<string, string> },
+  document: IdempotentResponse['document'],
+  documents: StoredDocuments | undefined,
+): StoredResponse {
+  if (!document || !documents) return response;
+  const text = serializeThrough(documents.schema, document.value);
+  const at = response.body.length - text.length - 1;
+  if (at < 0 || !response.body.endsWith(`${text}}`)) return response;
+  const body = response.body.slice(0, at) + response.body.slice(at + text.length);
+  return { ...response, body, document: { resultId: document.resultId, at } };
+}
+
+/** The bytes first sent: a named document's text put back where it was. */
+async function replayBody(response: StoredResponse, documents: StoredDocuments | undefined): Promise<string> {
+  if (!response.document) return response.body;
+  if (!documents) throw new Error('a stored response names a document this route cannot read');
+  const text = serializeThrough(documents.schema, await documents.load(response.document.resultId));
+  const { at } = response.document;
+  return response.body.slice(0, at) + text + response.body.slice(at);
 }
 
 /**
@@ -63,6 +97,8 @@ export async function sendIdempotent(
     store: IdempotencyStore;
     docsUrl: string;
     schemas: Record<number, z.ZodType>;
+    /** For routes whose 200 carries a stored document (stored once, named by the record). */
+    documents?: StoredDocuments;
     run: (record: IdempotencyRecord | null) => Promise<IdempotentResponse>;
   },
 ) {
@@ -86,14 +122,16 @@ export async function sendIdempotent(
     bodyHash: requestBodyHash(request.rawBody),
   });
   if (start.kind === 'replay') {
-    const { status, body, headers } = start.response;
-    return sendJson(reply, status, body, headers, true);
+    const { status, headers } = start.response;
+    return sendJson(reply, status, await replayBody(start.response, options.documents), headers, true);
   }
   const record = start.record;
   let response: { status: number; body: string; headers: Record<string, string> };
+  let document: IdempotentResponse['document'];
   try {
     const result = await options.run(record);
     response = { status: result.status, body: serialize(result), headers: result.headers ?? {} };
+    document = result.document;
   } catch (error) {
     if (!(error instanceof ApiError)) {
       await options.store.release(record).catch(() => {});
@@ -106,6 +144,6 @@ export async function sendIdempotent(
     await options.store.complete(record, { status: error.status, headers: {}, body }).catch(() => {});
     throw error;
   }
-  await options.store.complete(record, response);
+  await options.store.complete(record, storedForm(response, document, options.documents));
   return sendJson(reply, response.status, response.body, response.headers);
 }

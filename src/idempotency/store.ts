@@ -1,6 +1,7 @@
 // Idempotency-Key records (docs/decisions.md §7): the scope is organisation + key mode + method + path + key,
-// kept 24 hours. The first response is stored as sent and replayed byte for byte; the same key with a
-// different body is a conflict; the same key while the first request runs is a retryable conflict.
+// kept 24 hours. The first response is stored as sent and replayed byte for byte (a simulation document
+// in it is stored once, in results: the record keeps the rest of the body and names the result, and the
+// HTTP layer puts the document's text back); the same key with a different body is a conflict; the same key while the first request runs is a retryable conflict.
 //
 // A 429 or 5xx is never stored: a retry runs again. If the first attempt had already created a job or
 // batch (attachJob, in the transaction that created it), the record stays with that reference so the
@@ -44,8 +45,13 @@ export interface IdempotencyRecord extends IdempotencyScope {
 export interface StoredResponse {
   status: number;
   headers: Record<string, string>;
-  /** The body exactly as sent. */
+  /** The body exactly as sent, or, with `document`, as sent without that document's text. */
   body: string;
+  /**
+   * The stored result whose document text goes back into `body` at offset `at` (one stored copy per
+   * document: the results row keeps it, the record only names it).
+   */
+  document?: { resultId: number; at: number } | undefined;
 }
 
 export type IdempotencyStart =
@@ -90,6 +96,8 @@ interface RecordRow {
   responseStatus: number | null;
   responseHeaders: Record<string, string> | null;
   responseBody: string | null;
+  responseResultId: number | null;
+  responseDocumentAt: number | null;
   createdAt: Date;
   expiresAt: Date;
 }
@@ -168,7 +176,8 @@ async function continueExisting(
       UPDATE idempotency_keys
       SET body_hash = ${attempt.bodyHash}, state = 'in_flight', attempt = ${attempt.attempt},
           locked_until = ${attempt.lockedUntil}, job_id = NULL, batch_id = NULL, response_status = NULL,
-          response_headers = NULL, response_body = NULL, created_at = ${now}, expires_at = ${attempt.expiresAt}
+          response_headers = NULL, response_body = NULL, response_result_id = NULL,
+          response_document_at = NULL, created_at = ${now}, expires_at = ${attempt.expiresAt}
       WHERE ${whereScope(tx, scope)}
       RETURNING *`;
     return { kind: 'new', record: recordFromRow(fresh!) };
@@ -180,11 +189,14 @@ async function continueExisting(
     });
   }
   if (row.state === 'complete') {
-    const response = {
+    const response: StoredResponse = {
       status: row.responseStatus!,
       headers: row.responseHeaders ?? {},
       body: row.responseBody!,
     };
+    if (row.responseResultId !== null && row.responseDocumentAt !== null) {
+      response.document = { resultId: Number(row.responseResultId), at: row.responseDocumentAt };
+    }
     return { kind: 'replay', response };
   }
   if (row.state === 'in_flight' && row.lockedUntil && row.lockedUntil.getTime() > now.getTime()) {
@@ -235,7 +247,9 @@ async function complete(
     () => deps.sql`
       UPDATE idempotency_keys
       SET state = 'complete', locked_until = NULL, response_status = ${response.status},
-          response_headers = ${JSON.stringify(response.headers)}::text::jsonb, response_body = ${response.body}
+          response_headers = ${JSON.stringify(response.headers)}::text::jsonb, response_body = ${response.body},
+          response_result_id = ${response.document?.resultId ?? null},
+          response_document_at = ${response.document?.at ?? null}
       WHERE ${whereRecord(deps.sql, record)} AND state = 'in_flight'
       RETURNING key`,
   );

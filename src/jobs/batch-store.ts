@@ -1,57 +1,13 @@
-// The statements of batch objects and lists (docs/api.md §2.6, §4.5, §4.10; docs/decisions.md §6): what a
-// submission records beside its jobs (metadata, custom ids, rejected items, submission order), the
+// The statements of batch objects and lists (docs/api.md §2.6, §4.5, §4.10; docs/decisions.md §6) after
+// submission (job-store.ts insertBatch writes a batch with its metadata, custom ids and rejected items): the
 // cancellation of a batch's queued items, its items page by page for the results stream, and the
 // organisation's jobs and batches newest first.
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { JOB_FINISHED_CHANNEL, jobColumns } from './job-store.js';
-import type { Batch, Job, JobStatus, Metadata, RejectedBatchItem } from './types.js';
+import type { Batch, Job, JobStatus } from './types.js';
 
 type Db = Sql | TransactionSql;
 type Owner = { orgId: string; mode: Job['mode'] };
-
-/** A submitted item: its job, its place in the request and the client's name for it. */
-export interface SubmittedItem {
-  jobId: string;
-  position: number;
-  customId: string | null;
-}
-
-/**
- * What a batch submission records beside its jobs, in the submitting transaction: the batch's metadata
- * and rejected items, and each job's place in the request (rejected items included), custom id and
- * metadata. One statement per table.
- */
-export async function recordBatchDetails(
-  tx: TransactionSql,
-  batchId: string,
-  details: { metadata: Metadata; rejectedItems: RejectedBatchItem[]; items: SubmittedItem[] },
-): Promise<void> {
-  await tx`
-    UPDATE batches
-    SET metadata = ${JSON.stringify(details.metadata)}::text::jsonb,
-        rejected_items = ${JSON.stringify(details.rejectedItems)}::text::jsonb
-    WHERE id = ${batchId}`;
-  const rows = details.items.map((item) => ({
-    id: item.jobId,
-    position: item.position,
-    custom_id: item.customId,
-  }));
-  await tx`
-    UPDATE jobs j
-    SET batch_position = r.position, custom_id = r.custom_id,
-        metadata = ${JSON.stringify(details.metadata)}::text::jsonb
-    FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) AS r(id text, position integer, custom_id text)
-    WHERE j.id = r.id AND j.batch_id = ${batchId}`;
-}
-
-/** A single simulation's metadata, in the transaction that creates its job. */
-export async function recordJobMetadata(
-  tx: TransactionSql,
-  jobId: string,
-  metadata: Metadata,
-): Promise<void> {
-  await tx`UPDATE jobs SET metadata = ${JSON.stringify(metadata)}::text::jsonb WHERE id = ${jobId}`;
-}
 
 /** The batch row when it belongs to `owner`; anyone else's costs what an unknown id costs. */
 export async function getOwnedBatch(db: Db, batchId: string, owner: Owner): Promise<Batch | null> {

@@ -59,7 +59,7 @@ export function holdEnd(deps: JobStoreDeps, finishedAt: Date): Date {
   return new Date(finishedAt.getTime() + deps.holdTtlSeconds * 1000);
 }
 
-function rowValues(job: NewJob & { batchPosition?: number }, now: Date) {
+function rowValues(job: NewJob, now: Date) {
   const cached = job.cachedResultId != null;
   return {
     id: job.id ?? newId('job'),
@@ -86,6 +86,8 @@ function rowValues(job: NewJob & { batchPosition?: number }, now: Date) {
     gpu_seconds_used: cached ? 0 : null,
     request_id: job.requestId,
     idempotency_key: job.idempotencyKey ?? null,
+    custom_id: job.customId ?? null,
+    metadata: job.metadata ?? null,
   };
 }
 
@@ -93,7 +95,7 @@ function rowValues(job: NewJob & { batchPosition?: number }, now: Date) {
 export async function insertJobs(
   deps: JobStoreDeps,
   tx: TransactionSql,
-  jobs: readonly (NewJob & { batchPosition?: number })[],
+  jobs: readonly NewJob[],
 ): Promise<Job[]> {
   if (jobs.length === 0) return [];
   const now = deps.clock();
@@ -102,32 +104,37 @@ export async function insertJobs(
   const rows = await tx<Job[]>`
     INSERT INTO jobs (id, org_id, mode, reservation_id, batch_id, batch_position, fixture_id, data_version, draws, seed,
                       inputs, cache_key, scope, price_milli, status, created_at, finished_at, result_id,
-                      usage_day, gpu_seconds_reserved, gpu_seconds_used, request_id, idempotency_key)
+                      usage_day, gpu_seconds_reserved, gpu_seconds_used, request_id, idempotency_key,
+                      custom_id, metadata)
     SELECT id, org_id, mode, reservation_id, batch_id, batch_position, fixture_id, data_version, draws, seed,
            COALESCE(inputs, 'null'::jsonb), cache_key, scope, price_milli, status, created_at, finished_at,
-           result_id, usage_day, gpu_seconds_reserved, gpu_seconds_used, request_id, idempotency_key
+           result_id, usage_day, gpu_seconds_reserved, gpu_seconds_used, request_id, idempotency_key,
+           custom_id, metadata
     FROM jsonb_to_recordset(${JSON.stringify(values)}::text::jsonb) AS r(
       id text, org_id text, mode text, reservation_id text, batch_id text, batch_position integer,
       fixture_id bigint,
       data_version text, draws integer, seed text, inputs jsonb, cache_key text, scope text,
       price_milli bigint, status text, created_at timestamptz, finished_at timestamptz, result_id bigint,
       usage_day date, gpu_seconds_reserved double precision, gpu_seconds_used double precision,
-      request_id text, idempotency_key text)
+      request_id text, idempotency_key text, custom_id text, metadata jsonb)
     RETURNING ${jobColumns(tx)}`;
   const byId = new Map(rows.map((row) => [row.id, row]));
   const inserted = values.map((value) => byId.get(value.id)!);
-  for (const job of inserted) {
-    if (job.status === 'succeeded' && job.mode === 'live') {
-      await deps.ledger.setHoldExpiry(job.reservationId, holdEnd(deps, job.finishedAt!), { tx });
-    }
-  }
+  // Cache hits are born finished, all at `now`: their holds get one end, in one statement.
+  const finishedHolds = inserted
+    .filter((job) => job.status === 'succeeded' && job.mode === 'live')
+    .map((job) => job.reservationId);
+  await deps.ledger.setHoldsExpiry(finishedHolds, holdEnd(deps, now), { tx });
   if (inserted.some((job) => job.status === 'queued')) {
     await tx`SELECT pg_notify(${JOBS_QUEUED_CHANNEL}, '')`;
   }
   return inserted;
 }
 
-/** A batch row and its jobs; `batchId` and `batchPosition` of the jobs are set from the batch. */
+/**
+ * A batch row (with its metadata and rejected items) and its jobs, in two statements; `batchId` of the
+ * jobs is set from the batch, `batchPosition` defaults to the job's place in `jobs`.
+ */
 export async function insertBatch(
   deps: JobStoreDeps,
   tx: TransactionSql,
@@ -135,14 +142,22 @@ export async function insertBatch(
   jobs: readonly NewJob[],
 ): Promise<{ batch: Batch; jobs: Job[] }> {
   const [created] = await tx<Batch[]>`
-    INSERT INTO batches (id, org_id, mode, draws, item_count, created_at, request_id, idempotency_key)
+    INSERT INTO batches (id, org_id, mode, draws, item_count, created_at, request_id, idempotency_key,
+                         metadata, rejected_items)
     VALUES (${batch.id ?? newId('batch')}, ${batch.orgId}, ${batch.mode}, ${batch.draws}, ${jobs.length},
-            ${deps.clock()}, ${batch.requestId}, ${batch.idempotencyKey ?? null})
+            ${deps.clock()}, ${batch.requestId}, ${batch.idempotencyKey ?? null},
+            ${JSON.stringify(batch.metadata ?? {})}::text::jsonb,
+            ${JSON.stringify(batch.rejectedItems ?? [])}::text::jsonb)
     RETURNING *`;
   const items = await insertJobs(
     deps,
     tx,
-    jobs.map((job, position) => ({ ...job, batchId: created!.id, batchPosition: position })),
+    jobs.map((job, position) => ({
+      ...job,
+      batchId: created!.id,
+      batchPosition: job.batchPosition ?? position,
+      metadata: job.metadata ?? batch.metadata ?? null,
+    })),
   );
   return { batch: created!, jobs: items };
 }

@@ -70,7 +70,7 @@ export interface JobQueue {
 
 export interface JobQueueDeps {
   sql: Sql;
-  ledger: Pick<Ledger, 'setHoldExpiry'>;
+  ledger: Pick<Ledger, 'setHoldExpiry' | 'setHoldsExpiry'>;
   clock?: () => Date;
   /** HOLD_TTL_SECONDS: how long a finished job's hold waits for delivery. */
   holdTtlSeconds: number;

@@ -88,6 +88,10 @@ export interface NewJob {
   idempotencyKey?: string | null | undefined;
   /** A cache hit: the job is born succeeded with this result and never queued. */
   cachedResultId?: number | null | undefined;
+  /** A batch item's place in the request (rejected items included). */
+  batchPosition?: number | undefined;
+  customId?: string | null | undefined;
+  metadata?: Metadata | null | undefined;
 }
 
 export interface NewBatch {
@@ -97,6 +101,9 @@ export interface NewBatch {
   draws: number;
   requestId: string;
   idempotencyKey?: string | null | undefined;
+  /** The batch's metadata, also recorded on each of its jobs. */
+  metadata?: Metadata | undefined;
+  rejectedItems?: RejectedBatchItem[] | undefined;
 }
 
 /** A batches row. */
@@ -130,7 +137,7 @@ export interface JobStoreDeps {
   /** HOLD_TTL_SECONDS: how long a finished job's hold waits for delivery. */
   holdTtlSeconds: number;
   /** A live job's hold gets its end when the job ends. */
-  ledger: Pick<Ledger, 'setHoldExpiry'>;
+  ledger: Pick<Ledger, 'setHoldExpiry' | 'setHoldsExpiry'>;
 }
 
 export function isOpenStatus(status: JobStatus): boolean {

@@ -32,6 +32,11 @@ export interface WorkerOptions {
   workerId: string;
   /** Jobs in flight at most; a claim takes up to the free slots at once. */
   concurrency?: number;
+  /**
+   * While jobs are in flight, a claim waits until this many slots are free (default a quarter of
+   * `concurrency`): the engine runs packs, and the next pack is claimed while the others still run.
+   */
+  packSize?: number;
   /** Idle wait between claims when nothing wakes the worker. */
   pollMs?: number;
   leaseMs?: number;
@@ -78,6 +83,8 @@ const silentLogger: WorkerLogger = { info() {}, warn() {}, error() {} };
 interface WorkerState extends OutcomeContext {
   runBatch: RunBatch;
   concurrency: number;
+  /** The fewest jobs a claim takes while others are in flight. */
+  packSize: number;
   pollMs: number;
   leaseMs: number;
   logger: WorkerLogger;
@@ -120,11 +127,16 @@ async function jobsToRun(state: WorkerState, jobs: Job[]): Promise<Job[]> {
   return toRun;
 }
 
-async function runEngine(state: WorkerState, jobs: Job[]): Promise<RunOutcome[]> {
+async function runEngine(
+  state: WorkerState,
+  jobs: Job[],
+  onOutcome: (outcome: RunOutcome) => void,
+): Promise<RunOutcome[]> {
   try {
     return await state.runBatch(jobs.map(engineJob), {
       progress: (jobId, drawsDone) => state.queue.progress(jobId, drawsDone, state.workerId),
       signal: state.abort.signal,
+      onOutcome,
     });
   } catch (error) {
     const jobIds = jobs.map((job) => job.id);
@@ -134,28 +146,46 @@ async function runEngine(state: WorkerState, jobs: Job[]): Promise<RunOutcome[]>
   }
 }
 
+/**
+ * Runs a claimed pack through the engine and stores each outcome as soon as the engine gives it (one
+ * after another, in the order they come), so the engine keeps running the pack's other jobs, and the
+ * packs claimed into the slots freed meanwhile, while documents are written. A job the engine gave no
+ * outcome fails when the run ends.
+ */
 async function runClaimed(state: WorkerState, jobs: Job[]): Promise<void> {
   const toRun = await jobsToRun(state, jobs);
   if (toRun.length === 0) return;
-  const outcomes = await runEngine(state, toRun);
+  const pending = new Map(toRun.map((job) => [job.id, job]));
+  let storing = Promise.resolve();
+  const store = (job: Job, outcome: RunOutcome | undefined) => {
+    pending.delete(job.id);
+    storing = storing.then(() => storeOutcome(state, job, outcome));
+  };
+  const outcomes = await runEngine(state, toRun, (outcome) => {
+    const job = pending.get(outcome.jobId);
+    if (job) store(job, outcome);
+  });
   const byJob = new Map(outcomes.map((outcome) => [outcome.jobId, outcome]));
-  for (const job of toRun) {
-    try {
-      const outcome = byJob.get(job.id);
-      const recorded = await recordOutcome(state, job, outcome);
-      state.stats[recorded]++;
-      const run =
-        outcome && 'engine' in outcome ? { engine: outcome.engine, runMs: outcome.runMs } : undefined;
-      finished(state, job, recorded, run);
-    } catch (error) {
-      // The lease runs out and the job is claimed again: the outcome is not lost for good.
-      state.logger.error(
-        { err: error, job_id: job.id, worker_id: state.workerId },
-        'could not record the outcome of a job',
-      );
-    } finally {
-      forget(state, job);
-    }
+  for (const job of [...pending.values()]) store(job, byJob.get(job.id));
+  await storing;
+}
+
+/** Records one job's outcome under its lease, frees its slot, and wakes the loop to fill it. */
+async function storeOutcome(state: WorkerState, job: Job, outcome: RunOutcome | undefined): Promise<void> {
+  try {
+    const recorded = await recordOutcome(state, job, outcome);
+    state.stats[recorded]++;
+    const run = outcome && 'engine' in outcome ? { engine: outcome.engine, runMs: outcome.runMs } : undefined;
+    finished(state, job, recorded, run);
+  } catch (error) {
+    // The lease runs out and the job is claimed again: the outcome is not lost for good.
+    state.logger.error(
+      { err: error, job_id: job.id, worker_id: state.workerId },
+      'could not record the outcome of a job',
+    );
+  } finally {
+    forget(state, job);
+    wake(state);
   }
 }
 
@@ -190,10 +220,14 @@ function track(state: WorkerState, jobs: Job[]): void {
   state.runs.add(run);
 }
 
-/** Claims up to the free slots; the number of jobs claimed. */
+/**
+ * Claims up to the free slots once a pack's worth is free (or nothing is in flight); the number of jobs
+ * claimed. Packs keep the GPU's dispatches full, and claiming while the earlier packs still run keeps
+ * the CPU engine's threads busy across packs.
+ */
 async function claimFree(state: WorkerState): Promise<number> {
   const free = state.concurrency - state.inFlight.size;
-  if (free <= 0) return 0;
+  if (free <= 0 || (free < state.packSize && state.inFlight.size > 0)) return 0;
   try {
     const jobs = await state.queue.claim(state.workerId, free, state.leaseMs);
     if (jobs.length > 0) {
@@ -212,8 +246,8 @@ async function loop(state: WorkerState): Promise<void> {
     state.woken = false;
     const claimed = await claimFree(state);
     if (state.stopping) break;
-    // Claim again at once while there was work and room; otherwise wait for a wake-up or the poll.
-    if ((claimed > 0 && state.concurrency - state.inFlight.size > 0) || state.woken) continue;
+    // Claim again at once while there was work and a pack's room; otherwise wait for a wake-up or the poll.
+    if ((claimed > 0 && state.concurrency - state.inFlight.size >= state.packSize) || state.woken) continue;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, state.pollMs);
       state.wakeLoop = () => {
@@ -314,6 +348,10 @@ export function startWorker(options: WorkerOptions): Worker {
     clock: options.clock ?? (() => new Date()),
     runBatch: options.runBatch,
     concurrency: options.concurrency ?? 4,
+    packSize: Math.max(
+      1,
+      Math.min(options.packSize ?? Math.ceil((options.concurrency ?? 4) / 4), options.concurrency ?? 4),
+    ),
     pollMs: options.pollMs ?? 1000,
     leaseMs,
     logger: options.logger ?? silentLogger,

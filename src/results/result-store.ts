@@ -93,6 +93,25 @@ export async function findCachedResult(
   return row ?? null;
 }
 
+/**
+ * The stored results of many cache keys at once (a batch's items), without their documents: cache key →
+ * result id. A shared key finds a shared result; a private key only this organisation's.
+ */
+export async function findCachedResultIds(
+  db: Sql | TransactionSql,
+  orgId: string,
+  lookups: readonly { cacheKey: string; scope: ResultScope }[],
+): Promise<Map<string, number>> {
+  if (lookups.length === 0) return new Map();
+  const rows = await db<{ id: number; cacheKey: string }[]>`
+    SELECT r.id, r.cache_key
+    FROM unnest(${db.array(lookups.map((l) => l.cacheKey))}::text[],
+                ${db.array(lookups.map((l) => l.scope))}::text[]) AS k(cache_key, scope)
+    JOIN results r ON r.cache_key = k.cache_key AND r.scope = k.scope
+                  AND (k.scope = 'shared' OR r.org_id = ${orgId})`;
+  return new Map(rows.map((row) => [row.cacheKey, row.id]));
+}
+
 export async function getResult(
   db: Sql | TransactionSql,
   resultId: number,

@@ -9,7 +9,7 @@ import { ApiError } from '../errors.js';
 import { batchJobsFrom, getOwnedBatch } from '../jobs/batch-store.js';
 import type { Batch, Job, RejectedBatchItem } from '../jobs/types.js';
 import {
-  announceDelivery,
+  announceDeliveries,
   type DeliveredSimulation,
   type DeliveryDeps,
   type DeliveryRequest,
@@ -58,7 +58,10 @@ async function* resultPages(
     const delivered = await inTransaction(deps.sql, { onConnectionLost: 'settlement_unknown' }, (tx) =>
       deliverPage(deps, request, tx, jobs),
     );
-    for (const item of delivered) if (item.kind === 'delivered') announceDelivery(deps, item.delivered);
+    announceDeliveries(
+      deps,
+      delivered.flatMap((item) => (item.kind === 'delivered' ? [item.delivered] : [])),
+    );
     const rejected = batch.rejectedItems
       .filter((item) => item.position >= from && item.position <= last)
       .map((item): BatchResultItem => ({ kind: 'rejected', item }));

@@ -113,11 +113,23 @@ export function committedOutcome(deps: DeliveryDeps, outcome: DeliveryDecision):
 
 /** After a delivery's commit: the credits metric, and the fixture list shows the new summary. */
 export function announceDelivery(deps: DeliveryDeps, delivered: DeliveredSimulation): void {
-  if (delivered.replayed) return;
-  if (delivered.delivery.creditsChargedMilli > 0)
-    deps.onCharged?.(delivered.delivery.creditsChargedMilli, true);
-  // The fixture list shows the new summary (read-cache.ts): at once here, within its lifetime elsewhere.
-  if (delivered.job.scope === 'shared' && delivered.job.mode === 'live') fixturesChanged(deps.sql);
+  announceDeliveries(deps, [delivered]);
+}
+
+/**
+ * After the commit of several deliveries (a page of a batch's results stream): each charge counted, and
+ * the fixture caches emptied once for all of them (read-cache.ts), not once per item.
+ */
+export function announceDeliveries(deps: DeliveryDeps, deliveries: readonly DeliveredSimulation[]): void {
+  let summaryChanged = false;
+  for (const delivered of deliveries) {
+    if (delivered.replayed) continue;
+    if (delivered.delivery.creditsChargedMilli > 0)
+      deps.onCharged?.(delivered.delivery.creditsChargedMilli, true);
+    if (delivered.job.scope === 'shared' && delivered.job.mode === 'live') summaryChanged = true;
+  }
+  // The fixture list shows the new summaries: at once here, within the cache's lifetime elsewhere.
+  if (summaryChanged) fixturesChanged(deps.sql);
 }
 
 /**

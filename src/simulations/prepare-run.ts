@@ -14,7 +14,7 @@ import {
 import { buildMatchInputs } from '../fixtures/match-inputs.js';
 import { TEST_KEY_MAX_DRAWS } from '../limits/plans.js';
 import type { RunPayload } from './run-payload.js';
-import { selectFixture } from './select-fixture.js';
+import { type PreloadedFixtures, selectFixture } from './select-fixture.js';
 import type { FixtureSelector, SimulationDeps } from './types.js';
 
 /** A run's non-blocking warnings: its lineups', and a test key's capped draws. */
@@ -70,9 +70,10 @@ export async function prepareRun(
   selector: FixtureSelector,
   requestedDraws: number,
   prefix: string,
+  preloaded?: PreloadedFixtures,
 ): Promise<PreparedRun> {
   const { draws, capped } = runDraws(caller, requestedDraws);
-  const fixture = await selectFixture(deps.sql, selector, prefix, deps.clock());
+  const fixture = await selectFixture(deps.sql, selector, prefix, deps.clock(), preloaded);
   const resolved = await resolveRunLineups(deps, caller, fixture, selector.lineups, prefix);
   const warnings: RunWarning[] = [...resolved.warnings, ...(capped ? ['test_draws_capped' as const] : [])];
   const match = buildMatchInputs(fixture, resolved.lineups);

@@ -1,7 +1,7 @@
 // The fixture a request names (docs/api.md §4.3): by id, or by team names and an optional day.
 import type { Sql } from '../db/connection.js';
 import { ApiError } from '../errors.js';
-import { getFixtureForSale } from '../fixtures/fixture-access.js';
+import { fixtureForSale, getFixtureForSale } from '../fixtures/fixture-access.js';
 import { findFixturesByTeams } from '../fixtures/fixture-list.js';
 import type { FixtureRecord, FixtureWithInputs } from '../fixtures/fixture-record.js';
 import { isRefreshing } from '../fixtures/freshness.js';
@@ -19,12 +19,19 @@ function parseFixtureId(value: number | string, param: string): number {
   return id;
 }
 
-/** The fixture on sale that the selector names; `prefix` is the selector's path in the request body. */
+/** Fixtures read beforehand by id (a batch reads its items' fixtures in one go); absent: not read. */
+export type PreloadedFixtures = ReadonlyMap<number, FixtureRecord | null>;
+
+/**
+ * The fixture on sale that the selector names; `prefix` is the selector's path in the request body. A
+ * fixture id found in `preloaded` is checked without another read.
+ */
 export async function selectFixture(
   sql: Sql,
   selector: FixtureSelector,
   prefix: string,
   now: Date,
+  preloaded?: PreloadedFixtures,
 ): Promise<FixtureWithInputs> {
   const param = (name: string) => (prefix ? `${prefix}.${name}` : name);
   if (selector.fixture_id !== undefined) {
@@ -34,7 +41,10 @@ export async function selectFixture(
         message: 'Send either fixture_id or home/away (and date), not both.',
       });
     }
-    return getFixtureForSale(sql, parseFixtureId(selector.fixture_id, param('fixture_id')), now);
+    const fixtureId = parseFixtureId(selector.fixture_id, param('fixture_id'));
+    const stored = preloaded?.get(fixtureId);
+    if (stored !== undefined) return fixtureForSale(stored, fixtureId, now);
+    return getFixtureForSale(sql, fixtureId, now);
   }
   for (const side of ['home', 'away'] as const) {
     if (selector[side] === undefined) {

@@ -1,7 +1,9 @@
 // The simulation use cases bound to their dependencies, as the HTTP layer calls them.
 import type { Caller } from '../accounts/caller.js';
+import { databaseRead } from '../db/transactions.js';
 import type { ListPage } from '../jobs/batch-store.js';
 import { isOpenStatus, type Job } from '../jobs/types.js';
+import { getResult } from '../results/result-store.js';
 import { openBatchResults } from './batch-results.js';
 import { batchStatus } from './batch-status.js';
 import { cancelBatch } from './cancel-batch.js';
@@ -34,6 +36,12 @@ export function makeSimulationService(deps: SimulationDeps) {
     retrieve: (ctx: CallContext, simulationId: string) => retrieveSimulation(deps, ctx, simulationId),
     listJobs: (ctx: CallContext, page: ListPage) => listSimulationJobs(deps, ctx, page),
     listBatches: (ctx: CallContext, page: ListPage) => listSimulationBatches(deps, ctx, page),
+    /** A stored result's document (an idempotent replay puts it back into the body it recorded). */
+    storedDocument: async (resultId: number) => {
+      const result = await databaseRead(() => getResult(deps.sql, resultId));
+      if (!result) throw new Error(`result ${resultId} is gone`);
+      return result.document;
+    },
   };
 }
 

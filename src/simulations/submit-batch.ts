@@ -2,13 +2,16 @@
 // before anything is reserved; an item that cannot run carries its error and the others go ahead. The
 // runnable items are admitted as one submission, held together (all or nothing) and queued as jobs. A
 // batch with no runnable item is refused whole (batch_rejected): no batch, no hold, nothing counted.
+// The work is set-based, so its cost hardly grows with the items: their fixtures are read in one
+// snapshot, their cached results in one statement, and the submitting transaction writes the holds,
+// their ledger rows, the batch and its jobs in a fixed number of statements.
 import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
-import { recordBatchDetails } from '../jobs/batch-store.js';
+import { loadFixtures } from '../fixtures/fixture-record.js';
 import { countOpenJobGroups } from '../jobs/job-store.js';
 import type { Batch, Job, NewJob, RejectedBatchItem } from '../jobs/types.js';
-import { findCachedResult } from '../results/result-store.js';
+import { findCachedResultIds } from '../results/result-store.js';
 import { assertQueueHasRoom, newJobFor, usageOrg } from './admission.js';
 import { type BatchStatus, type BatchSummary, batchStatus, summariseBatch, tallyOf } from './batch-status.js';
 import { type PreparedRun, prepareRun, runDraws } from './prepare-run.js';
@@ -70,10 +73,9 @@ export async function submitBatch(
   }
   const cachedIds = await cachedResultIds(deps, ctx, runs);
   if (runs.some((run) => !cachedIds.has(run.cacheKey))) await assertQueueHasRoom(deps);
-  const { batch, jobs } = await inTransaction(deps.sql, {}, async (tx) => {
-    const created = await reserveAndEnqueue(deps, ctx, tx, runs, cachedIds, draws);
-    return recordDetails(tx, created, request, prepared);
-  });
+  const { batch, jobs } = await inTransaction(deps.sql, {}, (tx) =>
+    reserveAndEnqueue(deps, ctx, tx, { request, prepared, cachedIds, draws }),
+  );
   let jobIndex = 0;
   const items = prepared.map((item, index): BatchItemSubmission => {
     if ('error' in item) return { kind: 'rejected', selector: request.fixtures[index]!, error: item.error };
@@ -88,33 +90,6 @@ type PreparedItem = { run: PreparedRun } | { error: ApiError };
 /** The request positions of the runnable items, in the order their jobs were created. */
 function runnablePositions(prepared: readonly PreparedItem[]): number[] {
   return prepared.flatMap((item, position) => ('run' in item ? [position] : []));
-}
-
-/**
- * Records, in the submitting transaction, what the batch keeps beside its jobs: metadata, rejected
- * items, and each job's place in the request and custom id. Returns the batch and jobs as recorded.
- */
-async function recordDetails(
-  tx: TransactionSql,
-  created: { batch: Batch; jobs: Job[] },
-  request: BatchRequest,
-  prepared: readonly PreparedItem[],
-): Promise<{ batch: Batch; jobs: Job[] }> {
-  const metadata = request.metadata ?? {};
-  const rejected = rejectedItems(request, prepared);
-  const positions = runnablePositions(prepared);
-  const jobs = created.jobs.map((job, i) => ({
-    ...job,
-    batchPosition: positions[i]!,
-    customId: request.fixtures[positions[i]!]!.custom_id ?? null,
-    metadata,
-  }));
-  await recordBatchDetails(tx, created.batch.id, {
-    metadata,
-    rejectedItems: rejected,
-    items: jobs.map((job) => ({ jobId: job.id, position: job.batchPosition, customId: job.customId })),
-  });
-  return { batch: { ...created.batch, metadata, rejectedItems: rejected }, jobs };
 }
 
 /** What a batch keeps of its rejected items (docs/api.md §4.5): they have no job. */
@@ -173,18 +148,27 @@ function refuseRepeatedSelectors(selectors: readonly FixtureSelector[]): void {
   });
 }
 
-// An item that cannot run carries its error; a 429 or a 5xx refuses the whole batch.
+// An item that cannot run carries its error; a 429 or a 5xx refuses the whole batch. The fixtures named
+// by id are read together first; an item that names its teams looks its fixture up on its own.
 async function prepareItems(
   deps: SimulationDeps,
   ctx: CallContext,
   selectors: readonly FixtureSelector[],
   requestedDraws: number,
 ): Promise<PreparedItem[]> {
+  const ids = selectors.flatMap((selector) => {
+    const id = Number(
+      typeof selector.fixture_id === 'string' ? selector.fixture_id.trim() : selector.fixture_id,
+    );
+    return Number.isSafeInteger(id) && id > 0 ? [id] : [];
+  });
+  const stored = await loadFixtures(deps.sql, ids);
+  const preloaded = new Map(ids.map((id) => [id, stored.get(id) ?? null]));
   const prepared: PreparedItem[] = [];
   for (const [index, selector] of selectors.entries()) {
     try {
       prepared.push({
-        run: await prepareRun(deps, ctx.caller, selector, requestedDraws, `fixtures.${index}`),
+        run: await prepareRun(deps, ctx.caller, selector, requestedDraws, `fixtures.${index}`, preloaded),
       });
     } catch (error) {
       if (!(error instanceof ApiError) || error.status >= 500 || error.status === 429) throw error;
@@ -194,35 +178,39 @@ async function prepareItems(
   return prepared;
 }
 
+/** Cache key → stored result id, for the runs whose result exists: one statement. */
 async function cachedResultIds(
   deps: SimulationDeps,
   ctx: CallContext,
   runs: readonly PreparedRun[],
 ): Promise<Map<string, number>> {
-  const cachedIds = new Map<string, number>();
-  for (const run of runs) {
-    if (cachedIds.has(run.cacheKey)) continue;
-    const cached = await databaseRead(() =>
-      findCachedResult(deps.sql, {
-        cacheKey: run.cacheKey,
-        scope: run.resolved.scope,
-        orgId: ctx.caller.org.id,
-      }),
-    );
-    if (cached) cachedIds.set(run.cacheKey, cached.id);
-  }
-  return cachedIds;
+  const lookups = runs.map((run) => ({ cacheKey: run.cacheKey, scope: run.resolved.scope }));
+  return databaseRead(() => findCachedResultIds(deps.sql, ctx.caller.org.id, lookups));
 }
 
+/** What the submitting transaction writes from. */
+interface BatchPlan {
+  request: BatchRequest;
+  prepared: readonly PreparedItem[];
+  cachedIds: Map<string, number>;
+  draws: number;
+}
+
+/**
+ * The submitting transaction: admission, every hold (reserveMany: all or none), the batch with its
+ * metadata and rejected items, and its jobs with their places and custom ids. Its statements do not
+ * grow with the items.
+ */
 async function reserveAndEnqueue(
   deps: SimulationDeps,
   ctx: CallContext,
   tx: TransactionSql,
-  runs: readonly PreparedRun[],
-  cachedIds: Map<string, number>,
-  draws: number,
+  plan: BatchPlan,
 ): Promise<{ batch: Batch; jobs: Job[] }> {
   const { caller } = ctx;
+  const { request, prepared, cachedIds, draws } = plan;
+  const positions = runnablePositions(prepared);
+  const runs = positions.map((position) => (prepared[position] as { run: PreparedRun }).run);
   const toRun = runs.filter((run) => !cachedIds.has(run.cacheKey));
   const admission = await deps.usage.admitSubmission(tx, {
     org: usageOrg(caller),
@@ -230,27 +218,26 @@ async function reserveAndEnqueue(
     gpuSecondsEstimates: caller.livemode ? toRun.map(() => deps.engine.estimateSeconds(draws)) : [],
     countOpenJobGroups: toRun.length > 0 ? (db) => countOpenJobGroups(db, caller.org.id) : undefined,
   });
+  const metadata = request.metadata ?? {};
   let reservedIndex = 0;
-  const newJobs: NewJob[] = runs.map((run) => {
+  const newJobs: NewJob[] = runs.map((run, i) => {
     const cachedResultId = cachedIds.get(run.cacheKey) ?? null;
     const reserved = cachedResultId === null && caller.livemode;
     return newJobFor(ctx, run, draws, {
       usageDay: admission.day,
       gpuSecondsReserved: reserved ? (admission.gpuSecondsReserved[reservedIndex++] ?? 0) : 0,
       cachedResultId,
+      batchPosition: positions[i]!,
+      customId: request.fixtures[positions[i]!]!.custom_id ?? null,
+      metadata,
     });
   });
   if (caller.livemode) {
-    // One guarded reservation per item, all in this transaction: the whole batch is covered or nothing
-    // is held.
-    for (const job of newJobs) {
-      await deps.ledger.reserve(caller.org.id, job.priceMilli, {
-        holdId: job.reservationId,
-        requestId: ctx.requestId,
-        idempotencyKey: ctx.idempotencyKey,
-        tx,
-      });
-    }
+    await deps.ledger.reserveMany(
+      caller.org.id,
+      newJobs.map((job) => ({ holdId: job.reservationId, milli: job.priceMilli })),
+      { requestId: ctx.requestId, idempotencyKey: ctx.idempotencyKey, tx },
+    );
   }
   const created = await deps.queue.enqueueBatch(
     tx,
@@ -260,6 +247,8 @@ async function reserveAndEnqueue(
       draws,
       requestId: ctx.requestId,
       idempotencyKey: ctx.idempotencyKey,
+      metadata,
+      rejectedItems: rejectedItems(request, prepared),
     },
     newJobs,
   );

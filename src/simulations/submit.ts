@@ -5,7 +5,6 @@ import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction, isTransientDatabaseError } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
-import { recordJobMetadata } from '../jobs/batch-store.js';
 import { countOpenJobGroups } from '../jobs/job-store.js';
 import type { Job } from '../jobs/types.js';
 import { findCachedResult } from '../results/result-store.js';
@@ -77,6 +76,7 @@ async function createJob(
     usageDay: admission.day,
     gpuSecondsReserved: admission.gpuSecondsReserved[0] ?? 0,
     cachedResultId,
+    metadata: request.metadata ?? null,
   });
   if (caller.livemode) {
     await deps.ledger.reserve(caller.org.id, priceOfDrawsMilli(draws), {
@@ -86,9 +86,7 @@ async function createJob(
       tx,
     });
   }
-  const enqueued = await deps.queue.enqueue(tx, newJob);
-  const created = request.metadata ? { ...enqueued, metadata: request.metadata } : enqueued;
-  if (request.metadata) await recordJobMetadata(tx, created.id, request.metadata);
+  const created = await deps.queue.enqueue(tx, newJob);
   if (ctx.idempotency) await deps.attachJob(tx, ctx.idempotency, { jobId: created.id });
   return created;
 }

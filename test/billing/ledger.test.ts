@@ -193,6 +193,87 @@ describe('holds', () => {
   });
 });
 
+describe('holds for many jobs at once (a batch)', () => {
+  it('splits each hold as successive reservations would, with one hold entry each, in order', async () => {
+    const org = await insertOrg(db.sql);
+    await ledger.topUp(org, 50_000);
+    const holds = await ledger.reserveMany(
+      org,
+      [
+        { holdId: 'res_many_a', milli: 60_000 },
+        { holdId: 'res_many_b', milli: 60_000 },
+        { holdId: 'res_many_c', milli: 10_000 },
+      ],
+      { requestId: 'req_many', idempotencyKey: 'idem-many' },
+    );
+    expect(holds.map((hold) => [hold.id, hold.monthlyPart, hold.topupPart])).toEqual([
+      ['res_many_a', 60_000, 0],
+      ['res_many_b', 40_000, 20_000],
+      ['res_many_c', 0, 10_000],
+    ]);
+    expect(holds.every((hold) => hold.status === 'pending' && hold.requestId === 'req_many')).toBe(true);
+    expect(await ledger.balance(org)).toMatchObject({ held: 130_000, available: 20_000 });
+    const entries = (await ledger.entries(org)).filter((entry) => entry.kind === 'hold');
+    expect(entries.map((entry) => [entry.holdId, entry.monthlyHeldDelta, entry.topupHeldDelta])).toEqual([
+      ['res_many_a', 60_000, 0],
+      ['res_many_b', 40_000, 20_000],
+      ['res_many_c', 0, 10_000],
+    ]);
+    expect(entries.every((entry) => entry.idempotencyKey === 'idem-many')).toBe(true);
+  });
+
+  it('refuses the whole set when it cannot all be covered, naming its price, and holds nothing', async () => {
+    const org = await insertOrg(db.sql);
+    await ledger.reserve(org, 60_000, { requestId: 'req' });
+    const error = await expectApiError(
+      ledger.reserveMany(
+        org,
+        [
+          { holdId: 'res_none_a', milli: 30_000 },
+          { holdId: 'res_none_b', milli: 10_001 },
+        ],
+        { requestId: 'req' },
+      ),
+      'balance_too_low',
+    );
+    expect(error.options.recovery).toEqual({ credits_required: 40.001, credits_available: 40 });
+    expect(await ledger.getHold('res_none_a')).toBeNull();
+    expect(await kinds(org)).toEqual(['grant', 'hold']);
+    const capped = await insertOrg(db.sql, { spendCapMilli: 10_000 });
+    await expectApiError(
+      ledger.reserveMany(
+        capped,
+        [
+          { holdId: 'res_cap_a', milli: 6_000 },
+          { holdId: 'res_cap_b', milli: 4_001 },
+        ],
+        {
+          requestId: 'req',
+        },
+      ),
+      'max_credits_exceeded',
+    );
+    expect((await ledger.balance(capped)).held).toBe(0);
+  });
+
+  it('gives many holds one end in one statement, leaving settled ones alone', async () => {
+    const org = await insertOrg(db.sql);
+    const [a, b] = await ledger.reserveMany(
+      org,
+      [
+        { holdId: 'res_end_a', milli: 1_000 },
+        { holdId: 'res_end_b', milli: 1_000 },
+      ],
+      { requestId: 'req' },
+    );
+    await ledger.settle(b!.id, { requestId: 'req' });
+    const end = new Date(clock().getTime() + HOUR_MS);
+    await ledger.setHoldsExpiry([a!.id, b!.id], end);
+    expect((await ledger.getHold(a!.id))?.expiresAt?.toISOString()).toBe(end.toISOString());
+    expect((await ledger.getHold(b!.id))?.expiresAt).toBeNull();
+  });
+});
+
 describe('settlement', () => {
   it('turns the hold into one charge, monthly credits first', async () => {
     const org = await insertOrg(db.sql);

@@ -40,6 +40,38 @@ describe('simulations with a running worker', () => {
   });
   afterAll(async () => t.close());
 
+  it('keeps an idempotent 200 without a copy of its document and replays it byte for byte', async () => {
+    const { auth, orgId } = await t.newOrg({ plan: 'plus' });
+    const headers = { 'idempotency-key': 'document-once' };
+    for (const draws of [1300, 1300]) {
+      // The first runs and waits for its run; the second is a cache hit: both 200s name a stored result.
+      const key = { 'idempotency-key': `document-once-${draws}-${Math.random()}` };
+      const response = await post(t, '/v1/simulations', auth, { fixture_id: FX.upcoming, draws }, key);
+      expect(response.statusCode, response.body).toBe(200);
+      const replay = await post(t, '/v1/simulations', auth, { fixture_id: FX.upcoming, draws }, key);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.body).toBe(response.body);
+    }
+    const first = await post(t, '/v1/simulations', auth, { fixture_id: FX.upcoming, draws: 1300 }, headers);
+    expect(first.statusCode, first.body).toBe(200);
+    const [record] = await t.db.sql<
+      { responseBody: string; responseResultId: number | null; responseDocumentAt: number | null }[]
+    >`
+      SELECT response_body, response_result_id, response_document_at FROM idempotency_keys
+      WHERE org_id = ${orgId} AND key = 'document-once'`;
+    // One stored copy: the record holds the body without the document and names the result it is in.
+    const documentText = JSON.stringify(first.json().simulation);
+    expect(record!.responseResultId).not.toBeNull();
+    expect(record!.responseBody).toHaveLength(first.body.length - documentText.length);
+    expect(record!.responseBody).not.toContain(documentText.slice(0, 200));
+    const [result] = await t.db.sql<{ id: number }[]>`
+      SELECT id FROM results WHERE id = ${record!.responseResultId}`;
+    expect(result).toBeDefined();
+    const again = await post(t, '/v1/simulations', auth, { fixture_id: FX.upcoming, draws: 1300 }, headers);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toBe(first.body);
+  });
+
   it('delivers a simulation within the wait, charges draws/1000 credits and writes a receipt', async () => {
     const { auth, orgId } = await t.newOrg({ plan: 'plus' });
     const response = await post(t, '/v1/simulations', auth, { fixture_id: FX.upcoming, draws: 2000 });

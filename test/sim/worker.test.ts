@@ -81,6 +81,44 @@ describe('worker', () => {
     expect(runner.stats).toMatchObject({ claimed: 3, completed: 3, dropped: 0 });
   });
 
+  it('stores each outcome as the engine gives it, and claims the next pack while the first still runs', async () => {
+    const org = await insertOrg(db.sql);
+    // Inputs no other test ran, so no job is answered from the result cache.
+    const jobs = await Promise.all([1, 2, 3].map((n) => submitJob(parts, org, { inputs: { pack: n } })));
+    const later = await Promise.all([4, 5].map((n) => submitJob(parts, org, { inputs: { pack: n } })));
+    const release = deferred();
+    const packs: string[][] = [];
+    const engine = deterministicEngine();
+    worker({
+      workerId: 'pipelined',
+      concurrency: 3,
+      packSize: 1,
+      // The first pack's first job is given at once; the rest of that pack waits for the test.
+      runBatch: async (pack, context) => {
+        packs.push(pack.map((job) => job.id));
+        if (packs.length > 1) return engine(pack, context);
+        const [first] = await engine(pack.slice(0, 1), context);
+        context.onOutcome?.(first!);
+        await release.promise;
+        return [first!, ...(await engine(pack.slice(1), context))];
+      },
+    });
+    try {
+      // Its first job stored, and its slot given to another job of the queue, while the pack still runs.
+      await waitUntil(async () => packs.length > 0, 'a first pack');
+      const [early, stillRunning] = packs[0]!;
+      expect((await parts.queue.waitFor(early!, 10_000))?.status).toBe('succeeded');
+      await waitUntil(async () => packs.length > 1, 'a second pack claimed into the freed slot');
+      expect(packs[0]).not.toContain(packs[1]![0]);
+      expect((await parts.queue.get(stillRunning!))?.status).toBe('running');
+    } finally {
+      release.resolve();
+    }
+    const done = await Promise.all([...jobs, ...later].map((job) => parts.queue.waitFor(job.id, 10_000)));
+    expect(done.map((job) => job?.status)).toEqual(Array(5).fill('succeeded'));
+    for (const job of done) expect(await getResult(db.sql, job!.resultId!)).not.toBeNull();
+  });
+
   it('engine failures fail their jobs; a thrown engine error fails the whole claim', async () => {
     const org = await insertOrg(db.sql);
     const bad = await submitJob(parts, org, { inputs: { bad: true } });

@@ -3,6 +3,7 @@
 // idempotency, call the simulation use cases and send their views through the route's schemas.
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { simulationDocumentSchema } from '../../engine/document.js';
 import type { ErrorCode } from '../../errors.js';
 import type { IdempotencyRecord } from '../../idempotency/store.js';
 import type { CallContext } from '../../simulations/types.js';
@@ -24,7 +25,9 @@ import {
   batchStatusView,
   batchView,
   jobOutcomeView,
+  jobView,
   quoteView,
+  simulationView,
   withResultUrl,
 } from '../views/simulations.js';
 
@@ -136,6 +139,10 @@ function registerRun(app: App, routing: SimulationRouting) {
         store: routing.deps.services.idempotency,
         docsUrl: routing.deps.config.docsUrl,
         schemas: { 200: simulationSchema, 202: jobSchema },
+        documents: {
+          schema: simulationDocumentSchema,
+          load: (resultId) => routing.deps.services.simulations.storedDocument(resultId),
+        },
         run: async (record) => {
           const outcome = await routing.deps.services.simulations
             .submit(callContext(request, record), request.body)
@@ -144,8 +151,17 @@ function registerRun(app: App, routing: SimulationRouting) {
             });
           const job = outcome.kind === 'delivered' ? outcome.delivered.job : outcome.job;
           logAbout(request, { job_id: job.id });
-          const view = jobOutcomeView(outcome);
-          return view.status === 202 ? { ...view, headers: pendingHeaders(view.body) } : view;
+          if (outcome.kind === 'pending') {
+            const body = jobView(outcome.job, outcome.retryAfterSeconds);
+            return { status: 202, body, headers: pendingHeaders(body) };
+          }
+          // The document is stored once (results): an idempotency record names it instead of copying it.
+          const { result } = outcome.delivered;
+          return {
+            status: 200,
+            body: simulationView(outcome.delivered),
+            document: { resultId: result.id, value: result.document },
+          };
         },
       });
     },

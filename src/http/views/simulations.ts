@@ -49,7 +49,7 @@ function reservedMilli(job: Job): number {
   return job.mode === 'live' && open ? job.priceMilli : 0;
 }
 
-function jobView(job: Job, retryAfterSeconds: number) {
+export function jobView(job: Job, retryAfterSeconds: number) {
   const payload = job.inputs as RunPayload | null;
   return {
     object: 'simulation_job' as const,
