@@ -403,7 +403,8 @@ describe('simulations without a worker (jobs stay queued)', () => {
       draws: 60_000,
       fixtures: [{ fixture_id: FX.upcoming }, { fixture_id: FX.unlabelled }],
     });
-    expectError(batch, 402, 'balance_too_low');
+    // The recovery names the price of every runnable item together (docs/api.md §4.5): 2 × 60,000 draws.
+    expect(expectError(batch, 402, 'balance_too_low').recovery.credits_required).toBe(120);
     expect((await t.services.ledger.balance(orgId)).held).toBe(0);
   });
 
