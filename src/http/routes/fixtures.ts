@@ -17,6 +17,8 @@ import {
   noQuery,
   squadsSchema,
 } from '../schemas/fixtures.js';
+import { sendSerialized } from '../serialize.js';
+import { fixtureListBody } from '../views/fixture-list-page.js';
 import { expectedLineupView, fixtureListView, squadsView } from '../views/fixtures.js';
 
 const DAY_MS = 86_400_000;
@@ -71,7 +73,7 @@ function registerFixtureList(app: App, deps: AppDeps, cache: FixtureReadCache) {
         response: { 200: fixtureListSchema },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const query = request.query;
       const now = deps.clock();
       const window = listWindow(query, now);
@@ -85,7 +87,8 @@ function registerFixtureList(app: App, deps: AppDeps, cache: FixtureReadCache) {
         state: query.state,
         onSaleAt: query.status === 'fresh' ? now : undefined,
       });
-      return fixtureListView(list, now);
+      // Already serialised through fixtureListSchema (views/fixture-list-page.ts).
+      return sendSerialized(reply, fixtureListBody(list, now));
     },
   );
 }
