@@ -18,8 +18,8 @@ import {
   squadsSchema,
 } from '../schemas/fixtures.js';
 import { sendSerialized } from '../serialize.js';
-import { fixtureListBody } from '../views/fixture-list-page.js';
-import { expectedLineupView, fixtureListView, squadsView } from '../views/fixtures.js';
+import { fixtureListBody, squadsBody } from '../views/fixture-pages.js';
+import { expectedLineupView, fixtureListView } from '../views/fixtures.js';
 
 const DAY_MS = 86_400_000;
 /** What reading one fixture can answer (src/fixtures/fixture-access.ts). */
@@ -87,7 +87,7 @@ function registerFixtureList(app: App, deps: AppDeps, cache: FixtureReadCache) {
         state: query.state,
         onSaleAt: query.status === 'fresh' ? now : undefined,
       });
-      // Already serialised through fixtureListSchema (views/fixture-list-page.ts).
+      // Already serialised through fixtureListSchema (views/fixture-pages.ts).
       return sendSerialized(reply, fixtureListBody(list, now));
     },
   );
@@ -108,10 +108,12 @@ function registerSquads(app: App, deps: AppDeps, cache: FixtureReadCache) {
         response: { 200: squadsSchema },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const now = deps.clock();
       const fixtureId = request.params.fixture_id;
-      return squadsView(readableFixture(await cache.fixture(fixtureId), fixtureId, now), now);
+      const fixture = readableFixture(await cache.fixture(fixtureId), fixtureId, now);
+      // Already serialised through squadsSchema (views/fixture-pages.ts).
+      return sendSerialized(reply, squadsBody(fixture, now));
     },
   );
 }
