@@ -48,6 +48,9 @@ export function registerCreditRoutes(app: App, deps: AppDeps) {
     '/v1/credits',
     {
       config: { access: 'api', rateGroup: 'data' },
+      // Its body (and any error it answers) stays far below the 1 KiB from which bodies are compressed
+      // (docs/api.md §1): @fastify/compress's hooks would only decide not to, on every poll.
+      compress: false,
       schema: {
         operationId: 'getCreditBalance',
         summary: 'Read the credit balance, plan tier and limits',
