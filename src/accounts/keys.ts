@@ -1,5 +1,5 @@
 // API keys (docs/decisions.md §1): `ms_live_…` / `ms_test_…` secrets shown once, stored as SHA-256 hashes.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import type { Sql } from '../db/connection.js';
 import { databaseRead, databaseWrite } from '../db/transactions.js';
@@ -16,8 +16,9 @@ const SECRET_RANDOM_LENGTH = 40;
 /** Well formed: the prefix of a mode and at least 32 base62 characters (docs/decisions.md §1). */
 export const SECRET_PATTERN = /^ms_(live|test)_[0-9A-Za-z]{32,128}$/;
 
+// Every authenticated request hashes its key: the one-shot hash, without a Hash object per call.
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 export interface ApiKey {

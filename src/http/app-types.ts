@@ -12,6 +12,7 @@ import type { ErrorCode } from '../errors.js';
 import type { WindowCounter } from '../limits/window-counter.js';
 import type { Metrics } from './metrics.js';
 import type { Lifecycle } from './readiness.js';
+import type { RouteFacts } from './route-of.js';
 import type { Services } from './services.js';
 
 export type RateGroup = 'data' | 'simulations';
@@ -22,6 +23,8 @@ declare module 'fastify' {
     auth: Caller | null;
     /** The JSON body as received: idempotency and the loop guard compare exact bytes. */
     rawBody: string | undefined;
+    /** The route's url and config, read once (route-of.ts); null until first asked. */
+    route: RouteFacts | null;
   }
   interface FastifyContextConfig {
     /** Who may call: anyone (docs, health), an API key, or an operator with ADMIN_TOKEN. */

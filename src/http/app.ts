@@ -9,7 +9,6 @@ import Fastify, { LogController } from 'fastify';
 import {
   createJsonSchemaTransform,
   createJsonSchemaTransformObject,
-  serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
@@ -24,6 +23,7 @@ import { installBackPressure } from './back-pressure.js';
 import { installErrorHandling } from './error-handler.js';
 import { recordDocumentedRoutes } from './openapi/documents.js';
 import { makeLifecycle } from './readiness.js';
+import { routeOf } from './route-of.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerCreditRoutes } from './routes/credits.js';
 import { registerDocsRoutes } from './routes/docs.js';
@@ -33,6 +33,7 @@ import { registerPlaygroundRoutes } from './routes/playground.js';
 import { registerSimulationReadRoutes } from './routes/simulation-reads.js';
 import { registerSimulationRoutes } from './routes/simulations.js';
 import { wireSchemas } from './schemas/registry.js';
+import { responseSerializerCompiler } from './serialize.js';
 import { serverBounds } from './server-bounds.js';
 
 export type { App, AppDeps } from './app-types.js';
@@ -65,9 +66,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  app.setSerializerCompiler(responseSerializerCompiler);
   app.decorateRequest('auth', null);
   app.decorateRequest('rawBody', undefined);
+  app.decorateRequest('route', null);
   installJsonParser(app);
   installErrorHandling(app, config.docsUrl);
   const keyCache = await makeKeyCache(deps.db);
@@ -80,6 +82,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(swagger, openApiOptions());
   // Bodies of 1 KiB and more leave compressed when the client accepts it (docs/api.md §1): brotli at a
   // quality cheap enough to run per response, else gzip.
+  // A GET carries no body, so its requests skip @fastify/compress's request-decompression hook.
+  app.addHook('onRoute', (route) => {
+    if (route.method === 'GET' || route.method === 'HEAD') route.decompress = false;
+  });
   await app.register(compress, {
     encodings: ['br', 'gzip'],
     threshold: 1024,
@@ -131,20 +137,23 @@ function installRequestHooks(app: App, deps: AppDeps, keyCache: KeyCache): void 
     adminToken: deps.config.ADMIN_TOKEN,
   });
   app.addHook('onRequest', async (request) => {
-    const routeConfig = request.routeOptions.config;
-    if (routeConfig.access === 'api') {
-      request.auth = await authenticator.authenticate(request, routeConfig.scope ?? null);
-    } else if (routeConfig.access === 'admin') {
+    const { config } = routeOf(request);
+    if (config.access === 'api') {
+      request.auth = await authenticator.authenticate(request, config.scope ?? null);
+    } else if (config.access === 'admin') {
       await authenticator.authenticateAdmin(request);
     }
   });
 
-  app.addHook('onSend', async (request, reply) => {
+  // Callback hooks where nothing is awaited: no promise per request.
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('Request-Id', request.id);
+    done(null, payload);
   });
 
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched';
+  app.addHook('onResponse', (request, reply, done) => {
+    const { url, config } = routeOf(request);
+    const route = url ?? 'unmatched';
     deps.metrics.observeRequest(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
     const line = {
       method: request.method,
@@ -154,8 +163,9 @@ function installRequestHooks(app: App, deps: AppDeps, keyCache: KeyCache): void 
       org_id: request.auth?.org.id,
     };
     // Probes come every few seconds from load balancers and scrapers: debug, not info.
-    if (request.routeOptions.config.probe) request.log.debug(line, 'request');
+    if (config.probe) request.log.debug(line, 'request');
     else request.log.info(line, 'request');
+    done();
   });
 }
 
@@ -166,10 +176,10 @@ async function installRateLimits(app: App, deps: AppDeps): Promise<void> {
     hook: 'preValidation',
     timeWindow: 60_000,
     ...(deps.redis ? { redis: deps.redis, nameSpace: 'matchsim:rpm:' } : {}),
-    allowList: (request) => !request.auth || !request.routeOptions.config.rateGroup,
-    keyGenerator: (request) => `${request.auth?.org.id}:${request.routeOptions.config.rateGroup}`,
+    allowList: (request) => !request.auth || !routeOf(request).config.rateGroup,
+    keyGenerator: (request) => `${request.auth?.org.id}:${routeOf(request).config.rateGroup}`,
     max: (request) => {
-      const group = request.routeOptions.config.rateGroup;
+      const group = routeOf(request).config.rateGroup;
       if (!request.auth || !group) return Number.MAX_SAFE_INTEGER;
       return limitsFor(request.auth.org)[RATE_LIMIT_BY_GROUP[group]];
     },
@@ -179,7 +189,7 @@ async function installRateLimits(app: App, deps: AppDeps): Promise<void> {
       'x-ratelimit-reset': true,
     },
     errorResponseBuilder: (request, context) => {
-      const group = request.routeOptions.config.rateGroup ?? 'data';
+      const group = routeOf(request).config.rateGroup ?? 'data';
       const rule = RATE_LIMIT_BY_GROUP[group];
       const error = new ApiError('rate_limited', {
         message: `More than ${context.max} requests per minute (${rule}).`,

@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 import type { App, AppDeps } from './app-types.js';
 import type { Lifecycle } from './readiness.js';
+import { routeOf } from './route-of.js';
 
 /** Retry advice of a refusal for event-loop delay: a second or two lets a burst pass. */
 const PRESSURE_RETRY_AFTER_SECONDS = 2;
@@ -16,20 +17,23 @@ const PRESSURE_RETRY_AFTER_SECONDS = 2;
 const CLOSING_RETRY_AFTER_SECONDS = 1;
 
 export async function installBackPressure(app: App, deps: AppDeps, lifecycle: Lifecycle): Promise<void> {
-  app.addHook('onRequest', async (request, reply) => {
-    if (!lifecycle.closing || request.routeOptions.config.probe) return;
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!lifecycle.closing || routeOf(request).config.probe) return done();
     deps.metrics.countRefusal('shutting_down');
     reply.header('Connection', 'close');
-    throw new ApiError('dependency_unavailable', {
-      message: 'This instance is shutting down; retry the request.',
-      retryAfterSeconds: CLOSING_RETRY_AFTER_SECONDS,
-    });
+    done(
+      new ApiError('dependency_unavailable', {
+        message: 'This instance is shutting down; retry the request.',
+        retryAfterSeconds: CLOSING_RETRY_AFTER_SECONDS,
+      }),
+    );
   });
   // From the readiness flip on, every answer ends its connection: clients then hold no idle keep-alive
   // connection to this instance when the listener closes, which would race a request sent on it just
   // as the server drops idle connections (the client would see a reset, not an answer).
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (lifecycle.draining) reply.header('Connection', 'close');
+    done(null, payload);
   });
 
   const maxEventLoopDelay = deps.config.MAX_EVENT_LOOP_DELAY_MS;
@@ -39,7 +43,7 @@ export async function installBackPressure(app: App, deps: AppDeps, lifecycle: Li
     ...(deps.pressureSampleMs ? { sampleInterval: deps.pressureSampleMs } : {}),
     // Returning a rejected promise hands the refusal to the error handler (the error object of §7).
     pressureHandler: (request: FastifyRequest, _reply: FastifyReply, type: string, value?: number) => {
-      if (request.routeOptions.config.probe) return undefined;
+      if (routeOf(request).config.probe) return undefined;
       deps.metrics.countRefusal('event_loop_delay');
       request.log.warn({ pressure: type, value }, 'refused under pressure');
       return Promise.reject(

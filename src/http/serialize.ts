@@ -1,8 +1,40 @@
 // Responses leave through their route's zod schema, so /openapi.json is what the wire carries. Fastify
-// does this for bodies a handler returns; these are the bodies sent as bytes (idempotent replays, errors).
-import type { z } from 'zod';
+// does this for bodies a handler returns (responseSerializerCompiler); serializeThrough does it for the
+// bodies sent as bytes (idempotent replays, errors, cached pages).
+
+import fastJson from 'fast-json-stringify';
+import type { FastifyReply, FastifySerializerCompiler } from 'fastify';
+import { serializerCompiler as zodSerializerCompiler } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 
 /** A body as its schema serialises it: what is sent and, for idempotent routes, stored. */
 export function serializeThrough(schema: z.ZodType, body: unknown): string {
   return JSON.stringify(schema.parse(body));
 }
+
+/** Sends JSON that already went through the route's schema: Fastify sends such a string as it is. */
+export function sendSerialized(reply: FastifyReply, json: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(json);
+}
+
+const compiledSchemas = new WeakSet<z.ZodType>();
+
+/**
+ * Marks a response schema of a hot route, sent many times a second with a body built by typed code:
+ * its body is written by a serializer compiled once from the schema's JSON Schema (fast-json-stringify,
+ * Fastify's own), not checked field by field through zod on each response. The schema stays the one
+ * source: the same fields, in the same order, and what /openapi.json documents. A missing field or a
+ * value that is not a finite number still fails the response.
+ */
+export function compiledSerializer<T extends z.ZodType>(schema: T): T {
+  compiledSchemas.add(schema);
+  return schema;
+}
+
+type ZodRoute = Parameters<typeof zodSerializerCompiler>[0];
+
+export const responseSerializerCompiler: FastifySerializerCompiler<z.ZodType> = (route) => {
+  if (!compiledSchemas.has(route.schema)) return zodSerializerCompiler(route as ZodRoute);
+  const jsonSchema = z.toJSONSchema(route.schema, { io: 'output', target: 'draft-7' });
+  return fastJson(jsonSchema as Parameters<typeof fastJson>[0]);
+};

@@ -6,37 +6,41 @@ import { nextPeriodStart } from '../../billing/billing-period.js';
 import { limitsFor, monthlyAllowanceMilli, PLAN_TERMS } from '../../limits/plans.js';
 import type { App, AppDeps } from '../app-types.js';
 import { named } from '../schemas/registry.js';
+import { compiledSerializer } from '../serialize.js';
 
-const creditBalanceSchema = named(
-  'CreditBalance',
-  z
-    .object({
-      object: z.literal('credit_balance'),
-      livemode: z.boolean(),
-      total: z.number().describe('Available credits: monthly remaining + top-up remaining − active holds.'),
-      usage_tier: z.number().int(),
-      plan: z.enum(['plus', 'pro']),
-      held: z.number().describe('Credits held by reservations of jobs not yet delivered.'),
-      monthly: z.object({
-        remaining: z.number(),
-        allowance: z.number(),
-        resets_at: z.string().describe('Next reset of the monthly allowance, ISO 8601 UTC.'),
-      }),
-      topup: z.object({ remaining: z.number() }),
-      limits: z.object({
-        data_rpm: z.number(),
-        simulations_rpm: z.number(),
-        concurrent_simulations: z.number(),
-        batches_per_day: z.number(),
-        submissions_per_day: z.number(),
-        gpu_seconds_per_day: z.number(),
-      }),
-      spend_cap: z.object({
-        credits: z.number().describe('Most credits that may be charged in one UTC month.'),
-        spent_this_month: z.number(),
-      }),
-    })
-    .describe("The organisation's credit balance, plan tier and limits (docs/api.md §2.1)."),
+// Read many times a second by clients that poll it: written by a compiled serializer (serialize.ts).
+export const creditBalanceSchema = compiledSerializer(
+  named(
+    'CreditBalance',
+    z
+      .object({
+        object: z.literal('credit_balance'),
+        livemode: z.boolean(),
+        total: z.number().describe('Available credits: monthly remaining + top-up remaining − active holds.'),
+        usage_tier: z.number().int(),
+        plan: z.enum(['plus', 'pro']),
+        held: z.number().describe('Credits held by reservations of jobs not yet delivered.'),
+        monthly: z.object({
+          remaining: z.number(),
+          allowance: z.number(),
+          resets_at: z.string().describe('Next reset of the monthly allowance, ISO 8601 UTC.'),
+        }),
+        topup: z.object({ remaining: z.number() }),
+        limits: z.object({
+          data_rpm: z.number(),
+          simulations_rpm: z.number(),
+          concurrent_simulations: z.number(),
+          batches_per_day: z.number(),
+          submissions_per_day: z.number(),
+          gpu_seconds_per_day: z.number(),
+        }),
+        spend_cap: z.object({
+          credits: z.number().describe('Most credits that may be charged in one UTC month.'),
+          spent_this_month: z.number(),
+        }),
+      })
+      .describe("The organisation's credit balance, plan tier and limits (docs/api.md §2.1)."),
+  ),
 );
 
 export function registerCreditRoutes(app: App, deps: AppDeps) {
@@ -44,6 +48,9 @@ export function registerCreditRoutes(app: App, deps: AppDeps) {
     '/v1/credits',
     {
       config: { access: 'api', rateGroup: 'data' },
+      // Its body (and any error it answers) stays far below the 1 KiB from which bodies are compressed
+      // (docs/api.md §1): @fastify/compress's hooks would only decide not to, on every poll.
+      compress: false,
       schema: {
         operationId: 'getCreditBalance',
         summary: 'Read the credit balance, plan tier and limits',

@@ -17,7 +17,9 @@ import {
   noQuery,
   squadsSchema,
 } from '../schemas/fixtures.js';
-import { expectedLineupView, fixtureListView, squadsView } from '../views/fixtures.js';
+import { sendSerialized } from '../serialize.js';
+import { fixtureListBody, squadsBody } from '../views/fixture-pages.js';
+import { expectedLineupView, fixtureListView } from '../views/fixtures.js';
 
 const DAY_MS = 86_400_000;
 /** What reading one fixture can answer (src/fixtures/fixture-access.ts). */
@@ -71,7 +73,7 @@ function registerFixtureList(app: App, deps: AppDeps, cache: FixtureReadCache) {
         response: { 200: fixtureListSchema },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const query = request.query;
       const now = deps.clock();
       const window = listWindow(query, now);
@@ -85,7 +87,8 @@ function registerFixtureList(app: App, deps: AppDeps, cache: FixtureReadCache) {
         state: query.state,
         onSaleAt: query.status === 'fresh' ? now : undefined,
       });
-      return fixtureListView(list, now);
+      // Already serialised through fixtureListSchema (views/fixture-pages.ts).
+      return sendSerialized(reply, fixtureListBody(list, now));
     },
   );
 }
@@ -105,10 +108,12 @@ function registerSquads(app: App, deps: AppDeps, cache: FixtureReadCache) {
         response: { 200: squadsSchema },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const now = deps.clock();
       const fixtureId = request.params.fixture_id;
-      return squadsView(readableFixture(await cache.fixture(fixtureId), fixtureId, now), now);
+      const fixture = readableFixture(await cache.fixture(fixtureId), fixtureId, now);
+      // Already serialised through squadsSchema (views/fixture-pages.ts).
+      return sendSerialized(reply, squadsBody(fixture, now));
     },
   );
 }
