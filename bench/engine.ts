@@ -1,12 +1,21 @@
 // CPU engine throughput: the full model (compile, draws, sample paths, document) on one thread and on
 // all cores, beside a naive per-minute Bernoulli goal simulator in plain JavaScript measured in the same
-// run. Goal of the issue: 1,000,000 draws of the full model in under 1 s of wall time on 2 cores.
+// run, and the per-step sampler the engine replaced (test/engine/per-step-reference.ts, one thread).
+// Goal of the issue: 1,000,000 draws of the full model in under 1 s of wall time on 2 cores.
 import { availableParallelism } from 'node:os';
 import { createCpuEngine } from '../fallback/cpu-engine.js';
-import { recordSamplePaths } from '../fallback/engine.js';
+import { recordSamplePaths, type SamplePath } from '../fallback/engine.js';
 import { compileFixture, compileFixtureCached } from '../src/engine/compile.js';
+import {
+  COUNTER_WORDS,
+  type CompiledFixture,
+  type EngineSeed,
+  finalizeCounters,
+} from '../src/engine/contract/layout.js';
 import { defaultModelParams } from '../src/engine/contract/model-params.js';
+import type { EngineRun } from '../src/engine/contract/run.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from '../src/engine/document.js';
+import { recordSamplePathsPerStep, simulateRangePerStep } from '../test/engine/per-step-reference.js';
 import { plausibleFixture } from '../test/engine/plausible-teams.js';
 import type { BenchRow } from './report.js';
 
@@ -65,6 +74,41 @@ function naiveDraws(draws: number): number {
   return checksum;
 }
 
+/** One timed row's way of running: an engine (or the reference) and its sample paths. */
+interface Runner {
+  label: string;
+  threads: number;
+  run: (compiled: CompiledFixture, draws: number, seed: EngineSeed) => Promise<EngineRun>;
+  samples: (compiled: CompiledFixture, seed: EngineSeed, count: number) => SamplePath[];
+  close: () => Promise<void>;
+}
+
+function engineRunner(label: string, threads: number): Runner {
+  const engine = createCpuEngine({ threads: threads === 1 ? 0 : threads });
+  return {
+    label,
+    threads,
+    run: (compiled, draws, seed) => engine.run(compiled, { draws, seed }),
+    samples: recordSamplePaths,
+    close: () => engine.close(),
+  };
+}
+
+/** The per-step sampler the engine replaced, on the calling thread (a test-only reference). */
+const perStepRunner: Runner = {
+  label: '1 thread, per-step reference (test/)',
+  threads: 1,
+  async run(compiled, draws, seed) {
+    const started = performance.now();
+    const counts = new Uint32Array(COUNTER_WORDS);
+    simulateRangePerStep(compiled, seed, 0, draws, counts);
+    finalizeCounters(counts);
+    return { counts, engine: 'cpu', backend: 'per-step reference', runMs: performance.now() - started };
+  },
+  samples: recordSamplePathsPerStep,
+  close: async () => {},
+};
+
 export async function benchEngine(): Promise<BenchRow[]> {
   const inputs = plausibleFixture(
     1,
@@ -74,45 +118,29 @@ export async function benchEngine(): Promise<BenchRow[]> {
   const seed = { lo: 0x5eed, hi: 0xbe7c };
   const cores = availableParallelism();
   const rows: BenchRow[] = [];
-  // The per-step sampler (today's engine, the GPU kernel's loop) and the event-driven one, side by side.
-  const engines = (['per-step', 'events'] as const).flatMap((sampler) => [
-    {
-      label: `1 thread, ${sampler} sampler`,
-      threads: 1,
-      sampler,
-      engine: createCpuEngine({ threads: 0, sampler }),
-    },
-    {
-      label: `${cores} threads, ${sampler} sampler`,
-      threads: cores,
-      sampler,
-      engine: createCpuEngine({ threads: cores, sampler }),
-    },
-  ]);
+  const runners = [engineRunner('1 thread', 1), engineRunner(`${cores} threads`, cores), perStepRunner];
   try {
     // Warm-up: JIT and worker start-up are not part of a run.
-    for (const { engine } of engines) {
-      await engine.run(compileFixtureCached(inputs, defaultModelParams), { draws: 20_000, seed });
-    }
+    for (const { run } of runners) await run(compileFixtureCached(inputs, defaultModelParams), 20_000, seed);
     rows.push(compileRow(inputs));
     for (const draws of DRAW_COUNTS) {
       const naiveStart = performance.now();
       naiveDraws(draws);
       const naiveRate = (draws / (performance.now() - naiveStart)) * 1000;
-      for (const { label, threads, sampler, engine } of engines) {
+      for (const { label, threads, run, samples } of runners) {
         const started = performance.now();
         // As the runner compiles: a fixture compiled before (the warm-up) comes from the cache.
         const compiled = compileFixtureCached(inputs, defaultModelParams);
-        const run = await engine.run(compiled, { draws, seed });
+        const result = await run(compiled, draws, seed);
         buildSimulationDocument({
           inputs,
           params: defaultModelParams,
-          counts: run.counts,
-          samples: recordSamplePaths(compiled, seed, SAMPLE_PATHS, sampler),
+          counts: result.counts,
+          samples: samples(compiled, seed, SAMPLE_PATHS),
           draws,
           seed,
           basis: { as_of: new Date().toISOString(), data_version: 'bench' },
-          timing: { engine: 'cpu', backend: run.backend, queued_ms: 0, run_ms: run.runMs },
+          timing: { engine: 'cpu', backend: result.backend, queued_ms: 0, run_ms: result.runMs },
           modelStatus: { status: 'unqualified', calibrated: false },
         });
         const wallMs = performance.now() - started;
@@ -127,7 +155,7 @@ export async function benchEngine(): Promise<BenchRow[]> {
       }
     }
   } finally {
-    await Promise.all(engines.map(({ engine }) => engine.close()));
+    await Promise.all(runners.map(({ close }) => close()));
   }
   return rows;
 }

@@ -1,16 +1,13 @@
 // GPU engine throughput: draws/s for one fixture at 100,000 and 1,000,000 draws and for a batch of 100
 // fixtures x 100,000 draws packed into shared dispatches, each beside the CPU engine (all cores)
-// measured in the same run on the same jobs, naming the adapter; then the event-sampler kernel on the
-// same jobs beside the per-step kernel, both measured case by case in the same run. On a software
-// adapter (llvmpipe) the draw counts are scaled down so the run ends in minutes; the rows say so and
-// stay comparable as rates.
+// measured in the same run on the same jobs, naming the adapter. On a software adapter (llvmpipe) the
+// draw counts are scaled down so the run ends in minutes; the rows say so and stay comparable as rates.
 import { availableParallelism } from 'node:os';
 import { type CpuEngine, createCpuEngine } from '../fallback/cpu-engine.js';
 import { type BatchJob, createGpuEngine, type GpuEngine } from '../gpu/engine.js';
 import { compileFixture } from '../src/engine/compile.js';
 import type { CompiledFixture, EngineSeed } from '../src/engine/contract/layout.js';
 import { defaultModelParams } from '../src/engine/contract/model-params.js';
-import type { Sampler } from '../src/engine/contract/run.js';
 import { plausibleFixture } from '../test/engine/plausible-teams.js';
 import type { BenchRow } from './report.js';
 
@@ -86,8 +83,8 @@ function benchCases(fixtures: CompiledFixture[], scale: number, seed: EngineSeed
   ];
 }
 
-/** The per-step kernel's rows of a case: wall rate beside the CPU engine, and GPU-time rate. */
-function perStepRows(group: string, name: string, measured: GpuMeasure, cpu: CpuReference, note: string) {
+/** The kernel's rows of a case: wall rate beside the CPU engine, and GPU-time rate. */
+function kernelRows(group: string, name: string, measured: GpuMeasure, cpu: CpuReference, note: string) {
   const referenceNote =
     cpu.draws < measured.draws ? ` (CPU on the first ${cpu.draws.toLocaleString('en-US')} draws)` : '';
   return [
@@ -109,31 +106,6 @@ function perStepRows(group: string, name: string, measured: GpuMeasure, cpu: Cpu
   ];
 }
 
-/** The event kernel's rows of a case, each beside the per-step kernel on the same jobs. */
-function eventRows(group: string, name: string, events: GpuMeasure, perStep: GpuMeasure, note: string) {
-  return [
-    {
-      group,
-      name: `${name}, events kernel, wall`,
-      value: (events.draws / events.wallMs) * 1000,
-      unit: 'draws/s',
-      reference: { name: 'per-step kernel, wall', value: (perStep.draws / perStep.wallMs) * 1000 },
-      note: `wall ${events.wallMs.toFixed(0)} ms; engine ${events.engines}${note}`,
-    },
-    {
-      group,
-      name: `${name}, events kernel, GPU time (${events.timing})`,
-      value: (events.draws / events.gpuMs) * 1000,
-      unit: 'draws/s',
-      reference: {
-        name: `per-step kernel, GPU time (${perStep.timing})`,
-        value: (perStep.draws / perStep.gpuMs) * 1000,
-      },
-      note: `GPU ${events.gpuMs.toFixed(1)} ms against ${perStep.gpuMs.toFixed(1)} ms`,
-    },
-  ];
-}
-
 interface CpuReference {
   rate: number;
   draws: number;
@@ -143,19 +115,9 @@ interface CpuReference {
 export async function benchGpu(): Promise<BenchRow[]> {
   const cores = availableParallelism();
   const cpu = createCpuEngine({ threads: cores });
-  // Each kernel's fallback runs its own sampler (inline: it only matters if the device fails).
-  const cpuEvents = createCpuEngine({ threads: 0, sampler: 'events' });
-  const gpus: Record<Sampler, GpuEngine> = {
-    'per-step': createGpuEngine({ mode: 'gpu', fallback: cpu }),
-    events: createGpuEngine({
-      mode: 'gpu',
-      sampler: 'events',
-      fallback: cpuEvents,
-    }),
-  };
+  const gpu = createGpuEngine({ mode: 'gpu', fallback: cpu });
   try {
-    const state = await gpus['per-step'].started();
-    await gpus.events.started();
+    const state = await gpu.started();
     if (state.state !== 'ready') {
       return [
         {
@@ -173,24 +135,18 @@ export async function benchGpu(): Promise<BenchRow[]> {
     const seed: EngineSeed = { lo: 0x5eed, hi: 0x6b0 };
     const fixtures = benchFixtures(BATCH_FIXTURES);
     // Warm-up: worker start-up, shader compilation and JIT are not part of a run.
-    await gpus['per-step'].run(fixtures[0]!, { draws: 1000, seed });
-    await gpus.events.run(fixtures[0]!, { draws: 1000, seed });
+    await gpu.run(fixtures[0]!, { draws: 1000, seed });
     await cpu.run(fixtures[0]!, { draws: 20_000, seed });
     const rows: BenchRow[] = [];
-    const eventRowsOfRun: BenchRow[] = [];
     for (const { name, jobs } of benchCases(fixtures, scale, seed)) {
-      // Both kernels back to back on the same jobs, so they share the machine's load.
-      const perStep = await gpuRun(gpus['per-step'], jobs);
-      const events = await gpuRun(gpus.events, jobs);
+      // The kernel and the CPU engine back to back on the same jobs, so they share the machine's load.
+      const measured = await gpuRun(gpu, jobs);
       const reference = await cpuRate(cpu, jobs);
-      rows.push(...perStepRows(group, name, perStep, { ...reference, cores }, note));
-      eventRowsOfRun.push(...eventRows(group, name, events, perStep, note));
+      rows.push(...kernelRows(group, name, measured, { ...reference, cores }, note));
     }
-    return [...rows, ...eventRowsOfRun];
+    return rows;
   } finally {
-    await gpus['per-step'].close();
-    await gpus.events.close();
+    await gpu.close();
     await cpu.close();
-    await cpuEvents.close();
   }
 }

@@ -17,7 +17,7 @@ import {
 } from '../src/engine/contract/layout.js';
 import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine/contract/run.js';
 import type { RangeReply, RangeTask, RunTables } from './cpu-worker.js';
-import { SAMPLERS, type Sampler } from './engine.js';
+import { simulateRange } from './engine.js';
 
 export interface CpuEngine extends FixtureRunner {
   /** Worker threads in the pool (0 = simulating on the calling thread). */
@@ -53,19 +53,16 @@ function sharedCopy(words: Uint32Array): Uint32Array {
  * tables never change) with the event tables built here, on the host, once: every range task of every
  * run of it then carries them without a copy, and workers find what they derived from them by id.
  */
-function runTablesOf(compiled: CompiledFixture, sampler: Sampler): RunTables {
+function runTablesOf(compiled: CompiledFixture): RunTables {
   let tables = runTablesCache.get(compiled);
   if (tables === undefined) {
     tables = {
       tablesId: nextTablesId++,
       fixture: sharedCopy(compiled.fixture),
       thresholds: sharedCopy(compiled.thresholds),
-      eventTables: null,
+      eventTables: sharedCopy(eventTablesOf(compiled.thresholds)),
     };
     runTablesCache.set(compiled, tables);
-  }
-  if (sampler === 'events' && tables.eventTables === null) {
-    tables.eventTables = sharedCopy(eventTablesOf(compiled.thresholds));
   }
   return tables;
 }
@@ -95,13 +92,10 @@ function startWorker(): Worker {
 /**
  * A pool of `threads` workers (default: one per core). `threads: 0` simulates on the calling thread,
  * synchronously (tests, benchmarks, tiny runs where a thread hop costs more than the work).
- * `sampler`: the per-draw loop, 'per-step' by default, or the event-driven one (fallback/engine.ts
- * simulateRangeEvents); the GPU kernel reproduces each bit for bit (createGpuEngine({ sampler })).
  */
-export function createCpuEngine(options: { threads?: number; sampler?: Sampler } = {}): CpuEngine {
+export function createCpuEngine(options: { threads?: number } = {}): CpuEngine {
   const pool: WorkerPool = {
     threads: options.threads ?? availableParallelism(),
-    sampler: options.sampler ?? 'per-step',
     queue: [],
     idle: [],
     busy: new Map(),
@@ -119,7 +113,6 @@ export function createCpuEngine(options: { threads?: number; sampler?: Sampler }
 /** The pool's state, shared by the functions below. */
 interface WorkerPool {
   threads: number;
-  sampler: Sampler;
   /** Ranges waiting for an idle worker, in order. */
   queue: PendingTask[];
   idle: Worker[];
@@ -138,7 +131,7 @@ async function runOnPool(
   const started = performance.now();
   const counts = new Uint32Array(COUNTER_WORDS);
   if (threads === 0) {
-    SAMPLERS[pool.sampler](compiled, seed, 0, draws, counts);
+    simulateRange(compiled, seed, 0, draws, counts);
     onProgress?.(draws, draws);
   } else {
     const rangeDraws = rangeDrawsOf(draws, threads);
@@ -175,12 +168,11 @@ function runRange(
   return new Promise<Uint32Array>((resolve, reject) => {
     const task: RangeTask = {
       taskId: pool.nextTaskId++,
-      tables: runTablesOf(compiled, pool.sampler),
+      tables: runTablesOf(compiled),
       seedLo: seed.lo,
       seedHi: seed.hi,
       firstDraw,
       endDraw,
-      sampler: pool.sampler,
     };
     pool.queue.push({ task, resolve, reject });
     dispatch(pool);

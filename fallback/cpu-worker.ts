@@ -2,20 +2,19 @@
 import { parentPort } from 'node:worker_threads';
 import { adoptEventTables } from '../src/engine/contract/event-tables.js';
 import { COUNTER_WORDS, type CompiledFixture } from '../src/engine/contract/layout.js';
-import { SAMPLERS, type Sampler } from './engine.js';
+import { simulateRange } from './engine.js';
 
 /**
  * A run's tables, on SharedArrayBuffers written once by the pool (fallback/cpu-engine.ts), so a range
  * task carries them without a copy. `tablesId` names them: a worker keeps the arrays of the runs it has
- * seen, so the tables derived from them (the event tables, the per-step loop's reordering) are found
- * again by every range of a run.
+ * seen, so every range of a run finds them (and the event tables adopted for them) again.
  */
 export interface RunTables {
   tablesId: number;
   fixture: Uint32Array;
   thresholds: Uint32Array;
-  /** buildEventTables(thresholds), built once on the host; null for the per-step sampler. */
-  eventTables: Uint32Array | null;
+  /** eventTablesOf(thresholds), built once on the host. */
+  eventTables: Uint32Array;
 }
 
 export interface RangeTask {
@@ -25,7 +24,6 @@ export interface RangeTask {
   seedHi: number;
   firstDraw: number;
   endDraw: number;
-  sampler: Sampler;
 }
 
 export type RangeReply = { taskId: number; counters: Uint32Array } | { taskId: number; error: string };
@@ -47,7 +45,7 @@ function compiledOf(tables: RunTables): CompiledFixture {
     // Maps iterate in insertion order: the first key is the run seen longest ago.
     if (runs.size > KEPT_RUNS) runs.delete(runs.keys().next().value!);
   }
-  if (tables.eventTables !== null) adoptEventTables(compiled.thresholds, tables.eventTables);
+  adoptEventTables(compiled.thresholds, tables.eventTables);
   return compiled;
 }
 
@@ -56,7 +54,7 @@ if (port === null) throw new Error('cpu-worker.ts runs only as a worker thread')
 port.on('message', (task: RangeTask) => {
   try {
     const counters = new Uint32Array(COUNTER_WORDS);
-    SAMPLERS[task.sampler](
+    simulateRange(
       compiledOf(task.tables),
       { lo: task.seedLo, hi: task.seedHi },
       task.firstDraw,

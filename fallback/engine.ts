@@ -23,12 +23,10 @@ import {
   type EngineSeed,
   EVENT_GOAL,
   EVENT_KIND_WORDS,
-  EVENT_KINDS,
   EVENT_KINDS_AT,
   EVENT_RED,
   EVENT_SHOT_OFF_TARGET,
   EVENT_SHOT_ON_TARGET,
-  EVENT_SUBSTITUTION,
   EVENT_YELLOW,
   FIRST_HALF_ADDED_START,
   FX_ADDED_TIME_FIRST,
@@ -85,7 +83,6 @@ import {
   SCORE_STATE_BUCKETS,
   SECOND_HALF_ADDED_START,
   SECOND_HALF_START,
-  SIDES,
   STATE_HOME_LEADING,
   STATE_LEVEL,
   STEP_BAND,
@@ -100,9 +97,6 @@ import {
   TEAM_SHOTS_ON_TARGET,
   TEAM_SUBSTITUTIONS,
   TEAM_YELLOWS,
-  THRESHOLD_SIDE_STRIDE,
-  THRESHOLD_STEP_STRIDE,
-  THRESHOLD_STRENGTH_STRIDE,
   XI_SIZE,
 } from '../src/engine/contract/layout.js';
 import {
@@ -166,52 +160,11 @@ const RECORD_YELLOW = 1 << 16;
 const RECORD_RED = 1 << 24;
 const CELLS = SCORE_STATE_BUCKETS * RED_CARD_BUCKETS;
 
-const stepMajorCache = new WeakMap<Uint32Array, { events: Uint32Array; noEvent: Uint32Array }>();
-
-/** stepMajorTables of a threshold array, built once while the array lives (a run's ranges share it). */
-function stepMajorTablesOf(th: Uint32Array): { events: Uint32Array; noEvent: Uint32Array } {
-  let tables = stepMajorCache.get(th);
-  if (tables === undefined) {
-    tables = stepMajorTables(th);
-    stepMajorCache.set(th, tables);
-  }
-  return tables;
-}
-
-/**
- * The threshold table reordered for the step loop, host-side only (same words; the GPU reads the
- * contract layout): a draw stays in one score/red cell for long stretches, so putting the step inside the
- * cell makes consecutive steps read neighbouring words instead of a new cache line each.
- * `events`: index (((side * STRENGTH_BUCKETS + strength) * CELLS + cell) * STEPS + step) * EVENT_KINDS +
- * kind. `noEvent`: the EVENT_SUBSTITUTION words alone, index ((side * ...) * CELLS + cell) * STEPS + step.
- */
-function stepMajorTables(th: Uint32Array): { events: Uint32Array; noEvent: Uint32Array } {
-  const events = new Uint32Array(SIDES * STRENGTH_BUCKETS * CELLS * STEPS * EVENT_KINDS);
-  const noEvent = new Uint32Array(SIDES * STRENGTH_BUCKETS * CELLS * STEPS);
-  let row = 0;
-  for (let side = 0; side < SIDES; side++) {
-    for (let strength = 0; strength < STRENGTH_BUCKETS; strength++) {
-      for (let cell = 0; cell < CELLS; cell++) {
-        for (let step = 0; step < STEPS; step++, row++) {
-          const from =
-            side * THRESHOLD_SIDE_STRIDE +
-            strength * THRESHOLD_STRENGTH_STRIDE +
-            step * THRESHOLD_STEP_STRIDE +
-            cell * EVENT_KINDS;
-          for (let kind = 0; kind < EVENT_KINDS; kind++) events[row * EVENT_KINDS + kind] = th[from + kind]!;
-          noEvent[row] = th[from + EVENT_SUBSTITUTION]!;
-        }
-      }
-    }
-  }
-  return { events, noEvent };
-}
-
 /** The regular minute and the 15-minute band of each step, as typed arrays for the event paths. */
 const STEP_MINUTE = Int32Array.from(STEP_REGULAR_MINUTE);
 const STEP_BANDS = Int32Array.from(STEP_BAND);
 
-// Everything one draw mutates lives in these module-level arrays, reset per draw: simulateRange runs to
+// Everything one draw mutates lives in these module-level arrays, reset per draw: simulateDraws runs to
 // completion without yielding, so calls never interleave (each worker thread has its own module), and
 // fixed arrays let the compiler fold their addresses and lengths into the code.
 const word = new Uint32Array(4);
@@ -248,8 +201,6 @@ const benchNext = new Int32Array(2);
 const benchSeen = new Int32Array(2);
 /** Each side's strength bucket. */
 const strengthBucket = new Int32Array(2);
-/** Each side's row at step 0 of the step-major tables (see stepMajorTables): strength bucket and cell. */
-const noEventBase = new Int32Array(2);
 /** Each side's (strength bucket, score/red cell) row of the event tables (layout.ts "Event tables"). */
 const cellRow = new Int32Array(2);
 /** The event sampler's pending event of each side: its step (NO_EVENT_STEP: none left) and words. */
@@ -261,8 +212,8 @@ const pendingOrder = new Int32Array(2);
 const searches = new Int32Array(2);
 const quietFrom = new Int32Array(2);
 
-/** A range's inputs and the draw's scalar state. */
-interface DrawState {
+/** A range's inputs and the draw's scalar state (exported as a type for the per-step reference in test/). */
+export interface DrawState {
   fx: Uint32Array;
   counters: Uint32Array;
   seedLo: number;
@@ -342,16 +293,24 @@ function addRecord(st: DrawState, p: number, amount: number): void {
   record[p]! += amount;
 }
 
-/** pcg4d's first stage applied to each step index (the step loop's second input word). */
-const STEP_LCG = Int32Array.from(
-  { length: STEPS },
-  (_, step) => (Math.imul(step, LCG_MULTIPLIER) + LCG_INCREMENT) | 0,
-);
+/**
+ * Plays one set-up draw (its XIs are on the pitch) from kick-off to the final whistle, the half ends
+ * being first-half and second-half end steps; returns the half-time score (home | away << 8). Exported
+ * for the per-step reference in test/, which runs its own play function through simulateDraws.
+ */
+export type PlayDraw = (st: DrawState, draw: number, firstEnd: number, secondEnd: number) => number;
 
 /**
- * Simulates draws [firstDraw, endDraw) and adds their counts into `counters` (COUNTER_WORDS words,
- * difference-encoded score states: see finalizeCounters). With `samples`, also records every draw's
- * event path there (used for the document's 20 sample paths; keep that range small).
+ * Simulates draws [firstDraw, endDraw) with the event-driven sampler and adds their counts into
+ * `counters` (COUNTER_WORDS words, difference-encoded score states: see finalizeCounters). With
+ * `samples`, also records every draw's event path there (used for the document's 20 sample paths; keep
+ * that range small).
+ *
+ * Each side draws the step of its next event from the cumulative hazards of its current cell (one pcg4d
+ * call per search, see STREAM_EVENT_BASE), the earlier side's event is played, and a side whose cell the
+ * event changed searches again from that step. The per-step model (one random word per step, kept as a
+ * slow reference in test/engine/per-step-reference.ts) gives the same distribution with different random
+ * words (test/engine/event-sampler.test.ts).
  */
 export function simulateRange(
   compiled: CompiledFixture,
@@ -361,127 +320,48 @@ export function simulateRange(
   counters: Uint32Array,
   samples?: SamplePath[],
 ): void {
-  if (counters.length < COUNTER_WORDS) throw new RangeError('counter array too small');
-  const st = newDrawState(compiled, seed, counters);
-  const { events, noEvent } = stepMajorTablesOf(compiled.thresholds);
-  const seedC = (Math.imul(st.seedLo, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
-  const seedD = (Math.imul(st.seedHi, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
-  // pcg4d's first multiply-add of word a is (draw's a) + (step's b) * d: the product depends only on the
-  // step and the run, so it is taken once per range.
-  const stepTimesD = new Int32Array(STEPS);
-  for (let step = 0; step < STEPS; step++) stepTimesD[step] = Math.imul(STEP_LCG[step]!, seedD);
-  // The step words of a draw, hashed in one branch-free pass before the step loop reads them: the hash
-  // is a serial chain of multiplies, and without branches between them the CPU overlaps the steps'
-  // chains. Words a and b decide whether a side has an event; c and d are kept as they stand after
-  // the first round and finished only for steps with an event.
-  const wordA = new Int32Array(STEPS);
-  const wordB = new Int32Array(STEPS);
-  const wordC = new Int32Array(STEPS);
-  const wordD = new Int32Array(STEPS);
-  for (let draw = firstDraw; draw < endDraw; draw++) {
-    const added = setUpDraw(st, draw);
-    if (samples !== undefined) {
-      st.path = {
-        draw,
-        score: [0, 0],
-        halfTime: [0, 0],
-        addedMinutes: [added & 0xff, added >>> 8],
-        starters: [Array.from(pitch.subarray(0, XI_SIZE)), Array.from(pitch.subarray(XI_SIZE))],
-        events: [],
-      };
-    }
-    const drawA = (Math.imul(draw, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
-    const firstEnd = FIRST_HALF_ADDED_START + (added & 0xff);
-    const secondEnd = SECOND_HALF_ADDED_START + (added >>> 8);
-    for (let step = 0; step < secondEnd; step++) {
-      // pcg4d(draw, step, key.lo, key.hi) inlined (src/engine/contract/rng.ts), up to the second
-      // round's c and d.
-      if (step === firstEnd) step = SECOND_HALF_START;
-      let a = (drawA + stepTimesD[step]!) | 0;
-      let b = (STEP_LCG[step]! + Math.imul(seedC, a)) | 0;
-      let c = (seedC + Math.imul(a, b)) | 0;
-      let d = (seedD + Math.imul(b, c)) | 0;
-      a ^= a >>> 16;
-      b ^= b >>> 16;
-      c ^= c >>> 16;
-      d ^= d >>> 16;
-      a = (a + Math.imul(b, d)) | 0;
-      wordA[step] = a;
-      wordB[step] = (b + Math.imul(c, a)) | 0;
-      wordC[step] = c;
-      wordD[step] = d;
-    }
-    let halfTime = 0;
-    for (let half = 0; half < 2; half++) {
-      const from = half === 0 ? 0 : SECOND_HALF_START;
-      const to = half === 0 ? firstEnd : secondEnd;
-      // Each side's no-event threshold of the current step and score/red cell.
-      let homeRow = noEventBase[HOME]! + from;
-      let awayRow = noEventBase[AWAY]! + from;
-      for (let step = from; step < to; step++, homeRow++, awayRow++) {
-        const a = wordA[step]!;
-        const b = wordB[step]!;
-        const uHome = a >>> 0;
-        const uAway = b >>> 0;
-        if (uHome < noEvent[homeRow]! || uAway < noEvent[awayRow]!) {
-          const c = (wordC[step]! + Math.imul(a, b)) | 0;
-          const d = (wordD[step]! + Math.imul(b, c)) | 0;
-          // Bit 15 of word 3 orders the sides within the step (it matters only when both have events).
-          // The second side's row is re-read at its turn: the first side's goal or red card changes it.
-          if ((d & 0x8000) === 0) {
-            if (uHome < noEvent[homeRow]!)
-              sideEvent(st, events, (noEventBase[HOME]! + step) * EVENT_KINDS, HOME, uHome, c, step, draw);
-            if (uAway < noEvent[noEventBase[AWAY]! + step]!)
-              sideEvent(st, events, (noEventBase[AWAY]! + step) * EVENT_KINDS, AWAY, uAway, d, step, draw);
-          } else {
-            if (uAway < noEvent[awayRow]!)
-              sideEvent(st, events, (noEventBase[AWAY]! + step) * EVENT_KINDS, AWAY, uAway, d, step, draw);
-            if (uHome < noEvent[noEventBase[HOME]! + step]!)
-              sideEvent(st, events, (noEventBase[HOME]! + step) * EVENT_KINDS, HOME, uHome, c, step, draw);
-          }
-          homeRow = noEventBase[HOME]! + step;
-          awayRow = noEventBase[AWAY]! + step;
-        }
-      }
-      if (half === 0) halfTime = score[HOME]! | (score[AWAY]! << 8);
-    }
-    tallyDraw(st, halfTime & 0xff, halfTime >>> 8);
-    if (samples !== undefined && st.path !== null) samples.push(st.path);
-  }
-  flushAppearances(counters);
+  const tables = eventTablesOf(compiled.thresholds);
+  simulateDraws(compiled, seed, firstDraw, endDraw, counters, samples, (st, draw, firstEnd, secondEnd) =>
+    playEvents(st, tables, draw, firstEnd, secondEnd),
+  );
 }
 
-// ---- The event-driven sampler ----------------------------------------------------------------------
-
 /**
- * The same draws as simulateRange, sampled per event instead of per step: each side draws the step of
- * its next event from the cumulative hazards of its current cell (one pcg4d call per search, see
- * STREAM_EVENT_BASE), the earlier side's event is played, and a side whose cell the event changed
- * searches again from that step. Same model, different random words: the counts agree with
- * simulateRange's in distribution, not draw for draw (test/engine/event-sampler.test.ts).
+ * The range loop around a play function: set-up, play, tally of each draw, then the range's appearance
+ * counts. Exported for the per-step reference in test/; the engine calls it only through simulateRange.
  */
-export function simulateRangeEvents(
+export function simulateDraws(
   compiled: CompiledFixture,
   seed: EngineSeed,
   firstDraw: number,
   endDraw: number,
   counters: Uint32Array,
-  samples?: SamplePath[],
+  samples: SamplePath[] | undefined,
+  play: PlayDraw,
 ): void {
   if (counters.length < COUNTER_WORDS) throw new RangeError('counter array too small');
   const st = newDrawState(compiled, seed, counters);
-  const tables = eventTablesOf(compiled.thresholds);
   for (let draw = firstDraw; draw < endDraw; draw++) {
     const added = setUpDraw(st, draw);
     if (samples !== undefined) st.path = emptyPath(draw, added);
     st.drawA = (Math.imul(draw, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
     const firstEnd = FIRST_HALF_ADDED_START + (added & 0xff);
     const secondEnd = SECOND_HALF_ADDED_START + (added >>> 8);
-    const halfTime = playEvents(st, tables, draw, firstEnd, secondEnd);
+    const halfTime = play(st, draw, firstEnd, secondEnd);
     tallyDraw(st, halfTime & 0xff, halfTime >>> 8);
     if (samples !== undefined && st.path !== null) samples.push(st.path);
   }
   flushAppearances(counters);
+}
+
+/** The side's current (strength bucket, score/red cell) row (layout.ts "Event tables"); for the per-step reference in test/. */
+export function cellRowOf(side: number): number {
+  return cellRow[side]!;
+}
+
+/** The side's goals so far in the draw; for the per-step reference in test/. */
+export function goalsOf(side: number): number {
+  return score[side]!;
 }
 
 function emptyPath(draw: number, added: number): SamplePath {
@@ -594,23 +474,10 @@ function findNext(
   pendingStep[side] = NO_EVENT_STEP;
 }
 
-/** The two samplers of a draw range: the per-step loop (the GPU kernel's) and the event-driven one. */
-export type Sampler = 'per-step' | 'events';
-
-export const SAMPLERS: Record<Sampler, typeof simulateRange> = {
-  'per-step': simulateRange,
-  events: simulateRangeEvents,
-};
-
 /** Re-simulates draws 0..count-1 and returns their event paths (the document's sample matches). */
-export function recordSamplePaths(
-  compiled: CompiledFixture,
-  seed: EngineSeed,
-  count: number,
-  sampler: Sampler = 'per-step',
-): SamplePath[] {
+export function recordSamplePaths(compiled: CompiledFixture, seed: EngineSeed, count: number): SamplePath[] {
   const samples: SamplePath[] = [];
-  SAMPLERS[sampler](compiled, seed, 0, count, new Uint32Array(COUNTER_WORDS), samples);
+  simulateRange(compiled, seed, 0, count, new Uint32Array(COUNTER_WORDS), samples);
   return samples;
 }
 
@@ -740,7 +607,6 @@ function updateCells(): void {
     const red = own > theirs ? 0 : own === theirs ? 1 : 2;
     const cell = (diff + 2) * RED_CARD_BUCKETS + red;
     cellRow[side] = (side * STRENGTH_BUCKETS + strengthBucket[side]!) * CELLS + cell;
-    noEventBase[side] = cellRow[side]! * STEPS;
   }
 }
 
@@ -781,10 +647,11 @@ function pick(side: number, kind: number, u: number, skip: number): number {
 
 /**
  * The side's event of the step; the caller has checked that the side has one. `events[at + kind]` are
- * the cumulative kind thresholds u is compared with: the step-major threshold table (stepMajorTables)
- * or the event tables' kind words (layout.ts "Event tables"), both in EVENT_GOAL..EVENT_RED order.
+ * the cumulative kind thresholds u is compared with, in EVENT_GOAL..EVENT_RED order: the event tables'
+ * kind words (layout.ts "Event tables"). Exported for the per-step reference in test/, which passes its
+ * own copy of the threshold table's words in the same order.
  */
-function sideEvent(
+export function sideEvent(
   st: DrawState,
   events: Uint32Array,
   at: number,

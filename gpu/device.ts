@@ -67,8 +67,6 @@ export interface ComputePipelineSource {
   label: string;
   code: string;
   entryPoint: string;
-  /** Values of the module's `override` declarations, by name. */
-  constants?: Record<string, number>;
 }
 
 /** Compile a compute pipeline once; throws with the compiler's messages instead of running a broken one. */
@@ -88,11 +86,7 @@ export async function buildComputePipeline(
       pipeline = await device.createComputePipelineAsync({
         label: source.label,
         layout: 'auto',
-        compute: {
-          module,
-          entryPoint: source.entryPoint,
-          ...(source.constants ? { constants: source.constants } : {}),
-        },
+        compute: { module, entryPoint: source.entryPoint },
       });
     } catch (error) {
       pipelineError = error;

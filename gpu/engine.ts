@@ -7,7 +7,7 @@
 import { SHARE_ENV, Worker, type WorkerOptions } from 'node:worker_threads';
 import { eventTablesOf } from '../src/engine/contract/event-tables.js';
 import { type CompiledFixture, finalizeCounters } from '../src/engine/contract/layout.js';
-import type { EngineRun, EngineRunOptions, FixtureRunner, Sampler } from '../src/engine/contract/run.js';
+import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine/contract/run.js';
 import type { AdapterPolicy } from './adapter.js';
 import type { FromWorker, RunMessage, ToWorker, WorkerData } from './worker-protocol.js';
 
@@ -42,16 +42,8 @@ export interface GpuEngineState {
 }
 
 export interface GpuEngineOptions extends AdapterPolicy {
-  /**
-   * The CPU engine that takes over jobs when the GPU is lost or unavailable. It must run the same
-   * sampler (createCpuEngine({ sampler })), or a retried job's counts differ from the GPU's.
-   */
+  /** The CPU engine that takes over jobs when the GPU is lost or unavailable (same counts, bit for bit). */
   fallback?: FixtureRunner;
-  /**
-   * The kernel's per-draw loop, 'per-step' by default: bit-identical to the CPU engine's sampler of the
-   * same name (shaders/match.wgsl EVENT_SAMPLER).
-   */
-  sampler?: Sampler;
   /** Pause before a lost worker is restarted. */
   restartDelayMs?: number;
   /**
@@ -125,7 +117,6 @@ export function createGpuEngine(options: GpuEngineOptions): GpuEngine {
     policy: {
       mode: options.mode,
       ...(options.allowSoftware === undefined ? {} : { allowSoftware: options.allowSoftware }),
-      sampler: options.sampler ?? 'per-step',
     },
     restartDelayMs: options.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS,
     maxDrawsPerDispatch: options.maxDrawsPerDispatch ?? DEFAULT_MAX_DRAWS_PER_DISPATCH,
@@ -185,7 +176,7 @@ interface PendingJob {
 /** One engine's state, shared by the functions below (createGpuEngine makes it; nothing else sees it). */
 interface EngineCore {
   options: GpuEngineOptions;
-  /** What the worker starts with: the adapter policy and the sampler. */
+  /** What the worker starts with: the adapter policy. */
   policy: WorkerData;
   restartDelayMs: number;
   maxDrawsPerDispatch: number;
@@ -264,13 +255,10 @@ function pump(core: EngineCore): void {
   }
   const id = core.nextDispatchId++;
   core.inFlight = { id, jobs, postedAt: performance.now() };
-  const events = core.policy.sampler === 'events';
   const runs: RunMessage[] = jobs.map((job) => ({
     fixture: job.compiled.fixture,
     // Only the tables the kernel reads cross to the worker; event tables are built once per fixture.
-    ...(events
-      ? { eventTables: eventTablesOf(job.compiled.thresholds) }
-      : { thresholds: job.compiled.thresholds }),
+    eventTables: eventTablesOf(job.compiled.thresholds),
     seedLo: job.options.seed.lo >>> 0,
     seedHi: job.options.seed.hi >>> 0,
     firstDraw: 0,

@@ -90,7 +90,7 @@ async function start(policy: WorkerData): Promise<void> {
   opened.device.lost.then((info) => {
     if (!closing) send({ kind: 'lost', reason: info.reason, message: info.message });
   });
-  const dispatcher = await createMatchDispatcher(opened, { sampler: policy.sampler });
+  const dispatcher = await createMatchDispatcher(opened);
   if (closing) {
     dispatcher.destroy();
     opened.device.destroy();

@@ -11,10 +11,8 @@ import {
   RUN_SEED_HI,
   RUN_SEED_LO,
   RUN_WORDS,
-  THRESHOLD_WORDS,
 } from '../src/engine/contract/layout.js';
 import { runKey } from '../src/engine/contract/rng.js';
-import type { Sampler } from '../src/engine/contract/run.js';
 import { type BufferPool, createBufferPool } from './buffer-pool.js';
 import { contractPrelude } from './contract-constants.js';
 import { BufferUsage, buildComputePipeline, MapMode, type OpenedDevice } from './device.js';
@@ -29,7 +27,7 @@ const MAX_WORKGROUPS_PER_DIMENSION = 65_535;
 // test compares them with the WGSL source. PackedRun starts with the contract's RUN_* words.
 export const PACKED_RUN_FIRST_WORKGROUP = RUN_WORDS;
 export const PACKED_RUN_FIXTURE_OFFSET = RUN_WORDS + 1;
-export const PACKED_RUN_THRESHOLD_OFFSET = RUN_WORDS + 2;
+export const PACKED_RUN_EVENT_TABLE_OFFSET = RUN_WORDS + 2;
 export const PACKED_RUN_COUNTER_OFFSET = RUN_WORDS + 3;
 export const PACKED_RUN_WORDS = RUN_WORDS + 4;
 export const DISPATCH_RUN_COUNT = 0;
@@ -37,8 +35,8 @@ export const DISPATCH_WORKGROUP_COUNT = 1;
 export const DISPATCH_PARAMS_WORDS = 4;
 
 /**
- * The part of a compiled fixture the kernel reads: the fixture table and the sampler's tables, the
- * thresholds (per-step) or the event tables (events; built from the thresholds when not given).
+ * The part of a compiled fixture the kernel reads: the fixture table and the event tables
+ * (src/engine/contract/event-tables.ts), built from the thresholds (once per array) when not given.
  */
 export interface FixtureTables {
   fixture: Uint32Array;
@@ -46,18 +44,11 @@ export interface FixtureTables {
   eventTables?: Uint32Array;
 }
 
-/** Words of a run's block in binding 3, per sampler. */
-export const SAMPLER_TABLE_WORDS: Record<Sampler, number> = {
-  'per-step': THRESHOLD_WORDS,
-  events: EVENT_TABLE_WORDS,
-};
-
-/** The block of binding 3 a run reads under `sampler`. */
-export function samplerTables(tables: FixtureTables, sampler: Sampler): Uint32Array {
-  if (sampler === 'events' && tables.eventTables) return tables.eventTables;
-  if (sampler === 'events' && tables.thresholds) return eventTablesOf(tables.thresholds);
-  if (sampler === 'per-step' && tables.thresholds) return tables.thresholds;
-  throw new RangeError(`a run needs its ${sampler === 'events' ? 'event' : 'threshold'} tables`);
+/** The run's block of binding 3. */
+export function kernelEventTables(tables: FixtureTables): Uint32Array {
+  if (tables.eventTables) return tables.eventTables;
+  if (tables.thresholds) return eventTablesOf(tables.thresholds);
+  throw new RangeError('a run needs its event tables');
 }
 
 /** Draws [firstDraw, firstDraw + drawCount) of one fixture; drawCount at most MAX_DRAWS_PER_RUN. */
@@ -81,25 +72,26 @@ export interface PackedLayout {
   params: Uint32Array<ArrayBuffer>;
   runs: Uint32Array<ArrayBuffer>;
   /**
-   * Distinct tables in upload order, with their word offsets; `rates` is the sampler's block of binding
-   * 3 (thresholds or event tables), at `thresholdOffset`.
+   * Distinct tables in upload order, with their word offsets; `eventTables` is the run's block of binding
+   * 3, at `eventTableOffset`.
    */
-  tables: { fixture: Uint32Array; rates: Uint32Array; fixtureOffset: number; thresholdOffset: number }[];
+  tables: {
+    fixture: Uint32Array;
+    eventTables: Uint32Array;
+    fixtureOffset: number;
+    eventTableOffset: number;
+  }[];
   fixtureWords: number;
-  thresholdWords: number;
+  eventTableWords: number;
   workgroupCount: number;
 }
 
-/**
- * How many runs one dispatch can hold: the sampler's tables (thresholds or event tables) of all of them
- * must fit one buffer and binding.
- */
+/** How many runs one dispatch can hold: the event tables of all of them must fit one buffer and binding. */
 export function runsPerDispatch(
   limits: Pick<GPUSupportedLimits, 'maxStorageBufferBindingSize' | 'maxBufferSize'>,
-  sampler: Sampler = 'per-step',
 ): number {
   const bytes = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
-  return Math.max(1, Math.floor(bytes / (SAMPLER_TABLE_WORDS[sampler] * 4)));
+  return Math.max(1, Math.floor(bytes / (EVENT_TABLE_WORDS * 4)));
 }
 
 /** The 2-D grid for `workgroupCount` workgroups: x up to 65,535, as many rows as needed. */
@@ -108,30 +100,26 @@ export function dispatchGrid(workgroupCount: number, width = MAX_WORKGROUPS_PER_
   return [Math.max(1, x), Math.max(1, Math.ceil(workgroupCount / x))];
 }
 
-/**
- * Lays runs out in the shared buffers for the `sampler`'s kernel; runs of the same tables (same arrays)
- * share one upload.
- */
-export function packRuns(runs: readonly MatchRun[], sampler: Sampler = 'per-step'): PackedLayout {
+/** Lays runs out in the shared buffers; runs of the same tables (same arrays) share one upload. */
+export function packRuns(runs: readonly MatchRun[]): PackedLayout {
   if (runs.length === 0) throw new RangeError('a dispatch needs at least one run');
-  const rateWords = SAMPLER_TABLE_WORDS[sampler];
   const packedRuns = new Uint32Array(runs.length * PACKED_RUN_WORDS);
-  const offsets = new Map<FixtureTables['fixture'], { fixtureOffset: number; thresholdOffset: number }>();
+  const offsets = new Map<FixtureTables['fixture'], { fixtureOffset: number; eventTableOffset: number }>();
   const tables: PackedLayout['tables'] = [];
   let workgroupCount = 0;
   runs.forEach((run, index) => {
     let placed = offsets.get(run.tables.fixture);
     if (!placed) {
-      const rates = samplerTables(run.tables, sampler);
-      if (run.tables.fixture.length !== FIXTURE_WORDS || rates.length !== rateWords) {
+      const eventTables = kernelEventTables(run.tables);
+      if (run.tables.fixture.length !== FIXTURE_WORDS || eventTables.length !== EVENT_TABLE_WORDS) {
         throw new RangeError('compiled tables do not have the contract sizes');
       }
       placed = {
         fixtureOffset: tables.length * FIXTURE_WORDS,
-        thresholdOffset: tables.length * rateWords,
+        eventTableOffset: tables.length * EVENT_TABLE_WORDS,
       };
       offsets.set(run.tables.fixture, placed);
-      tables.push({ fixture: run.tables.fixture, rates, ...placed });
+      tables.push({ fixture: run.tables.fixture, eventTables, ...placed });
     }
     const at = index * PACKED_RUN_WORDS;
     // The kernel receives the generator's key words, runKey(seed), as the contract says.
@@ -142,7 +130,7 @@ export function packRuns(runs: readonly MatchRun[], sampler: Sampler = 'per-step
     packedRuns[at + RUN_DRAW_COUNT] = run.drawCount;
     packedRuns[at + PACKED_RUN_FIRST_WORKGROUP] = workgroupCount;
     packedRuns[at + PACKED_RUN_FIXTURE_OFFSET] = placed.fixtureOffset;
-    packedRuns[at + PACKED_RUN_THRESHOLD_OFFSET] = placed.thresholdOffset;
+    packedRuns[at + PACKED_RUN_EVENT_TABLE_OFFSET] = placed.eventTableOffset;
     packedRuns[at + PACKED_RUN_COUNTER_OFFSET] = index * COUNTER_WORDS;
     workgroupCount += Math.ceil(run.drawCount / MATCH_WORKGROUP_SIZE);
   });
@@ -154,14 +142,12 @@ export function packRuns(runs: readonly MatchRun[], sampler: Sampler = 'per-step
     runs: packedRuns,
     tables,
     fixtureWords: tables.length * FIXTURE_WORDS,
-    thresholdWords: tables.length * rateWords,
+    eventTableWords: tables.length * EVENT_TABLE_WORDS,
     workgroupCount,
   };
 }
 
 export interface MatchDispatcher {
-  /** The per-draw loop this dispatcher's kernel runs. */
-  sampler: Sampler;
   dispatch(runs: readonly MatchRun[]): Promise<DispatchResult>;
   /** Most runs a single dispatch takes (the caller splits bigger batches). */
   maxRuns: number;
@@ -183,8 +169,6 @@ export interface MatchDispatcherOptions {
    */
   gridWidth?: number;
   now?: () => number;
-  /** The kernel's sampler (default 'per-step'): the pipeline is built with EVENT_SAMPLER set to match. */
-  sampler?: Sampler;
 }
 
 export async function createMatchDispatcher(
@@ -192,26 +176,22 @@ export async function createMatchDispatcher(
   options: MatchDispatcherOptions = {},
 ): Promise<MatchDispatcher> {
   const { device, timestamps } = opened;
-  const sampler = options.sampler ?? 'per-step';
   const context: DispatchContext = {
     opened,
-    sampler,
     gridWidth: options.gridWidth ?? MAX_WORKGROUPS_PER_DIMENSION,
     now: options.now ?? (() => performance.now()),
     pipeline: await buildComputePipeline(opened, {
-      label: `match kernel (${sampler})`,
+      label: 'match kernel',
       code: kernelSource('match', ['common'], contractPrelude(MATCH_WORKGROUP_SIZE)),
       entryPoint: 'main',
-      constants: { EVENT_SAMPLER: sampler === 'events' ? 1 : 0 },
     }),
     pool: createBufferPool(device),
     querySet: timestamps
       ? device.createQuerySet({ label: 'match pass timestamps', type: 'timestamp', count: 2 })
       : null,
-    maxRuns: runsPerDispatch(device.limits, sampler),
+    maxRuns: runsPerDispatch(device.limits),
   };
   return {
-    sampler,
     maxRuns: context.maxRuns,
     heldBytes: () => context.pool.heldBytes(),
     dispatch: (runs) => dispatchRuns(context, runs),
@@ -225,7 +205,6 @@ export async function createMatchDispatcher(
 /** What every dispatch of one dispatcher shares: the device, the kernel, the buffers and the queries. */
 interface DispatchContext {
   opened: OpenedDevice;
-  sampler: Sampler;
   gridWidth: number;
   now: () => number;
   pipeline: GPUComputePipeline;
@@ -240,14 +219,14 @@ interface DispatchBuffers {
   params: GPUBuffer;
   packed: GPUBuffer;
   fixtures: GPUBuffer;
-  thresholds: GPUBuffer;
+  eventTables: GPUBuffer;
   counters: GPUBuffer;
   readback: GPUBuffer;
 }
 
 async function dispatchRuns(context: DispatchContext, runs: readonly MatchRun[]): Promise<DispatchResult> {
   if (runs.length > context.maxRuns) throw new RangeError(`a dispatch holds at most ${context.maxRuns} runs`);
-  const layout = packRuns(runs, context.sampler);
+  const layout = packRuns(runs);
   const counterBytes = runs.length * COUNTER_WORDS * 4;
   const timestampBytes = context.querySet ? 16 : 0;
   const buffers = acquireBuffers(context.pool, layout, counterBytes, timestampBytes);
@@ -287,7 +266,7 @@ function acquireBuffers(
     ),
     packed: pool.acquire('match runs', layout.runs.byteLength, storageIn),
     fixtures: pool.acquire('match fixture tables', layout.fixtureWords * 4, storageIn),
-    thresholds: pool.acquire('match threshold tables', layout.thresholdWords * 4, storageIn),
+    eventTables: pool.acquire('match event tables', layout.eventTableWords * 4, storageIn),
     counters: pool.acquire(
       'match counters',
       counterBytes,
@@ -313,9 +292,9 @@ function uploadLayout(device: GPUDevice, layout: PackedLayout, buffers: Dispatch
       placed.fixture as Uint32Array<ArrayBuffer>,
     );
     device.queue.writeBuffer(
-      buffers.thresholds,
-      placed.thresholdOffset * 4,
-      placed.rates as Uint32Array<ArrayBuffer>,
+      buffers.eventTables,
+      placed.eventTableOffset * 4,
+      placed.eventTables as Uint32Array<ArrayBuffer>,
     );
   }
 }
@@ -336,7 +315,7 @@ function encodeDispatch(
       { binding: 0, resource: { buffer: buffers.params, size: layout.params.byteLength } },
       { binding: 1, resource: { buffer: buffers.packed, size: layout.runs.byteLength } },
       { binding: 2, resource: { buffer: buffers.fixtures, size: layout.fixtureWords * 4 } },
-      { binding: 3, resource: { buffer: buffers.thresholds, size: layout.thresholdWords * 4 } },
+      { binding: 3, resource: { buffer: buffers.eventTables, size: layout.eventTableWords * 4 } },
       { binding: 4, resource: { buffer: buffers.counters, size: counterBytes } },
     ],
   });

@@ -1,16 +1,12 @@
 // Messages between the GPU engine (main thread, gpu/engine.ts) and its worker (gpu/gpu-worker.ts).
 // Dawn busy-polls the thread that waits on the GPU, so the device lives in the worker alone.
-import type { Sampler } from '../src/engine/contract/run.js';
 import type { AdapterPolicy, DawnBackend } from './adapter.js';
 import type { FixtureTables } from './match-dispatch.js';
 
-/** The adapter policy and the per-draw loop the worker's kernel runs. */
-export type WorkerData = AdapterPolicy & { sampler: Sampler };
+/** What the worker starts with: the adapter policy. */
+export type WorkerData = AdapterPolicy;
 
-/**
- * One run of a dispatch: the fixture table and the tables of the worker's sampler (thresholds for
- * 'per-step', event tables for 'events'; only those are sent).
- */
+/** One run of a dispatch: the fixture table and the event tables (the thresholds are not sent). */
 export interface RunMessage extends FixtureTables {
   seedLo: number;
   seedHi: number;

@@ -19,7 +19,7 @@ struct PackedRun {
   run: RunParams,
   first_workgroup: u32,
   fixture_offset: u32,
-  threshold_offset: u32,
+  event_table_offset: u32,
   counter_offset: u32,
 }
 

@@ -1,8 +1,7 @@
 // The match kernel: one draw (a whole simulated match) per invocation, a port of fallback/engine.ts
-// that must stay bit-identical to it. Two samplers, chosen per pipeline by the EVENT_SAMPLER override:
-// the per-step loop (simulateRange: one pcg4d call per step, binding 3 holds the threshold tables) and
-// the event-driven one (simulateRangeEvents: one pcg4d call per event search, binding 3 holds the event
-// tables of src/engine/contract/event-tables.ts). Same pcg4d words keyed by (draw, stream, key), where
+// that must stay bit-identical to it: the event-driven sampler (simulateRange: one pcg4d call per event
+// search, binding 3 holds the event tables of src/engine/contract/event-tables.ts). Same pcg4d words
+// keyed by (draw, stream, key), where
 // the host passes key = runKey(seed) as the run's seed words, same u32 tables and integer picks, so the
 // summed counters equal the CPU engine's exactly. Preceded by the contract prelude
 // (gpu/contract-constants.ts) and common.wgsl.
@@ -17,13 +16,9 @@
 @group(0) @binding(0) var<uniform> params: DispatchParams;
 @group(0) @binding(1) var<storage, read> runs: array<PackedRun>;
 @group(0) @binding(2) var<storage, read> fixtures: array<u32>;
-// The per-step sampler's threshold tables, or the event sampler's event tables (PackedRun.threshold_offset
-// points at the run's block of whichever the pipeline's sampler reads).
-@group(0) @binding(3) var<storage, read> thresholds: array<u32>;
+// The event tables of every run (PackedRun.event_table_offset points at the run's block).
+@group(0) @binding(3) var<storage, read> event_tables: array<u32>;
 @group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
-
-/** true: the event-driven sampler (simulateRangeEvents); false: the per-step loop (simulateRange). */
-override EVENT_SAMPLER: bool = false;
 
 var<workgroup> histogram: array<atomic<u32>, COUNTER_WORDS>;
 
@@ -33,7 +28,7 @@ const MAX_APPEARANCES: u32 = 16u;
 
 // ---- The current draw's state (one invocation = one draw) ----------------------------------------
 var<private> fixture_base: u32;
-var<private> threshold_base: u32;
+var<private> event_table_base: u32;
 var<private> seed: vec2<u32>;
 /**
  * Players on the pitch, [side * XI_SIZE + i]: slot | PITCH_BOOKED | PITCH_SUBSTITUTE; a removed player's
@@ -54,10 +49,7 @@ var<private> sent_off: array<u32, 2>;
 var<private> subs_used: array<u32, 2>;
 var<private> bench_next: array<u32, 2>;
 var<private> bench_seen: array<u32, 2>;
-var<private> strength_base: array<u32, 2>;
 var<private> strength_bucket: array<u32, 2>;
-/** (score bucket * RED_CARD_BUCKETS + red bucket) * EVENT_KINDS, per side. */
-var<private> cell: array<u32, 2>;
 /** Each side's row of the event tables: (side * STRENGTH_BUCKETS + strength) * EVENT_CELLS + cell. */
 var<private> cell_row: array<u32, 2>;
 /** The event sampler's pending event of each side: its step (NO_EVENT_STEP: none left) and words. */
@@ -86,8 +78,9 @@ fn fx(index: u32) -> u32 {
   return fixtures[fixture_base + index];
 }
 
-fn th(index: u32) -> u32 {
-  return thresholds[threshold_base + index];
+/** A word of the run's event tables. */
+fn event_table(index: u32) -> u32 {
+  return event_tables[event_table_base + index];
 }
 
 fn count(index: u32) {
@@ -235,7 +228,6 @@ fn update_cells() {
       red = 2u;
     }
     let cell_index = u32(diff + 2) * RED_CARD_BUCKETS + red;
-    cell[side] = cell_index * EVENT_KINDS;
     cell_row[side] = (side * STRENGTH_BUCKETS + strength_bucket[side]) * EVENT_CELLS + cell_index;
   }
 }
@@ -309,24 +301,13 @@ fn send_off(side: u32, slot: i32, step: u32) {
 }
 
 /**
- * The per-step sampler's turn of a side in a step: its event, if u falls below the step's no-event
- * threshold.
- */
-fn side_event(side: u32, u: u32, pick_word: u32, step: u32, draw: u32) {
-  let at = strength_base[side] + step * THRESHOLD_STEP_STRIDE + cell[side];
-  if (u < th(at + EVENT_SUBSTITUTION)) {
-    play_event(side, u, at, pick_word, step, draw);
-  }
-}
-
-/**
- * The side's event (sideEvent in fallback/engine.ts): th(at + kind) are the cumulative kind thresholds
- * u is compared with, in EVENT_GOAL..EVENT_RED order, from the threshold table (per-step sampler) or
- * the event tables' kind words (event sampler); u at or above all of them is a substitution.
+ * The side's event (sideEvent in fallback/engine.ts): event_table(at + kind) are the cumulative kind
+ * thresholds u is compared with, in EVENT_GOAL..EVENT_RED order (the event tables' kind words); u at or
+ * above all of them is a substitution.
  */
 fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) {
   let team = C_TEAM + side * TEAM_COUNTERS;
-  if (u < th(at + EVENT_GOAL)) {
+  if (u < event_table(at + EVENT_GOAL)) {
     let scorer = pick(side, S_GOAL_WEIGHT, pick_word);
     score[side] += 1;
     count(team + TEAM_GOALS);
@@ -364,9 +345,9 @@ fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) 
     }
     change_state(step);
     update_cells();
-  } else if (u < th(at + EVENT_SHOT_OFF_TARGET)) {
+  } else if (u < event_table(at + EVENT_SHOT_OFF_TARGET)) {
     let shooter = pick(side, S_SHOT_WEIGHT, pick_word);
-    let on_target = u < th(at + EVENT_SHOT_ON_TARGET);
+    let on_target = u < event_table(at + EVENT_SHOT_ON_TARGET);
     count(team + TEAM_SHOTS);
     if (on_target) {
       count(team + TEAM_SHOTS_ON_TARGET);
@@ -378,10 +359,10 @@ fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) 
         count(pb + P_SHOTS_ON_TARGET);
       }
     }
-  } else if (u < th(at + EVENT_RED)) {
+  } else if (u < event_table(at + EVENT_RED)) {
     let booked = pick(side, S_CARD_WEIGHT, pick_word);
     count(C_STEP_CARDS + side * STEPS + step);
-    if (u < th(at + EVENT_YELLOW)) {
+    if (u < event_table(at + EVENT_YELLOW)) {
       count(team + TEAM_YELLOWS);
       if (booked < 0) {
         return;
@@ -433,18 +414,6 @@ fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) 
   }
 }
 
-fn play_step(step: u32, draw: u32) {
-  let word = pcg4d(vec4<u32>(draw, step, seed.x, seed.y));
-  // Bit 15 of word 3 orders the sides within the step (pcg4d's lowest bits are its weakest).
-  if ((word.w & 0x8000u) == 0u) {
-    side_event(HOME, word.x, word.z, step, draw);
-    side_event(AWAY, word.y, word.w, step, draw);
-  } else {
-    side_event(AWAY, word.y, word.w, step, draw);
-    side_event(HOME, word.x, word.z, step, draw);
-  }
-}
-
 /** Resets the draw, picks both XIs and the added time (setUpDraw); returns the added minutes per half. */
 fn set_up_draw(draw: u32) -> vec2<u32> {
   for (var side = 0u; side < 2u; side++) {
@@ -489,7 +458,6 @@ fn set_up_draw(draw: u32) -> vec2<u32> {
       bucket++;
     }
     strength_bucket[side] = bucket;
-    strength_base[side] = side * THRESHOLD_SIDE_STRIDE + bucket * THRESHOLD_STRENGTH_STRIDE;
   }
   let added_word = pcg4d(vec4<u32>(draw, STREAM_SETUP_ADDED_TIME, seed.x, seed.y));
   var added_first = 0u;
@@ -509,20 +477,6 @@ fn set_up_draw(draw: u32) -> vec2<u32> {
   home_trailed = false;
   away_trailed = false;
   return vec2<u32>(added_first, added_second);
-}
-
-/** A draw of the per-step sampler (simulateRange): every step of both halves in turn. */
-fn simulate_draw(draw: u32) {
-  let added = set_up_draw(draw);
-  for (var step = 0u; step < FIRST_HALF_ADDED_START + added.x; step++) {
-    play_step(step, draw);
-  }
-  let half_time_home = score[HOME];
-  let half_time_away = score[AWAY];
-  for (var step = SECOND_HALF_START; step < SECOND_HALF_ADDED_START + added.y; step++) {
-    play_step(step, draw);
-  }
-  tally_draw(half_time_home, half_time_away);
 }
 
 /** Counts the finished draw (tallyDraw). */
@@ -602,7 +556,7 @@ fn tally_draw(half_time_home: i32, half_time_away: i32) {
   }
 }
 
-// ---- The event-driven sampler (simulateRangeEvents in fallback/engine.ts) --------------------------
+// ---- The event-driven sampler (simulateRange in fallback/engine.ts) ---------------------------------
 
 /**
  * exponentialBits of src/engine/contract/event-tables.ts: -log2(w / 2^32) in units of
@@ -616,8 +570,8 @@ fn exponential_bits(w: u32) -> u32 {
   let m = w << lz;
   let index = (m >> (31u - LOG2_TABLE_BITS)) & ((1u << LOG2_TABLE_BITS) - 1u);
   let fraction = (m >> (15u - LOG2_TABLE_BITS)) & 0xFFFFu;
-  let low = th(EVENT_LOG2_AT + index);
-  let high = th(EVENT_LOG2_AT + index + 1u);
+  let low = event_table(EVENT_LOG2_AT + index);
+  let high = event_table(EVENT_LOG2_AT + index + 1u);
   let log2 = low + (((high - low) * fraction) >> 16u);
   return ((lz + 1u) << HAZARD_FRACTION_BITS) - log2;
 }
@@ -642,16 +596,16 @@ fn find_next(side: u32, start: u32, first_end: u32, second_end: u32, draw: u32) 
     let stream = STREAM_EVENT_BASE + side * STREAM_EVENT_SIDE_STRIDE + searches[side];
     searches[side] += 1u;
     let word = pcg4d(vec4<u32>(draw, stream, seed.x, seed.y));
-    let target_hazard = th(row + from_step) + exponential_bits(word.x);
-    if (th(row + end) > target_hazard) {
+    let target_hazard = event_table(row + from_step) + exponential_bits(word.x);
+    if (event_table(row + end) > target_hazard) {
       var base = from_step;
       var length = end - from_step;
       while (length > 1u) {
         let half = length >> 1u;
-        base = select(base, base + half, th(row + base + half) <= target_hazard);
+        base = select(base, base + half, event_table(row + base + half) <= target_hazard);
         length -= half;
       }
-      pending_step[side] = select(base + 1u, base, th(row + base + 1u) > target_hazard);
+      pending_step[side] = select(base + 1u, base, event_table(row + base + 1u) > target_hazard);
       pending_kind[side] = word.y;
       pending_pick[side] = word.z;
       pending_order[side] = word.w;
@@ -716,8 +670,8 @@ fn play_events(draw: u32, first_end: u32, second_end: u32) -> vec2<i32> {
   return half_time;
 }
 
-/** A draw of the event sampler (simulateRangeEvents). */
-fn simulate_draw_events(draw: u32) {
+/** One draw: set-up, its events in step order, tally (simulateDraws with playEvents). */
+fn simulate_draw(draw: u32) {
   let added = set_up_draw(draw);
   let half_time = play_events(draw, FIRST_HALF_ADDED_START + added.x, SECOND_HALF_ADDED_START + added.y);
   tally_draw(half_time.x, half_time.y);
@@ -753,13 +707,9 @@ fn main(
   let draw_in_run = (workgroup - packed.first_workgroup) * WORKGROUP_SIZE + local_index;
   if (draw_in_run < packed.run.draw_count) {
     fixture_base = packed.fixture_offset;
-    threshold_base = packed.threshold_offset;
+    event_table_base = packed.event_table_offset;
     seed = vec2<u32>(packed.run.seed_lo, packed.run.seed_hi);
-    if (EVENT_SAMPLER) {
-      simulate_draw_events(packed.run.first_draw + draw_in_run);
-    } else {
-      simulate_draw(packed.run.first_draw + draw_in_run);
-    }
+    simulate_draw(packed.run.first_draw + draw_in_run);
   }
   // Workgroup memory starts zeroed (WGSL guarantees it); flush once, skipping counters nobody touched.
   workgroupBarrier();

@@ -10,7 +10,7 @@ import { compileFixtureCached } from './compile.js';
 import { type CompiledFixture, type EngineSeed, seedFromHex } from './contract/layout.js';
 import type { MatchInputs } from './contract/match-inputs.js';
 import { defaultModelParams, type ModelParams } from './contract/model-params.js';
-import { type EngineRun, MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB, type Sampler } from './contract/run.js';
+import { type EngineRun, MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from './contract/run.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
 import { loadModelStatus, type ModelStatus } from './model-status.js';
 
@@ -103,28 +103,19 @@ export interface SimulationEngineOptions {
   cpuThreads?: number | undefined;
   params?: ModelParams;
   clock?: () => Date;
-  /**
-   * The per-draw loop of both engines and of the document's sample paths, 'per-step' by default: one
-   * choice for all three, so a job retried on the CPU or a document's sample matches agree with the
-   * counts.
-   */
-  sampler?: Sampler;
 }
 
 export function createSimulationEngine(options: SimulationEngineOptions): SimulationEngine {
   const params = options.params ?? defaultModelParams;
   const clock = options.clock ?? (() => new Date());
   const modelStatus = loadModelStatus(params);
-  const sampler = options.sampler ?? 'per-step';
-  const cpu: CpuEngine = createCpuEngine({
-    sampler,
-    ...(options.cpuThreads === undefined ? {} : { threads: options.cpuThreads }),
-  });
+  const cpu: CpuEngine = createCpuEngine(
+    options.cpuThreads === undefined ? {} : { threads: options.cpuThreads },
+  );
   const gpu: GpuEngine | null =
-    options.mode === 'cpu' ? null : createGpuEngine({ mode: options.mode, fallback: cpu, sampler });
+    options.mode === 'cpu' ? null : createGpuEngine({ mode: options.mode, fallback: cpu });
   const deps: RunnerDeps = {
     mode: options.mode,
-    sampler,
     params,
     clock,
     modelStatus,
@@ -153,8 +144,6 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
 /** What the engine's functions share: its configuration, its two engines and its measurements. */
 interface RunnerDeps {
   mode: SimulationEngineOptions['mode'];
-  /** The per-draw loop of both engines and of the sample paths. */
-  sampler: Sampler;
   params: ModelParams;
   clock: () => Date;
   modelStatus: ModelStatus;
@@ -289,7 +278,7 @@ function documentFor(deps: RunnerDeps, { job, seed, compiled }: PreparedJob, run
     inputs: payload.match,
     params: deps.params,
     counts: run.counts,
-    samples: recordSamplePaths(compiled, seed, Math.min(SAMPLE_PATHS, job.draws), deps.sampler),
+    samples: recordSamplePaths(compiled, seed, Math.min(SAMPLE_PATHS, job.draws)),
     draws: job.draws,
     seed,
     basis: { as_of: payload.as_of, data_version: job.dataVersion },

@@ -1,5 +1,5 @@
-// The event-driven sampler (simulateRangeEvents) against the per-step sampler (simulateRange) it
-// replaces: the same model, different random words, so the counts must agree in distribution. For 20
+// The event-driven sampler (the engine: fallback/engine.ts simulateRange) against the per-step sampler it
+// replaced (test/engine/per-step-reference.ts simulateRangePerStep): the same model, different random words, so the counts must agree in distribution. For 20
 // varied fixtures (strong against weak, predicted, announced and custom lineups, card-heavy parameters)
 // every statistic below must agree within Monte Carlo error.
 //
@@ -19,7 +19,7 @@
 // written). The pooled check keeps the default sensitive to a bias shared by the fixtures.
 import { describe, expect, it } from 'vitest';
 import { createCpuEngine } from '../../fallback/cpu-engine.js';
-import { recordSamplePaths, simulateRange, simulateRangeEvents } from '../../fallback/engine.js';
+import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
 import { compileFixture } from '../../src/engine/compile.js';
 import { buildEventTables, exponentialBits } from '../../src/engine/contract/event-tables.js';
 import {
@@ -56,6 +56,7 @@ import {
 } from '../../src/engine/contract/layout.js';
 import type { MatchInputs, SideInputs } from '../../src/engine/contract/match-inputs.js';
 import { defaultModelParams, type ModelParams } from '../../src/engine/contract/model-params.js';
+import { simulateRangePerStep } from './per-step-reference.js';
 import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
 
 const DRAWS = Number(process.env.EVENT_SAMPLER_DRAWS ?? 20_000);
@@ -157,8 +158,8 @@ function compare(inputs: MatchInputs, params: ModelParams, seed: number, draws: 
   const compiled = compileFixture(inputs, params);
   const players: [number, number] = [inputs.home.players.length, inputs.away.players.length];
   const runSeed = { lo: seed, hi: 0xe7e7 };
-  const reference = statistics(run(simulateRange, compiled, runSeed, draws), draws, players);
-  const events = statistics(run(simulateRangeEvents, compiled, runSeed, draws), draws, players);
+  const reference = statistics(run(simulateRangePerStep, compiled, runSeed, draws), draws, players);
+  const events = statistics(run(simulateRange, compiled, runSeed, draws), draws, players);
   const z = new Map<string, number>();
   for (const [name, ref] of Object.entries(reference)) {
     const ev = events[name]!;
@@ -255,7 +256,7 @@ describe('event-driven sampler', () => {
   it('does not depend on how the draws are split into ranges or worker threads', async () => {
     const compiled = compileFixture(cases()[3]!.inputs, defaultModelParams);
     const seed = { lo: 0xabc, hi: 0xdef };
-    const whole = run(simulateRangeEvents, compiled, seed, 25_000);
+    const whole = run(simulateRange, compiled, seed, 25_000);
     const pieces = new Uint32Array(COUNTER_WORDS);
     for (const [from, to] of [
       [0, 1],
@@ -263,12 +264,12 @@ describe('event-driven sampler', () => {
       [9_999, 25_000],
     ] as const) {
       const part = new Uint32Array(COUNTER_WORDS);
-      simulateRangeEvents(compiled, seed, from, to, part);
+      simulateRange(compiled, seed, from, to, part);
       addCounters(pieces, part);
     }
     finalizeCounters(pieces);
     expect(pieces).toEqual(whole);
-    const engine = createCpuEngine({ threads: 2, sampler: 'events' });
+    const engine = createCpuEngine({ threads: 2 });
     try {
       expect((await engine.run(compiled, { draws: 25_000, seed })).counts).toEqual(whole);
     } finally {
@@ -279,8 +280,8 @@ describe('event-driven sampler', () => {
   it('records the same draws as sample paths that it counts', () => {
     const compiled = compileFixture(cases()[12]!.inputs, defaultModelParams);
     const seed = { lo: 5, hi: 6 };
-    const paths = recordSamplePaths(compiled, seed, 300, 'events');
-    const counts = run(simulateRangeEvents, compiled, seed, 300);
+    const paths = recordSamplePaths(compiled, seed, 300);
+    const counts = run(simulateRange, compiled, seed, 300);
     let homeGoals = 0;
     let events = 0;
     for (const path of paths) {

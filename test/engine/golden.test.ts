@@ -1,15 +1,22 @@
-// Golden counts: SHA-256 digests of the CPU engine's counters and sample paths, recorded from the engine
-// as it stood before its speed work. The GPU kernels reproduce these counters bit for bit, so an
-// optimisation of fallback/engine.ts may change how fast the draws run, never what they count. These
-// digests must never be edited to make a change pass; a real model change gets new digests on purpose.
+// Golden counts: SHA-256 digests of the CPU engine's counters and sample paths (the event-driven sampler,
+// recorded from it as it stood before its speed work) and of the per-step reference it replaced
+// (test/engine/per-step-reference.ts, recorded from the per-step engine before its speed work). The GPU
+// kernel reproduces the engine's counters bit for bit, so an optimisation of fallback/engine.ts may change
+// how fast the draws run, never what they count. These digests must never be edited to make a change
+// pass; a real model change gets new digests on purpose.
 // The model parameters are frozen here (not the shipped, refittable ones), and the compiled tables are
 // digested too, so a failure says whether the compiler or the per-draw loop moved.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createCpuEngine } from '../../fallback/cpu-engine.js';
-import { recordSamplePaths, simulateRange, simulateRangeEvents } from '../../fallback/engine.js';
+import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
 import { compileFixture } from '../../src/engine/compile.js';
-import { COUNTER_WORDS, type CompiledFixture, type EngineSeed } from '../../src/engine/contract/layout.js';
+import {
+  COUNTER_WORDS,
+  type CompiledFixture,
+  type EngineSeed,
+  finalizeCounters,
+} from '../../src/engine/contract/layout.js';
 import {
   type MatchInputs,
   matchInputsSchema,
@@ -18,6 +25,7 @@ import {
   type SideInputs,
 } from '../../src/engine/contract/match-inputs.js';
 import { type ModelParams, modelParamsSchema } from '../../src/engine/contract/model-params.js';
+import { recordSamplePathsPerStep, simulateRangePerStep } from './per-step-reference.js';
 import { plausibleFixture, seededUniform, withAnnouncedLineup } from './plausible-teams.js';
 
 /** The shipped parameters of model minute-cec1d25d88 (league profiles left out: the engine ignores them). */
@@ -254,7 +262,7 @@ function tablesDigest(compiled: CompiledFixture): string {
   return digest(`${digest(compiled.fixture)}:${digest(compiled.thresholds)}`);
 }
 
-describe('golden counts of the CPU engine', () => {
+describe('golden counts of the per-step reference', () => {
   const actual: Record<string, { tables: string; counters: string; samples: string }> = {};
 
   it.each(CASES)(
@@ -262,8 +270,8 @@ describe('golden counts of the CPU engine', () => {
     ({ name, inputs, params, seed, draws }) => {
       const compiled = compileFixture(inputs, params);
       const counters = new Uint32Array(COUNTER_WORDS);
-      simulateRange(compiled, seed, 0, draws, counters);
-      const samples = recordSamplePaths(compiled, seed, 50);
+      simulateRangePerStep(compiled, seed, 0, draws, counters);
+      const samples = recordSamplePathsPerStep(compiled, seed, 50);
       actual[name] = {
         tables: tablesDigest(compiled),
         counters: digest(counters),
@@ -273,26 +281,19 @@ describe('golden counts of the CPU engine', () => {
     },
   );
 
-  it('gives the same finalized counts through the engine, inline and on worker threads', async () => {
+  it('gives the finalized counts the per-step engine gave', () => {
     const { inputs, params, seed, draws } = CASES[0]!;
-    const compiled = compileFixture(inputs, params);
-    const inline = createCpuEngine({ threads: 0 });
-    const pool = createCpuEngine({ threads: 2 });
-    try {
-      const inlineRun = await inline.run(compiled, { draws, seed });
-      const poolRun = await pool.run(compiled, { draws, seed });
-      expect(digest(inlineRun.counts)).toBe(FINALIZED_PREDICTED);
-      expect(digest(poolRun.counts)).toBe(FINALIZED_PREDICTED);
-    } finally {
-      await Promise.all([inline.close(), pool.close()]);
-    }
+    const counters = new Uint32Array(COUNTER_WORDS);
+    simulateRangePerStep(compileFixture(inputs, params), seed, 0, draws, counters);
+    finalizeCounters(counters);
+    expect(digest(counters)).toBe(FINALIZED_PREDICTED);
   });
 });
 
 const FINALIZED_PREDICTED = '374b6e957ffb0ea8b016d210753d29fd15dfc74bfe10288ef354258ece294258';
 
 /**
- * The event-driven sampler (simulateRangeEvents) pinned the same way, recorded from it as it stood
+ * The engine's event-driven sampler (simulateRange) pinned the same way, recorded from it as it stood
  * before its speed work: the WGSL port of it must match these counters bit for bit, so an optimisation
  * may change how fast it runs, never which random words it reads or what it counts. The tables digests
  * above already pin the compiler; these pin the event loop on the same cases.
@@ -352,14 +353,14 @@ const GOLDEN_EVENTS: Record<string, { counters: string; samples: string }> = {
   },
 };
 
-describe('golden counts of the event-driven sampler', () => {
+describe('golden counts of the CPU engine (event-driven sampler)', () => {
   const actual: Record<string, { counters: string; samples: string }> = {};
 
   it.each(CASES)('$name: counters and sample paths unchanged', ({ name, inputs, params, seed, draws }) => {
     const compiled = compileFixture(inputs, params);
     const counters = new Uint32Array(COUNTER_WORDS);
-    simulateRangeEvents(compiled, seed, 0, draws, counters);
-    const samples = recordSamplePaths(compiled, seed, 50, 'events');
+    simulateRange(compiled, seed, 0, draws, counters);
+    const samples = recordSamplePaths(compiled, seed, 50);
     actual[name] = { counters: digest(counters), samples: digest(JSON.stringify(samples)) };
     expect(actual[name]).toEqual(GOLDEN_EVENTS[name]);
   });
@@ -367,8 +368,8 @@ describe('golden counts of the event-driven sampler', () => {
   it('gives the same finalized counts through the engine, inline and on worker threads', async () => {
     const { inputs, params, seed, draws } = CASES[0]!;
     const compiled = compileFixture(inputs, params);
-    const inline = createCpuEngine({ threads: 0, sampler: 'events' });
-    const pool = createCpuEngine({ threads: 2, sampler: 'events' });
+    const inline = createCpuEngine({ threads: 0 });
+    const pool = createCpuEngine({ threads: 2 });
     try {
       const inlineRun = await inline.run(compiled, { draws, seed });
       const poolRun = await pool.run(compiled, { draws, seed });

@@ -12,13 +12,12 @@ import {
   MATCH_WORKGROUP_SIZE,
   type MatchRun,
   PACKED_RUN_COUNTER_OFFSET,
+  PACKED_RUN_EVENT_TABLE_OFFSET,
   PACKED_RUN_FIRST_WORKGROUP,
   PACKED_RUN_FIXTURE_OFFSET,
-  PACKED_RUN_THRESHOLD_OFFSET,
   PACKED_RUN_WORDS,
   packRuns,
   runsPerDispatch,
-  SAMPLER_TABLE_WORDS,
 } from '../../gpu/match-dispatch.js';
 import { readShader } from '../../gpu/shader-source.js';
 import { buildEventTables } from '../../src/engine/contract/event-tables.js';
@@ -58,7 +57,7 @@ describe('WGSL struct layouts', () => {
       run: 0,
       first_workgroup: PACKED_RUN_FIRST_WORKGROUP * 4,
       fixture_offset: PACKED_RUN_FIXTURE_OFFSET * 4,
-      threshold_offset: PACKED_RUN_THRESHOLD_OFFSET * 4,
+      event_table_offset: PACKED_RUN_EVENT_TABLE_OFFSET * 4,
       counter_offset: PACKED_RUN_COUNTER_OFFSET * 4,
     });
     expect(packed?.size).toBe(PACKED_RUN_WORDS * 4);
@@ -99,9 +98,9 @@ describe('WGSL struct layouts', () => {
     // Runs of the same fixture share one upload of its tables.
     expect(layout.tables).toHaveLength(2);
     expect([0, 1, 2].map((i) => field(i, packed.fixture_offset!))).toEqual([0, contract.FIXTURE_WORDS, 0]);
-    expect([0, 1, 2].map((i) => field(i, packed.threshold_offset!))).toEqual([
+    expect([0, 1, 2].map((i) => field(i, packed.event_table_offset!))).toEqual([
       0,
-      contract.THRESHOLD_WORDS,
+      contract.EVENT_TABLE_WORDS,
       0,
     ]);
     expect([0, 1, 2].map((i) => field(i, packed.counter_offset!))).toEqual([
@@ -111,7 +110,7 @@ describe('WGSL struct layouts', () => {
     ]);
   });
 
-  it("packs the event sampler's tables in place of the thresholds, one block per distinct fixture", () => {
+  it('packs the event tables, given or built from the thresholds, one block per distinct fixture', () => {
     const first = tables(1);
     const given = {
       fixture: new Uint32Array(contract.FIXTURE_WORDS),
@@ -122,22 +121,20 @@ describe('WGSL struct layouts', () => {
       { tables: given, seed: { lo: 3, hi: 4 }, firstDraw: 0, drawCount: 64 },
       { tables: first, seed: { lo: 5, hi: 6 }, firstDraw: 0, drawCount: 64 },
     ];
-    const layout = packRuns(runs, 'events');
+    const layout = packRuns(runs);
     const packed = memberOffsets(structs.get('PackedRun'));
     const stride = structs.get('PackedRun')!.size / 4;
     const field = (index: number, offset: number) => layout.runs[index * stride + offset / 4];
-    expect([0, 1, 2].map((i) => field(i, packed.threshold_offset!))).toEqual([
+    expect([0, 1, 2].map((i) => field(i, packed.event_table_offset!))).toEqual([
       0,
       contract.EVENT_TABLE_WORDS,
       0,
     ]);
-    expect(layout.thresholdWords).toBe(2 * contract.EVENT_TABLE_WORDS);
+    expect(layout.eventTableWords).toBe(2 * contract.EVENT_TABLE_WORDS);
     // Built from the thresholds when not given: the same words as the contract's builder.
-    expect(layout.tables[0]!.rates).toEqual(given.eventTables);
-    expect(layout.tables[1]!.rates).toBe(given.eventTables);
-    expect(() => packRuns([{ ...runs[1]!, tables: { fixture: given.fixture } }], 'per-step')).toThrow(
-      /threshold tables/,
-    );
+    expect(layout.tables[0]!.eventTables).toEqual(given.eventTables);
+    expect(layout.tables[1]!.eventTables).toBe(given.eventTables);
+    expect(() => packRuns([{ ...runs[1]!, tables: { fixture: given.fixture } }])).toThrow(/event tables/);
   });
 
   it('packs no job the counters could overflow on (the runner admits at most MAX_DRAWS_PER_JOB)', () => {
@@ -175,7 +172,7 @@ describe('contract prelude of the kernels', () => {
       [0, 'uniform', 'params'],
       [1, 'storage, read', 'runs'],
       [2, 'storage, read', 'fixtures'],
-      [3, 'storage, read', 'thresholds'],
+      [3, 'storage, read', 'event_tables'],
       [4, 'storage, read_write', 'counters'],
     ]);
   });
@@ -192,16 +189,13 @@ describe('dispatch sizing', () => {
     expect(dispatchGrid(156_250)).toEqual([65_535, 3]);
   });
 
-  it('fits the thresholds of every run of a dispatch in one binding and one buffer', () => {
+  it('fits the event tables of every run of a dispatch in one binding and one buffer', () => {
     const binding = 128 * 1024 * 1024;
     const limits = { maxStorageBufferBindingSize: binding, maxBufferSize: 4 * binding };
     const runs = runsPerDispatch(limits);
-    expect(runs * contract.THRESHOLD_WORDS * 4).toBeLessThanOrEqual(binding);
-    expect((runs + 1) * contract.THRESHOLD_WORDS * 4).toBeGreaterThan(binding);
+    expect(runs * contract.EVENT_TABLE_WORDS * 4).toBeLessThanOrEqual(binding);
+    expect((runs + 1) * contract.EVENT_TABLE_WORDS * 4).toBeGreaterThan(binding);
     expect(runsPerDispatch({ maxStorageBufferBindingSize: 4 * binding, maxBufferSize: binding })).toBe(runs);
-    const eventRuns = runsPerDispatch(limits, 'events');
-    expect(eventRuns * SAMPLER_TABLE_WORDS.events * 4).toBeLessThanOrEqual(binding);
-    expect((eventRuns + 1) * SAMPLER_TABLE_WORDS.events * 4).toBeGreaterThan(binding);
   });
 
   it('grows pooled buffers by powers of two, but never past the device limit', () => {

@@ -2,7 +2,7 @@
 // (the device destroyed under a dispatch) with the jobs retried on the CPU and the worker restarted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuEngine } from '../../fallback/cpu-engine.js';
-import { SAMPLERS } from '../../fallback/engine.js';
+import { simulateRange } from '../../fallback/engine.js';
 import { chooseAdapter } from '../../gpu/adapter.js';
 import { createGpuEngine, type GpuEngine } from '../../gpu/engine.js';
 import { compileFixture } from '../../src/engine/compile.js';
@@ -13,20 +13,14 @@ import {
   finalizeCounters,
 } from '../../src/engine/contract/layout.js';
 import { defaultModelParams } from '../../src/engine/contract/model-params.js';
-import type { Sampler } from '../../src/engine/contract/run.js';
 import { plausibleFixture, withAnnouncedLineup } from '../engine/plausible-teams.js';
 
 const chosen = await chooseAdapter({ mode: 'gpu' });
 if (!chosen) console.warn('GPU engine tests skipped: no WebGPU adapter (not even llvmpipe) on this host');
 
-function cpuCounts(
-  compiled: CompiledFixture,
-  seed: EngineSeed,
-  draws: number,
-  sampler: Sampler = 'per-step',
-): Uint32Array {
+function cpuCounts(compiled: CompiledFixture, seed: EngineSeed, draws: number): Uint32Array {
   const counters = new Uint32Array(COUNTER_WORDS);
-  SAMPLERS[sampler](compiled, seed, 0, draws, counters);
+  simulateRange(compiled, seed, 0, draws, counters);
   finalizeCounters(counters);
   return counters;
 }
@@ -117,35 +111,6 @@ describe.skipIf(!chosen)(`GPU engine on ${chosen?.description ?? 'no adapter'}`,
     expect(result.counts).toEqual(cpuCounts(fixtures[1]!, seed, 100));
     await waitFor(() => engine.state().state === 'ready');
     expect(engine.state().restarts).toBe(2);
-  });
-});
-
-describe.skipIf(!chosen)('GPU engine with the event sampler', () => {
-  it('runs the event kernel: a packed batch equals the CPU event sampler, not the per-step one', async () => {
-    const engine = createGpuEngine({
-      mode: 'gpu',
-      sampler: 'events',
-      fallback: createCpuEngine({ threads: 0, sampler: 'events' }),
-    });
-    try {
-      expect((await engine.started()).state).toBe('ready');
-      const jobs = [
-        { compiled: fixtures[0]!, draws: 700, seed: { lo: 1, hi: 2 } },
-        { compiled: fixtures[1]!, draws: 129, seed: { lo: 0xfffffffe, hi: 0x80000000 } },
-        { compiled: fixtures[2]!, draws: 300, seed: { lo: 42, hi: 0 } },
-        { compiled: fixtures[0]!, draws: 65, seed: { lo: 9, hi: 9 } },
-      ];
-      const results = await engine.runBatch(jobs);
-      expect(engine.state().dispatches).toBe(1);
-      results.forEach((result, index) => {
-        const job = jobs[index]!;
-        expect(result.engine).toBe('gpu');
-        expect(result.counts).toEqual(cpuCounts(job.compiled, job.seed, job.draws, 'events'));
-        expect(result.counts).not.toEqual(cpuCounts(job.compiled, job.seed, job.draws, 'per-step'));
-      });
-    } finally {
-      await engine.close();
-    }
   });
 });
 

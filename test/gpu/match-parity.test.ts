@@ -1,9 +1,8 @@
 // GPU counts equal CPU counts exactly: the match kernel (shaders/match.wgsl) against fallback/engine.ts,
-// counter for counter, for both samplers (the per-step kernel against simulateRange, the EVENT_SAMPLER
-// kernel against simulateRangeEvents), over fixtures, lineup kinds, seeds, draw offsets and counts that
-// are not multiples of the workgroup size, alone and packed into one dispatch.
+// counter for counter (the event-driven sampler: simulateRange), over fixtures, lineup kinds, seeds, draw
+// offsets and counts that are not multiples of the workgroup size, alone and packed into one dispatch.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SAMPLERS } from '../../fallback/engine.js';
+import { simulateRange } from '../../fallback/engine.js';
 import { chooseAdapter } from '../../gpu/adapter.js';
 import { type OpenedDevice, openDevice } from '../../gpu/device.js';
 import {
@@ -27,7 +26,6 @@ import {
 } from '../../src/engine/contract/layout.js';
 import type { MatchInputs, SideInputs } from '../../src/engine/contract/match-inputs.js';
 import { defaultModelParams, type ModelParams } from '../../src/engine/contract/model-params.js';
-import type { Sampler } from '../../src/engine/contract/run.js';
 import { plausibleFixture, withAnnouncedLineup } from '../engine/plausible-teams.js';
 
 const chosen = await chooseAdapter({ mode: 'gpu' });
@@ -38,10 +36,9 @@ function cpuCounters(
   seed: EngineSeed,
   firstDraw: number,
   drawCount: number,
-  sampler: Sampler = 'per-step',
 ): Uint32Array {
   const counters = new Uint32Array(COUNTER_WORDS);
-  SAMPLERS[sampler](tables, seed, firstDraw, firstDraw + drawCount, counters);
+  simulateRange(tables, seed, firstDraw, firstDraw + drawCount, counters);
   return counters;
 }
 
@@ -109,10 +106,7 @@ const compiled = {
   eventful: compileFixture({ ...lineupKinds, away: customLineup(lineupKinds.away) }, eventfulParams),
 };
 
-const samplers: Sampler[] = ['per-step', 'events'];
-
 describe.skipIf(!chosen)(`match kernel parity on ${chosen?.description ?? 'no adapter'}`, () => {
-  // An adapter opens one device: both samplers' kernels run on it.
   let opened: OpenedDevice;
   beforeAll(async () => {
     opened = await openDevice(chosen!, MATCH_DEVICE_NEEDS);
@@ -120,21 +114,18 @@ describe.skipIf(!chosen)(`match kernel parity on ${chosen?.description ?? 'no ad
   afterAll(() => {
     opened?.device.destroy();
   });
-  describe.each(samplers)('the %s sampler', (sampler) => {
-    samplerParity(() => opened, sampler);
-  });
+  kernelParity(() => opened);
 });
 
-function samplerParity(device: () => OpenedDevice, sampler: Sampler): void {
+function kernelParity(device: () => OpenedDevice): void {
   let dispatcher: MatchDispatcher;
   beforeAll(async () => {
-    dispatcher = await createMatchDispatcher(device(), { sampler });
+    dispatcher = await createMatchDispatcher(device());
   });
   afterAll(() => {
     dispatcher?.destroy();
   });
-  const expected = (run: ParityRun) =>
-    cpuCounters(run.tables, run.seed, run.firstDraw, run.drawCount, sampler);
+  const expected = (run: ParityRun) => cpuCounters(run.tables, run.seed, run.firstDraw, run.drawCount);
 
   const single: [string, CompiledFixture, EngineSeed, number, number][] = [
     ['predicted lineups', compiled.predicted, { lo: 0x12345678, hi: 0x9abcdef0 }, 0, 1000],
@@ -170,7 +161,7 @@ function samplerParity(device: () => OpenedDevice, sampler: Sampler): void {
   });
 
   it('2-D grids: rows of 4 workgroups, the last row overhanging', async () => {
-    const narrow = await createMatchDispatcher(device(), { gridWidth: 4, sampler });
+    const narrow = await createMatchDispatcher(device(), { gridWidth: 4 });
     try {
       // 16 workgroups: a full 4 x 4 grid.
       const square: ParityRun = {

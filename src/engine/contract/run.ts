@@ -11,13 +11,6 @@ import type { CompiledFixture, EngineSeed } from './layout.js';
 export const MIN_DRAWS_PER_JOB = 100;
 export const MAX_DRAWS_PER_JOB = 1_000_000;
 
-/**
- * The per-draw loop an engine runs: the per-step sampler (one random word per step; fallback/engine.ts
- * simulateRange, the GPU kernel's default path) or the event-driven one (one per event;
- * simulateRangeEvents, the kernel's EVENT_SAMPLER path). Both are bit-identical between the engines.
- */
-export type Sampler = 'per-step' | 'events';
-
 export interface EngineRunOptions {
   /** 1 to MAX_DRAWS_PER_RUN; the engines do not check it (the runner checks a job's draws once). */
   draws: number;
