@@ -13,6 +13,8 @@ export interface ServerInfo {
   port: number;
   /** `service` only: a live key of the benchmark organisation. */
   secret: string;
+  /** `service` only: one live key per benchmark organisation (BENCH_ORGS), the first being `secret`. */
+  secrets: string[];
   database: string;
   /** Fixtures on sale, when BENCH_FIXTURES asked for them. */
   fixtureIds: number[];
