@@ -6,14 +6,14 @@
 // without its delivery); the ledger balances; and a retry with the same Idempotency-Key ends charged once.
 // The service reaches its database through a proxy that reads the wire protocol
 // (test/helpers/statement-proxy.ts). Real PostgreSQL only: PGlite's one connection cannot be lost.
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeLedger } from '../../src/billing/ledger.js';
-import { ingestFeed } from '../../src/fixtures/feed-loader.js';
-import { FX, NOW, smallFeed } from '../fixtures/small-feed.js';
-import { createTestContext, type TestContext } from '../helpers/app.js';
-import { createTestDatabase, type TestDatabase, throughProxy, usingServer } from '../helpers/database.js';
-import { type CutMoment, type StatementProxy, startStatementProxy } from '../helpers/statement-proxy.js';
+import { FX, NOW } from '../fixtures/small-feed.js';
+import type { TestContext } from '../helpers/app.js';
+import { type TestDatabase, usingServer } from '../helpers/database.js';
+import { type FaultService, startFaultService } from '../helpers/fault-service.js';
+import type { CutMoment, StatementProxy } from '../helpers/statement-proxy.js';
 
 if (!usingServer) {
   console.info('one-commit faults: skipped, they need a PostgreSQL server (set DATABASE_URL)');
@@ -21,20 +21,17 @@ if (!usingServer) {
 
 const REQUEST = { fixture_id: FX.upcoming, draws: 300 };
 
+let service: FaultService;
 let t: TestContext;
 let proxy: StatementProxy;
 let direct: TestDatabase;
 let admin: postgres.Sql;
+let freshOrg: FaultService['freshOrg'];
 
 beforeAll(async () => {
   if (!usingServer) return;
-  direct = await createTestDatabase();
-  proxy = await startStatementProxy(direct.url!);
-  // One pooled connection: the request's statements pass the proxy in a fixed order.
-  const database = await throughProxy(direct, proxy, 1);
-  t = await createTestContext({ worker: true, database });
-  t.setNow(NOW);
-  await ingestFeed(t.db.sql, smallFeed(), { clock: () => NOW });
+  service = await startFaultService({ worker: true });
+  ({ t, proxy, direct, admin, freshOrg } = service);
   // The shared result every later request hits.
   const first = await t.newOrg();
   const warm = await t.app.inject({
@@ -45,22 +42,12 @@ beforeAll(async () => {
   });
   expect(warm.statusCode, warm.body).toBe(200);
   await t.stopWorker();
-  admin = postgres(direct.url!, { max: 1, onnotice: () => {} });
 }, 120_000);
 
 afterAll(async () => {
   if (!usingServer) return;
-  await admin.end({ timeout: 5 });
-  await t.close();
+  await service.close();
 });
-
-/** A fresh organisation whose key the authenticator has cached, so that only the submission remains. */
-async function freshOrg() {
-  const org = await t.newOrg();
-  const credits = await t.app.inject({ method: 'GET', url: '/v1/credits', headers: org.auth });
-  expect(credits.statusCode).toBe(200);
-  return org;
-}
 
 function submit(org: { auth: { authorization: string } }, key: string) {
   return t.app.inject({
