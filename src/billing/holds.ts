@@ -53,18 +53,7 @@ export async function reserve(
     const cap = spendCapOf(account);
     refuseUnaffordable(account, milli, cap);
     const { monthlyPart, topupPart } = splitPrice(account, milli);
-    await guardedUpdate(
-      tx`
-        UPDATE credit_accounts
-        SET monthly_held = monthly_held + ${monthlyPart}, topup_held = topup_held + ${topupPart},
-            updated_at = ${now}
-        WHERE org_id = ${orgId}
-          AND monthly_remaining - monthly_held >= ${monthlyPart}
-          AND topup_remaining - topup_held >= ${topupPart}
-          AND spent_this_month + monthly_held + topup_held + ${milli} <= ${cap}
-        RETURNING org_id`,
-      'reservation',
-    );
+    await addHeld(tx, orgId, { monthlyPart, topupPart }, cap, now);
     const [hold] = await tx<Hold[]>`
       INSERT INTO credit_holds (id, org_id, amount, monthly_part, topup_part, period_start, status,
                                 created_at, expires_at, request_id, idempotency_key)
@@ -117,19 +106,7 @@ export async function reserveMany(
     refuseUnaffordable(account, total, cap);
     const parts = splitPrices(account, holds);
     const monthlyTotal = parts.reduce((sum, part) => sum + part.monthlyPart, 0);
-    const topupTotal = total - monthlyTotal;
-    await guardedUpdate(
-      tx`
-        UPDATE credit_accounts
-        SET monthly_held = monthly_held + ${monthlyTotal}, topup_held = topup_held + ${topupTotal},
-            updated_at = ${now}
-        WHERE org_id = ${orgId}
-          AND monthly_remaining - monthly_held >= ${monthlyTotal}
-          AND topup_remaining - topup_held >= ${topupTotal}
-          AND spent_this_month + monthly_held + topup_held + ${total} <= ${cap}
-        RETURNING org_id`,
-      'reservation',
-    );
+    await addHeld(tx, orgId, { monthlyPart: monthlyTotal, topupPart: total - monthlyTotal }, cap, now);
     const rows = parts.map((part, ordinal) => ({
       ordinal,
       id: part.holdId,
@@ -166,6 +143,31 @@ export async function reserveMany(
 }
 
 /** Each hold's parts in order, as successive reservations would split them (monthly credits first). */
+/**
+ * Moves a reservation's parts into the account's held amounts, guarded again in SQL (under the account
+ * lock the caller holds): the parts must still be free and the month's spend stay within the cap.
+ */
+async function addHeld(
+  tx: TransactionSql,
+  orgId: string,
+  { monthlyPart, topupPart }: { monthlyPart: number; topupPart: number },
+  cap: number,
+  now: Date,
+): Promise<void> {
+  await guardedUpdate(
+    tx`
+      UPDATE credit_accounts
+      SET monthly_held = monthly_held + ${monthlyPart}, topup_held = topup_held + ${topupPart},
+          updated_at = ${now}
+      WHERE org_id = ${orgId}
+        AND monthly_remaining - monthly_held >= ${monthlyPart}
+        AND topup_remaining - topup_held >= ${topupPart}
+        AND spent_this_month + monthly_held + topup_held + ${monthlyPart + topupPart} <= ${cap}
+      RETURNING org_id`,
+    'reservation',
+  );
+}
+
 function splitPrices(account: AccountRow, holds: readonly NewHold[]) {
   let monthlyHeld = account.monthlyHeld;
   return holds.map((hold) => {
