@@ -258,6 +258,14 @@ export const simulationDocumentSchema = z.object({
 });
 export type SimulationDocument = z.infer<typeof simulationDocumentSchema>;
 
+/**
+ * The document as the wire carries it: through its schema, which fixes the order of its fields. Results
+ * store this text, and responses splice it in unchanged.
+ */
+export function documentWireText(document: unknown): string {
+  return JSON.stringify(simulationDocumentSchema.parse(document));
+}
+
 // ---- Builder ------------------------------------------------------------------------------------------
 
 export interface SimulationDocumentInput {

@@ -11,7 +11,7 @@ import { type CompiledFixture, type EngineSeed, seedFromHex } from './contract/l
 import type { MatchInputs } from './contract/match-inputs.js';
 import { defaultModelParams, type ModelParams } from './contract/model-params.js';
 import { type EngineRun, MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from './contract/run.js';
-import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
+import { buildSimulationDocument, documentWireText, SAMPLE_PATHS } from './document.js';
 import { loadModelStatus, type ModelStatus } from './model-status.js';
 
 /** One simulation for the engine: what the queue's job holds, as far as the engine needs it. */
@@ -42,6 +42,8 @@ export interface JobPayload {
 export interface RunSuccess {
   jobId: string;
   document: unknown;
+  /** The document as the wire carries it (documentWireText): what results store and deliveries send. */
+  documentJson: string;
   engine: string;
   runMs: number;
   gpuMs: number;
@@ -263,9 +265,11 @@ function recordRun(deps: RunnerDeps, item: PreparedJob, run: RunResult): RunSucc
   // Exponential average of measured seconds per draw, per engine.
   const measured = engineMs / 1000 / job.draws;
   deps.secondsPerDraw[run.engine] = 0.8 * deps.secondsPerDraw[run.engine] + 0.2 * measured;
+  const document = documentFor(deps, item, run);
   return {
     jobId: job.id,
-    document: documentFor(deps, item, run),
+    document,
+    documentJson: documentWireText(document),
     engine: run.engine,
     runMs: Math.round(run.runMs),
     gpuMs: run.engine === 'gpu' ? Math.round((run.gpuMs ?? 0) * 1000) / 1000 : 0,

@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import { ApiError, errorBody } from '../errors.js';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '../idempotency/store.js';
 import { errorResponseSchema } from './schemas/common.js';
-import { serializeThrough } from './serialize.js';
+import { type SplicedJson, serializeThrough } from './serialize.js';
 
 const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 
@@ -44,43 +44,46 @@ function sendJson(
   return reply.code(status).type('application/json; charset=utf-8').send(body);
 }
 
-export interface IdempotentResponse {
+/** A response to send and store: a body to serialise through the schema of its status. */
+interface BodyResponse {
   status: number;
   body: unknown;
   /** Sent and stored with the body (a 202's Location and Retry-After, docs/api.md §4.3). */
   headers?: Record<string, string>;
-  /** The stored result whose document ends the body: the record names it instead of copying it. */
-  document?: { resultId: number; value: unknown } | undefined;
-}
-
-/** How a route's stored documents are read back and serialised, for replays that name one. */
-export interface StoredDocuments {
-  schema: z.ZodType;
-  load(resultId: number): Promise<unknown>;
 }
 
 /**
- * The record of a response: when its body ends with the stored document (the last field of a
- * simulation), the body without the document's text and where it goes back; else the body as sent.
+ * A 200 already serialised whose text from `wire.at` on is a stored result's document followed by the
+ * closing brace (a simulation's last field): the record names the result instead of copying the text.
  */
+interface DocumentResponse {
+  status: number;
+  wire: SplicedJson;
+  documentResultId: number;
+  headers?: Record<string, string>;
+}
+
+export type IdempotentResponse = BodyResponse | DocumentResponse;
+
+/** A stored result's document text, for replays whose record names it. */
+export type StoredDocumentText = (resultId: number) => Promise<string>;
+
+/** The record of a response: a document response without the document's text and where it goes back. */
 function storedForm(
   response: { status: number; body: string; headers: Record<string, string> },
-  document: IdempotentResponse['document'],
-  documents: StoredDocuments | undefined,
+  sent: IdempotentResponse,
 ): StoredResponse {
-  if (!document || !documents) return response;
-  const text = serializeThrough(documents.schema, document.value);
-  const at = response.body.length - text.length - 1;
-  if (at < 0 || !response.body.endsWith(`${text}}`)) return response;
-  const body = response.body.slice(0, at) + response.body.slice(at + text.length);
-  return { ...response, body, document: { resultId: document.resultId, at } };
+  if (!('wire' in sent)) return response;
+  const { text, at } = sent.wire;
+  const body = text.slice(0, at) + text.slice(text.length - 1);
+  return { ...response, body, document: { resultId: sent.documentResultId, at } };
 }
 
 /** The bytes first sent: a named document's text put back where it was. */
-async function replayBody(response: StoredResponse, documents: StoredDocuments | undefined): Promise<string> {
+async function replayBody(response: StoredResponse, storedDocument: StoredDocumentText | undefined) {
   if (!response.document) return response.body;
-  if (!documents) throw new Error('a stored response names a document this route cannot read');
-  const text = serializeThrough(documents.schema, await documents.load(response.document.resultId));
+  if (!storedDocument) throw new Error('a stored response names a document this route cannot read');
+  const text = await storedDocument(response.document.resultId);
   const { at } = response.document;
   return response.body.slice(0, at) + text + response.body.slice(at);
 }
@@ -98,11 +101,12 @@ export async function sendIdempotent(
     docsUrl: string;
     schemas: Record<number, z.ZodType>;
     /** For routes whose 200 carries a stored document (stored once, named by the record). */
-    documents?: StoredDocuments;
+    storedDocument?: StoredDocumentText;
     run: (record: IdempotencyRecord | null) => Promise<IdempotentResponse>;
   },
 ) {
   const serialize = (response: IdempotentResponse) => {
+    if ('wire' in response) return response.wire.text;
     const schema = options.schemas[response.status];
     if (!schema) throw new Error(`no response schema for status ${response.status}`);
     return serializeThrough(schema, response.body);
@@ -123,15 +127,15 @@ export async function sendIdempotent(
   });
   if (start.kind === 'replay') {
     const { status, headers } = start.response;
-    return sendJson(reply, status, await replayBody(start.response, options.documents), headers, true);
+    return sendJson(reply, status, await replayBody(start.response, options.storedDocument), headers, true);
   }
   const record = start.record;
   let response: { status: number; body: string; headers: Record<string, string> };
-  let document: IdempotentResponse['document'];
+  let stored: StoredResponse;
   try {
     const result = await options.run(record);
     response = { status: result.status, body: serialize(result), headers: result.headers ?? {} };
-    document = result.document;
+    stored = storedForm(response, result);
   } catch (error) {
     if (!(error instanceof ApiError)) {
       await options.store.release(record).catch(() => {});
@@ -144,6 +148,6 @@ export async function sendIdempotent(
     await options.store.complete(record, { status: error.status, headers: {}, body }).catch(() => {});
     throw error;
   }
-  await options.store.complete(record, storedForm(response, document, options.documents));
+  await options.store.complete(record, stored);
   return sendJson(reply, response.status, response.body, response.headers);
 }

@@ -12,6 +12,48 @@ export function serializeThrough(schema: z.ZodType, body: unknown): string {
   return JSON.stringify(schema.parse(body));
 }
 
+const schemasWithout = new WeakMap<z.ZodObject, Map<string, z.ZodObject>>();
+
+/** `schema` without `field`, made once per schema and field. */
+function schemaWithout(schema: z.ZodObject, field: string): z.ZodObject {
+  let byField = schemasWithout.get(schema);
+  if (!byField) {
+    byField = new Map();
+    schemasWithout.set(schema, byField);
+  }
+  let rest = byField.get(field);
+  if (!rest) {
+    rest = schema.omit({ [field]: true } as Record<string, true>);
+    byField.set(field, rest);
+  }
+  return rest;
+}
+
+/** A body serialised with one field's value spliced in as JSON text: the bytes and where the text starts. */
+export interface SplicedJson {
+  text: string;
+  at: number;
+}
+
+/**
+ * A body whose last field is JSON text that already went through that field's schema (a stored simulation
+ * document, docs/decisions.md §6): the other fields go through `schema` without the field, and the text is
+ * spliced in unchanged, so some 70 KB are neither parsed nor serialised per response. The bytes are those
+ * `serializeThrough(schema, …)` gives for the parsed value: zod writes an object's fields in the order of
+ * its schema, and `field` is the last one `body` has.
+ */
+export function serializeWithJsonField(
+  schema: z.ZodObject,
+  field: string,
+  body: Record<string, unknown>,
+  json: string,
+): SplicedJson {
+  const head = serializeThrough(schemaWithout(schema, field), body);
+  const open = head.slice(0, -1);
+  const prefix = `${open}${open.length > 1 ? ',' : ''}${JSON.stringify(field)}:`;
+  return { text: `${prefix}${json}}`, at: prefix.length };
+}
+
 /** Sends JSON that already went through the route's schema: Fastify sends such a string as it is. */
 export function sendSerialized(reply: FastifyReply, json: string): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(json);

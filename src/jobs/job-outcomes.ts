@@ -57,6 +57,7 @@ export async function recordOutcome(
         dataVersion: owned.dataVersion,
         draws: owned.draws,
         document: given.document,
+        documentJson: given.documentJson,
         engine: given.engine,
         runMs: given.runMs,
         gpuMs: given.gpuMs,

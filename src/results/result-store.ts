@@ -7,11 +7,21 @@
 // the balance it left), so that the result path can give the same delivery again.
 import type { KeyMode } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
+import { documentWireText } from '../engine/document.js';
 
 /** `shared`: reusable by every organisation; `private`: by the organisation that ran it alone. */
 export type ResultScope = 'shared' | 'private';
 
-export interface NewResult {
+/** The figures of a document that a fixture's summary shows (docs/api.md §2.2), kept beside it. */
+export interface ResultSummary {
+  homeWin: number;
+  draw: number;
+  awayWin: number;
+  expectedGoalsHome: number;
+  expectedGoalsAway: number;
+}
+
+interface ResultFacts {
   cacheKey: string;
   scope: ResultScope;
   /** The owner of a private result; ignored (stored as NULL) for a shared one. */
@@ -19,16 +29,76 @@ export interface NewResult {
   fixtureId: number;
   dataVersion: string;
   draws: number;
-  document: unknown;
   engine: string;
   runMs: number;
   gpuMs: number;
 }
 
-/** A results row. */
-export interface SimulationResult extends NewResult {
+export interface NewResult extends ResultFacts {
+  /** The simulation document (src/engine/document.ts), for the figures its fixture summary shows. */
+  document: unknown;
+  /** The same document as the wire carries it (documentWireText): stored, and spliced into responses. */
+  documentJson: string;
+}
+
+/**
+ * A results row. The document is its wire text (serialised through its schema): a response splices it in
+ * as it is, so a delivery neither parses nor serialises it.
+ */
+export interface SimulationResult extends ResultFacts {
   id: number;
+  documentJson: string;
+  summary: ResultSummary;
   createdAt: Date;
+}
+
+/** A results row as read: rows stored before migration 0010 hold the engine's text, not the wire text. */
+interface ResultRow extends ResultFacts, ResultSummary {
+  id: number;
+  documentText: string;
+  wireText: boolean;
+  createdAt: Date;
+}
+
+function resultColumns(db: Sql | TransactionSql) {
+  return db`id, cache_key, scope, org_id, fixture_id, data_version, draws, engine, run_ms, gpu_ms, created_at,
+            document::text AS document_text, wire_text, home_win, draw, away_win, expected_goals_home,
+            expected_goals_away`;
+}
+
+/**
+ * The result of a row read with resultColumns. A row stored before migration 0010 has its text put
+ * through the schema, and stored so once: the same bytes its deliveries always sent, now without the
+ * work (an UPDATE that only such a row takes, once).
+ */
+async function resultOfRow(db: Sql | TransactionSql, row: ResultRow): Promise<SimulationResult> {
+  const { documentText, wireText, homeWin, draw, awayWin, expectedGoalsHome, expectedGoalsAway, ...facts } =
+    row;
+  let documentJson = documentText;
+  if (!wireText) {
+    documentJson = documentWireText(JSON.parse(documentText));
+    await db`UPDATE results SET document = ${documentJson}::text::json, wire_text = true
+             WHERE id = ${row.id} AND NOT wire_text`;
+  }
+  return {
+    ...facts,
+    documentJson,
+    summary: { homeWin, draw, awayWin, expectedGoalsHome, expectedGoalsAway },
+  };
+}
+
+function summaryOf(document: unknown): ResultSummary {
+  const { result, goals } = document as {
+    result: { home_win: number; draw: number; away_win: number };
+    goals: { expected: { home: number; away: number } };
+  };
+  return {
+    homeWin: result.home_win,
+    draw: result.draw,
+    awayWin: result.away_win,
+    expectedGoalsHome: goals.expected.home,
+    expectedGoalsAway: goals.expected.away,
+  };
 }
 
 /** A deliveries row: one delivery of a result to an organisation. */
@@ -60,16 +130,19 @@ export async function storeResult(
 ): Promise<SimulationResult> {
   const owner = result.scope === 'private' ? result.orgId : null;
   if (result.scope === 'private' && !owner) throw new Error('a private result needs its organisation');
-  // json, not jsonb: the document keeps its key order, so every delivery of it reads the same.
-  const [inserted] = await tx<SimulationResult[]>`
-    INSERT INTO results (cache_key, scope, org_id, fixture_id, data_version, draws, document, engine, run_ms,
-                         gpu_ms, created_at)
+  const summary = summaryOf(result.document);
+  // json, not jsonb: the column keeps the text byte for byte, so every delivery of it reads the same.
+  const [inserted] = await tx<ResultRow[]>`
+    INSERT INTO results (cache_key, scope, org_id, fixture_id, data_version, draws, document, wire_text, engine,
+                         run_ms, gpu_ms, created_at, home_win, draw, away_win, expected_goals_home,
+                         expected_goals_away)
     VALUES (${result.cacheKey}, ${result.scope}, ${owner}, ${result.fixtureId}, ${result.dataVersion},
-            ${result.draws}, ${JSON.stringify(result.document)}::text::json, ${result.engine}, ${result.runMs},
-            ${result.gpuMs}, ${now})
+            ${result.draws}, ${result.documentJson}::text::json, true, ${result.engine},
+            ${result.runMs}, ${result.gpuMs}, ${now}, ${summary.homeWin}, ${summary.draw}, ${summary.awayWin},
+            ${summary.expectedGoalsHome}, ${summary.expectedGoalsAway})
     ON CONFLICT DO NOTHING
-    RETURNING *`;
-  if (inserted) return inserted;
+    RETURNING ${resultColumns(tx)}`;
+  if (inserted) return resultOfRow(tx, inserted);
   const existing = await findCachedResult(tx, {
     cacheKey: result.cacheKey,
     scope: result.scope,
@@ -85,12 +158,12 @@ export async function findCachedResult(
 ): Promise<SimulationResult | null> {
   const [row] =
     lookup.scope === 'shared'
-      ? await db<SimulationResult[]>`
-          SELECT * FROM results WHERE scope = 'shared' AND cache_key = ${lookup.cacheKey}`
-      : await db<SimulationResult[]>`
-          SELECT * FROM results
+      ? await db<ResultRow[]>`
+          SELECT ${resultColumns(db)} FROM results WHERE scope = 'shared' AND cache_key = ${lookup.cacheKey}`
+      : await db<ResultRow[]>`
+          SELECT ${resultColumns(db)} FROM results
           WHERE scope = 'private' AND org_id = ${lookup.orgId} AND cache_key = ${lookup.cacheKey}`;
-  return row ?? null;
+  return row ? resultOfRow(db, row) : null;
 }
 
 /**
@@ -116,8 +189,8 @@ export async function getResult(
   db: Sql | TransactionSql,
   resultId: number,
 ): Promise<SimulationResult | null> {
-  const [row] = await db<SimulationResult[]>`SELECT * FROM results WHERE id = ${resultId}`;
-  return row ?? null;
+  const [row] = await db<ResultRow[]>`SELECT ${resultColumns(db)} FROM results WHERE id = ${resultId}`;
+  return row ? resultOfRow(db, row) : null;
 }
 
 export async function insertDelivery(tx: TransactionSql, delivery: NewDelivery): Promise<Delivery> {

@@ -71,7 +71,7 @@ export async function deliverResult(
  * that a client without an Idempotency-Key can read the one true outcome at its result path
  * (docs/decisions.md §7).
  */
-export function withJobRecovery(error: unknown, job: Job): unknown {
+export function withJobRecovery(error: unknown, job: Pick<Job, 'id' | 'reservationId'>): unknown {
   if (!(error instanceof ApiError) || error.status !== 503) return error;
   return new ApiError(error.code, {
     ...error.options,
@@ -236,20 +236,12 @@ async function settleHold(
 async function recordSummary(tx: TransactionSql, delivered: DeliveredSimulation): Promise<void> {
   const { job, delivery, result } = delivered;
   if (job.scope !== 'shared' || job.mode !== 'live') return;
-  const document = result.document as {
-    result: { home_win: number; draw: number; away_win: number };
-    goals: { expected: { home: number; away: number } };
-  };
   await recordFixtureSummary(tx, {
     fixtureId: job.fixtureId,
     dataVersion: job.dataVersion,
     simulationId: delivery.id,
     createdAt: delivery.createdAt,
     draws: job.draws,
-    homeWin: document.result.home_win,
-    draw: document.result.draw,
-    awayWin: document.result.away_win,
-    expectedGoalsHome: document.goals.expected.home,
-    expectedGoalsAway: document.goals.expected.away,
+    ...result.summary,
   });
 }

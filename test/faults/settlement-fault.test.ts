@@ -59,6 +59,7 @@ async function succeededJob(orgId: string, draws: number): Promise<Job> {
         dataVersion: job.dataVersion,
         draws,
         document: documentFor(job),
+        documentJson: JSON.stringify(documentFor(job)),
         engine: 'cpu',
         runMs: 1,
         gpuMs: 0,

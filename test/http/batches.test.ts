@@ -370,8 +370,10 @@ describe('batch views, headers, lists and isolation (no worker)', () => {
     missing(await get(t, job.result_url, other.auth));
     // A delivery of the owner's, read by the other organisation.
     const [row] = await t.db.sql<{ id: string }[]>`
-      INSERT INTO results (cache_key, scope, fixture_id, data_version, draws, document, engine, created_at)
-      VALUES ('isolation-test', 'shared', ${FX.upcoming}, 'v', 100, '{}', 'cpu', now()) RETURNING id::text`;
+      INSERT INTO results (cache_key, scope, fixture_id, data_version, draws, document, engine, created_at,
+                           home_win, draw, away_win, expected_goals_home, expected_goals_away)
+      VALUES ('isolation-test', 'shared', ${FX.upcoming}, 'v', 100, '{}', 'cpu', now(), 0.5, 0.3, 0.2, 1.5, 1)
+      RETURNING id::text`;
     await t.db.sql`
       INSERT INTO deliveries (id, org_id, job_id, result_id, mode, created_at)
       VALUES ('sim_isolation', ${owner.orgId}, ${job.job_id}, ${row!.id}, 'live', now())`;

@@ -446,7 +446,11 @@ describe('simulations without a worker (jobs stay queued)', () => {
           fixtureId: FX.upcoming,
           dataVersion: claimed!.dataVersion,
           draws: 700,
-          document: { schema: 'vendor.simulation.v1' },
+          document: {
+            result: { home_win: 0.5, draw: 0.3, away_win: 0.2 },
+            goals: { expected: { home: 1.5, away: 1 } },
+          },
+          documentJson: '{"schema":"vendor.simulation.v1"}',
           engine: 'cpu',
           runMs: 1,
           gpuMs: 0,

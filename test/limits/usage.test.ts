@@ -107,7 +107,11 @@ async function resultId(cacheKey: string): Promise<number> {
         fixtureId: 1,
         dataVersion: 'dv',
         draws: 100,
-        document: {},
+        document: {
+          result: { home_win: 0.5, draw: 0.3, away_win: 0.2 },
+          goals: { expected: { home: 1.5, away: 1 } },
+        },
+        documentJson: '{}',
         engine: 'cpu',
         runMs: 1,
         gpuMs: 1,

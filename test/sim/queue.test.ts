@@ -69,6 +69,7 @@ async function runToSuccess(jobId: string, workerId = 'w1') {
         dataVersion: owned.dataVersion,
         draws: owned.draws,
         document: documentFor(job!),
+        documentJson: JSON.stringify(documentFor(job!)),
         engine: 'cpu',
         runMs: 5,
         gpuMs: 0,
@@ -356,7 +357,9 @@ describe('batches, cache hits and counts', () => {
     expect((await parts.ledger.getHold(hit.reservationId))?.expiresAt).not.toBeNull();
     expect(await parts.queue.claim('w1', 10, 30_000)).toEqual([]);
     const delivered = await deliver(hit);
-    expect(delivered.kind === 'delivered' && delivered.delivered.result.document).toEqual(documentFor(first));
+    expect(delivered.kind === 'delivered' && JSON.parse(delivered.delivered.result.documentJson)).toEqual(
+      documentFor(first),
+    );
   });
 
   it('waitFor resolves when the job ends, or with its current state when the time is up', async () => {

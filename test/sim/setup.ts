@@ -154,7 +154,15 @@ export function deterministicEngine(
           error: { code: 'simulation_failed', message: 'engine refused the inputs' },
         });
       } else {
-        outcomes.push({ jobId: job.id, document: documentFor(job), engine: 'cpu', runMs: 3, gpuMs: 0 });
+        const document = documentFor(job);
+        outcomes.push({
+          jobId: job.id,
+          document,
+          documentJson: JSON.stringify(document),
+          engine: 'cpu',
+          runMs: 3,
+          gpuMs: 0,
+        });
       }
     }
     return outcomes;

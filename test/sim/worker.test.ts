@@ -75,7 +75,7 @@ describe('worker', () => {
     expect(done.map((job) => job?.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
     for (const job of done) {
       const result = await getResult(db.sql, job!.resultId!);
-      expect(result?.document).toEqual(documentFor(job!));
+      expect(JSON.parse(result!.documentJson)).toEqual(documentFor(job!));
       expect(job).toMatchObject({ engine: 'cpu', drawsDone: 1000, attempts: 1 });
     }
     expect(runner.stats).toMatchObject({ claimed: 3, completed: 3, dropped: 0 });

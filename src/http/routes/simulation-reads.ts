@@ -17,12 +17,13 @@ import {
   simulationParamsSchema,
   simulationSchema,
 } from '../schemas/simulations.js';
+import { sendSerialized } from '../serialize.js';
 import {
   batchListView,
-  batchResultLineView,
+  batchResultLineText,
   batchStatusView,
   jobListView,
-  simulationView,
+  simulationWire,
 } from '../views/simulations.js';
 import { callContext, sim, tags } from './simulations.js';
 
@@ -42,7 +43,7 @@ async function* ndjsonLines(
   for await (const page of pages) {
     let chunk = '';
     for (const item of page) {
-      chunk += `${JSON.stringify(batchResultLineSchema.parse(batchResultLineView(item, context)))}\n`;
+      chunk += `${batchResultLineText(item, context)}\n`;
     }
     yield chunk;
   }
@@ -122,10 +123,13 @@ function registerRetrieve(app: App, deps: AppDeps) {
         response: { 200: simulationSchema },
       },
     },
-    async (request) =>
-      simulationView(
-        await deps.services.simulations.retrieve(callContext(request, null), request.params.simulation_id),
-      ),
+    async (request, reply) => {
+      const delivered = await deps.services.simulations.retrieve(
+        callContext(request, null),
+        request.params.simulation_id,
+      );
+      return sendSerialized(reply, simulationWire(delivered).text);
+    },
   );
 }
 

@@ -3,7 +3,6 @@
 // idempotency, call the simulation use cases and send their views through the route's schemas.
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { simulationDocumentSchema } from '../../engine/document.js';
 import type { ErrorCode } from '../../errors.js';
 import type { IdempotencyRecord } from '../../idempotency/store.js';
 import type { CallContext } from '../../simulations/types.js';
@@ -20,6 +19,7 @@ import {
   simulationBodySchema,
   simulationSchema,
 } from '../schemas/simulations.js';
+import { sendSerialized } from '../serialize.js';
 import {
   batchRejectionView,
   batchStatusView,
@@ -27,7 +27,7 @@ import {
   jobOutcomeView,
   jobView,
   quoteView,
-  simulationView,
+  simulationWire,
   withResultUrl,
 } from '../views/simulations.js';
 
@@ -139,10 +139,7 @@ function registerRun(app: App, routing: SimulationRouting) {
         store: routing.deps.services.idempotency,
         docsUrl: routing.deps.config.docsUrl,
         schemas: { 200: simulationSchema, 202: jobSchema },
-        documents: {
-          schema: simulationDocumentSchema,
-          load: (resultId) => routing.deps.services.simulations.storedDocument(resultId),
-        },
+        storedDocument: (resultId) => routing.deps.services.simulations.storedDocument(resultId),
         run: async (record) => {
           const outcome = await routing.deps.services.simulations
             .submit(callContext(request, record), request.body)
@@ -156,11 +153,10 @@ function registerRun(app: App, routing: SimulationRouting) {
             return { status: 202, body, headers: pendingHeaders(body) };
           }
           // The document is stored once (results): an idempotency record names it instead of copying it.
-          const { result } = outcome.delivered;
           return {
             status: 200,
-            body: simulationView(outcome.delivered),
-            document: { resultId: result.id, value: result.document },
+            wire: simulationWire(outcome.delivered),
+            documentResultId: outcome.delivered.result.id,
           };
         },
       });
@@ -297,7 +293,7 @@ function registerResultPath(app: App, routing: SimulationRouting) {
           throw withResultUrl(error);
         });
       const view = jobOutcomeView(outcome);
-      if (view.status === 200) return reply.code(200).send(view.body);
+      if (view.status === 200) return sendSerialized(reply.code(200), view.wire.text);
       return reply.code(202).headers(pendingHeaders(view.body)).send(view.body);
     },
   );

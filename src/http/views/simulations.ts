@@ -1,7 +1,6 @@
 // The wire shapes of the simulation routes, built from the domain's values (src/simulations). Each
 // view builds its fields in the order of its schema (src/http/schemas/simulations.ts).
 import { creditsNumber, formatCredits, priceOfDrawsMilli } from '../../billing/amounts.js';
-import type { SimulationDocument } from '../../engine/document.js';
 import { ApiError, type ErrorBody, errorBody } from '../../errors.js';
 import type { Batch, Job, RejectedBatchItem } from '../../jobs/types.js';
 import type { BatchResultItem } from '../../simulations/batch-results.js';
@@ -16,6 +15,8 @@ import type { Page } from '../../simulations/listings.js';
 import type { Quote } from '../../simulations/quote.js';
 import type { RunPayload } from '../../simulations/run-payload.js';
 import { BatchRejectedError, type BatchSubmission } from '../../simulations/submit-batch.js';
+import { batchResultLineSchema, simulationSchema } from '../schemas/simulations.js';
+import { type SplicedJson, serializeWithJsonField } from '../serialize.js';
 
 function resultUrl(jobId: string, reservationId: string): string {
   return `/v1/simulations/jobs/${jobId}?reservation_id=${reservationId}`;
@@ -72,8 +73,11 @@ export function jobView(job: Job, retryAfterSeconds: number) {
   };
 }
 
-/** A delivery; given again (replayed) it shows the same delivery with nothing charged this time. */
-export function simulationView({ job, result, delivery, replayed }: DeliveredSimulation) {
+/**
+ * A delivery's fields but its document; given again (replayed) it shows the same delivery with nothing
+ * charged this time. simulationWire adds the document.
+ */
+function simulationEnvelopeView({ job, delivery, replayed }: DeliveredSimulation) {
   const payload = job.inputs as RunPayload;
   const price = jobPrice(job);
   const charged = replayed ? 0 : creditsNumber(delivery.creditsChargedMilli);
@@ -104,14 +108,26 @@ export function simulationView({ job, result, delivery, replayed }: DeliveredSim
     },
     custom_id: job.customId,
     metadata: job.metadata ?? {},
-    simulation: result.document as SimulationDocument,
   };
 }
 
-/** 200 with the delivered simulation, or 202 with the job still pending. */
+/**
+ * A delivery as the wire carries it (the Simulation schema): its fields through the schema, then the
+ * result's stored document text as it is (results keep it serialised, src/results/result-store.ts).
+ */
+export function simulationWire(delivered: DeliveredSimulation): SplicedJson {
+  return serializeWithJsonField(
+    simulationSchema,
+    'simulation',
+    simulationEnvelopeView(delivered),
+    delivered.result.documentJson,
+  );
+}
+
+/** 200 with the delivered simulation (serialised), or 202 with the job still pending. */
 export function jobOutcomeView(outcome: JobOutcome) {
   return outcome.kind === 'delivered'
-    ? { status: 200 as const, body: simulationView(outcome.delivered) }
+    ? { status: 200 as const, wire: simulationWire(outcome.delivered) }
     : { status: 202 as const, body: jobView(outcome.job, outcome.retryAfterSeconds) };
 }
 
@@ -299,8 +315,21 @@ export function batchListView(page: Page<{ batch: Batch; summary: BatchSummary }
   };
 }
 
-/** One line of the results stream (docs/api.md §4.10). */
-export function batchResultLineView(item: BatchResultItem, context: ViewContext) {
+/** One line of the results stream (docs/api.md §4.10), serialised; a delivered item's document spliced in. */
+export function batchResultLineText(item: BatchResultItem, context: ViewContext): string {
+  if (item.kind === 'delivered') {
+    const simulation = simulationWire(item.delivered).text;
+    return serializeWithJsonField(
+      batchResultLineSchema,
+      'simulation',
+      jobResultLine(item.delivered.job),
+      simulation,
+    ).text;
+  }
+  return JSON.stringify(batchResultLineSchema.parse(batchResultLineView(item, context)));
+}
+
+function batchResultLineView(item: Exclude<BatchResultItem, { kind: 'delivered' }>, context: ViewContext) {
   switch (item.kind) {
     case 'rejected':
       return {
@@ -311,8 +340,6 @@ export function batchResultLineView(item: BatchResultItem, context: ViewContext)
         status: 'rejected',
         error: storedItemError(item.item, context),
       };
-    case 'delivered':
-      return { ...jobResultLine(item.delivered.job), simulation: simulationView(item.delivered) };
     case 'pending':
       return jobResultLine(item.job);
     case 'ended':
