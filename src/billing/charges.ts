@@ -1,4 +1,6 @@
-// Money that moves in one step (top-ups, the one-credit expected-lineup charge) and balance reads.
+// Money that moves in one step (top-ups, the one-credit expected-lineup charge, a cache hit's hold made
+// and settled at once) and balance reads.
+import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { periodStart } from './billing-period.js';
 import {
@@ -19,6 +21,7 @@ import type {
   ChargeDirectOptions,
   LedgerDeps,
   LedgerEntry,
+  ReserveOptions,
   TopUpOptions,
   TransactionOption,
 } from './types.js';
@@ -136,4 +139,67 @@ export async function chargeDirect(
     });
     return chargeFromEntry(entry, false);
   });
+}
+
+/** A hold made and settled at once: its charge and the credits available after it. */
+export interface SettledAtOnce {
+  charge: Charge;
+  available: number;
+}
+
+/**
+ * A hold made and settled in one step, for work that is delivered as it is submitted (a cache hit,
+ * docs/decisions.md §6). Under the account lock, one statement moves the price out of the remaining
+ * columns and writes the hold, settled, with its two ledger rows: `hold` then `charge`, the rows a
+ * reservation and its settlement write one after the other, so the ledger reads the same either way.
+ * The caller's transaction carries it (settlement_unknown when its commit is not acknowledged).
+ */
+export async function settleAtOnce(
+  { clock }: LedgerDeps,
+  orgId: string,
+  milli: number,
+  options: ReserveOptions & { holdId: string; tx: TransactionSql },
+): Promise<SettledAtOnce> {
+  assertPositiveMilli(milli);
+  const now = clock();
+  const { tx, holdId } = options;
+  const account = await lockAccount(tx, orgId, now);
+  const cap = spendCapOf(account);
+  refuseUnaffordable(account, milli, cap);
+  const { monthlyPart: m, topupPart: t } = splitPrice(account, milli);
+  const [row] = await tx<(LedgerEntry & { available: number })[]>`
+    WITH moved AS (
+      UPDATE credit_accounts
+      SET monthly_remaining = monthly_remaining - ${m}, topup_remaining = topup_remaining - ${t},
+          spent_this_month = spent_this_month + ${milli}, updated_at = ${now}
+      WHERE org_id = ${orgId}
+        AND monthly_remaining - monthly_held >= ${m}
+        AND topup_remaining - topup_held >= ${t}
+        AND spent_this_month + monthly_held + topup_held + ${milli} <= ${cap}
+      RETURNING monthly_remaining + topup_remaining - monthly_held - topup_held AS available
+    ), hold AS (
+      INSERT INTO credit_holds (id, org_id, amount, monthly_part, topup_part, period_start, status,
+                                created_at, settled_at, request_id, idempotency_key)
+      SELECT ${holdId}, ${orgId}, ${milli}, ${m}, ${t}, ${account.periodStart}, 'settled', ${now}, ${now},
+             ${options.requestId}, ${options.idempotencyKey ?? null}
+      FROM moved
+      RETURNING *
+    ), entries AS (
+      INSERT INTO credit_ledger (org_id, kind, amount, monthly_delta, topup_delta, monthly_held_delta,
+                                 topup_held_delta, period_start, hold_id, request_id, idempotency_key,
+                                 created_at)
+      SELECT h.org_id, e.kind, h.amount, e.monthly_delta, e.topup_delta, e.monthly_held_delta,
+             e.topup_held_delta, h.period_start, h.id, h.request_id, h.idempotency_key, h.created_at
+      FROM hold h, (VALUES
+        (1, 'hold', 0::bigint, 0::bigint, ${m}::bigint, ${t}::bigint),
+        (2, 'charge', ${-m}::bigint, ${-t}::bigint, ${-m}::bigint, ${-t}::bigint)
+      ) AS e(ordinal, kind, monthly_delta, topup_delta, monthly_held_delta, topup_held_delta)
+      ORDER BY e.ordinal
+      RETURNING *
+    )
+    SELECT entries.*, moved.available FROM entries, moved WHERE entries.kind = 'charge'`;
+  // The lock proved the guard must hold: no row means a broken invariant, not a refusal.
+  if (!row) throw new Error('credit settlement at once refused by its guard under the account lock');
+  const { available, ...entry } = row;
+  return { charge: chargeFromEntry(entry, false), available };
 }

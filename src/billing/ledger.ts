@@ -12,8 +12,8 @@
 // beside it by kind:
 // credit-accounts.ts (the account lock, monthly reset, guards), holds.ts (reserve, settle, release,
 // expiry), charges.ts (top-ups, one-step charges, balances) and ledger-audit.ts (sums and checks).
-import type { Sql } from '../db/connection.js';
-import { balance, chargeDirect, openAccount, topUp } from './charges.js';
+import type { Sql, TransactionSql } from '../db/connection.js';
+import { balance, chargeDirect, openAccount, type SettledAtOnce, settleAtOnce, topUp } from './charges.js';
 import {
   expireHolds,
   getHold,
@@ -55,6 +55,12 @@ export interface Ledger {
     options: Omit<ReserveOptions, 'holdId'>,
   ): Promise<Hold[]>;
   settle(holdId: string, options: SettleOptions): Promise<Charge>;
+  /** A hold made and settled at once in the caller's transaction (a cache hit); its charge and balance. */
+  settleAtOnce(
+    orgId: string,
+    milli: number,
+    options: ReserveOptions & { holdId: string; tx: TransactionSql },
+  ): Promise<SettledAtOnce>;
   release(holdId: string, reason: string, options?: ReleaseOptions): Promise<ReleaseOutcome>;
   chargeDirect(orgId: string, milli: number, options: ChargeDirectOptions): Promise<Charge>;
   balance(orgId: string, options?: TransactionOption): Promise<Balance>;
@@ -82,6 +88,7 @@ export function makeLedger({ sql, clock = () => new Date() }: { sql: Sql; clock?
     reserve: (orgId, milli, options) => reserve(deps, orgId, milli, options),
     reserveMany: (orgId, holds, options) => reserveMany(deps, orgId, holds, options),
     settle: (holdId, options) => settle(deps, holdId, options),
+    settleAtOnce: (orgId, milli, options) => settleAtOnce(deps, orgId, milli, options),
     release: (holdId, reason, options) => release(deps, holdId, reason, options),
     chargeDirect: (orgId, milli, options) => chargeDirect(deps, orgId, milli, options),
     balance: (orgId, options) => balance(deps, orgId, options),

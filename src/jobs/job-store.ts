@@ -76,7 +76,7 @@ function rowValues(job: NewJob, now: Date) {
     cache_key: job.cacheKey,
     scope: job.scope,
     price_milli: job.priceMilli,
-    status: cached ? 'succeeded' : 'queued',
+    status: cached ? (job.deliveredAtSubmission ? 'delivered' : 'succeeded') : 'queued',
     created_at: now.toISOString(),
     finished_at: cached ? now.toISOString() : null,
     result_id: job.cachedResultId ?? null,
@@ -91,7 +91,10 @@ function rowValues(job: NewJob, now: Date) {
   };
 }
 
-/** Inserts jobs (one statement for a whole batch); a cache hit is born succeeded with its hold's end. */
+/**
+ * Inserts jobs (one statement for a whole batch); a cache hit is born succeeded with its hold's end, or
+ * delivered when its delivery is written in the same transaction (NewJob.deliveredAtSubmission).
+ */
 export async function insertJobs(
   deps: JobStoreDeps,
   tx: TransactionSql,

@@ -88,6 +88,11 @@ export interface NewJob {
   idempotencyKey?: string | null | undefined;
   /** A cache hit: the job is born succeeded with this result and never queued. */
   cachedResultId?: number | null | undefined;
+  /**
+   * A cache hit delivered in its submitting transaction: born delivered (its hold settled at once,
+   * its delivery written beside it) rather than succeeded.
+   */
+  deliveredAtSubmission?: boolean | undefined;
   /** A batch item's place in the request (rejected items included). */
   batchPosition?: number | undefined;
   customId?: string | null | undefined;

@@ -76,6 +76,26 @@ export async function addDailyUsage(
 }
 
 /**
+ * Adds a submission that queues nothing (a cache hit: no GPU time, no open job) in one statement: the
+ * day's row is created or locked and moved by the same guarded upsert, so a cache hit's admission is one
+ * round trip. Null when a ceiling would be passed; the caller then takes the locked path, which names it.
+ */
+export async function addSubmissionWithoutWork(
+  tx: TransactionSql,
+  orgId: string,
+  day: string,
+  ceilings: Pick<UsageCeilings, 'submissions'>,
+): Promise<DailyUsage | null> {
+  const [row] = await tx<DailyUsage[]>`
+    INSERT INTO usage_days AS u (org_id, day, submissions)
+    SELECT ${orgId}::text, ${day}::date, 1 WHERE 1 <= ${ceilings.submissions}::integer
+    ON CONFLICT (org_id, day) DO UPDATE SET submissions = u.submissions + 1
+      WHERE u.submissions + 1 <= ${ceilings.submissions}::integer
+    RETURNING org_id, to_char(day, 'YYYY-MM-DD') AS day, submissions, batches, gpu_ms`;
+  return row ?? null;
+}
+
+/**
  * Replaces a job's reserved GPU estimate with its measured time on the day it was reserved from. The
  * measured time is the truth, so it may take the day past its ceiling; it only refuses later admissions.
  */

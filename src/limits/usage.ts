@@ -10,6 +10,7 @@ import type { Sql, TransactionSql } from '../db/connection.js';
 import { ApiError } from '../errors.js';
 import {
   addDailyUsage,
+  addSubmissionWithoutWork,
   type DailyUsage,
   gpuSecondsToMs,
   lockDailyUsage,
@@ -115,6 +116,16 @@ async function admitSubmission(
   const day = utcDay(now);
   const orgId = request.org.id;
   const limits = limitsFor(request.org);
+  if (
+    request.kind === 'simulation' &&
+    request.gpuSecondsEstimates.length === 0 &&
+    !request.countOpenJobGroups
+  ) {
+    // A cache hit: only the daily submissions ceiling applies, checked by one guarded upsert (a cache
+    // hit commits once and briefly, docs/decisions.md §6); a refusal is named by the locked path below.
+    const usage = await addSubmissionWithoutWork(tx, orgId, day, { submissions: limits.submissions_per_day });
+    if (usage) return { orgId, day, gpuSecondsReserved: [], usage };
+  }
   const usage = await lockDailyUsage(tx, orgId, day);
   const batches = request.kind === 'batch' ? 1 : 0;
   const untilTomorrow = secondsToNextUtcDay(now);

@@ -129,7 +129,7 @@ export function announceDeliveries(deps: DeliveryDeps, deliveries: readonly Deli
     if (delivered.job.scope === 'shared' && delivered.job.mode === 'live') summaryChanged = true;
   }
   // The fixture list shows the new summaries: at once here, within the cache's lifetime elsewhere.
-  if (summaryChanged) fixturesChanged(deps.sql);
+  if (summaryChanged) summariesChanged(deps.sql);
 }
 
 /**

@@ -4,19 +4,13 @@ import { priceOfDrawsMilli } from '../billing/amounts.js';
 import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction, isTransientDatabaseError } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
+import { recordFixtureSummary } from '../fixtures/fixture-list.js';
 import { newId } from '../ids.js';
 import { countOpenJobGroups } from '../jobs/job-store.js';
 import type { Job } from '../jobs/types.js';
-import { findCachedResult } from '../results/result-store.js';
+import { findCachedResult, insertDelivery, type SimulationResult } from '../results/result-store.js';
 import { assertQueueHasRoom, newJobFor, usageOrg } from './admission.js';
-import {
-  committedOutcome,
-  deliverInTransaction,
-  deliverJob,
-  type JobOutcome,
-  pendingOutcome,
-  withJobRecovery,
-} from './deliver.js';
+import { announceDelivery, deliverJob, type JobOutcome, pendingOutcome, withJobRecovery } from './deliver.js';
 import { type PreparedRun, prepareRun } from './prepare-run.js';
 import {
   type CallContext,
@@ -43,39 +37,31 @@ export async function submitSimulation(
   const cached = await databaseRead(() =>
     findCachedResult(deps.sql, { cacheKey: run.cacheKey, scope: run.resolved.scope, orgId: caller.org.id }),
   );
-  if (cached) return submitCacheHit(deps, ctx, request, run, cached.id);
+  if (cached) return submitCacheHit(deps, ctx, request, run, cached);
   await assertQueueHasRoom(deps);
-  const job = await inTransaction(deps.sql, {}, (tx) =>
-    createJob(deps, ctx, tx, { run, request, cachedResultId: null }),
-  );
+  const job = await inTransaction(deps.sql, {}, (tx) => createJob(deps, ctx, tx, { run, request }));
   return finish(deps, ctx, job, waitMs);
 }
 
-/**
- * Admission, the hold and the job in the caller's transaction; a cache hit's job is born succeeded
- * with `cachedResultId` as its result.
- */
+/** Admission, the hold and the queued job in the caller's transaction. */
 async function createJob(
   deps: SimulationDeps,
   ctx: CallContext,
   tx: TransactionSql,
-  what: { run: PreparedRun; request: SimulationRequest; cachedResultId: number | null },
+  { run, request }: { run: PreparedRun; request: SimulationRequest },
 ): Promise<Job> {
   const { caller } = ctx;
-  const { run, request, cachedResultId } = what;
-  const cached = cachedResultId != null;
   const { draws } = run;
   const admission = await deps.usage.admitSubmission(tx, {
     org: usageOrg(caller),
     kind: 'simulation',
-    gpuSecondsEstimates: cached || !caller.livemode ? [] : [deps.engine.estimateSeconds(draws)],
-    countOpenJobGroups: cached ? undefined : (db) => countOpenJobGroups(db, caller.org.id),
+    gpuSecondsEstimates: caller.livemode ? [deps.engine.estimateSeconds(draws)] : [],
+    countOpenJobGroups: (db) => countOpenJobGroups(db, caller.org.id),
   });
   const newJob = newJobFor(ctx, run, draws, {
     id: newId('job'),
     usageDay: admission.day,
     gpuSecondsReserved: admission.gpuSecondsReserved[0] ?? 0,
-    cachedResultId,
     metadata: request.metadata ?? null,
   });
   if (caller.livemode) {
@@ -92,26 +78,85 @@ async function createJob(
 }
 
 /**
- * A cache hit commits once (docs/decisions.md §6): admission, hold, job, settlement, delivery and the
- * fixture's summary in one transaction, so nothing of it exists unless all of it does. A connection lost
- * before the commit was acknowledged is settlement_unknown; a retry with the same Idempotency-Key finds
- * the job if it committed (and gives its delivery again) or submits afresh if it did not.
+ * A cache hit commits once (docs/decisions.md §6), in as few statements as it can: admission (one guarded
+ * upsert), the hold made and settled at once (the account lock and one statement), then the job born
+ * delivered, its delivery, the fixture's summary and the idempotency record's job, sent together. Nothing
+ * of it exists unless all of it does. A connection lost before the commit was acknowledged is
+ * settlement_unknown; a retry with the same Idempotency-Key finds the job if it committed (and gives its
+ * delivery again) or submits afresh if it did not.
  */
 async function submitCacheHit(
   deps: SimulationDeps,
   ctx: CallContext,
   request: SimulationRequest,
   run: PreparedRun,
-  resultId: number,
+  result: SimulationResult,
 ): Promise<JobOutcome> {
-  let job: Job | null = null;
-  const decision = await inTransaction(deps.sql, { onConnectionLost: 'settlement_unknown' }, async (tx) => {
-    job = await createJob(deps, ctx, tx, { run, request, cachedResultId: resultId });
-    return deliverInTransaction(deps, ctx, tx, job.id);
-  }).catch((error: unknown) => {
-    throw job ? withJobRecovery(error, job) : error;
+  const { caller } = ctx;
+  const now = deps.clock();
+  const jobId = newId('job');
+  const newJob = newJobFor(ctx, run, run.draws, {
+    id: jobId,
+    gpuSecondsReserved: 0,
+    cachedResultId: result.id,
+    deliveredAtSubmission: true,
+    metadata: request.metadata ?? null,
+    // It never runs: its row keeps what its deliveries show, not the engine's inputs.
+    inputs: { request: run.payload.request },
   });
-  return committedOutcome(deps, decision);
+  const delivered = await inTransaction(deps.sql, { onConnectionLost: 'settlement_unknown' }, async (tx) => {
+    const admission = await deps.usage.admitSubmission(tx, {
+      org: usageOrg(caller),
+      kind: 'simulation',
+      gpuSecondsEstimates: [],
+    });
+    const settled = caller.livemode
+      ? await deps.ledger.settleAtOnce(caller.org.id, newJob.priceMilli, {
+          holdId: newJob.reservationId,
+          requestId: ctx.requestId,
+          idempotencyKey: ctx.idempotencyKey,
+          tx,
+        })
+      : null;
+    const delivery = {
+      id: newId('sim'),
+      orgId: caller.org.id,
+      jobId,
+      resultId: result.id,
+      mode: caller.mode,
+      creditsChargedMilli: settled?.charge.amount ?? 0,
+      creditsRemainingMilli: settled ? settled.available : null,
+      requestId: ctx.requestId,
+      idempotencyKey: ctx.idempotencyKey,
+      createdAt: now,
+    };
+    // One statement at a time, though they do not depend on each other: sent together (pipelined),
+    // postgres.js 3.4.9 leaves the unsent ones unanswered when the connection is lost mid-way, and the
+    // request then hangs until its handler timeout (found by test/faults/one-commit.test.ts).
+    const job = await deps.queue.enqueue(tx, { ...newJob, usageDay: admission.day });
+    const stored = await insertDelivery(tx, delivery);
+    if (shared(run, caller)) {
+      await recordFixtureSummary(tx, {
+        fixtureId: run.fixture.fixtureId,
+        dataVersion: run.fixture.dataVersion,
+        simulationId: delivery.id,
+        createdAt: now,
+        draws: run.draws,
+        ...result.summary,
+      });
+    }
+    if (ctx.idempotency) await deps.attachJob(tx, ctx.idempotency, { jobId });
+    return { job, result, delivery: stored, replayed: false };
+  }).catch((error: unknown) => {
+    throw withJobRecovery(error, { id: jobId, reservationId: newJob.reservationId });
+  });
+  announceDelivery(deps, delivered);
+  return { kind: 'delivered', delivered };
+}
+
+/** A shared live result shows on its fixture as the latest summary (docs/api.md §2.2). */
+function shared(run: PreparedRun, caller: CallContext['caller']): boolean {
+  return run.resolved.scope === 'shared' && caller.livemode;
 }
 
 async function finish(deps: SimulationDeps, ctx: CallContext, job: Job, waitMs: number): Promise<JobOutcome> {
