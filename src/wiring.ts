@@ -6,6 +6,7 @@ import type { Database } from './db/connection.js';
 import type { EngineHealth } from './engine/runner.js';
 import { ApiError } from './errors.js';
 import { makeExpectedLineupSales } from './fixtures/expected-lineup-sales.js';
+import { type FixtureReadCache, makeFixtureReadCache } from './fixtures/read-cache.js';
 import type { Metrics } from './http/metrics.js';
 import type { Services } from './http/services.js';
 import { makeIdempotencyStore } from './idempotency/store.js';
@@ -60,6 +61,8 @@ export interface ServiceGraphOptions {
   metrics: Metrics;
   engine: LocalEngine | null;
   queueBound?: number | undefined;
+  /** How long the fixture read cache keeps an entry (default 2 s; 0 keeps none: every read is a query). */
+  fixtureCacheTtlMs?: number | undefined;
 }
 
 export function makeServiceGraph(options: ServiceGraphOptions) {
@@ -82,11 +85,22 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     holdTtlSeconds: config.HOLD_TTL_SECONDS,
     chores: [(now) => idempotency.purgeExpired(now)],
   });
+  // The fixture read cache (src/fixtures/read-cache.ts), made on first use: an API process's fixture
+  // routes and its quotes and simulations share it; a worker never makes one.
+  let fixtureCache: Promise<FixtureReadCache> | null = null;
+  const fixtureReadCache = () => {
+    fixtureCache ??= makeFixtureReadCache(
+      db,
+      options.fixtureCacheTtlMs === undefined ? {} : { ttlMs: options.fixtureCacheTtlMs },
+    );
+    return fixtureCache;
+  };
   const simulations = makeSimulationService({
     sql,
     ledger,
     queue,
     usage,
+    fixtures: { fixture: async (fixtureId) => (await fixtureReadCache()).fixture(fixtureId) },
     attachJob: idempotency.attachJob,
     engine: engineGate(config.ENGINE, options.engine),
     clock,
@@ -105,6 +119,7 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
       onCharged: (milli) => metrics.addCreditsCharged(milli, 'expected_lineup'),
     }),
     operator: makeOperator({ sql, ledger, clock }),
+    fixtureCache: fixtureReadCache,
     ...(options.engine ? { engineHealth: () => options.engine!.health() } : {}),
   };
   metrics.watch({

@@ -14,7 +14,6 @@ import {
 } from 'fastify-type-provider-zod';
 import { type KeyCache, makeKeyCache } from '../accounts/key-cache.js';
 import { ApiError } from '../errors.js';
-import { makeFixtureReadCache } from '../fixtures/read-cache.js';
 import { newId } from '../ids.js';
 import { type LimitName, limitsFor } from '../limits/plans.js';
 import type { App, AppDeps, RateGroup } from './app-types.js';
@@ -74,7 +73,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   installErrorHandling(app, config.docsUrl);
   const keyCache = await makeKeyCache(deps.db);
   app.addHook('onClose', () => keyCache.close());
-  const fixtureCache = await makeFixtureReadCache(deps.db);
+  const fixtureCache = await deps.services.fixtureCache();
   app.addHook('onClose', () => fixtureCache.close());
   await installBackPressure(app, deps, lifecycle);
   installRequestHooks(app, deps, keyCache);

@@ -2,6 +2,7 @@
 import type { Ledger } from '../billing/ledger.js';
 import type { EngineHealth } from '../engine/runner.js';
 import type { ExpectedLineupSales } from '../fixtures/expected-lineup-sales.js';
+import type { FixtureReadCache } from '../fixtures/read-cache.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
 import type { UsageLimits } from '../limits/usage.js';
 import type { Operator } from '../operations/operator.js';
@@ -14,6 +15,8 @@ export interface Services {
   idempotency: IdempotencyStore;
   expectedLineups: ExpectedLineupSales;
   operator: Operator;
+  /** The process's fixture read cache, made on first use (src/wiring.ts); its simulations read it too. */
+  fixtureCache: () => Promise<FixtureReadCache>;
   /** The engine of this process, when it runs one (role worker or all). */
   engineHealth?: () => EngineHealth;
 }

@@ -7,7 +7,7 @@ import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { recordFixtureSummary } from '../fixtures/fixture-list.js';
-import { fixturesChanged } from '../fixtures/read-cache.js';
+import { summariesChanged } from '../fixtures/read-cache.js';
 import { newId } from '../ids.js';
 import { getOwnedJob, lockJobForDelivery, markDeliveryOutcome } from '../jobs/job-store.js';
 import type { Job } from '../jobs/types.js';

@@ -65,7 +65,7 @@ async function resolveRunLineups(
 
 /** `requestedDraws` as the request asked; the run makes runDraws of them. */
 export async function prepareRun(
-  deps: Pick<SimulationDeps, 'sql' | 'usage' | 'clock'>,
+  deps: Pick<SimulationDeps, 'sql' | 'fixtures' | 'usage' | 'clock'>,
   caller: Caller,
   selector: FixtureSelector,
   requestedDraws: number,
@@ -73,7 +73,7 @@ export async function prepareRun(
   preloaded?: PreloadedFixtures,
 ): Promise<PreparedRun> {
   const { draws, capped } = runDraws(caller, requestedDraws);
-  const fixture = await selectFixture(deps.sql, selector, prefix, deps.clock(), preloaded);
+  const fixture = await selectFixture(deps, selector, prefix, deps.clock(), preloaded);
   const resolved = await resolveRunLineups(deps, caller, fixture, selector.lineups, prefix);
   const warnings: RunWarning[] = [...resolved.warnings, ...(capped ? ['test_draws_capped' as const] : [])];
   const match = buildMatchInputs(fixture, resolved.lineups);

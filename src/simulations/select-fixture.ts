@@ -1,11 +1,10 @@
 // The fixture a request names (docs/api.md §4.3): by id, or by team names and an optional day.
-import type { Sql } from '../db/connection.js';
 import { ApiError } from '../errors.js';
 import { fixtureForSale, getFixtureForSale } from '../fixtures/fixture-access.js';
 import { findFixturesByTeams } from '../fixtures/fixture-list.js';
 import type { FixtureRecord, FixtureWithInputs } from '../fixtures/fixture-record.js';
 import { isRefreshing } from '../fixtures/freshness.js';
-import type { FixtureSelector } from './types.js';
+import type { FixtureSelector, SimulationDeps } from './types.js';
 
 function parseFixtureId(value: number | string, param: string): number {
   const id =
@@ -24,10 +23,11 @@ export type PreloadedFixtures = ReadonlyMap<number, FixtureRecord | null>;
 
 /**
  * The fixture on sale that the selector names; `prefix` is the selector's path in the request body. A
- * fixture id found in `preloaded` is checked without another read.
+ * fixture id found in `preloaded` is checked without another read; otherwise it is read through
+ * `reads.fixtures` (the process's read cache) when given.
  */
 export async function selectFixture(
-  sql: Sql,
+  reads: Pick<SimulationDeps, 'sql' | 'fixtures'>,
   selector: FixtureSelector,
   prefix: string,
   now: Date,
@@ -42,9 +42,11 @@ export async function selectFixture(
       });
     }
     const fixtureId = parseFixtureId(selector.fixture_id, param('fixture_id'));
-    const stored = preloaded?.get(fixtureId);
+    const stored = preloaded?.has(fixtureId)
+      ? preloaded.get(fixtureId)!
+      : await reads.fixtures?.fixture(fixtureId);
     if (stored !== undefined) return fixtureForSale(stored, fixtureId, now);
-    return getFixtureForSale(sql, fixtureId, now);
+    return getFixtureForSale(reads.sql, fixtureId, now);
   }
   for (const side of ['home', 'away'] as const) {
     if (selector[side] === undefined) {
@@ -56,6 +58,7 @@ export async function selectFixture(
   }
   const home = selector.home!;
   const away = selector.away!;
+  const { sql } = reads;
   const candidates = await findFixturesByTeams(sql, { home, away, date: selector.date, now });
   if (candidates.length === 0) {
     throw new ApiError('fixture_not_found', {

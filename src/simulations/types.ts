@@ -4,6 +4,7 @@
 import type { Caller } from '../accounts/caller.js';
 import type { Ledger } from '../billing/ledger.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
+import type { FixtureRecord } from '../fixtures/fixture-record.js';
 import type { LineupsRequest } from '../fixtures/lineups.js';
 import type { IdempotencyRecord } from '../idempotency/store.js';
 import type { JobQueue } from '../jobs/queue.js';
@@ -61,6 +62,11 @@ export interface EngineGate {
 
 export interface SimulationDeps {
   sql: Sql;
+  /**
+   * The fixture a request names by id, from the process's read cache (src/fixtures/read-cache.ts: emptied
+   * by feed loads here at once and elsewhere through NOTIFY); without it, read from the database.
+   */
+  fixtures?: { fixture(fixtureId: number): Promise<FixtureRecord | null> } | undefined;
   ledger: Ledger;
   queue: JobQueue;
   usage: UsageLimits;

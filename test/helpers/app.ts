@@ -45,6 +45,8 @@ export interface TestContextOptions {
   worker?: boolean;
   /** Queued jobs beyond which submissions answer engine_overloaded. */
   queueBound?: number;
+  /** The fixture read cache's entry lifetime; 0 sends every fixture read to the database. */
+  fixtureCacheTtlMs?: number;
   /** A database of the test's own (e.g. reached through a proxy it can cut), closed with the context. */
   database?: TestDatabase;
   /** Readiness and shutdown state the app reads (src/http/readiness.ts). */
@@ -79,6 +81,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     metrics,
     engine,
     queueBound: options.queueBound,
+    fixtureCacheTtlMs: options.fixtureCacheTtlMs,
   });
   const { ledger, services } = graph;
   const app = await buildApp({

@@ -27,7 +27,8 @@ export async function startFaultService(options: { worker: boolean }): Promise<F
   const direct = await createTestDatabase();
   const proxy = await startStatementProxy(direct.url!);
   const database = await throughProxy(direct, proxy, 1);
-  const t = await createTestContext({ worker: options.worker, database });
+  // No fixture read cache: a request's statements must be the same in every run, whatever its timing.
+  const t = await createTestContext({ worker: options.worker, database, fixtureCacheTtlMs: 0 });
   t.setNow(NOW);
   await ingestFeed(t.db.sql, smallFeed(), { clock: () => NOW });
   const admin = postgres(direct.url!, { max: 1, onnotice: () => {} });
