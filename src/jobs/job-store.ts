@@ -46,12 +46,21 @@ const JOB_COLUMNS = [
   'metadata',
 ];
 
-/** The columns of Job, of the table or of its alias `as` (the day as YYYY-MM-DD text, not a Date). */
-export function jobColumns(db: Sql | TransactionSql, as?: string) {
+/**
+ * The columns of Job, of the table or of its alias `as` (the day as YYYY-MM-DD text, not a Date). Only
+ * the worker's claim reads a job's whole `inputs` (the engine's payload, some 11 KB); every other read
+ * gets `{request}`, what a job's views show, so that a batch's status or stream does not parse the
+ * engine's inputs of each of its items.
+ */
+export function jobColumns(db: Sql | TransactionSql, as?: string, inputs: 'request' | 'engine' = 'request') {
   const prefix = as ? `${as}.` : '';
-  const list = JOB_COLUMNS.map((column) =>
-    column === 'usage_day' ? `${prefix}usage_day::text AS usage_day` : `${prefix}${column}`,
-  );
+  const list = JOB_COLUMNS.map((column) => {
+    if (column === 'usage_day') return `${prefix}usage_day::text AS usage_day`;
+    if (column === 'inputs' && inputs === 'request') {
+      return `jsonb_build_object('request', ${prefix}inputs -> 'request') AS inputs`;
+    }
+    return `${prefix}${column}`;
+  });
   return db.unsafe(list.join(', '));
 }
 

@@ -51,7 +51,7 @@ export async function claimJobs(deps: JobStoreDeps, workerId: string, n: number,
     SET status = 'running', lease_owner = ${workerId}, lease_expires_at = ${leaseEnd},
         attempts = j.attempts + 1, started_at = COALESCE(j.started_at, ${now}), draws_done = 0
     FROM next WHERE j.id = next.id
-    RETURNING ${jobColumns(deps.sql, 'j')}`;
+    RETURNING ${jobColumns(deps.sql, 'j', 'engine')}`;
   return rows.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
 }
 
