@@ -211,6 +211,15 @@ const pendingOrder = new Int32Array(2);
 /** Searches made by each side in the draw (its stream index) and the first step it has not played. */
 const searches = new Int32Array(2);
 const quietFrom = new Int32Array(2);
+/**
+ * pcg4d's first stage of the key words and of the draw, as the searches read them: the same numbers as
+ * DrawState's seedC, seedD and drawA, kept in an Int32Array because int32 values beyond V8's small
+ * integers would otherwise be boxed numbers in object fields.
+ */
+const drawKey = new Int32Array(3);
+const KEY_C = 0;
+const KEY_D = 1;
+const KEY_DRAW_A = 2;
 
 /** A range's inputs and the draw's scalar state (exported as a type for the per-step reference in test/). */
 export interface DrawState {
@@ -321,14 +330,21 @@ export function simulateRange(
   samples?: SamplePath[],
 ): void {
   const tables = eventTablesOf(compiled.thresholds);
-  simulateDraws(compiled, seed, firstDraw, endDraw, counters, samples, (st, draw, firstEnd, secondEnd) =>
-    playEvents(st, tables, draw, firstEnd, secondEnd),
-  );
+  const st = startRange(compiled, seed, counters);
+  // The loop calls playEvents directly rather than through simulateDraws' `play`: a new closure per
+  // range would make V8 throw away the loop's optimised code on every range (a worker runs many).
+  for (let draw = firstDraw; draw < endDraw; draw++) {
+    const added = beginDraw(st, draw, samples);
+    const firstEnd = FIRST_HALF_ADDED_START + (added & 0xff);
+    const secondEnd = SECOND_HALF_ADDED_START + (added >>> 8);
+    finishDraw(st, playEvents(st, tables, draw, firstEnd, secondEnd), samples);
+  }
+  flushAppearances(counters);
 }
 
 /**
  * The range loop around a play function: set-up, play, tally of each draw, then the range's appearance
- * counts. Exported for the per-step reference in test/; the engine calls it only through simulateRange.
+ * counts. For the per-step reference in test/; the engine has its own copy of this loop (simulateRange).
  */
 export function simulateDraws(
   compiled: CompiledFixture,
@@ -339,19 +355,38 @@ export function simulateDraws(
   samples: SamplePath[] | undefined,
   play: PlayDraw,
 ): void {
-  if (counters.length < COUNTER_WORDS) throw new RangeError('counter array too small');
-  const st = newDrawState(compiled, seed, counters);
+  const st = startRange(compiled, seed, counters);
   for (let draw = firstDraw; draw < endDraw; draw++) {
-    const added = setUpDraw(st, draw);
-    if (samples !== undefined) st.path = emptyPath(draw, added);
-    st.drawA = (Math.imul(draw, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
+    const added = beginDraw(st, draw, samples);
     const firstEnd = FIRST_HALF_ADDED_START + (added & 0xff);
     const secondEnd = SECOND_HALF_ADDED_START + (added >>> 8);
-    const halfTime = play(st, draw, firstEnd, secondEnd);
-    tallyDraw(st, halfTime & 0xff, halfTime >>> 8);
-    if (samples !== undefined && st.path !== null) samples.push(st.path);
+    finishDraw(st, play(st, draw, firstEnd, secondEnd), samples);
   }
   flushAppearances(counters);
+}
+
+function startRange(compiled: CompiledFixture, seed: EngineSeed, counters: Uint32Array): DrawState {
+  if (counters.length < COUNTER_WORDS) throw new RangeError('counter array too small');
+  const st = newDrawState(compiled, seed, counters);
+  drawKey[KEY_C] = st.seedC;
+  drawKey[KEY_D] = st.seedD;
+  return st;
+}
+
+/** Sets up the draw (and its path when recording); returns its added minutes (first | second << 8). */
+function beginDraw(st: DrawState, draw: number, samples: SamplePath[] | undefined): number {
+  const added = setUpDraw(st, draw);
+  st.path = samples === undefined ? null : emptyPath(draw, added);
+  const drawA = (Math.imul(draw, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
+  st.drawA = drawA;
+  drawKey[KEY_DRAW_A] = drawA;
+  return added;
+}
+
+/** Tallies the played draw (half-time score home | away << 8) and keeps its path when recording. */
+function finishDraw(st: DrawState, halfTime: number, samples: SamplePath[] | undefined): void {
+  tallyDraw(st, halfTime & 0xff, halfTime >>> 8);
+  if (samples !== undefined && st.path !== null) samples.push(st.path);
 }
 
 /** The side's current (strength bucket, score/red cell) row (layout.ts "Event tables"); for the per-step reference in test/. */
@@ -442,10 +477,10 @@ function findNext(
     const stream = STREAM_EVENT_BASE + side * STREAM_EVENT_SIDE_STRIDE + searches[side]!;
     searches[side]!++;
     // pcg4d(draw, stream, key.lo, key.hi) inlined (src/engine/contract/rng.ts).
-    const seedC = st.seedC;
-    const seedD = st.seedD;
+    const seedC = drawKey[KEY_C]!;
+    const seedD = drawKey[KEY_D]!;
     const streamB = (Math.imul(stream, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
-    let a = (st.drawA + Math.imul(streamB, seedD)) | 0;
+    let a = (drawKey[KEY_DRAW_A]! + Math.imul(streamB, seedD)) | 0;
     let b = (streamB + Math.imul(seedC, a)) | 0;
     let c = (seedC + Math.imul(a, b)) | 0;
     let d = (seedD + Math.imul(b, c)) | 0;
@@ -626,7 +661,9 @@ function pick(side: number, kind: number, u: number, skip: number): number {
   let total = totals[side * WEIGHT_KINDS + kind]!;
   if (skip >= 0) total -= pitchWeight[row + skip]!;
   if (total <= 0) return -1;
-  const r = ((u >>> 16) * total) >>> 16;
+  // Math.imul: the product is below 2^32, so its low 32 bits are the product (an int32 multiply that
+  // V8 would otherwise check for overflow, and deoptimise on).
+  const r = Math.imul(u >>> 16, total) >>> 16;
   const n = pitchCount[side]!;
   let running = 0;
   let below = 0;
