@@ -492,7 +492,8 @@ function playEvents(
 function findNext(tables: Uint32Array, side: number, start: number): void {
   const row = cellRow[side]! * HAZARD_ROW_WORDS;
   const firstEnd = drawKey[KEY_FIRST_END]!;
-  let from = start;
+  // int32 from the start: a tagged `from` made V8 box each found step and convert it back to store it.
+  let from = start | 0;
   if (from < SECOND_HALF_START && from >= firstEnd) from = SECOND_HALF_START;
   for (;;) {
     const end = from < SECOND_HALF_START ? firstEnd : drawKey[KEY_SECOND_END]!;
