@@ -2,8 +2,17 @@
 // integer work happens here; the tables come from src/engine/compile.ts. A draw's numbers depend only on
 // (seed, draw, stream), so any split of a draw range gives the same counters.
 
-import { eventTablesOf, exponentialBits } from '../src/engine/contract/event-tables.js';
-import {
+import * as eventTables from '../src/engine/contract/event-tables.js';
+import type { CompiledFixture, EngineSeed } from '../src/engine/contract/layout.js';
+import * as layout from '../src/engine/contract/layout.js';
+import * as rng from '../src/engine/contract/rng.js';
+
+// Module constants, not imported bindings: V8 (Node 20) reads an imported binding through the exporting
+// module's cell on every use (a load and a hole check, and numbers converted on each use) and does not
+// fold it into optimised code, while a module's own constants are folded. The per-draw loop reads
+// these on every event.
+const { eventTablesOf, exponentialBits } = eventTables;
+const {
   AWAY,
   C_ADDED_TIME,
   C_COMEBACK,
@@ -19,8 +28,6 @@ import {
   C_STEP_STATE,
   C_TEAM,
   COUNTER_WORDS,
-  type CompiledFixture,
-  type EngineSeed,
   EVENT_GOAL,
   EVENT_KIND_WORDS,
   EVENT_KINDS_AT,
@@ -98,8 +105,8 @@ import {
   TEAM_SUBSTITUTIONS,
   TEAM_YELLOWS,
   XI_SIZE,
-} from '../src/engine/contract/layout.js';
-import {
+} = layout;
+const {
   pcg4d,
   runKey,
   STREAM_ASSIST_BASE,
@@ -107,7 +114,7 @@ import {
   STREAM_EVENT_SIDE_STRIDE,
   STREAM_SETUP_ADDED_TIME,
   STREAM_SETUP_LINEUPS,
-} from '../src/engine/contract/rng.js';
+} = rng;
 
 export type SampleEventType = 'goal' | 'yellow_card' | 'red_card' | 'substitution';
 
@@ -160,6 +167,20 @@ const RECORD_YELLOW = 1 << 16;
 const RECORD_RED = 1 << 24;
 const CELLS = SCORE_STATE_BUCKETS * RED_CARD_BUCKETS;
 
+/**
+ * A typed array on its own ArrayBuffer. V8 keeps a typed array of up to 64 bytes made from a length inside
+ * the object (its data may move), so each access loads the data pointer and length and checks the index;
+ * on an ArrayBuffer the data stays put and optimised code reads a module constant array at a fixed
+ * address. The per-side arrays below are read on every event.
+ */
+function offHeapInt32(length: number): Int32Array {
+  return new Int32Array(new ArrayBuffer(length * Int32Array.BYTES_PER_ELEMENT));
+}
+
+function offHeapUint32(length: number): Uint32Array {
+  return new Uint32Array(new ArrayBuffer(length * Uint32Array.BYTES_PER_ELEMENT));
+}
+
 /** The regular minute and the 15-minute band of each step, as typed arrays for the event paths. */
 const STEP_MINUTE = Int32Array.from(STEP_REGULAR_MINUTE);
 const STEP_BANDS = Int32Array.from(STEP_BAND);
@@ -167,50 +188,62 @@ const STEP_BANDS = Int32Array.from(STEP_BAND);
 // Everything one draw mutates lives in these module-level arrays, reset per draw: simulateDraws runs to
 // completion without yielding, so calls never interleave (each worker thread has its own module), and
 // fixed arrays let the compiler fold their addresses and lengths into the code.
-const word = new Uint32Array(4);
+const word = offHeapUint32(4);
 /** The assist stream's words of the goal being scored. */
-const assistWord = new Uint32Array(4);
+const assistWord = offHeapUint32(4);
 /** On-pitch slots per side, index side * XI_SIZE + i. Removal moves the last entry into the hole. */
-const pitch = new Int32Array(2 * XI_SIZE);
-const pitchCount = new Int32Array(2);
+const pitch = offHeapInt32(2 * XI_SIZE);
+const pitchCount = offHeapInt32(2);
 /** Current weight of each kind of each on-pitch player, in pitch-list order (see W_GOAL). */
-const pitchWeight = new Int32Array(2 * WEIGHT_KINDS * XI_SIZE);
+const pitchWeight = offHeapInt32(2 * WEIGHT_KINDS * XI_SIZE);
 /** Every slot's weights from the fixture table: (side * PLAYER_SLOTS + slot) * SLOT_WEIGHT_STRIDE + kind. */
-const slotWeight = new Int32Array(2 * PLAYER_SLOTS * SLOT_WEIGHT_STRIDE);
+const slotWeight = offHeapInt32(2 * PLAYER_SLOTS * SLOT_WEIGHT_STRIDE);
 /** Each side's on-pitch total per kind, index side * WEIGHT_KINDS + kind. */
-const totals = new Int32Array(2 * WEIGHT_KINDS);
+const totals = offHeapInt32(2 * WEIGHT_KINDS);
 /** Each player's goals, assists, yellow and red cards of the draw, one byte each (see RECORD_GOAL). */
-const record = new Int32Array(2 * PLAYER_SLOTS);
+const record = offHeapInt32(2 * PLAYER_SLOTS);
 /** The players (side * PLAYER_SLOTS + slot) whose record is not 0 in this draw: the tally reads only these. */
-const recorded = new Int32Array(2 * PLAYER_SLOTS);
+const recorded = offHeapInt32(2 * PLAYER_SLOTS);
 /** The draw (DrawState.stamp) in which each player last started: no per-draw reset needed. */
-const startedIn = new Int32Array(2 * PLAYER_SLOTS);
+const startedIn = offHeapInt32(2 * PLAYER_SLOTS);
 /**
  * Appearance counters summed over the range in dense per-player arrays, written into the counters once
  * at its end (flushAppearances): a draw touches two or three of these words per player who appears
  * instead of three scattered counters. Minutes: a starter's 90 are added at the flush from starts; a
  * substitute adds 90 - the minute he comes on, a player taken off takes away 90 - the minute he leaves.
  */
-const starts = new Int32Array(2 * PLAYER_SLOTS);
-const substituteAppearances = new Int32Array(2 * PLAYER_SLOTS);
-const minutesFromStarts = new Int32Array(2 * PLAYER_SLOTS);
-const score = new Int32Array(2);
-const sentOff = new Int32Array(2);
-const subsUsed = new Int32Array(2);
-const benchNext = new Int32Array(2);
-const benchSeen = new Int32Array(2);
+const starts = offHeapInt32(2 * PLAYER_SLOTS);
+const substituteAppearances = offHeapInt32(2 * PLAYER_SLOTS);
+const minutesFromStarts = offHeapInt32(2 * PLAYER_SLOTS);
+const score = offHeapInt32(2);
+const sentOff = offHeapInt32(2);
+const subsUsed = offHeapInt32(2);
+const benchNext = offHeapInt32(2);
+const benchSeen = offHeapInt32(2);
 /** Each side's strength bucket. */
-const strengthBucket = new Int32Array(2);
+const strengthBucket = offHeapInt32(2);
 /** Each side's (strength bucket, score/red cell) row of the event tables (layout.ts "Event tables"). */
-const cellRow = new Int32Array(2);
+const cellRow = offHeapInt32(2);
 /** The event sampler's pending event of each side: its step (NO_EVENT_STEP: none left) and words. */
-const pendingStep = new Int32Array(2);
-const pendingKind = new Int32Array(2);
-const pendingPick = new Int32Array(2);
-const pendingOrder = new Int32Array(2);
+const pendingStep = offHeapInt32(2);
+const pendingKind = offHeapInt32(2);
+const pendingPick = offHeapInt32(2);
+const pendingOrder = offHeapInt32(2);
 /** Searches made by each side in the draw (its stream index) and the first step it has not played. */
-const searches = new Int32Array(2);
-const quietFrom = new Int32Array(2);
+const searches = offHeapInt32(2);
+const quietFrom = offHeapInt32(2);
+/**
+ * pcg4d's first stage of the key words and of the draw, as the searches read them: the same numbers as
+ * DrawState's seedC, seedD and drawA, kept in an Int32Array because int32 values beyond V8's small
+ * integers would otherwise be boxed numbers in object fields.
+ */
+const drawKey = offHeapInt32(5);
+const KEY_C = 0;
+const KEY_D = 1;
+const KEY_DRAW_A = 2;
+/** The draw's half ends: the first step after each half's added time. */
+const KEY_FIRST_END = 3;
+const KEY_SECOND_END = 4;
 
 /** A range's inputs and the draw's scalar state (exported as a type for the per-step reference in test/). */
 export interface DrawState {
@@ -321,14 +354,21 @@ export function simulateRange(
   samples?: SamplePath[],
 ): void {
   const tables = eventTablesOf(compiled.thresholds);
-  simulateDraws(compiled, seed, firstDraw, endDraw, counters, samples, (st, draw, firstEnd, secondEnd) =>
-    playEvents(st, tables, draw, firstEnd, secondEnd),
-  );
+  const st = startRange(compiled, seed, counters);
+  // The loop calls playEvents directly rather than through simulateDraws' `play`: a new closure per
+  // range would make V8 throw away the loop's optimised code on every range (a worker runs many).
+  for (let draw = firstDraw; draw < endDraw; draw++) {
+    const added = beginDraw(st, draw, samples);
+    const firstEnd = FIRST_HALF_ADDED_START + (added & 0xff);
+    const secondEnd = SECOND_HALF_ADDED_START + (added >>> 8);
+    finishDraw(st, playEvents(st, tables, draw, firstEnd, secondEnd), samples);
+  }
+  flushAppearances(counters);
 }
 
 /**
  * The range loop around a play function: set-up, play, tally of each draw, then the range's appearance
- * counts. Exported for the per-step reference in test/; the engine calls it only through simulateRange.
+ * counts. For the per-step reference in test/; the engine has its own copy of this loop (simulateRange).
  */
 export function simulateDraws(
   compiled: CompiledFixture,
@@ -339,19 +379,38 @@ export function simulateDraws(
   samples: SamplePath[] | undefined,
   play: PlayDraw,
 ): void {
-  if (counters.length < COUNTER_WORDS) throw new RangeError('counter array too small');
-  const st = newDrawState(compiled, seed, counters);
+  const st = startRange(compiled, seed, counters);
   for (let draw = firstDraw; draw < endDraw; draw++) {
-    const added = setUpDraw(st, draw);
-    if (samples !== undefined) st.path = emptyPath(draw, added);
-    st.drawA = (Math.imul(draw, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
+    const added = beginDraw(st, draw, samples);
     const firstEnd = FIRST_HALF_ADDED_START + (added & 0xff);
     const secondEnd = SECOND_HALF_ADDED_START + (added >>> 8);
-    const halfTime = play(st, draw, firstEnd, secondEnd);
-    tallyDraw(st, halfTime & 0xff, halfTime >>> 8);
-    if (samples !== undefined && st.path !== null) samples.push(st.path);
+    finishDraw(st, play(st, draw, firstEnd, secondEnd), samples);
   }
   flushAppearances(counters);
+}
+
+function startRange(compiled: CompiledFixture, seed: EngineSeed, counters: Uint32Array): DrawState {
+  if (counters.length < COUNTER_WORDS) throw new RangeError('counter array too small');
+  const st = newDrawState(compiled, seed, counters);
+  drawKey[KEY_C] = st.seedC;
+  drawKey[KEY_D] = st.seedD;
+  return st;
+}
+
+/** Sets up the draw (and its path when recording); returns its added minutes (first | second << 8). */
+function beginDraw(st: DrawState, draw: number, samples: SamplePath[] | undefined): number {
+  const added = setUpDraw(st, draw);
+  st.path = samples === undefined ? null : emptyPath(draw, added);
+  const drawA = (Math.imul(draw, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
+  st.drawA = drawA;
+  drawKey[KEY_DRAW_A] = drawA;
+  return added;
+}
+
+/** Tallies the played draw (half-time score home | away << 8) and keeps its path when recording. */
+function finishDraw(st: DrawState, halfTime: number, samples: SamplePath[] | undefined): void {
+  tallyDraw(st, halfTime & 0xff, halfTime >>> 8);
+  if (samples !== undefined && st.path !== null) samples.push(st.path);
 }
 
 /** The side's current (strength bucket, score/red cell) row (layout.ts "Event tables"); for the per-step reference in test/. */
@@ -383,12 +442,14 @@ function playEvents(
   firstEnd: number,
   secondEnd: number,
 ): number {
+  drawKey[KEY_FIRST_END] = firstEnd;
+  drawKey[KEY_SECOND_END] = secondEnd;
   searches[HOME] = 0;
   searches[AWAY] = 0;
   quietFrom[HOME] = 0;
   quietFrom[AWAY] = 0;
-  findNext(st, tables, HOME, 0, firstEnd, secondEnd);
-  findNext(st, tables, AWAY, 0, firstEnd, secondEnd);
+  findNext(tables, HOME, 0);
+  findNext(tables, AWAY, 0);
   let halfTime = -1;
   for (;;) {
     const home = pendingStep[HOME]!;
@@ -407,45 +468,44 @@ function playEvents(
     const order = pendingOrder[side]! >>> 31;
     sideEvent(st, tables, at, side, pendingKind[side]! >>> 0, pendingPick[side]!, step, draw);
     quietFrom[side] = step + 1;
-    findNext(st, tables, side, step + 1, firstEnd, secondEnd);
+    findNext(tables, side, step + 1);
     // The opponent's pending step was drawn for its old cell: it draws again from the first step it
     // has not played under that cell. Its own event of this step is still to come (a tie) or already
     // played (quietFrom); otherwise bit 31 of this event's order word says whether the opponent's turn
     // in this step came before this event (per-step model: the sides' order within a step is random).
     if (cellRow[other] !== otherRow) {
       const from = pendingStep[other] === step ? step : Math.max(step + order, quietFrom[other]!);
-      findNext(st, tables, other, from, firstEnd, secondEnd);
+      findNext(tables, other, from);
     }
   }
   return halfTime < 0 ? score[HOME]! | (score[AWAY]! << 8) : halfTime;
 }
 
 /**
- * The side's next event at or after step `from` (skipping unplayed added time): one pcg4d call draws a
- * hazard budget E and the first step s with hazards[s + 1] > hazards[from] + E is found by bisection.
- * With no event left in the half, the search starts again at the second half with a fresh word.
+ * The side's next event at or after step `start` (skipping unplayed added time): one pcg4d call draws a
+ * hazard budget E and the first step s with hazards[s + 1] > hazards[from] + E is found by a forward
+ * scan (events are a few steps apart). With no event left in the half, the search starts again at the
+ * second half with a fresh word. The half ends are the draw's (drawKey). Hazards stay below 2^30 (110
+ * steps of at most 32 bits, in units of 2^-HAZARD_FRACTION_BITS) and a budget below 2^24, so the sums
+ * are exact in int32 arithmetic (`| 0` keeps V8 on int32 compares).
  */
-function findNext(
-  st: DrawState,
-  tables: Uint32Array,
-  side: number,
-  start: number,
-  firstEnd: number,
-  secondEnd: number,
-): void {
+function findNext(tables: Uint32Array, side: number, start: number): void {
   const row = cellRow[side]! * HAZARD_ROW_WORDS;
-  let from = start;
+  const firstEnd = drawKey[KEY_FIRST_END]!;
+  // int32 from the start: a tagged `from` made V8 box each found step and convert it back to store it.
+  let from = start | 0;
+  if (from < SECOND_HALF_START && from >= firstEnd) from = SECOND_HALF_START;
   for (;;) {
-    if (from < SECOND_HALF_START && from >= firstEnd) from = SECOND_HALF_START;
-    const end = from < SECOND_HALF_START ? firstEnd : secondEnd;
+    const end = from < SECOND_HALF_START ? firstEnd : drawKey[KEY_SECOND_END]!;
     if (from >= end) break;
-    const stream = STREAM_EVENT_BASE + side * STREAM_EVENT_SIDE_STRIDE + searches[side]!;
-    searches[side]!++;
+    const search = searches[side]!;
+    searches[side] = search + 1;
+    const stream = STREAM_EVENT_BASE + side * STREAM_EVENT_SIDE_STRIDE + search;
     // pcg4d(draw, stream, key.lo, key.hi) inlined (src/engine/contract/rng.ts).
-    const seedC = st.seedC;
-    const seedD = st.seedD;
+    const seedC = drawKey[KEY_C]!;
+    const seedD = drawKey[KEY_D]!;
     const streamB = (Math.imul(stream, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
-    let a = (st.drawA + Math.imul(streamB, seedD)) | 0;
+    let a = (drawKey[KEY_DRAW_A]! + Math.imul(streamB, seedD)) | 0;
     let b = (streamB + Math.imul(seedC, a)) | 0;
     let c = (seedC + Math.imul(a, b)) | 0;
     let d = (seedD + Math.imul(b, c)) | 0;
@@ -457,11 +517,11 @@ function findNext(
     b = (b + Math.imul(c, a)) | 0;
     c = (c + Math.imul(a, b)) | 0;
     d = (d + Math.imul(b, c)) | 0;
-    const target = tables[row + from]! + exponentialBits(tables, a);
-    if (tables[row + end]! > target) {
+    const target = ((tables[row + from]! | 0) + exponentialBits(tables, a)) | 0;
+    if ((tables[row + end]! | 0) > target) {
       // The first step s in [from, end) with hazards[s + 1] > target (one exists: hazards[end] > target).
       let s = from;
-      while (tables[row + s + 1]! <= target) s++;
+      while ((tables[row + s + 1]! | 0) <= target) s++;
       pendingStep[side] = s;
       pendingKind[side] = b;
       pendingPick[side] = c;
@@ -626,7 +686,9 @@ function pick(side: number, kind: number, u: number, skip: number): number {
   let total = totals[side * WEIGHT_KINDS + kind]!;
   if (skip >= 0) total -= pitchWeight[row + skip]!;
   if (total <= 0) return -1;
-  const r = ((u >>> 16) * total) >>> 16;
+  // Math.imul: the product is below 2^32, so its low 32 bits are the product (an int32 multiply that
+  // V8 would otherwise check for overflow, and deoptimise on).
+  const r = Math.imul(u >>> 16, total) >>> 16;
   const n = pitchCount[side]!;
   let running = 0;
   let below = 0;
