@@ -178,6 +178,11 @@ async function runBatch(deps: RunnerDeps, jobs: EngineJob[], context: RunContext
   };
   const failed = (job: EngineJob, error: unknown) =>
     emit({ jobId: job.id, error: { code: 'simulation_failed', message: (error as Error).message } });
+  const record = (item: PreparedJob, run: RunResult) => emit(recordRun(deps, item, run));
+  if (!deps.gpu || !usingGpu(deps)) {
+    await compileAndRunOnCpu(deps, jobs, context, record, failed);
+    return outcomes;
+  }
   // A job whose draws are out of range or whose inputs do not compile fails alone; the others run.
   const prepared = jobs.flatMap((job) => {
     try {
@@ -187,12 +192,10 @@ async function runBatch(deps: RunnerDeps, jobs: EngineJob[], context: RunContext
       return [];
     }
   });
-  const record = (item: PreparedJob, run: RunResult) => emit(recordRun(deps, item, run));
-  // Test keys always run on the CPU engine (docs/api.md §1: synthetic output); live jobs on the GPU when
-  // ready.
-  const onGpu = deps.gpu && usingGpu(deps) ? prepared.filter(({ job }) => job.mode === 'live') : [];
+  // Test keys always run on the CPU engine (docs/api.md §1: synthetic output); live jobs on the GPU.
+  const onGpu = prepared.filter(({ job }) => job.mode === 'live');
   let onCpu = prepared.filter((item) => !onGpu.includes(item));
-  if (deps.gpu && onGpu.length > 0 && !(await runOnGpu(deps.gpu, onGpu, context, record))) {
+  if (onGpu.length > 0 && !(await runOnGpu(deps.gpu, onGpu, context, record))) {
     // A dispatch that failed outright: the CPU engine gives the same counts.
     onCpu = [...onCpu, ...onGpu];
   }
@@ -229,6 +232,34 @@ async function runOnGpu(
   } catch {
     return false;
   }
+}
+
+/**
+ * Without a GPU: each job is compiled just before it goes to the CPU engine's pool, with a turn of the
+ * event loop between compiles (a compile takes milliseconds of calibration), so the pool starts on the
+ * first job at once and the worker stores finished documents meanwhile, instead of every thread waiting
+ * for the whole pack's compiles. A job that does not compile, or fails, fails alone.
+ */
+async function compileAndRunOnCpu(
+  deps: RunnerDeps,
+  jobs: readonly EngineJob[],
+  context: RunContext,
+  record: (item: PreparedJob, run: RunResult) => void,
+  failed: (job: EngineJob, error: unknown) => void,
+): Promise<void> {
+  const runs: Promise<void>[] = [];
+  for (const [index, job] of jobs.entries()) {
+    if (index > 0) await new Promise((resolve) => setImmediate(resolve));
+    let item: PreparedJob;
+    try {
+      item = prepareJob(job, deps.params);
+    } catch (error) {
+      failed(job, error);
+      continue;
+    }
+    runs.push(runOnCpu(deps.cpu, [item], context, record, failed));
+  }
+  await Promise.all(runs);
 }
 
 /** Runs the jobs on the CPU engine; a job that fails there fails alone. */

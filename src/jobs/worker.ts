@@ -6,6 +6,7 @@
 // It also does the periodic chores of the queue: rescuing lapsed leases and sweeping ended holds.
 import type { Sql } from '../db/connection.js';
 import type { RunBatch, RunOutcome } from '../engine/runner.js';
+import { cachedKeysAmong } from '../results/result-store.js';
 import {
   completeFromCache,
   engineJob,
@@ -110,10 +111,23 @@ function forget(state: WorkerState, job: Job): void {
   if (state.inFlight.get(job.id) === job) state.inFlight.delete(job.id);
 }
 
-/** The claimed jobs that still need the engine: the others were answered from the cache or lost. */
+/**
+ * The claimed jobs that still need the engine: the others were answered from the cache or lost. One
+ * statement finds which may be in the cache; only those are locked and completed one by one.
+ */
 async function jobsToRun(state: WorkerState, jobs: Job[]): Promise<Job[]> {
+  let cached: Set<string> | null = null;
+  try {
+    cached = await cachedKeysAmong(state.sql, jobs);
+  } catch (error) {
+    state.logger.error({ err: error, worker_id: state.workerId }, 'cache check failed');
+  }
   const toRun: Job[] = [];
   for (const job of jobs) {
+    if (cached && !cached.has(job.cacheKey)) {
+      toRun.push(job);
+      continue;
+    }
     try {
       const found = await completeFromCache(state, job, () => state.stats.cacheHits++);
       if (found === 'run') toRun.push(job);

@@ -185,6 +185,31 @@ export async function findCachedResultIds(
   return new Map(rows.map((row) => [row.cacheKey, row.id]));
 }
 
+/**
+ * Which of these lookups (jobs of several organisations) have a stored result, in one statement: a
+ * shared key finds a shared result, a private key only its organisation's. Returns their cache keys.
+ */
+export async function cachedKeysAmong(
+  db: Sql | TransactionSql,
+  lookups: readonly { cacheKey: string; scope: ResultScope; orgId: string }[],
+): Promise<Set<string>> {
+  if (lookups.length === 0) return new Set();
+  const rows = await db<{ cacheKey: string; scope: ResultScope; orgId: string | null }[]>`
+    SELECT cache_key, scope, org_id FROM results
+    WHERE cache_key = ANY(${db.array([...new Set(lookups.map((l) => l.cacheKey))])}::text[])`;
+  const found = new Set<string>();
+  for (const lookup of lookups) {
+    const hit = rows.some(
+      (row) =>
+        row.cacheKey === lookup.cacheKey &&
+        row.scope === lookup.scope &&
+        (row.scope === 'shared' || row.orgId === lookup.orgId),
+    );
+    if (hit) found.add(lookup.cacheKey);
+  }
+  return found;
+}
+
 export async function getResult(
   db: Sql | TransactionSql,
   resultId: number,
