@@ -122,7 +122,7 @@ export async function insertJobs(
            COALESCE(inputs, 'null'::jsonb), cache_key, scope, price_milli, status, created_at, finished_at,
            result_id, usage_day, gpu_seconds_reserved, gpu_seconds_used, request_id, idempotency_key,
            custom_id, metadata
-    FROM jsonb_to_recordset(${JSON.stringify(values)}::text::jsonb) AS r(
+    FROM json_to_recordset(${JSON.stringify(values)}::text::json) AS r(
       id text, org_id text, mode text, reservation_id text, batch_id text, batch_position integer,
       fixture_id bigint,
       data_version text, draws integer, seed text, inputs jsonb, cache_key text, scope text,
