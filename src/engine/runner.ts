@@ -250,6 +250,8 @@ async function compileAndRunOnCpu(
   const runs: Promise<void>[] = [];
   for (const [index, job] of jobs.entries()) {
     if (index > 0) await new Promise((resolve) => setImmediate(resolve));
+    // Aborted (a shutdown): the jobs not yet handed to the pool get no outcome; their leases run out.
+    if (context.signal.aborted) break;
     let item: PreparedJob;
     try {
       item = prepareJob(job, deps.params);
