@@ -112,17 +112,7 @@ export async function chargeDirect(
     refuseUnaffordable(account, milli, cap);
     const { monthlyPart, topupPart } = splitPrice(account, milli);
     await guardedUpdate(
-      tx`
-        UPDATE credit_accounts
-        SET monthly_remaining = monthly_remaining - ${monthlyPart},
-            topup_remaining = topup_remaining - ${topupPart},
-            spent_this_month = spent_this_month + ${milli},
-            updated_at = ${now}
-        WHERE org_id = ${orgId}
-          AND monthly_remaining - monthly_held >= ${monthlyPart}
-          AND topup_remaining - topup_held >= ${topupPart}
-          AND spent_this_month + monthly_held + topup_held + ${milli} <= ${cap}
-        RETURNING org_id`,
+      tx`${spendFromAccount(tx, orgId, { monthlyPart, topupPart }, cap, now)} RETURNING org_id`,
       'charge',
     );
     const entry = await appendEntry(tx, {
@@ -139,6 +129,31 @@ export async function chargeDirect(
     });
     return chargeFromEntry(entry, false);
   });
+}
+
+/**
+ * The UPDATE of a charge made in one step (no hold held it): the parts leave the remaining columns and
+ * count as spent, guarded again in SQL (the parts still free, the month's spend within the cap) under
+ * the account lock the caller holds. Its caller adds RETURNING.
+ */
+function spendFromAccount(
+  tx: TransactionSql,
+  orgId: string,
+  { monthlyPart, topupPart }: { monthlyPart: number; topupPart: number },
+  cap: number,
+  now: Date,
+) {
+  const milli = monthlyPart + topupPart;
+  return tx`
+    UPDATE credit_accounts
+    SET monthly_remaining = monthly_remaining - ${monthlyPart},
+        topup_remaining = topup_remaining - ${topupPart},
+        spent_this_month = spent_this_month + ${milli},
+        updated_at = ${now}
+    WHERE org_id = ${orgId}
+      AND monthly_remaining - monthly_held >= ${monthlyPart}
+      AND topup_remaining - topup_held >= ${topupPart}
+      AND spent_this_month + monthly_held + topup_held + ${milli} <= ${cap}`;
 }
 
 /** A hold made and settled at once: its charge and the credits available after it. */
@@ -166,16 +181,11 @@ export async function settleAtOnce(
   const account = await lockAccount(tx, orgId, now);
   const cap = spendCapOf(account);
   refuseUnaffordable(account, milli, cap);
-  const { monthlyPart: m, topupPart: t } = splitPrice(account, milli);
+  const parts = splitPrice(account, milli);
+  const { monthlyPart: m, topupPart: t } = parts;
   const [row] = await tx<(LedgerEntry & { available: number })[]>`
     WITH moved AS (
-      UPDATE credit_accounts
-      SET monthly_remaining = monthly_remaining - ${m}, topup_remaining = topup_remaining - ${t},
-          spent_this_month = spent_this_month + ${milli}, updated_at = ${now}
-      WHERE org_id = ${orgId}
-        AND monthly_remaining - monthly_held >= ${m}
-        AND topup_remaining - topup_held >= ${t}
-        AND spent_this_month + monthly_held + topup_held + ${milli} <= ${cap}
+      ${spendFromAccount(tx, orgId, parts, cap, now)}
       RETURNING monthly_remaining + topup_remaining - monthly_held - topup_held AS available
     ), hold AS (
       INSERT INTO credit_holds (id, org_id, amount, monthly_part, topup_part, period_start, status,
