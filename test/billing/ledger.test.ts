@@ -381,6 +381,66 @@ describe('one-step charges', () => {
   });
 });
 
+describe('holds settled at once (a cache hit)', () => {
+  const settleAtOnce = (org: string, milli: number, holdId: string) =>
+    db.sql.begin((tx) => ledger.settleAtOnce(org, milli, { holdId, requestId: 'req_hit', tx }));
+
+  it('writes the settled hold and its hold and charge rows, monthly credits first, as reserve and settle do', async () => {
+    const org = await insertOrg(db.sql);
+    await ledger.topUp(org, 1_500);
+    await ledger.reserve(org, 99_500, { requestId: 'req' });
+    const { charge, available } = await settleAtOnce(org, 1_000, 'res_at_once');
+    expect(charge).toMatchObject({
+      holdId: 'res_at_once',
+      amount: 1_000,
+      monthlyPart: 500,
+      topupPart: 500,
+      requestId: 'req_hit',
+      replayed: false,
+    });
+    expect(available).toBe(1_000);
+    expect(await ledger.getHold('res_at_once')).toMatchObject({
+      status: 'settled',
+      amount: 1_000,
+      monthlyPart: 500,
+      topupPart: 500,
+    });
+    const rows = (await ledger.entries(org)).filter((entry) => entry.holdId === 'res_at_once');
+    expect(
+      rows.map(({ kind, monthlyDelta, topupDelta, monthlyHeldDelta, topupHeldDelta }) => ({
+        kind,
+        monthlyDelta,
+        topupDelta,
+        monthlyHeldDelta,
+        topupHeldDelta,
+      })),
+    ).toEqual([
+      { kind: 'hold', monthlyDelta: 0, topupDelta: 0, monthlyHeldDelta: 500, topupHeldDelta: 500 },
+      { kind: 'charge', monthlyDelta: -500, topupDelta: -500, monthlyHeldDelta: -500, topupHeldDelta: -500 },
+    ]);
+    expect(await ledger.balance(org)).toMatchObject({
+      monthlyRemaining: 99_500,
+      topupRemaining: 1_000,
+      held: 99_500,
+      available: 1_000,
+      spentThisMonth: 1_000,
+    });
+  });
+
+  it('refuses what the balance or the spend cap cannot cover, writing nothing', async () => {
+    const org = await insertOrg(db.sql);
+    await ledger.reserve(org, 95_000, { requestId: 'req' });
+    await expectApiError(settleAtOnce(org, 5_001, 'res_too_much'), 'balance_too_low');
+    const capped = await insertOrg(db.sql, { spendCapMilli: 10_000 });
+    await ledger.topUp(capped, 1_000_000);
+    await expectApiError(settleAtOnce(capped, 10_001, 'res_past_cap'), 'max_credits_exceeded');
+    expect(await ledger.getHold('res_too_much')).toBeNull();
+    expect(await ledger.getHold('res_past_cap')).toBeNull();
+    expect(await kinds(org)).toEqual(['grant', 'hold']);
+    expect(await kinds(capped)).toEqual(['grant', 'topup']);
+  });
+});
+
 describe('monthly reset', () => {
   it('forfeits unused monthly credits and grants the new allowance at 00:00 UTC on the 1st', async () => {
     const org = await insertOrg(db.sql);

@@ -1,8 +1,16 @@
 // The compiled serializer of hot response schemas (src/http/serialize.ts) writes the bytes the zod
-// serializer would, and still refuses a body that does not fit.
+// serializer would, and still refuses a body that does not fit; a stored document spliced into its
+// envelope (serializeWithJsonField) gives the bytes of the whole body through its schema.
 import { describe, expect, it } from 'vitest';
+import { documentWireText } from '../../src/engine/document.js';
+import examples from '../../src/http/openapi/examples.json' with { type: 'json' };
 import { creditBalanceSchema } from '../../src/http/routes/credits.js';
-import { responseSerializerCompiler } from '../../src/http/serialize.js';
+import { batchResultLineSchema, simulationSchema } from '../../src/http/schemas/simulations.js';
+import {
+  responseSerializerCompiler,
+  serializeThrough,
+  serializeWithJsonField,
+} from '../../src/http/serialize.js';
 import { createTestContext } from '../helpers/app.js';
 
 const compile = (schema: unknown) =>
@@ -52,5 +60,38 @@ describe('compiled response serializer', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('a stored document spliced into its envelope', () => {
+  // A real delivery, captured from the demo service.
+  const { simulation: document, ...envelope } = (examples as { Simulation: Record<string, unknown> })
+    .Simulation;
+
+  it('gives the bytes of the whole body through its schema, and where the document starts', () => {
+    const json = documentWireText(document);
+    const spliced = serializeWithJsonField(simulationSchema, 'simulation', envelope, json);
+    expect(spliced.text).toBe(serializeThrough(simulationSchema, { ...envelope, simulation: document }));
+    expect(spliced.text.slice(spliced.at, spliced.at + json.length)).toBe(json);
+    expect(spliced.text.slice(spliced.at + json.length)).toBe('}');
+  });
+
+  it('nests: a results-stream line with its delivery spliced in reads as the line through its schema', () => {
+    const simulation = serializeWithJsonField(
+      simulationSchema,
+      'simulation',
+      envelope,
+      documentWireText(document),
+    );
+    const line = {
+      object: 'simulation_batch_result',
+      custom_id: null,
+      fixture: envelope.fixture_id,
+      job_id: 'job_1',
+      status: 'delivered',
+    };
+    expect(serializeWithJsonField(batchResultLineSchema, 'simulation', line, simulation.text).text).toBe(
+      serializeThrough(batchResultLineSchema, { ...line, simulation: { ...envelope, simulation: document } }),
+    );
   });
 });

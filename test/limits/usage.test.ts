@@ -139,6 +139,19 @@ describe('daily ceilings', () => {
     clock.set('2026-03-10T23:59:00Z');
   });
 
+  it('refuses a cache hit past the submissions ceiling the same way, on a used day and on a new one', async () => {
+    const org = await newOrg({ submissions_per_day: 1, concurrent_simulations: 100 });
+    await submit(org, { cached: true });
+    const error = await refusal(submit(org, { cached: true }));
+    expect(error.options).toMatchObject({ rule: 'submissions_per_day', retryAfterSeconds: 60 });
+    expect((await usage.usageToday(org.id)).submissions).toBe(1);
+
+    const none = await newOrg({ submissions_per_day: 0, concurrent_simulations: 100 });
+    const first = await refusal(submit(none, { cached: true }));
+    expect(first.options).toMatchObject({ rule: 'submissions_per_day' });
+    expect((await usage.usageToday(none.id)).submissions).toBe(0);
+  });
+
   it('batches per UTC day: a batch is one submission and one batch', async () => {
     const org = await newOrg({ batches_per_day: 1, concurrent_simulations: 100 });
     const { jobs } = await submit(org, { kind: 'batch', items: 3 });
