@@ -56,7 +56,7 @@ export interface JobQueue {
   waitFor(jobId: string, timeoutMs: number): Promise<Job | null>;
   /** Queued + running jobs of the organisation, a batch counting once (docs/api.md §8). */
   openJobCount(orgId: string, options?: { tx?: TransactionSql | undefined }): Promise<number>;
-  /** The batch of this organisation and key mode, with its items; null for anyone else's. */
+  /** The batch of this organisation and key mode, with its items (without inputs); null for anyone else's. */
   getBatch(
     batchId: string,
     owner: { orgId: string; mode: Batch['mode'] },

@@ -3,7 +3,7 @@
 // delivery charge and the freshness of its fixture. The status and counts follow from the jobs.
 import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
-import { loadFixtureHeaders } from '../fixtures/fixture-record.js';
+import { loadFreshnessFacts } from '../fixtures/fixture-record.js';
 import { type Freshness, freshnessOf } from '../fixtures/freshness.js';
 import type { BatchJobTally, BatchStatusName } from '../jobs/batch-store.js';
 import { getBatch } from '../jobs/job-store.js';
@@ -99,7 +99,7 @@ export async function batchStatus(
   if (!found) throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });
   const now = deps.clock();
   const [fixtures, deliveries] = await Promise.all([
-    loadFixtureHeaders(
+    loadFreshnessFacts(
       deps.sql,
       found.items.map((item) => item.fixtureId),
     ),
