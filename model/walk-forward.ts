@@ -5,6 +5,7 @@
 //   league's goals per shot on target), which carries more information per match than goals alone;
 //   its rated supremacy is blended with a second rating family's (pi-ratings, second-ratings.ts);
 // - the baseline: plain Dixon-Coles, goals only, same decay, no prior.
+import { shrunkTotal, totalsCentre } from './goal-totals.js';
 import type { LeagueMatch } from './league-results.js';
 import { learnNewcomerPriors } from './newcomer-prior.js';
 import {
@@ -44,6 +45,12 @@ export interface RatingConfig {
    * way towards the family's, the total of goals kept. Only the walk-forward forecasts use it.
    */
   ensemble?: { family: SecondRatingFamily; weight: number };
+  /**
+   * Each club's goals-at-either-end rating (attack − defence) pulled to `1 − totalShrink` of its distance
+   * from the season's clubs' mean, the mean total kept (goal-totals.ts); 1 or absent: no shrink. Only the
+   * walk-forward forecasts use it, before the ensemble (which keeps the total).
+   */
+  totalShrink?: number;
 }
 
 export const MODEL_RATINGS: RatingConfig = {
@@ -54,6 +61,7 @@ export const MODEL_RATINGS: RatingConfig = {
   fitRho: true,
   newcomerPrior: true,
   ensemble: { family: PI_RATINGS, weight: 0.3 },
+  totalShrink: 0.7,
 };
 
 const BASELINE_RATINGS: RatingConfig = {
@@ -204,9 +212,12 @@ function walkForwardCompetition(
 ): WalkForwardMatch[] {
   const modelSignal = ratingSignal(own, modelConfig, context.conversion);
   const baselineSignal = ratingSignal(own, baselineConfig, context.conversion);
+  const clubs = clubsBySeason(own);
+  const shrink = modelConfig.totalShrink ?? 1;
   const average: TeamRating = { attack: 0, defence: 0 };
   let modelFit: RatingFit | undefined;
   let baselineFit: RatingFit | undefined;
+  let centre = 0;
   let fittedOn = Number.NEGATIVE_INFINITY;
   let fittedSeason = Number.NaN;
   const out: WalkForwardMatch[] = [];
@@ -219,12 +230,14 @@ function walkForwardCompetition(
     if (!modelFit || !baselineFit || stale) {
       modelFit = fitCompetitionRatings(modelSignal, modelConfig, match.day, modelFit, meanFor);
       baselineFit = fitCompetitionRatings(baselineSignal, baselineConfig, match.day, baselineFit);
+      centre = shrink === 1 ? 0 : totalsCentre(modelFit, clubs.get(match.season)!, shrink, meanFor);
       fittedOn = match.day;
       fittedSeason = match.season;
     }
     const m = expectedGoals(modelFit, match.home, match.away, meanFor);
     const b = expectedGoals(baselineFit, match.home, match.away);
-    const rated = { lambdaHome: m.home, lambdaAway: m.away, rho: modelFit.rho };
+    const fitted = { lambdaHome: m.home, lambdaAway: m.away, rho: modelFit.rho };
+    const rated = shrink === 1 ? fitted : shrunkTotal(fitted, centre, shrink);
     const ensemble = modelConfig.ensemble;
     out.push({
       match,
@@ -233,4 +246,16 @@ function walkForwardCompetition(
     });
   }
   return out;
+}
+
+/** The clubs of each season (its fixture list, known before the season starts). */
+function clubsBySeason(own: readonly LeagueMatch[]): Map<number, string[]> {
+  const sets = new Map<number, Set<string>>();
+  for (const m of own) {
+    const set = sets.get(m.season) ?? new Set<string>();
+    set.add(m.home);
+    set.add(m.away);
+    sets.set(m.season, set);
+  }
+  return new Map([...sets].map(([season, set]) => [season, [...set].sort()]));
 }
