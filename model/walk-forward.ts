@@ -3,7 +3,8 @@
 // - the model's own: Dixon-Coles with time decay, a normal prior pulling thin evidence to the league
 //   average, and a goal signal that blends goals with shots on target (a shot on target is worth the
 //   league's goals per shot on target), which carries more information per match than goals alone;
-//   its rated supremacy is blended with a second rating family's (pi-ratings, second-ratings.ts);
+//   its rated total of goals is shrunk towards the league's (goal-totals.ts) and its rated supremacy
+//   blended with a second rating family's (pi-ratings, second-ratings.ts);
 // - the baseline: plain Dixon-Coles, goals only, same decay, no prior.
 import { shrunkTotal, totalsCentre } from './goal-totals.js';
 import type { LeagueMatch } from './league-results.js';
