@@ -132,7 +132,7 @@ export async function storeResult(
   if (result.scope === 'private' && !owner) throw new Error('a private result needs its organisation');
   const summary = summaryOf(result.document);
   // json, not jsonb: the column keeps the text byte for byte, so every delivery of it reads the same.
-  const [inserted] = await tx<ResultRow[]>`
+  const [inserted] = await tx<Array<{ id: number; createdAt: Date }>>`
     INSERT INTO results (cache_key, scope, org_id, fixture_id, data_version, draws, document, wire_text, engine,
                          run_ms, gpu_ms, created_at, home_win, draw, away_win, expected_goals_home,
                          expected_goals_away)
@@ -141,8 +141,13 @@ export async function storeResult(
             ${result.runMs}, ${result.gpuMs}, ${now}, ${summary.homeWin}, ${summary.draw}, ${summary.awayWin},
             ${summary.expectedGoalsHome}, ${summary.expectedGoalsAway})
     ON CONFLICT DO NOTHING
-    RETURNING ${resultColumns(tx)}`;
-  if (inserted) return resultOfRow(tx, inserted);
+    RETURNING id, created_at`;
+  // The caller has the document: reading back some 70 KB it just wrote would cost the database a
+  // decompression and the wire a copy per finished job.
+  if (inserted) {
+    const { document: _document, ...facts } = result;
+    return { ...facts, orgId: owner, id: inserted.id, createdAt: inserted.createdAt, summary };
+  }
   const existing = await findCachedResult(tx, {
     cacheKey: result.cacheKey,
     scope: result.scope,

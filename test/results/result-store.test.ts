@@ -45,6 +45,8 @@ describe('stored documents', () => {
     expect(stored.documentJson).toBe(wire);
     const read = await getResult(db.sql, stored.id);
     expect(read?.documentJson).toBe(wire);
+    // What the insert answers without reading the document back is what a read gives.
+    expect(stored).toEqual(read);
     const { result, goals } = document as {
       result: { home_win: number; draw: number; away_win: number };
       goals: { expected: { home: number; away: number } };
