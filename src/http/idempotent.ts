@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { ApiError, errorBody } from '../errors.js';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '../idempotency/store.js';
+import { sendDocumentBody } from './document-gzip.js';
 import { errorResponseSchema } from './schemas/common.js';
 import { type SplicedJson, serializeThrough } from './serialize.js';
 
@@ -32,16 +33,23 @@ export function requestBodyHash(body: string | Buffer | undefined): string {
     .digest('hex');
 }
 
-function sendJson(
-  reply: FastifyReply,
-  status: number,
-  body: string,
-  headers: Record<string, string> = {},
-  replayed = false,
-) {
-  for (const [name, value] of Object.entries(headers)) reply.header(name, value);
+interface Sending {
+  status: number;
+  body: string;
+  headers?: Record<string, string> | undefined;
+  /** Where the body's stored document starts, for a body that ends with one. */
+  documentAt?: number | undefined;
+}
+
+function sendJson(request: FastifyRequest, reply: FastifyReply, response: Sending, replayed = false) {
+  for (const [name, value] of Object.entries(response.headers ?? {})) reply.header(name, value);
   if (replayed) reply.header('Idempotent-Replayed', 'true');
-  return reply.code(status).type('application/json; charset=utf-8').send(body);
+  reply.code(response.status);
+  // A body ending with a stored document may leave gzip from the compressed documents (document-gzip.ts).
+  if (response.documentAt !== undefined) {
+    return sendDocumentBody(request, reply, response.body, response.documentAt);
+  }
+  return reply.type('application/json; charset=utf-8').send(response.body);
 }
 
 /** A response to send and store: a body to serialise through the schema of its status. */
@@ -67,6 +75,11 @@ export type IdempotentResponse = BodyResponse | DocumentResponse;
 
 /** A stored result's document text, for replays whose record names it. */
 export type StoredDocumentText = (resultId: number) => Promise<string>;
+
+/** Where a document response's stored document starts in its body; undefined for other responses. */
+function documentAt(response: IdempotentResponse): number | undefined {
+  return 'wire' in response ? response.wire.at : undefined;
+}
 
 /** The record of a response: a document response without the document's text and where it goes back. */
 function storedForm(
@@ -115,7 +128,11 @@ export async function sendIdempotent(
   const key = parseIdempotencyKey(request.headers['idempotency-key']);
   if (!key) {
     const response = await options.run(null);
-    return sendJson(reply, response.status, serialize(response), response.headers);
+    return sendJson(request, reply, {
+      ...response,
+      body: serialize(response),
+      documentAt: documentAt(response),
+    });
   }
   const start = await options.store.begin({
     orgId: auth.org.id,
@@ -126,15 +143,21 @@ export async function sendIdempotent(
     bodyHash: requestBodyHash(request.rawBody),
   });
   if (start.kind === 'replay') {
-    const { status, headers } = start.response;
-    return sendJson(reply, status, await replayBody(start.response, options.storedDocument), headers, true);
+    const { status, headers, document } = start.response;
+    const body = await replayBody(start.response, options.storedDocument);
+    return sendJson(request, reply, { status, body, headers, documentAt: document?.at }, true);
   }
   const record = start.record;
-  let response: { status: number; body: string; headers: Record<string, string> };
+  let response: Sending & { headers: Record<string, string> };
   let stored: StoredResponse;
   try {
     const result = await options.run(record);
-    response = { status: result.status, body: serialize(result), headers: result.headers ?? {} };
+    response = {
+      status: result.status,
+      body: serialize(result),
+      headers: result.headers ?? {},
+      documentAt: documentAt(result),
+    };
     stored = storedForm(response, result);
   } catch (error) {
     if (!(error instanceof ApiError)) {
@@ -149,5 +172,5 @@ export async function sendIdempotent(
     throw error;
   }
   await options.store.complete(record, stored);
-  return sendJson(reply, response.status, response.body, response.headers);
+  return sendJson(request, reply, response);
 }

@@ -5,6 +5,7 @@
 import { Readable } from 'node:stream';
 import type { BatchResultItem } from '../../simulations/batch-results.js';
 import type { App, AppDeps } from '../app-types.js';
+import { sendDocumentBody } from '../document-gzip.js';
 import {
   batchListQuerySchema,
   batchListSchema,
@@ -17,7 +18,6 @@ import {
   simulationParamsSchema,
   simulationSchema,
 } from '../schemas/simulations.js';
-import { sendSerialized } from '../serialize.js';
 import {
   batchListView,
   batchResultLineText,
@@ -128,7 +128,8 @@ function registerRetrieve(app: App, deps: AppDeps) {
         callContext(request, null),
         request.params.simulation_id,
       );
-      return sendSerialized(reply, simulationWire(delivered).text);
+      const wire = simulationWire(delivered);
+      return sendDocumentBody(request, reply, wire.text, wire.at);
     },
   );
 }

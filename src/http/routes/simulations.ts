@@ -7,6 +7,7 @@ import type { ErrorCode } from '../../errors.js';
 import type { IdempotencyRecord } from '../../idempotency/store.js';
 import type { CallContext } from '../../simulations/types.js';
 import type { App, AppDeps } from '../app-types.js';
+import { sendDocumentBody } from '../document-gzip.js';
 import { requestBodyHash, sendIdempotent } from '../idempotent.js';
 import {
   batchBodySchema,
@@ -19,7 +20,6 @@ import {
   simulationBodySchema,
   simulationSchema,
 } from '../schemas/simulations.js';
-import { sendSerialized } from '../serialize.js';
 import {
   batchRejectionView,
   batchStatusView,
@@ -293,7 +293,8 @@ function registerResultPath(app: App, routing: SimulationRouting) {
           throw withResultUrl(error);
         });
       const view = jobOutcomeView(outcome);
-      if (view.status === 200) return sendSerialized(reply.code(200), view.wire.text);
+      if (view.status === 200)
+        return sendDocumentBody(request, reply.code(200), view.wire.text, view.wire.at);
       return reply.code(202).headers(pendingHeaders(view.body)).send(view.body);
     },
   );
