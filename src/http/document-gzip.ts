@@ -1,6 +1,6 @@
 // Simulation bodies sent gzip from a cache of their documents' compressed form (docs/decisions.md §6).
 // A cache hit answers the same ~70 KB document to organisation after organisation; compressing it per
-// response (what @fastify/compress does) was the largest piece of work per hit left in the API process.
+// response (what @fastify/compress does) cost some 0.6 ms (brotli) to 1.7 ms (gzip) of CPU per hit.
 // A gzip member is a deflate stream, and a deflate stream may be cut into pieces compressed on their
 // own, each ending on a sync flush: the envelope before the document, the cached document, and the
 // closing brace are deflated separately and joined, with the CRC-32 and length of the whole body.
