@@ -6,7 +6,6 @@ import { createHash } from 'node:crypto';
 import {
   type CompiledFixture,
   EVENT_GOAL,
-  EVENT_KINDS,
   EVENT_RED,
   EVENT_SHOT_OFF_TARGET,
   EVENT_SHOT_ON_TARGET,
@@ -139,25 +138,7 @@ export function compileFixture(inputs: MatchInputs, globalParams: ModelParams): 
 
   const ratedGoals = expectedGoalsFromRatings(inputs);
   const rates = eventRates(params, added, [ratedGoals.home, ratedGoals.away]);
-  const thresholds = new Uint32Array(THRESHOLD_WORDS);
-  const categorical = new Float64Array(EVENT_KINDS);
-  for (let side = 0; side < SIDES; side++) {
-    for (let strength = 0; strength < STRENGTH_BUCKETS; strength++) {
-      for (let step = 0; step < STEPS; step++) {
-        for (let score = 0; score < SCORE_STATE_BUCKETS; score++) {
-          for (let red = 0; red < RED_CARD_BUCKETS; red++) {
-            rates.fill(categorical, side, step, score, red, strengthMultipliers[strength]!);
-            const index = thresholdIndex(side, strength, step, score, red);
-            let cumulative = 0;
-            for (let k = 0; k < EVENT_KINDS; k++) {
-              cumulative += categorical[k]!;
-              thresholds[index + k] = probabilityThreshold(cumulative);
-            }
-          }
-        }
-      }
-    }
-  }
+  const thresholds = thresholdTable(rates, strengthMultipliers);
 
   return {
     fixture,
@@ -389,9 +370,21 @@ function stepCurve(bandWeights: readonly number[], added: AddedTimeModel): numbe
   return STEP_BAND.map((band) => bandWeights[band]! / total / added.bandSteps[band]!);
 }
 
+/**
+ * A side's event rates at a step before the cell's multipliers, index side * STEPS + step: a cell's
+ * categorical draw is these times its score, red-card and strength multipliers (categoricalRates). Each
+ * product is formed in the order the per-cell formula always used, so the compiled tables keep their bits.
+ */
 interface EventRates {
-  /** Writes the probability of each event kind (one categorical draw) for one cell of the threshold table. */
-  fill(out: Float64Array, side: number, step: number, score: number, red: number, strength: number): void;
+  /** base goals of the side * goal curve at the step (rewritten by each calibration round). */
+  goals: Float64Array;
+  yellow: Float64Array;
+  red: Float64Array;
+  substitution: Float64Array;
+  savedPerGoal: number;
+  offTargetPerGoal: number;
+  scoreMultipliers: Float64Array;
+  redMultipliers: Float64Array;
   /** Goals per match of each side under the dynamics, after calibration (for tests and reports). */
   calibratedGoals: [number, number];
 }
@@ -399,62 +392,134 @@ interface EventRates {
 /**
  * Rates per minute become one categorical draw per side and step whose marginals equal the rates (at
  * most one event per side and minute; a per-minute total above 1 is scaled down, never reached with
- * football's rates, about 0.2).
+ * football's rates, about 0.2). The scale of a cell whose rates are `goals` (times savedPerGoal and
+ * offTargetPerGoal for the shots) and the (side, step) factors at `sideStep`: 1, or 1 / their total.
  */
-function toCategorical(rates: Float64Array): void {
-  let total = 0;
-  for (let k = 0; k < EVENT_KINDS; k++) total += rates[k]!;
-  if (total <= 1) return;
-  for (let k = 0; k < EVENT_KINDS; k++) rates[k]! /= total;
+function categoricalTotal(rates: EventRates, sideStep: number, goals: number): number {
+  const total =
+    goals +
+    goals * rates.savedPerGoal +
+    goals * rates.offTargetPerGoal +
+    rates.yellow[sideStep]! +
+    rates.red[sideStep]! +
+    rates.substitution[sideStep]!;
+  return total <= 1 ? 1 : total;
 }
 
-function eventRates(params: ModelParams, added: AddedTimeModel, ratedGoals: [number, number]): EventRates {
-  const goalCurve = stepCurve(params.goal_band_weights, added);
+/**
+ * Writes one cell's cumulative `u < threshold` cut-offs (EVENT_GOAL..EVENT_SUBSTITUTION order), each
+ * probability divided by the cell's categoricalTotal as the kinds are summed.
+ */
+function writeCell(
+  thresholds: Uint32Array,
+  index: number,
+  rates: EventRates,
+  sideStep: number,
+  goals: number,
+): void {
+  const total = categoricalTotal(rates, sideStep, goals);
+  // x / 1 is x: the common case divides by 1 and keeps the same bits as no division.
+  let cumulative = goals / total;
+  thresholds[index + EVENT_GOAL] = probabilityThreshold(cumulative);
+  cumulative += (goals * rates.savedPerGoal) / total;
+  thresholds[index + EVENT_SHOT_ON_TARGET] = probabilityThreshold(cumulative);
+  cumulative += (goals * rates.offTargetPerGoal) / total;
+  thresholds[index + EVENT_SHOT_OFF_TARGET] = probabilityThreshold(cumulative);
+  cumulative += rates.yellow[sideStep]! / total;
+  thresholds[index + EVENT_YELLOW] = probabilityThreshold(cumulative);
+  cumulative += rates.red[sideStep]! / total;
+  thresholds[index + EVENT_RED] = probabilityThreshold(cumulative);
+  cumulative += rates.substitution[sideStep]! / total;
+  thresholds[index + EVENT_SUBSTITUTION] = probabilityThreshold(cumulative);
+}
+
+/**
+ * The cumulative `u < threshold` cut-offs of every (side, strength, step, score, red) cell. A cell's goals
+ * are base goals * goal curve * score multiplier * red multiplier * strength multiplier, multiplied in
+ * that order (floating-point products are rounded at each step, and the tables must keep their bits).
+ */
+function thresholdTable(rates: EventRates, strengthMultipliers: readonly number[]): Uint32Array {
+  const thresholds = new Uint32Array(THRESHOLD_WORDS);
+  for (let side = 0; side < SIDES; side++) {
+    for (let strength = 0; strength < STRENGTH_BUCKETS; strength++) {
+      const multiplier = strengthMultipliers[strength]!;
+      for (let step = 0; step < STEPS; step++) {
+        const sideStep = side * STEPS + step;
+        for (let score = 0; score < SCORE_STATE_BUCKETS; score++) {
+          const scoreGoals = rates.goals[sideStep]! * rates.scoreMultipliers[score]!;
+          for (let red = 0; red < RED_CARD_BUCKETS; red++) {
+            const goals = scoreGoals * rates.redMultipliers[red]! * multiplier;
+            writeCell(thresholds, thresholdIndex(side, strength, step, score, red), rates, sideStep, goals);
+          }
+        }
+      }
+    }
+  }
+  return thresholds;
+}
+
+/** The rates' per-(side, step) factors but the goals, which setBaseGoals writes. */
+function rateFactors(params: ModelParams, added: AddedTimeModel): EventRates {
   const cardCurve = stepCurve(params.cards.band_weights, added);
   const subCurve = stepCurve(params.substitutions.band_weights, added);
   const { conversion, on_target_share } = params.shots;
-  const savedPerGoal = on_target_share / conversion - 1;
-  const offTargetPerGoal = (1 - on_target_share) / conversion;
-  const yellow = [params.cards.yellow_per_match.home, params.cards.yellow_per_match.away];
-  const red = [params.cards.straight_red_per_match.home, params.cards.straight_red_per_match.away];
-  const redMultiplier = [params.red_card_multipliers.side_down, 1, params.red_card_multipliers.side_up];
+  const yellowPerMatch = [params.cards.yellow_per_match.home, params.cards.yellow_per_match.away];
+  const redPerMatch = [params.cards.straight_red_per_match.home, params.cards.straight_red_per_match.away];
   const subs = params.substitutions;
-  const base = [...ratedGoals];
-  const fill = (
-    out: Float64Array,
-    side: number,
-    step: number,
-    score: number,
-    redBucket: number,
-    strength: number,
-  ) => {
-    const goals =
-      base[side]! *
-      goalCurve[step]! *
-      params.score_state_multipliers[score]! *
-      redMultiplier[redBucket]! *
-      strength;
-    out[EVENT_GOAL] = goals;
-    out[EVENT_SHOT_ON_TARGET] = goals * savedPerGoal;
-    out[EVENT_SHOT_OFF_TARGET] = goals * offTargetPerGoal;
-    out[EVENT_YELLOW] = yellow[side]! * cardCurve[step]!;
-    out[EVENT_RED] = red[side]! * cardCurve[step]!;
-    const halfTime = step === SECOND_HALF_START ? subs.half_time_share : 0;
-    out[EVENT_SUBSTITUTION] =
-      subs.expected_per_side * (halfTime + (1 - subs.half_time_share) * subCurve[step]!);
-    toCategorical(out);
+  const rates: EventRates = {
+    goals: new Float64Array(SIDES * STEPS),
+    yellow: new Float64Array(SIDES * STEPS),
+    red: new Float64Array(SIDES * STEPS),
+    substitution: new Float64Array(SIDES * STEPS),
+    savedPerGoal: on_target_share / conversion - 1,
+    offTargetPerGoal: (1 - on_target_share) / conversion,
+    scoreMultipliers: Float64Array.from(params.score_state_multipliers),
+    redMultipliers: Float64Array.from([
+      params.red_card_multipliers.side_down,
+      1,
+      params.red_card_multipliers.side_up,
+    ]),
+    calibratedGoals: [0, 0],
   };
+  for (let side = 0; side < SIDES; side++) {
+    for (let step = 0; step < STEPS; step++) {
+      const at = side * STEPS + step;
+      rates.yellow[at] = yellowPerMatch[side]! * cardCurve[step]!;
+      rates.red[at] = redPerMatch[side]! * cardCurve[step]!;
+      const halfTime = step === SECOND_HALF_START ? subs.half_time_share : 0;
+      rates.substitution[at] =
+        subs.expected_per_side * (halfTime + (1 - subs.half_time_share) * subCurve[step]!);
+    }
+  }
+  return rates;
+}
 
+function setBaseGoals(rates: EventRates, goalCurve: readonly number[], base: readonly number[]): void {
+  for (let side = 0; side < SIDES; side++) {
+    for (let step = 0; step < STEPS; step++)
+      rates.goals[side * STEPS + step] = base[side]! * goalCurve[step]!;
+  }
+}
+
+/** Rounds of calibration at most; they stop earlier once both corrections are within tolerance. */
+const CALIBRATION_ROUNDS = 8;
+
+function eventRates(params: ModelParams, added: AddedTimeModel, ratedGoals: [number, number]): EventRates {
+  const goalCurve = stepCurve(params.goal_band_weights, added);
+  const rates = rateFactors(params, added);
+  const base = [...ratedGoals];
   // Score-state and red-card effects shift a side's goals away from its rated figure: find the base
   // rates whose simulated expectation equals the rating (a few fixed-point rounds of an exact forward
   // pass over goal difference and player-count difference).
-  const cell = new Float64Array(EVENT_KINDS);
+  const probabilities: StepProbabilities = {
+    goal: new Float64Array(SIDES * STEPS * RATE_CELLS),
+    red: new Float64Array(SIDES * STEPS * RATE_CELLS),
+  };
   let simulated: [number, number] = [...ratedGoals];
-  for (let round = 0; round < 8; round++) {
-    simulated = expectedGoalsUnderDynamics(added, (side, step, score, redBucket) => {
-      fill(cell, side, step, score, redBucket, 1);
-      return { goal: cell[EVENT_GOAL]!, red: cell[EVENT_RED]! };
-    });
+  for (let round = 0; round < CALIBRATION_ROUNDS; round++) {
+    setBaseGoals(rates, goalCurve, base);
+    stepProbabilities(rates, probabilities);
+    simulated = expectedGoalsUnderDynamics(added, probabilities);
     let converged = true;
     for (let side = 0; side < SIDES; side++) {
       if (!(simulated[side]! > 0)) continue;
@@ -464,15 +529,10 @@ function eventRates(params: ModelParams, added: AddedTimeModel, ratedGoals: [num
     }
     if (converged) break;
   }
-  return { calibratedGoals: simulated, fill };
+  setBaseGoals(rates, goalCurve, base);
+  rates.calibratedGoals = simulated;
+  return rates;
 }
-
-type StepRates = (
-  side: number,
-  step: number,
-  score: number,
-  redBucket: number,
-) => { goal: number; red: number };
 
 const MAX_DIFF = 10;
 const MAX_MEN_DIFF = 2;
@@ -483,9 +543,44 @@ const DYNAMICS_STATES = (2 * MAX_DIFF + 1) * MEN_STATES;
 /** Rate cells of one (side, step): score bucket × red bucket. */
 const RATE_CELLS = SCORE_STATE_BUCKETS * RED_CARD_BUCKETS;
 
+/** Goal and red-card probabilities of each (side, step, score bucket, red bucket). */
 interface StepProbabilities {
   goal: Float64Array;
   red: Float64Array;
+}
+
+function stateIndex(diff: number, men: number): number {
+  return (diff + MAX_DIFF) * MEN_STATES + (men + MAX_MEN_DIFF);
+}
+
+/**
+ * The forward pass's fixed geometry, built once: each state's rate cell for each side (the offset
+ * within a (side, step) block) and where each of its six moves (besides staying) lands, clamped at the
+ * edges: (+1, +1), (+1, 0), (-1, -1), (0, -1), (-1, 0), (0, +1) in (goal difference, men difference).
+ */
+const STATE_MOVES = [
+  [1, 1],
+  [1, 0],
+  [-1, -1],
+  [0, -1],
+  [-1, 0],
+  [0, 1],
+] as const;
+const MOVES = STATE_MOVES.length;
+const HOME_CELL = new Int32Array(DYNAMICS_STATES);
+const AWAY_CELL = new Int32Array(DYNAMICS_STATES);
+const MOVE_TO = new Int32Array(DYNAMICS_STATES * MOVES);
+for (let diff = -MAX_DIFF; diff <= MAX_DIFF; diff++) {
+  for (let men = -MAX_MEN_DIFF; men <= MAX_MEN_DIFF; men++) {
+    const i = stateIndex(diff, men);
+    HOME_CELL[i] = rateCell(0, diff, men);
+    AWAY_CELL[i] = rateCell(1, diff, men);
+    STATE_MOVES.forEach(([dDiff, dMen], m) => {
+      const d = Math.max(-MAX_DIFF, Math.min(MAX_DIFF, diff + dDiff));
+      const n = Math.max(-MAX_MEN_DIFF, Math.min(MAX_MEN_DIFF, men + dMen));
+      MOVE_TO[i * MOVES + m] = stateIndex(d, n);
+    });
+  }
 }
 
 /**
@@ -494,13 +589,15 @@ interface StepProbabilities {
  * steps are nested (step k+1 is played only if step k is), so the pass keeps the distribution of draws
  * still playing and folds finished ones back in after the added-time block.
  */
-function expectedGoalsUnderDynamics(added: AddedTimeModel, rates: StepRates): [number, number] {
+function expectedGoalsUnderDynamics(
+  added: AddedTimeModel,
+  probabilities: StepProbabilities,
+): [number, number] {
   let dist = new Float64Array(DYNAMICS_STATES);
   let next = new Float64Array(DYNAMICS_STATES);
   const finished = new Float64Array(DYNAMICS_STATES);
   dist[stateIndex(0, 0)] = 1;
-  const goals: [number, number] = [0, 0];
-  const probabilities = stepProbabilities(rates);
+  const goals = new Float64Array(SIDES);
   let reach = 1; // P(this added step is played) before folding
   for (let step = 0; step < STEPS; step++) {
     const inAdded =
@@ -520,40 +617,36 @@ function expectedGoalsUnderDynamics(added: AddedTimeModel, rates: StepRates): [n
       reach = 1;
     }
   }
-  return goals;
+  return [goals[0]!, goals[1]!];
 }
 
-function stateIndex(diff: number, men: number): number {
-  return (diff + MAX_DIFF) * MEN_STATES + (men + MAX_MEN_DIFF);
-}
-
-/** Goal and red-card probabilities of each (side, step, score bucket, red bucket), computed once. */
-function stepProbabilities(rates: StepRates): StepProbabilities {
-  const goal = new Float64Array(SIDES * STEPS * RATE_CELLS);
-  const red = new Float64Array(SIDES * STEPS * RATE_CELLS);
-  for (let side = 0; side < SIDES; side++) {
-    for (let step = 0; step < STEPS; step++) {
-      for (let score = 0; score < SCORE_STATE_BUCKETS; score++) {
-        for (let redBucket = 0; redBucket < RED_CARD_BUCKETS; redBucket++) {
-          const at = (side * STEPS + step) * RATE_CELLS + score * RED_CARD_BUCKETS + redBucket;
-          const rate = rates(side, step, score, redBucket);
-          goal[at] = rate.goal;
-          red[at] = rate.red;
-        }
+/**
+ * Goal and red-card probabilities of each (side, step, score bucket, red bucket) at neutral strength (a
+ * strength multiplier of 1 changes no bit of a product), as thresholdTable computes them.
+ */
+function stepProbabilities(rates: EventRates, out: StepProbabilities): void {
+  for (let sideStep = 0; sideStep < SIDES * STEPS; sideStep++) {
+    for (let score = 0; score < SCORE_STATE_BUCKETS; score++) {
+      const scoreGoals = rates.goals[sideStep]! * rates.scoreMultipliers[score]!;
+      for (let redBucket = 0; redBucket < RED_CARD_BUCKETS; redBucket++) {
+        const at = sideStep * RATE_CELLS + score * RED_CARD_BUCKETS + redBucket;
+        const goals = scoreGoals * rates.redMultipliers[redBucket]!;
+        const total = categoricalTotal(rates, sideStep, goals);
+        out.goal[at] = goals / total;
+        out.red[at] = rates.red[sideStep]! / total;
       }
     }
   }
-  return { goal, red };
 }
 
-/** The rate cell of `side` at `step` in state (diff, men), both counted from home's side. */
-function rateCell(side: number, step: number, diff: number, men: number): number {
+/** The rate cell of `side` in state (diff, men), both counted from home's side, within its (side, step) block. */
+function rateCell(side: number, diff: number, men: number): number {
   // men = home's opponents sent off minus home's: > 0 means home has more players.
   const own = side === 0 ? diff : -diff;
   const score = Math.max(-2, Math.min(2, own)) + 2;
   const sideMen = side === 0 ? men : -men;
   const redBucket = sideMen < 0 ? 0 : sideMen === 0 ? 1 : 2;
-  return (side * STEPS + step) * RATE_CELLS + score * RED_CARD_BUCKETS + redBucket;
+  return score * RED_CARD_BUCKETS + redBucket;
 }
 
 /**
@@ -569,41 +662,45 @@ function setAsideStopped(dist: Float64Array, finished: Float64Array, reach: numb
   }
 }
 
-/** One step of the forward pass: adds the step's expected goals to `goals` and spreads `dist` into `next`. */
+/**
+ * One step of the forward pass: adds the step's expected goals to `goals` and spreads `dist` into `next`.
+ * The sums are made in state order and, within a state, in move order, as they always were: floating-point
+ * addition is not associative, and the calibrated rates must keep their last bits. (A move of zero mass
+ * adds nothing: `next` holds no -0.)
+ */
 function playStep(
   dist: Float64Array,
   next: Float64Array,
   step: number,
-  probabilities: StepProbabilities,
-  goals: [number, number],
+  { goal, red }: StepProbabilities,
+  goals: Float64Array,
 ): void {
-  const move = (diff: number, men: number, dDiff: number, dMen: number, mass: number) => {
-    if (mass === 0) return;
-    const d = Math.max(-MAX_DIFF, Math.min(MAX_DIFF, diff + dDiff));
-    const m = Math.max(-MAX_MEN_DIFF, Math.min(MAX_MEN_DIFF, men + dMen));
-    next[stateIndex(d, m)]! += mass;
-  };
-  for (let diff = -MAX_DIFF; diff <= MAX_DIFF; diff++) {
-    for (let men = -MAX_MEN_DIFF; men <= MAX_MEN_DIFF; men++) {
-      const mass = dist[stateIndex(diff, men)]!;
-      if (mass < NEGLIGIBLE_MASS) continue; // far tails (10-goal margins) change nothing measurable
-      const homeCell = rateCell(0, step, diff, men);
-      const awayCell = rateCell(1, step, diff, men);
-      const homeGoal = probabilities.goal[homeCell]!;
-      const homeRed = probabilities.red[homeCell]!;
-      const awayGoal = probabilities.goal[awayCell]!;
-      const awayRed = probabilities.red[awayCell]!;
-      goals[0] += mass * homeGoal;
-      goals[1] += mass * awayGoal;
-      const homeNone = 1 - homeGoal - homeRed;
-      const awayNone = 1 - awayGoal - awayRed;
-      move(diff, men, 0, 0, mass * (homeGoal * awayGoal + homeRed * awayRed + homeNone * awayNone));
-      move(diff, men, 1, 1, mass * homeGoal * awayRed);
-      move(diff, men, 1, 0, mass * homeGoal * awayNone);
-      move(diff, men, -1, -1, mass * homeRed * awayGoal);
-      move(diff, men, 0, -1, mass * homeRed * awayNone);
-      move(diff, men, -1, 0, mass * homeNone * awayGoal);
-      move(diff, men, 0, 1, mass * homeNone * awayRed);
-    }
+  const homeAt = step * RATE_CELLS;
+  const awayAt = (STEPS + step) * RATE_CELLS;
+  let homeGoals = goals[0]!;
+  let awayGoals = goals[1]!;
+  for (let i = 0; i < DYNAMICS_STATES; i++) {
+    const mass = dist[i]!;
+    if (mass < NEGLIGIBLE_MASS) continue; // far tails (10-goal margins) change nothing measurable
+    const homeCell = homeAt + HOME_CELL[i]!;
+    const awayCell = awayAt + AWAY_CELL[i]!;
+    const homeGoal = goal[homeCell]!;
+    const homeRed = red[homeCell]!;
+    const awayGoal = goal[awayCell]!;
+    const awayRed = red[awayCell]!;
+    homeGoals += mass * homeGoal;
+    awayGoals += mass * awayGoal;
+    const homeNone = 1 - homeGoal - homeRed;
+    const awayNone = 1 - awayGoal - awayRed;
+    const to = i * MOVES;
+    next[i]! += mass * (homeGoal * awayGoal + homeRed * awayRed + homeNone * awayNone);
+    next[MOVE_TO[to]!]! += mass * homeGoal * awayRed;
+    next[MOVE_TO[to + 1]!]! += mass * homeGoal * awayNone;
+    next[MOVE_TO[to + 2]!]! += mass * homeRed * awayGoal;
+    next[MOVE_TO[to + 3]!]! += mass * homeRed * awayNone;
+    next[MOVE_TO[to + 4]!]! += mass * homeNone * awayGoal;
+    next[MOVE_TO[to + 5]!]! += mass * homeNone * awayRed;
   }
+  goals[0] = homeGoals;
+  goals[1] = awayGoals;
 }
