@@ -34,6 +34,7 @@ const {
   EVENT_RED,
   EVENT_SHOT_OFF_TARGET,
   EVENT_SHOT_ON_TARGET,
+  EVENT_SUBSTITUTION,
   EVENT_YELLOW,
   FIRST_HALF_ADDED_START,
   FX_ADDED_TIME_FIRST,
@@ -224,7 +225,10 @@ const benchSeen = offHeapInt32(2);
 const strengthBucket = offHeapInt32(2);
 /** Each side's (strength bucket, score/red cell) row of the event tables (layout.ts "Event tables"). */
 const cellRow = offHeapInt32(2);
-/** The event sampler's pending event of each side: its step (NO_EVENT_STEP: none left) and words. */
+/**
+ * The event sampler's pending event of each side: its step (NO_EVENT_STEP: none left), its kind
+ * (EVENT_GOAL..EVENT_SUBSTITUTION, decided when it is found: see findNext) and words.
+ */
 const pendingStep = offHeapInt32(2);
 const pendingKind = offHeapInt32(2);
 const pendingPick = offHeapInt32(2);
@@ -247,6 +251,10 @@ const KEY_SECOND_END = 4;
 
 /** A range's inputs and the draw's scalar state (exported as a type for the per-step reference in test/). */
 export interface DrawState {
+  /**
+   * The fixture table. Its counts, slots and small weights are read as `fx[i]! | 0`: a Uint32Array word
+   * need not fit an int32, so V8 would otherwise compare and index with doubles.
+   */
   fx: Uint32Array;
   counters: Uint32Array;
   seedLo: number;
@@ -464,9 +472,8 @@ function playEvents(
     if (halfTime < 0 && step >= SECOND_HALF_START) halfTime = score[HOME]! | (score[AWAY]! << 8);
     const other = 1 - side;
     const otherRow = cellRow[other]!;
-    const at = EVENT_KINDS_AT + (cellRow[side]! * STEPS + step) * EVENT_KIND_WORDS;
     const order = pendingOrder[side]! >>> 31;
-    sideEvent(st, tables, at, side, pendingKind[side]! >>> 0, pendingPick[side]!, step, draw);
+    playEvent(st, side, pendingKind[side]!, pendingPick[side]!, step, draw);
     quietFrom[side] = step + 1;
     findNext(tables, side, step + 1);
     // The opponent's pending step was drawn for its old cell: it draws again from the first step it
@@ -523,7 +530,18 @@ function findNext(tables: Uint32Array, side: number, start: number): void {
       let s = from;
       while ((tables[row + s + 1]! | 0) <= target) s++;
       pendingStep[side] = s;
-      pendingKind[side] = b;
+      // The kind now, not when the event is played: the side's cell cannot change before then without a
+      // new search, and counting the kind words at or below the word (they are cumulative, so the count
+      // is the kind) takes no branch, while comparing them one by one when the event is played waited on
+      // their load (rarely in the nearest cache) before a branch that mispredicts often.
+      const kinds = EVENT_KINDS_AT + (cellRow[side]! * STEPS + s) * EVENT_KIND_WORDS;
+      const u = b >>> 0;
+      pendingKind[side] =
+        +(u >= tables[kinds + EVENT_GOAL]!) +
+        +(u >= tables[kinds + EVENT_SHOT_ON_TARGET]!) +
+        +(u >= tables[kinds + EVENT_SHOT_OFF_TARGET]!) +
+        +(u >= tables[kinds + EVENT_YELLOW]!) +
+        +(u >= tables[kinds + EVENT_RED]!);
       pendingPick[side] = c;
       pendingOrder[side] = d;
       return;
@@ -560,21 +578,21 @@ function setUpDraw(st: DrawState, draw: number): number {
   pcg4d(draw, STREAM_SETUP_LINEUPS, st.seedLo, st.seedHi, word);
   for (let side = 0; side < 2; side++) {
     const base = sideBase(side);
-    const mode = fx[base + S_LINEUP_MODE]!;
+    const mode = fx[base + S_LINEUP_MODE]! | 0;
     if (mode === LINEUP_MODE_FIXED) {
-      for (let i = 0; i < XI_SIZE; i++) putStarterOn(st, side, fx[base + S_XI + i]!);
+      for (let i = 0; i < XI_SIZE; i++) putStarterOn(st, side, fx[base + S_XI + i]! | 0);
     } else {
       // Words 0 and 1 pick the home goalkeeper and outfield players, words 2 and 3 the away ones.
       if (mode === LINEUP_MODE_PREDICTED) {
         sampleStarters(st, side, base + S_KEEPER_ORDER, base + S_KEEPER_CUM, 1, word[2 * side]!);
       }
-      const picks = fx[base + S_OUTFIELD_PICKS]!;
+      const picks = fx[base + S_OUTFIELD_PICKS]! | 0;
       sampleStarters(st, side, base + S_OUTFIELD_ORDER, base + S_OUTFIELD_CUM, picks, word[2 * side + 1]!);
     }
     // Lineup strength: the XI's goal weight against the squad's expectation.
     const strength = total[side * WEIGHT_KINDS + W_GOAL]!;
     let bucket = 0;
-    while (bucket < STRENGTH_BUCKETS - 1 && fx[base + S_STRENGTH_EDGES + bucket]! <= strength) bucket++;
+    while (bucket < STRENGTH_BUCKETS - 1 && (fx[base + S_STRENGTH_EDGES + bucket]! | 0) <= strength) bucket++;
     strengthBucket[side] = bucket;
   }
   pcg4d(draw, STREAM_SETUP_ADDED_TIME, st.seedLo, st.seedHi, word);
@@ -606,8 +624,8 @@ function sampleStarters(
   let i = 0;
   for (let j = 0; j < picks; j++) {
     const point = offset + j * SAMPLING_UNIT;
-    while (fx[cumAt + i]! <= point) i++;
-    putStarterOn(st, side, fx[orderAt + i]!);
+    while ((fx[cumAt + i]! | 0) <= point) i++;
+    putStarterOn(st, side, fx[orderAt + i]! | 0);
   }
 }
 
@@ -710,8 +728,8 @@ function pick(side: number, kind: number, u: number, skip: number): number {
 /**
  * The side's event of the step; the caller has checked that the side has one. `events[at + kind]` are
  * the cumulative kind thresholds u is compared with, in EVENT_GOAL..EVENT_RED order: the event tables'
- * kind words (layout.ts "Event tables"). Exported for the per-step reference in test/, which passes its
- * own copy of the threshold table's words in the same order.
+ * kind words (layout.ts "Event tables"). For the per-step reference in test/, which passes its own copy
+ * of the threshold table's words in the same order; the engine finds the kind in findNext.
  */
 export function sideEvent(
   st: DrawState,
@@ -723,13 +741,31 @@ export function sideEvent(
   step: number,
   draw: number,
 ): void {
+  let kind = EVENT_SUBSTITUTION;
+  if (u < events[at + EVENT_GOAL]!) kind = EVENT_GOAL;
+  else if (u < events[at + EVENT_SHOT_ON_TARGET]!) kind = EVENT_SHOT_ON_TARGET;
+  else if (u < events[at + EVENT_SHOT_OFF_TARGET]!) kind = EVENT_SHOT_OFF_TARGET;
+  else if (u < events[at + EVENT_YELLOW]!) kind = EVENT_YELLOW;
+  else if (u < events[at + EVENT_RED]!) kind = EVENT_RED;
+  playEvent(st, side, kind, pickWord, step, draw);
+}
+
+/** Plays the side's event of kind `kind` (EVENT_GOAL..EVENT_SUBSTITUTION) at the step. */
+function playEvent(
+  st: DrawState,
+  side: number,
+  kind: number,
+  pickWord: number,
+  step: number,
+  draw: number,
+): void {
   const counters = st.counters;
   const team = C_TEAM + side * TEAM_COUNTERS;
-  if (u < events[at + EVENT_GOAL]!) {
+  if (kind === EVENT_GOAL) {
     scoreGoal(st, side, pickWord, step, draw);
-  } else if (u < events[at + EVENT_SHOT_OFF_TARGET]!) {
+  } else if (kind <= EVENT_SHOT_OFF_TARGET) {
     const shooter = pick(side, W_SHOT, pickWord, -1);
-    const onTarget = u < events[at + EVENT_SHOT_ON_TARGET]!;
+    const onTarget = kind === EVENT_SHOT_ON_TARGET;
     counters[team + TEAM_SHOTS]!++;
     if (onTarget) counters[team + TEAM_SHOTS_ON_TARGET]!++;
     if (shooter >= 0) {
@@ -737,10 +773,10 @@ export function sideEvent(
       counters[pb + P_SHOTS]!++;
       if (onTarget) counters[pb + P_SHOTS_ON_TARGET]!++;
     }
-  } else if (u < events[at + EVENT_RED]!) {
+  } else if (kind <= EVENT_RED) {
     const booked = pick(side, W_CARD, pickWord, -1);
     counters[C_STEP_CARDS + side * STEPS + step]!++;
-    if (u < events[at + EVENT_YELLOW]!) {
+    if (kind === EVENT_YELLOW) {
       counters[team + TEAM_YELLOWS]!++;
       if (booked >= 0) showYellow(st, side, booked, step);
     } else {
@@ -819,7 +855,7 @@ function showYellow(st: DrawState, side: number, at: number, step: number): void
   if (yellows === 1) {
     // A booked player plays with care: their card weight drops for the rest of the draw.
     const w = (side * WEIGHT_KINDS + W_CARD) * XI_SIZE + at;
-    const careful = st.fx[sideBase(side) + S_BOOKED_CARD_WEIGHT + booked]!;
+    const careful = st.fx[sideBase(side) + S_BOOKED_CARD_WEIGHT + booked]! | 0;
     totals[side * WEIGHT_KINDS + W_CARD]! += careful - pitchWeight[w]!;
     pitchWeight[w] = careful;
   } else if (yellows === 2) {
@@ -858,7 +894,7 @@ function takeOff(side: number, at: number, slot: number, step: number): void {
 }
 
 function substitute(st: DrawState, side: number, pickWord: number, step: number): void {
-  if (subsUsed[side]! >= st.fx[FX_MAX_SUBSTITUTIONS]!) return;
+  if (subsUsed[side]! >= (st.fx[FX_MAX_SUBSTITUTIONS]! | 0)) return;
   const offAt = pick(side, W_OFF, pickWord, -1);
   if (offAt < 0) return;
   const on = nextSubstitute(st, side);
@@ -884,14 +920,14 @@ function substitute(st: DrawState, side: number, pickWord: number, step: number)
 function nextSubstitute(st: DrawState, side: number): number {
   const fx = st.fx;
   const base = sideBase(side);
-  const count = fx[base + S_BENCH_COUNT]!;
-  const limit = fx[base + S_BENCH_LIMIT]!;
+  const count = fx[base + S_BENCH_COUNT]! | 0;
+  const limit = fx[base + S_BENCH_LIMIT]! | 0;
   while (benchNext[side]! < count && benchSeen[side]! < limit) {
-    const slot = fx[base + S_BENCH_ORDER + benchNext[side]!]!;
+    const slot = fx[base + S_BENCH_ORDER + benchNext[side]!]! | 0;
     benchNext[side]!++;
     if (startedIn[side * PLAYER_SLOTS + slot] === st.stamp) continue;
     benchSeen[side]!++;
-    if (fx[base + S_IS_KEEPER + slot] === 1) continue;
+    if ((fx[base + S_IS_KEEPER + slot]! | 0) === 1) continue;
     return slot;
   }
   return -1;
