@@ -235,6 +235,8 @@ const pendingPick = offHeapInt32(2);
 const pendingOrder = offHeapInt32(2);
 /** Searches made by each side in the draw (its stream index) and the first step it has not played. */
 const searches = offHeapInt32(2);
+/** The words of each side's next search (side * 4 + word), drawn one search ahead (see findNext). */
+const nextWords = offHeapInt32(8);
 const quietFrom = offHeapInt32(2);
 /**
  * pcg4d's first stage of the key words and of the draw, as the searches read them: the same numbers as
@@ -454,6 +456,8 @@ function playEvents(
   drawKey[KEY_SECOND_END] = secondEnd;
   searches[HOME] = 0;
   searches[AWAY] = 0;
+  drawSearchWords(HOME, 0);
+  drawSearchWords(AWAY, 0);
   quietFrom[HOME] = 0;
   quietFrom[AWAY] = 0;
   findNext(tables, HOME, 0);
@@ -507,28 +511,19 @@ function findNext(tables: Uint32Array, side: number, start: number): void {
     if (from >= end) break;
     const search = searches[side]!;
     searches[side] = search + 1;
-    const stream = STREAM_EVENT_BASE + side * STREAM_EVENT_SIDE_STRIDE + search;
-    // pcg4d(draw, stream, key.lo, key.hi) inlined (src/engine/contract/rng.ts).
-    const seedC = drawKey[KEY_C]!;
-    const seedD = drawKey[KEY_D]!;
-    const streamB = (Math.imul(stream, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
-    let a = (drawKey[KEY_DRAW_A]! + Math.imul(streamB, seedD)) | 0;
-    let b = (streamB + Math.imul(seedC, a)) | 0;
-    let c = (seedC + Math.imul(a, b)) | 0;
-    let d = (seedD + Math.imul(b, c)) | 0;
-    a ^= a >>> 16;
-    b ^= b >>> 16;
-    c ^= c >>> 16;
-    d ^= d >>> 16;
-    a = (a + Math.imul(b, d)) | 0;
-    b = (b + Math.imul(c, a)) | 0;
-    c = (c + Math.imul(a, b)) | 0;
-    d = (d + Math.imul(b, c)) | 0;
+    const words = side * 4;
+    const a = nextWords[words]!;
+    const b = nextWords[words + 1]!;
+    const c = nextWords[words + 2]!;
+    const d = nextWords[words + 3]!;
+    // The side's next search draws its words now: they depend only on (draw, side, search), and the
+    // generator's chain of multiplies, drawn here, overlaps this search and the events before the next
+    // one instead of delaying the next search's step (each search's step decides the next event).
+    drawSearchWords(side, search + 1);
     const target = ((tables[row + from]! | 0) + exponentialBits(tables, a)) | 0;
     if ((tables[row + end]! | 0) > target) {
       // The first step s in [from, end) with hazards[s + 1] > target (one exists: hazards[end] > target).
-      let s = from;
-      while ((tables[row + s + 1]! | 0) <= target) s++;
+      const s = firstStepPast(tables, row, from, target);
       pendingStep[side] = s;
       // The kind now, not when the event is played: the side's cell cannot change before then without a
       // new search, and counting the kind words at or below the word (they are cumulative, so the count
@@ -550,6 +545,63 @@ function findNext(tables: Uint32Array, side: number, start: number): void {
     from = SECOND_HALF_START;
   }
   pendingStep[side] = NO_EVENT_STEP;
+}
+
+/** Steps counted without a branch before firstStepPast scans on. */
+const STEP_WINDOW = 8;
+
+/**
+ * The first step s >= from with hazards[s + 1] > target, one existing in the row. The hazards never
+ * decrease along a row, so s - from is the number of steps past `from` whose hazard is <= target:
+ * counted without a branch over the next STEP_WINDOW steps (most events are that close; a scan's exit
+ * mispredicts on every search) while they lie in the row, scanned beyond.
+ */
+function firstStepPast(tables: Uint32Array, row: number, from: number, target: number): number {
+  let s = from;
+  if (from + STEP_WINDOW <= STEPS) {
+    const at = row + from;
+    const below =
+      +((tables[at + 1]! | 0) <= target) +
+      +((tables[at + 2]! | 0) <= target) +
+      +((tables[at + 3]! | 0) <= target) +
+      +((tables[at + 4]! | 0) <= target) +
+      +((tables[at + 5]! | 0) <= target) +
+      +((tables[at + 6]! | 0) <= target) +
+      +((tables[at + 7]! | 0) <= target) +
+      +((tables[at + 8]! | 0) <= target);
+    if (below < STEP_WINDOW) return from + below;
+    s = from + STEP_WINDOW;
+  }
+  while ((tables[row + s + 1]! | 0) <= target) s++;
+  return s;
+}
+
+/**
+ * pcg4d(draw, stream of the side's search number `search`, key.lo, key.hi), inlined (src/engine/contract/rng.ts),
+ * into the side's nextWords.
+ */
+function drawSearchWords(side: number, search: number): void {
+  const stream = STREAM_EVENT_BASE + side * STREAM_EVENT_SIDE_STRIDE + search;
+  const seedC = drawKey[KEY_C]!;
+  const seedD = drawKey[KEY_D]!;
+  const streamB = (Math.imul(stream, LCG_MULTIPLIER) + LCG_INCREMENT) | 0;
+  let a = (drawKey[KEY_DRAW_A]! + Math.imul(streamB, seedD)) | 0;
+  let b = (streamB + Math.imul(seedC, a)) | 0;
+  let c = (seedC + Math.imul(a, b)) | 0;
+  let d = (seedD + Math.imul(b, c)) | 0;
+  a ^= a >>> 16;
+  b ^= b >>> 16;
+  c ^= c >>> 16;
+  d ^= d >>> 16;
+  a = (a + Math.imul(b, d)) | 0;
+  b = (b + Math.imul(c, a)) | 0;
+  c = (c + Math.imul(a, b)) | 0;
+  d = (d + Math.imul(b, c)) | 0;
+  const words = side * 4;
+  nextWords[words] = a;
+  nextWords[words + 1] = b;
+  nextWords[words + 2] = c;
+  nextWords[words + 3] = d;
 }
 
 /** Re-simulates draws 0..count-1 and returns their event paths (the document's sample matches). */
