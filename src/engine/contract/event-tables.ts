@@ -39,22 +39,43 @@ function fillLog2(tables: Uint32Array): void {
   }
 }
 
-/** One row's cumulative hazards and per-step kind words. */
+/**
+ * One row's cumulative hazards and per-step kind words. Neighbouring steps mostly share their thresholds
+ * (the model's rates change by 15-minute band), so a step whose words equal the step before's reuses its
+ * hazard increment and kind words: the same inputs give the same numbers, for a fraction of the logs and
+ * divisions.
+ */
 function fillRow(tables: Uint32Array, thresholds: Uint32Array, row: number, from: number): void {
   let hazard = 0;
+  let increment = 0;
+  let previous = -1;
   tables[row * HAZARD_ROW_WORDS] = 0;
   for (let step = 0; step < STEPS; step++) {
     const at = from + step * THRESHOLD_STEP_STRIDE;
     const any = thresholds[at + EVENT_SUBSTITUTION]!;
-    // A certain event (any = 2^32 - 1 or more) costs 32 bits: never more, so the sums stay below 2^32.
-    hazard += any === 0 ? 0 : -Math.log2(Math.max(1 - any / TWO_32, 2 ** -32));
-    tables[row * HAZARD_ROW_WORDS + step + 1] = Math.round(hazard * UNIT);
     const kinds = EVENT_KINDS_AT + (row * STEPS + step) * EVENT_KIND_WORDS;
-    for (let k = 0; k < EVENT_KIND_WORDS; k++) {
-      tables[kinds + k] =
-        any === 0 ? 0 : Math.min(TWO_32 - 1, Math.floor((thresholds[at + k]! * TWO_32) / any));
+    if (previous >= 0 && sameWords(thresholds, at, previous)) {
+      for (let k = 0; k < EVENT_KIND_WORDS; k++) tables[kinds + k] = tables[kinds - EVENT_KIND_WORDS + k]!;
+    } else {
+      // A certain event (any = 2^32 - 1 or more) costs 32 bits: never more, so the sums stay below 2^32.
+      increment = any === 0 ? 0 : -Math.log2(Math.max(1 - any / TWO_32, 2 ** -32));
+      for (let k = 0; k < EVENT_KIND_WORDS; k++) {
+        tables[kinds + k] =
+          any === 0 ? 0 : Math.min(TWO_32 - 1, Math.floor((thresholds[at + k]! * TWO_32) / any));
+      }
     }
+    hazard += increment;
+    tables[row * HAZARD_ROW_WORDS + step + 1] = Math.round(hazard * UNIT);
+    previous = at;
   }
+}
+
+/** Whether the cells of the threshold table at `a` and `b` hold the same EVENT_KINDS words. */
+function sameWords(thresholds: Uint32Array, a: number, b: number): boolean {
+  for (let k = 0; k < EVENT_KINDS; k++) {
+    if (thresholds[a + k] !== thresholds[b + k]) return false;
+  }
+  return true;
 }
 
 /** The event tables of a threshold table (THRESHOLD_WORDS words); EVENT_TABLE_WORDS words. */
