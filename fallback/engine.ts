@@ -527,8 +527,8 @@ function findNext(tables: Uint32Array, side: number, start: number): void {
       pendingStep[side] = s;
       // The kind now, not when the event is played: the side's cell cannot change before then without a
       // new search, and counting the kind words at or below the word (they are cumulative, so the count
-      // is the kind) takes no branch, while comparing them one by one when the event is played waited on
-      // their load (rarely in the nearest cache) before a branch that mispredicts often.
+      // is the kind) takes no branch, where comparing them one by one when the event is played put their
+      // load in front of a branch that mispredicts often.
       const kinds = EVENT_KINDS_AT + (cellRow[side]! * STEPS + s) * EVENT_KIND_WORDS;
       const u = b >>> 0;
       pendingKind[side] =
@@ -577,8 +577,8 @@ function firstStepPast(tables: Uint32Array, row: number, from: number, target: n
 }
 
 /**
- * pcg4d(draw, stream of the side's search number `search`, key.lo, key.hi), inlined (src/engine/contract/rng.ts),
- * into the side's nextWords.
+ * The words of the side's search number `search` into its nextWords: pcg4d(draw, the search's stream,
+ * key.lo, key.hi), inlined (src/engine/contract/rng.ts).
  */
 function drawSearchWords(side: number, search: number): void {
   const stream = STREAM_EVENT_BASE + side * STREAM_EVENT_SIDE_STRIDE + search;
