@@ -23,8 +23,9 @@ interface CompressedDocument {
 /**
  * Keyed by the document's text, so no id can name the wrong document (a process may serve several
  * databases in tests). A document sent once is remembered as `null`: it is compressed and cached on its
- * second sending, so a result delivered once (a batch item) costs what any body costs, and one answered
- * again and again (a cache hit) is compressed once.
+ * second sending, so a result delivered once (a batch item) leaves as any body does (@fastify/compress,
+ * off the event loop) and costs what it did, and one answered again and again (a cache hit) is
+ * compressed once.
  */
 const documents = new Map<string, CompressedDocument | null>();
 
@@ -48,15 +49,15 @@ function admits(accepted: Map<string, number>, encoding: string): boolean {
   return (accepted.get(encoding) ?? accepted.get('*') ?? 0) > 0;
 }
 
-/** The cached compressed document, compressing it when this is its second sending (or gzip only). */
-function compressedDocument(text: string, compressNow: boolean): CompressedDocument | null {
+/** The cached compressed document, compressing it on its second sending; null on its first. */
+function compressedDocument(text: string): CompressedDocument | null {
   const cached = documents.get(text);
   if (cached) {
     documents.delete(text);
     documents.set(text, cached);
     return cached;
   }
-  if (cached === undefined && !compressNow) {
+  if (cached === undefined) {
     remember(text, null);
     return null;
   }
@@ -81,9 +82,9 @@ function remember(text: string, value: CompressedDocument | null): void {
  * `body` as one gzip member, `body.slice(at, -1)` being a stored document and the last character its
  * closing brace (serializeWithJsonField's form); null when the document is to be sent the usual way.
  */
-export function gzipDocumentBody(body: string, at: number, compressNow: boolean): Buffer | null {
+export function gzipDocumentBody(body: string, at: number): Buffer | null {
   const document = body.slice(at, -1);
-  const compressed = compressedDocument(document, compressNow);
+  const compressed = compressedDocument(document);
   if (!compressed) return null;
   const head = body.slice(0, at);
   const tail = body.slice(-1);
@@ -104,8 +105,8 @@ export function gzipDocumentBody(body: string, at: number, compressNow: boolean)
 
 /**
  * Sends a JSON body that ends with a stored document (from `at`): gzip from the cache when the client
- * accepts gzip (and, when it would rather have brotli, from the document's second sending on), else
- * as any body, which @fastify/compress compresses as the client asks.
+ * accepts gzip and the document was sent before, else as any body, which @fastify/compress compresses
+ * as the client asks.
  */
 export function sendDocumentBody(
   request: FastifyRequest,
@@ -114,8 +115,7 @@ export function sendDocumentBody(
   at: number,
 ): FastifyReply {
   reply.type('application/json; charset=utf-8');
-  const accepted = acceptedEncodings(request);
-  const gzip = admits(accepted, 'gzip') ? gzipDocumentBody(body, at, !admits(accepted, 'br')) : null;
+  const gzip = admits(acceptedEncodings(request), 'gzip') ? gzipDocumentBody(body, at) : null;
   if (!gzip) return reply.send(body);
   return reply.header('content-encoding', 'gzip').header('vary', 'accept-encoding').send(gzip);
 }

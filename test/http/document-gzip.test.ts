@@ -1,6 +1,6 @@
 // Simulation bodies from the compressed documents (src/http/document-gzip.ts): the gzip member made of
 // separately deflated pieces decodes to exactly the body; a document is compressed on its second sending
-// when the client would rather have brotli, at once when gzip is all it takes; every route that sends a
+// (its first leaves through @fastify/compress, as any body); every route that sends a
 // document (the submission, its idempotent replay, the result path, GET by id) sends the same bytes
 // compressed as uncompressed.
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -18,19 +18,22 @@ describe('a body with its document deflated apart', () => {
     const document = JSON.stringify({ team: 'Málaga CF', note: 'Åland ⚽ 1–0', grid: [[0.1, 0.2], [0.3]] });
     const head = '{"object":"simulation","home":"Atlético 🐻","simulation":';
     const body = `${head}${document}}`;
-    const gzip = gzipDocumentBody(body, head.length, true);
+    expect(gzipDocumentBody(body, head.length)).toBeNull();
+    const gzip = gzipDocumentBody(body, head.length);
     expect(gzip).not.toBeNull();
     expect(gunzipSync(gzip!).toString('utf8')).toBe(body);
     // The same document under another envelope, from the cache.
     const other = `{"id":"sim_2","simulation":${document}}`;
-    expect(gunzipSync(gzipDocumentBody(other, other.indexOf(document), true)!).toString('utf8')).toBe(other);
+    expect(gunzipSync(gzipDocumentBody(other, other.indexOf(document))!).toString('utf8')).toBe(other);
   });
 
-  it('waits for a second sending when the client would rather have brotli', () => {
+  it('keeps the last documents sent, and only those', () => {
     const head = '{"simulation":';
-    const body = `${head}{"draws":1000}}`;
-    expect(gzipDocumentBody(body, head.length, false)).toBeNull();
-    expect(gunzipSync(gzipDocumentBody(body, head.length, false)!).toString('utf8')).toBe(body);
+    const bodyOf = (i: number) => `${head}{"draws":${i}}}`;
+    for (let i = 0; i < 200; i++) expect(gzipDocumentBody(bodyOf(i), head.length)).toBeNull();
+    // The first 72 were pushed out by the 128 after them: a first sending again.
+    expect(gzipDocumentBody(bodyOf(0), head.length)).toBeNull();
+    expect(gunzipSync(gzipDocumentBody(bodyOf(199), head.length)!).toString('utf8')).toBe(bodyOf(199));
   });
 });
 
