@@ -187,7 +187,9 @@ function send(request: ReturnType<typeof everyRoute>[number], headers: Json = {}
 }
 
 function expectUnavailable(response: { statusCode: number; body: string; headers: Json }, where: string) {
-  expect(response.statusCode, `${where}: ${response.body}`).toBe(503);
+  // A 500's cause is in the app's error log, under the request's id.
+  const cause = response.statusCode === 503 ? [] : t.serverErrors(String(response.headers['request-id']));
+  expect(response.statusCode, [`${where}: ${response.body}`, ...cause].join('\n')).toBe(503);
   const error = errorResponseSchema.parse(JSON.parse(response.body)).error;
   expect(['dependency_unavailable', 'settlement_unknown'], where).toContain(error.code);
   expect(Number(response.headers['retry-after']), where).toBeGreaterThan(0);

@@ -1,4 +1,6 @@
 // A real app over a fresh test database, with helpers to make organisations and keys.
+import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
 import type { KeyMode, Scope } from '../../src/accounts/keys.js';
 import type { Plan } from '../../src/accounts/orgs.js';
 import { loadConfig } from '../../src/config.js';
@@ -33,6 +35,12 @@ export interface TestContext {
     expiresAt?: Date | null;
     limits?: Record<string, number>;
   }): Promise<{ orgId: string; secret: string; keyId: string; auth: { authorization: string } }>;
+  /**
+   * The app's last error log lines (the error handler logs every 5xx with its cause), those of one
+   * request when given its id: what a failing assertion on a 500 prints. Empty with TEST_LOG, where
+   * they go to stdout.
+   */
+  serverErrors(requestId?: string): string[];
   /** Stops the worker (its jobs stay as they are); close() still closes the rest. */
   stopWorker(): Promise<void>;
   close(): Promise<void>;
@@ -53,6 +61,21 @@ export interface TestContextOptions {
   lifecycle?: Lifecycle;
   /** How often the event-loop delay is sampled for back-pressure. */
   pressureSampleMs?: number;
+}
+
+/** A logger at level error that keeps its last lines in memory, for serverErrors. */
+function recentErrorLog(): { logger: FastifyBaseLogger; lines: string[] } {
+  const lines: string[] = [];
+  const logger = pino(
+    { level: 'error' },
+    {
+      write(line: string) {
+        lines.push(line.trimEnd());
+        if (lines.length > 50) lines.shift();
+      },
+    },
+  );
+  return { logger, lines };
 }
 
 export async function createTestContext(options: TestContextOptions = {}): Promise<TestContext> {
@@ -84,6 +107,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     fixtureCacheTtlMs: options.fixtureCacheTtlMs,
   });
   const { ledger, services } = graph;
+  const errors = recentErrorLog();
   const app = await buildApp({
     config,
     db,
@@ -91,7 +115,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     counters,
     metrics,
     services,
-    logger: process.env.TEST_LOG ? { level: 'error' } : false,
+    ...(process.env.TEST_LOG ? { logger: { level: 'error' } } : { loggerInstance: errors.logger }),
     lifecycle: options.lifecycle,
     pressureSampleMs: options.pressureSampleMs,
   });
@@ -124,6 +148,8 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     setNow(date) {
       pinned = date;
     },
+    serverErrors: (requestId) =>
+      errors.lines.filter((line) => requestId === undefined || line.includes(`"${requestId}"`)),
     async newOrg(o = {}) {
       const org = await operator.createOrg({ name: 'Test org', plan: o.plan ?? 'pro', limits: o.limits });
       const key = await operator.createKey({
