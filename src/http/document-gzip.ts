@@ -7,6 +7,7 @@
 // zlib.crc32 needs Node 20.15 (package.json engines).
 import zlib from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type SplicedJson, sendSerialized } from './serialize.js';
 
 /** Documents kept compressed, most recently sent last; some 10 KB each plus the text as the key. */
 const CAPACITY = 128;
@@ -104,20 +105,18 @@ export function gzipDocumentBody(body: string, at: number): Buffer | null {
 }
 
 /**
- * Sends a JSON body that ends with a stored document (from `at`): gzip from the cache when the client
- * accepts gzip and the document was sent before, else as any body, which @fastify/compress compresses
- * as the client asks.
+ * Sends a JSON body that ends with a stored document (serializeWithJsonField's form): gzip from the cache
+ * when the client accepts gzip and the document was sent before, else as any body, which
+ * @fastify/compress compresses as the client asks.
  */
 export function sendDocumentBody(
   request: FastifyRequest,
   reply: FastifyReply,
-  body: string,
-  at: number,
+  body: SplicedJson,
 ): FastifyReply {
-  reply.type('application/json; charset=utf-8');
-  const gzip = admits(acceptedEncodings(request), 'gzip') ? gzipDocumentBody(body, at) : null;
-  if (!gzip) return reply.send(body);
-  return reply.header('content-encoding', 'gzip').header('vary', 'accept-encoding').send(gzip);
+  const gzip = admits(acceptedEncodings(request), 'gzip') ? gzipDocumentBody(body.text, body.at) : null;
+  if (!gzip) return sendSerialized(reply, body.text);
+  return sendSerialized(reply.header('content-encoding', 'gzip').header('vary', 'accept-encoding'), gzip);
 }
 
 /** Forgets every cached document (tests). */

@@ -8,7 +8,7 @@ import { ApiError, errorBody } from '../errors.js';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '../idempotency/store.js';
 import { sendDocumentBody } from './document-gzip.js';
 import { errorResponseSchema } from './schemas/common.js';
-import { type SplicedJson, serializeThrough } from './serialize.js';
+import { type SplicedJson, sendSerialized, serializeThrough } from './serialize.js';
 
 const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 
@@ -47,9 +47,9 @@ function sendJson(request: FastifyRequest, reply: FastifyReply, response: Sendin
   reply.code(response.status);
   // A body ending with a stored document may leave gzip from the compressed documents (document-gzip.ts).
   if (response.documentAt !== undefined) {
-    return sendDocumentBody(request, reply, response.body, response.documentAt);
+    return sendDocumentBody(request, reply, { text: response.body, at: response.documentAt });
   }
-  return reply.type('application/json; charset=utf-8').send(response.body);
+  return sendSerialized(reply, response.body);
 }
 
 /** A response to send and store: a body to serialise through the schema of its status. */

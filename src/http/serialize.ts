@@ -54,8 +54,11 @@ export function serializeWithJsonField(
   return { text: `${prefix}${json}}`, at: prefix.length };
 }
 
-/** Sends JSON that already went through the route's schema: Fastify sends such a string as it is. */
-export function sendSerialized(reply: FastifyReply, json: string): FastifyReply {
+/**
+ * Sends JSON that already went through the route's schema: Fastify sends such a string (or the bytes of
+ * it, compressed with their Content-Encoding set: document-gzip.ts) as it is.
+ */
+export function sendSerialized(reply: FastifyReply, json: string | Buffer): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(json);
 }
 

@@ -128,8 +128,7 @@ function registerRetrieve(app: App, deps: AppDeps) {
         callContext(request, null),
         request.params.simulation_id,
       );
-      const wire = simulationWire(delivered);
-      return sendDocumentBody(request, reply, wire.text, wire.at);
+      return sendDocumentBody(request, reply, simulationWire(delivered));
     },
   );
 }

@@ -293,8 +293,7 @@ function registerResultPath(app: App, routing: SimulationRouting) {
           throw withResultUrl(error);
         });
       const view = jobOutcomeView(outcome);
-      if (view.status === 200)
-        return sendDocumentBody(request, reply.code(200), view.wire.text, view.wire.at);
+      if (view.status === 200) return sendDocumentBody(request, reply.code(200), view.wire);
       return reply.code(202).headers(pendingHeaders(view.body)).send(view.body);
     },
   );
