@@ -141,6 +141,25 @@ async function jobsToRun(state: WorkerState, jobs: Job[]): Promise<Job[]> {
   return toRun;
 }
 
+/**
+ * Progress is written for long runs only: a job's first report waits until its pack has run this long, and
+ * each later one as long again. A run of a few milliseconds (most batch items) then writes none: its
+ * status goes from running to succeeded, with draws_done = draws, in the statement that completes it.
+ */
+export const PROGRESS_INTERVAL_MS = 500;
+
+/** The engine's progress reports, one statement per job and PROGRESS_INTERVAL_MS at most. */
+function throttledProgress(state: WorkerState): (jobId: string, drawsDone: number) => Promise<void> {
+  const started = state.clock().getTime();
+  const lastWritten = new Map<string, number>();
+  return async (jobId, drawsDone) => {
+    const now = state.clock().getTime();
+    if (now - (lastWritten.get(jobId) ?? started) < PROGRESS_INTERVAL_MS) return;
+    lastWritten.set(jobId, now);
+    await state.queue.progress(jobId, drawsDone, state.workerId);
+  };
+}
+
 async function runEngine(
   state: WorkerState,
   jobs: Job[],
@@ -148,7 +167,7 @@ async function runEngine(
 ): Promise<RunOutcome[]> {
   try {
     return await state.runBatch(jobs.map(engineJob), {
-      progress: (jobId, drawsDone) => state.queue.progress(jobId, drawsDone, state.workerId),
+      progress: throttledProgress(state),
       signal: state.abort.signal,
       onOutcome,
     });

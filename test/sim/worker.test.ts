@@ -2,7 +2,7 @@
 // runs out mid-run, drain on stop, rescue lapsed leases and sweep ended holds as chores.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../src/jobs/types.js';
-import { startWorker, type Worker } from '../../src/jobs/worker.js';
+import { PROGRESS_INTERVAL_MS, startWorker, type Worker } from '../../src/jobs/worker.js';
 import { getResult } from '../../src/results/result-store.js';
 import { insertOrg, manualClock } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase, usingServer } from '../helpers/database.js';
@@ -67,6 +67,38 @@ function deferred() {
 }
 
 describe('worker', () => {
+  it('writes a running job\'s progress once per PROGRESS_INTERVAL_MS of the clock, none for a short run', async () => {
+    const org = await insertOrg(db.sql);
+    const job = await submitJob(parts, org, { inputs: { progress: 1 } });
+    const clock = manualClock('2026-11-25T12:00:00Z');
+    const gate = deferred();
+    const seen: number[] = [];
+    const report = async (context: Parameters<typeof base>[1], draws: number) => {
+      await context.progress(job.id, draws);
+      seen.push((await parts.queue.get(job.id))!.drawsDone);
+    };
+    const base = deterministicEngine();
+    worker({
+      workerId: 'progress',
+      clock,
+      runBatch: async (jobs, context) => {
+        await report(context, 100); // at the pack's start: not written
+        clock.advance(PROGRESS_INTERVAL_MS);
+        await report(context, 200); // written
+        clock.advance(PROGRESS_INTERVAL_MS - 1);
+        await report(context, 300); // too soon after the last: not written
+        clock.advance(1);
+        await report(context, 400); // written
+        gate.resolve();
+        return base(jobs, { ...context, progress: async () => {} });
+      },
+    });
+    await gate.promise;
+    expect(seen).toEqual([0, 200, 200, 400]);
+    const done = await parts.queue.waitFor(job.id, 10_000);
+    expect(done).toMatchObject({ status: 'succeeded', drawsDone: job.draws });
+  });
+
   it('runs queued jobs to succeeded with their documents stored', async () => {
     const org = await insertOrg(db.sql);
     const jobs = await Promise.all([1, 2, 3].map((n) => submitJob(parts, org, { inputs: { n } })));
