@@ -8,6 +8,7 @@ import {
   type AccountRow,
   appendEntry,
   assertPositiveMilli,
+  balanceOf,
   guardedUpdate,
   lockAccount,
   refuseUnaffordable,
@@ -22,6 +23,7 @@ import type {
   ReleaseOptions,
   ReleaseOutcome,
   ReserveOptions,
+  SettledCharge,
   SettleOptions,
   TransactionOption,
 } from './types.js';
@@ -177,27 +179,32 @@ function splitPrices(account: AccountRow, holds: readonly NewHold[]) {
   });
 }
 
-export async function settle(deps: LedgerDeps, holdId: string, options: SettleOptions): Promise<Charge> {
+export async function settle(
+  deps: LedgerDeps,
+  holdId: string,
+  options: SettleOptions,
+): Promise<SettledCharge> {
   const now = deps.clock();
   const outcome = await inTransaction(
     deps.sql,
     { tx: options.tx, onConnectionLost: 'settlement_unknown' },
-    async (tx): Promise<{ charge: Charge } | { expired: Hold }> => {
-      const orgId = await orgOfHold(tx, holdId);
+    async (tx): Promise<{ charge: SettledCharge } | { expired: Hold }> => {
+      const orgId = options.orgId ?? (await orgOfHold(tx, holdId));
       const account = await lockAccount(tx, orgId, now);
       const [hold] = await tx<Hold[]>`SELECT * FROM credit_holds WHERE id = ${holdId} FOR NO KEY UPDATE`;
-      if (!hold) throw holdMissing(holdId);
+      if (!hold || hold.orgId !== orgId) throw holdMissing(holdId);
+      const available = balanceOf(account).available;
       if (hold.status === 'settled') {
         const [charge] = await tx<LedgerEntry[]>`
           SELECT * FROM credit_ledger WHERE hold_id = ${holdId} AND kind = 'charge'`;
-        return { charge: chargeFromEntry(charge!, true) };
+        return { charge: { ...chargeFromEntry(charge!, true), available } };
       }
       if (hold.status === 'released') return { expired: hold };
       if (hold.expiresAt !== null && hold.expiresAt.getTime() <= now.getTime()) {
         // Past its end but not yet swept: end it now, so the answer and the money agree.
         return { expired: await releaseLocked(tx, account, hold, EXPIRED_RELEASE_REASON, null, now) };
       }
-      return { charge: await chargeHold(tx, account, hold, options, now) };
+      return { charge: { ...(await chargeHold(tx, account, hold, options, now)), available } };
     },
   );
   if ('expired' in outcome) {

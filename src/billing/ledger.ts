@@ -39,6 +39,7 @@ import type {
   ReleaseOptions,
   ReleaseOutcome,
   ReserveOptions,
+  SettledCharge,
   SettleOptions,
   TopUpOptions,
   TransactionOption,
@@ -54,7 +55,8 @@ export interface Ledger {
     holds: readonly NewHold[],
     options: Omit<ReserveOptions, 'holdId'>,
   ): Promise<Hold[]>;
-  settle(holdId: string, options: SettleOptions): Promise<Charge>;
+  /** The hold's charge, and the available credits it leaves (the same as before it). */
+  settle(holdId: string, options: SettleOptions): Promise<SettledCharge>;
   /** A hold made and settled at once in the caller's transaction (a cache hit); its charge and balance. */
   settleAtOnce(
     orgId: string,

@@ -98,6 +98,18 @@ export interface ReserveOptions extends TransactionOption {
 export interface SettleOptions extends TransactionOption {
   requestId: string;
   idempotencyKey?: string | null | undefined;
+  /**
+   * The hold's organisation when the caller knows it (a job names its organisation): the account is
+   * then locked without first reading the hold's organisation. A hold of another organisation is
+   * refused as unknown.
+   */
+  orgId?: string | undefined;
+}
+
+/** A settled hold's charge and the organisation's available credits once it is settled. */
+export interface SettledCharge extends Charge {
+  /** Unchanged by the settlement itself (held credits become spent ones), as under its account lock. */
+  available: number;
 }
 
 export interface ChargeDirectOptions extends TransactionOption {

@@ -4,6 +4,7 @@
 // the same transaction; a worker whose lease ran out finds the job no longer its own and drops it.
 import type { Sql } from '../db/connection.js';
 import type { EngineJob, JobPayload, RunOutcome } from '../engine/runner.js';
+import { knownResultsOf } from '../results/known-results.js';
 import { findCachedResult, storeResult } from '../results/result-store.js';
 import type { JobQueue } from './queue.js';
 import type { Job } from './types.js';
@@ -63,6 +64,7 @@ export async function recordOutcome(
         gpuMs: given.gpuMs,
       },
       ctx.clock(),
+      knownResultsOf(ctx.sql),
     );
     return queue.complete(job.id, {
       resultId: result.id,
@@ -88,11 +90,11 @@ export async function completeFromCache(
   return ctx.sql.begin(async (tx) => {
     const owned = await ctx.queue.lockOwnedJob(tx, job.id, ctx.workerId);
     if (!owned) return 'gone';
-    const cached = await findCachedResult(tx, {
-      cacheKey: owned.cacheKey,
-      scope: owned.scope,
-      orgId: owned.orgId,
-    });
+    const cached = await findCachedResult(
+      tx,
+      { cacheKey: owned.cacheKey, scope: owned.scope, orgId: owned.orgId },
+      knownResultsOf(ctx.sql),
+    );
     if (!cached) return 'run';
     await ctx.queue.complete(job.id, {
       resultId: cached.id,

@@ -12,6 +12,24 @@ import { documentWireText } from '../engine/document.js';
 /** `shared`: reusable by every organisation; `private`: by the organisation that ran it alone. */
 export type ResultScope = 'shared' | 'private';
 
+/** What finds a cached result: its cache key and owner (a shared result has none). */
+export interface ResultLookup {
+  cacheKey: string;
+  scope: ResultScope;
+  orgId: string | null;
+}
+
+/**
+ * The results rows a process has read or written (known-results.ts makes one per database): a row
+ * known once is known for good, since a stored row never changes and is never deleted.
+ */
+export interface KnownResults {
+  byId(resultId: number): SimulationResult | undefined;
+  byLookup(lookup: ResultLookup): SimulationResult | undefined;
+  /** Keeps a row read or written, its document being the wire text. */
+  remember(result: SimulationResult): void;
+}
+
 /** The figures of a document that a fixture's summary shows (docs/api.md §2.2), kept beside it. */
 export interface ResultSummary {
   homeWin: number;
@@ -71,7 +89,11 @@ function resultColumns(db: Sql | TransactionSql) {
  * through the schema, and stored so once: the same bytes its deliveries always sent, now without the
  * work (an UPDATE that only such a row takes, once).
  */
-async function resultOfRow(db: Sql | TransactionSql, row: ResultRow): Promise<SimulationResult> {
+async function resultOfRow(
+  db: Sql | TransactionSql,
+  row: ResultRow,
+  known: KnownResults | undefined,
+): Promise<SimulationResult> {
   const { documentText, wireText, homeWin, draw, awayWin, expectedGoalsHome, expectedGoalsAway, ...facts } =
     row;
   let documentJson = documentText;
@@ -80,11 +102,13 @@ async function resultOfRow(db: Sql | TransactionSql, row: ResultRow): Promise<Si
     await db`UPDATE results SET document = ${documentJson}::text::json, wire_text = true
              WHERE id = ${row.id} AND NOT wire_text`;
   }
-  return {
+  const result = {
     ...facts,
     documentJson,
     summary: { homeWin, draw, awayWin, expectedGoalsHome, expectedGoalsAway },
   };
+  known?.remember(result);
+  return result;
 }
 
 function summaryOf(document: unknown): ResultSummary {
@@ -122,11 +146,15 @@ export type NewDelivery = Omit<Delivery, 'requestId' | 'idempotencyKey'> & {
   idempotencyKey?: string | null | undefined;
 };
 
-/** Stores a finished document; when one with the same cache key and owner exists, returns that one. */
+/**
+ * Stores a finished document; when one with the same cache key and owner exists, returns that one. With
+ * `known`, the process remembers the row (known-results.ts).
+ */
 export async function storeResult(
   tx: TransactionSql,
   result: NewResult,
   now: Date,
+  known?: KnownResults,
 ): Promise<SimulationResult> {
   const owner = result.scope === 'private' ? result.orgId : null;
   if (result.scope === 'private' && !owner) throw new Error('a private result needs its organisation');
@@ -146,21 +174,28 @@ export async function storeResult(
   // decompression and the wire a copy per finished job.
   if (inserted) {
     const { document: _document, ...facts } = result;
-    return { ...facts, orgId: owner, id: inserted.id, createdAt: inserted.createdAt, summary };
+    const stored = { ...facts, orgId: owner, id: inserted.id, createdAt: inserted.createdAt, summary };
+    // Kept before the commit: a rolled-back row's id is never given to another row.
+    known?.remember(stored);
+    return stored;
   }
-  const existing = await findCachedResult(tx, {
-    cacheKey: result.cacheKey,
-    scope: result.scope,
-    orgId: owner,
-  });
+  const existing = await findCachedResult(
+    tx,
+    { cacheKey: result.cacheKey, scope: result.scope, orgId: owner },
+    known,
+  );
   if (!existing) throw new Error(`result ${result.cacheKey} conflicted but cannot be found`);
   return existing;
 }
 
+/** The stored result of a cache key and owner; with `known`, from memory when this process has seen it. */
 export async function findCachedResult(
   db: Sql | TransactionSql,
-  lookup: { cacheKey: string; scope: ResultScope; orgId: string | null },
+  lookup: ResultLookup,
+  known?: KnownResults,
 ): Promise<SimulationResult | null> {
+  const seen = known?.byLookup(lookup);
+  if (seen) return seen;
   const [row] =
     lookup.scope === 'shared'
       ? await db<ResultRow[]>`
@@ -168,7 +203,7 @@ export async function findCachedResult(
       : await db<ResultRow[]>`
           SELECT ${resultColumns(db)} FROM results
           WHERE scope = 'private' AND org_id = ${lookup.orgId} AND cache_key = ${lookup.cacheKey}`;
-  return row ? resultOfRow(db, row) : null;
+  return row ? resultOfRow(db, row, known) : null;
 }
 
 /**
@@ -215,12 +250,16 @@ export async function cachedKeysAmong(
   return found;
 }
 
+/** A stored result by id; with `known`, from memory when this process has seen it. */
 export async function getResult(
   db: Sql | TransactionSql,
   resultId: number,
+  known?: KnownResults,
 ): Promise<SimulationResult | null> {
+  const seen = known?.byId(resultId);
+  if (seen) return seen;
   const [row] = await db<ResultRow[]>`SELECT ${resultColumns(db)} FROM results WHERE id = ${resultId}`;
-  return row ? resultOfRow(db, row) : null;
+  return row ? resultOfRow(db, row, known) : null;
 }
 
 export async function insertDelivery(tx: TransactionSql, delivery: NewDelivery): Promise<Delivery> {
@@ -250,13 +289,16 @@ export async function findOwnedDelivery(
   return row ?? null;
 }
 
-/** The deliveries of these jobs, by job id (batch status shows what each item charged). */
-export async function deliveriesOfJobs(
+/**
+ * What the deliveries of these jobs charged, by job id (a batch's status shows it per item; a job
+ * without a delivery has none): two columns of each, for a status polled 1,000 items at a time.
+ */
+export async function chargesOfJobs(
   db: Sql | TransactionSql,
   jobIds: readonly string[],
-): Promise<Map<string, Delivery>> {
+): Promise<Map<string, number>> {
   if (jobIds.length === 0) return new Map();
-  const rows = await db<Delivery[]>`
-    SELECT * FROM deliveries WHERE job_id = ANY(${db.array([...jobIds])}::text[])`;
-  return new Map(rows.map((row) => [row.jobId!, row]));
+  const rows = await db<{ jobId: string; creditsChargedMilli: number }[]>`
+    SELECT job_id, credits_charged_milli FROM deliveries WHERE job_id = ANY(${db.array([...jobIds])}::text[])`;
+  return new Map(rows.map((row) => [row.jobId, row.creditsChargedMilli]));
 }

@@ -2,7 +2,7 @@
 // delivery and marks the job delivered in one transaction. When the database does not acknowledge that
 // transaction the outcome is unknown to us too: settlement_unknown, and a retry (same job, same hold)
 // gives the one true outcome. A delivered job is given again, charging nothing.
-import type { Charge } from '../billing/types.js';
+import type { SettledCharge } from '../billing/types.js';
 import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
@@ -11,6 +11,7 @@ import { summariesChanged } from '../fixtures/read-cache.js';
 import { newId } from '../ids.js';
 import { getOwnedJob, lockJobForDelivery, markDeliveryOutcome } from '../jobs/job-store.js';
 import type { Job } from '../jobs/types.js';
+import { knownResultsOf } from '../results/known-results.js';
 import {
   type Delivery,
   findDeliveryForJob,
@@ -176,16 +177,15 @@ async function deliverLocked(
         recovery: { job_id: job.id, reservation_id: job.reservationId },
       });
     case 'delivered':
-      return { status: 'delivered', delivered: await previousDelivery(tx, job) };
+      return { status: 'delivered', delivered: await previousDelivery(deps, tx, job) };
     case 'succeeded':
       break;
   }
-  const result = await getResult(tx, job.resultId!);
+  const result = await getResult(tx, job.resultId!, knownResultsOf(deps.sql));
   if (!result) throw new ApiError('payload_missing', { message: `The result of ${job.id} is missing.` });
   const charge = await settleHold(deps, ctx, tx, job);
   if (charge === 'expired')
     return { status: 'expired', job: await markDeliveryOutcome(tx, job.id, 'expired') };
-  const balance = job.mode === 'live' ? await deps.ledger.balance(job.orgId, { tx }) : null;
   const delivery = await insertDelivery(tx, {
     id: newId('sim'),
     orgId: job.orgId,
@@ -193,7 +193,7 @@ async function deliverLocked(
     resultId: result.id,
     mode: job.mode,
     creditsChargedMilli: charge?.amount ?? 0,
-    creditsRemainingMilli: balance ? balance.available : null,
+    creditsRemainingMilli: charge ? charge.available : null,
     requestId: ctx.requestId,
     idempotencyKey: ctx.idempotencyKey,
     createdAt: deps.clock(),
@@ -202,10 +202,14 @@ async function deliverLocked(
   return { status: 'delivered', delivered: { job: delivered, result, delivery, replayed: false } };
 }
 
-async function previousDelivery(tx: TransactionSql, job: Job): Promise<DeliveredSimulation> {
+async function previousDelivery(
+  deps: DeliveryDeps,
+  tx: TransactionSql,
+  job: Job,
+): Promise<DeliveredSimulation> {
   const delivery = await findDeliveryForJob(tx, job.id);
   if (!delivery) throw new Error(`job ${job.id} is delivered but has no delivery`);
-  const result = await getResult(tx, delivery.resultId);
+  const result = await getResult(tx, delivery.resultId, knownResultsOf(deps.sql));
   if (!result) throw new ApiError('payload_missing', { message: `The result of ${job.id} is missing.` });
   return { job, result, delivery, replayed: true };
 }
@@ -216,11 +220,12 @@ async function settleHold(
   ctx: DeliveryRequest,
   tx: TransactionSql,
   job: Job,
-): Promise<Charge | null | 'expired'> {
+): Promise<SettledCharge | null | 'expired'> {
   if (job.mode !== 'live') return null;
   try {
     return await deps.ledger.settle(job.reservationId, {
       tx,
+      orgId: job.orgId,
       requestId: ctx.requestId,
       idempotencyKey: ctx.idempotencyKey,
     });

@@ -3,6 +3,7 @@
 import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { getJob } from '../jobs/job-store.js';
+import { knownResultsOf } from '../results/known-results.js';
 import { findOwnedDelivery, getResult } from '../results/result-store.js';
 import type { DeliveredSimulation } from './deliver.js';
 import type { CallContext, SimulationDeps } from './types.js';
@@ -19,7 +20,7 @@ export async function retrieveSimulation(
     if (!delivery?.jobId) throw missing();
     const [job, result] = await Promise.all([
       getJob(deps.sql, delivery.jobId),
-      getResult(deps.sql, delivery.resultId),
+      getResult(deps.sql, delivery.resultId, knownResultsOf(deps.sql)),
     ]);
     if (!job || !result) throw missing();
     return { job, result, delivery, replayed: true };

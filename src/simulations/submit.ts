@@ -8,6 +8,7 @@ import { recordFixtureSummary } from '../fixtures/fixture-list.js';
 import { newId } from '../ids.js';
 import { countOpenJobGroups } from '../jobs/job-store.js';
 import type { Job } from '../jobs/types.js';
+import { knownResultsOf } from '../results/known-results.js';
 import { findCachedResult, insertDelivery, type SimulationResult } from '../results/result-store.js';
 import { assertQueueHasRoom, newJobFor, usageOrg } from './admission.js';
 import { announceDelivery, deliverJob, type JobOutcome, pendingOutcome, withJobRecovery } from './deliver.js';
@@ -35,7 +36,11 @@ export async function submitSimulation(
   const { caller } = ctx;
   const run = await prepareRun(deps, caller, request, request.draws ?? DEFAULT_DRAWS, '');
   const cached = await databaseRead(() =>
-    findCachedResult(deps.sql, { cacheKey: run.cacheKey, scope: run.resolved.scope, orgId: caller.org.id }),
+    findCachedResult(
+      deps.sql,
+      { cacheKey: run.cacheKey, scope: run.resolved.scope, orgId: caller.org.id },
+      knownResultsOf(deps.sql),
+    ),
   );
   if (cached) return submitCacheHit(deps, ctx, request, run, cached);
   await assertQueueHasRoom(deps);

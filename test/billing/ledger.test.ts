@@ -297,7 +297,24 @@ describe('settlement', () => {
       available: 30_000,
       spentThisMonth: 120_000,
     });
+    // The available credits it answers are the balance it leaves.
+    expect(charge.available).toBe(30_000);
     expect((await ledger.getHold(hold.id))?.status).toBe('settled');
+  });
+
+  it("settles a hold of the organisation it is told, and refuses another organisation's as unknown", async () => {
+    const org = await insertOrg(db.sql);
+    const other = await insertOrg(db.sql);
+    const hold = await ledger.reserve(org, 3_000, { requestId: 'req' });
+    await expectApiError(ledger.settle(hold.id, { requestId: 'req_s', orgId: other }), 'resource_missing');
+    expect(await kinds(org)).toEqual(['grant', 'hold']);
+    expect(await kinds(other)).toEqual([]);
+    const charge = await ledger.settle(hold.id, { requestId: 'req_s', orgId: org });
+    expect(charge).toMatchObject({ orgId: org, amount: 3_000, replayed: false, available: 97_000 });
+    const again = await ledger.settle(hold.id, { requestId: 'req_s2', orgId: org });
+    expect(again).toEqual({ ...charge, replayed: true });
+    expect(await kinds(org)).toEqual(['grant', 'hold', 'charge']);
+    expect((await ledger.balance(org)).available).toBe(97_000);
   });
 
   it('is idempotent: a second settle returns the same charge and moves nothing', async () => {

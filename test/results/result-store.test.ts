@@ -2,9 +2,16 @@
 // a delivery sends, so responses splice it in unparsed; a row stored before migration 0010 (the engine's
 // own text) is put through the schema once when read, and stored so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sql } from '../../src/db/connection.js';
 import { documentWireText } from '../../src/engine/document.js';
 import examples from '../../src/http/openapi/examples.json' with { type: 'json' };
-import { findCachedResult, getResult, storeResult } from '../../src/results/result-store.js';
+import { knownResultsOf, makeKnownResults } from '../../src/results/known-results.js';
+import {
+  findCachedResult,
+  getResult,
+  type SimulationResult,
+  storeResult,
+} from '../../src/results/result-store.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 let db: TestDatabase;
@@ -77,5 +84,57 @@ describe('stored documents', () => {
       SELECT document::text AS text, wire_text FROM results WHERE id = ${row!.id}`;
     expect(after).toEqual({ text: wire, wireText: true });
     expect((await getResult(db.sql, row!.id))?.documentJson).toBe(wire);
+  });
+
+  it('answers a row this process stored or read from memory, and a lookup that found nothing from the database', async () => {
+    const known = makeKnownResults();
+    // A client that fails every statement: what is answered without one is answered from memory.
+    const noStatement = (() => {
+      throw new Error('a statement was sent');
+    }) as unknown as Sql;
+    const wire = documentWireText(document);
+    const lookup = { cacheKey: 'known', scope: 'shared' as const, orgId: null };
+    expect(await findCachedResult(db.sql, lookup, known)).toBeNull();
+    const stored = await db.sql.begin((tx) =>
+      storeResult(tx, { ...facts('known'), document, documentJson: wire }, new Date(), known),
+    );
+    expect(await getResult(noStatement, stored.id, known)).toEqual(stored);
+    expect(await findCachedResult(noStatement, lookup, known)).toEqual(stored);
+    expect(await getResult(db.sql, stored.id)).toEqual(stored);
+    // A row read from the database is remembered too.
+    const elsewhere = makeKnownResults();
+    expect(await findCachedResult(db.sql, lookup, elsewhere)).toEqual(stored);
+    expect(await getResult(noStatement, stored.id, elsewhere)).toEqual(stored);
+    // Another database has its own.
+    const other = await createTestDatabase();
+    try {
+      expect(knownResultsOf(other.sql)).not.toBe(knownResultsOf(db.sql));
+      expect(knownResultsOf(db.sql)).toBe(knownResultsOf(db.sql));
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('keeps the most recently used rows within its bound of document characters', () => {
+    const known = makeKnownResults(25);
+    const row = (id: number): SimulationResult => ({
+      ...facts(`key-${id}`),
+      id,
+      documentJson: 'x'.repeat(10),
+      summary: { homeWin: 0.5, draw: 0.25, awayWin: 0.25, expectedGoalsHome: 1, expectedGoalsAway: 1 },
+      createdAt: new Date(),
+    });
+    known.remember(row(1));
+    known.remember(row(2));
+    expect(known.byId(1)?.id).toBe(1); // 1 is now the most recently used
+    known.remember(row(3)); // 30 characters: the least recently used (2) goes
+    expect(known.chars()).toBe(20);
+    expect(known.byId(2)).toBeUndefined();
+    expect(known.byLookup({ cacheKey: 'key-2', scope: 'shared', orgId: null })).toBeUndefined();
+    expect(known.byLookup({ cacheKey: 'key-1', scope: 'shared', orgId: null })?.id).toBe(1);
+    expect(known.byId(3)?.id).toBe(3);
+    known.remember({ ...row(4), documentJson: 'x'.repeat(26) }); // larger than the bound: not kept
+    expect(known.byId(4)).toBeUndefined();
+    expect(known.chars()).toBe(20);
   });
 });

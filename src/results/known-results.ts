@@ -1,0 +1,71 @@
+// The results rows this process has read or written, kept by id and by cache lookup (docs/decisions.md
+// §6). A results row never changes once its document is the wire text, and is never deleted
+// (result-store.ts; its organisation cannot be deleted while it names it), so a row known once is known
+// for good: a cache hit's submission and a finished job's delivery then take the result, some 70 KB of
+// document included, from memory instead of a statement. A lookup that found nothing is not kept (the
+// row may come later). One cache per database (the root `Sql` of a service graph or of a test's
+// database): result ids are unique only within one.
+import type { Sql } from '../db/connection.js';
+import type { KnownResults, ResultLookup, SimulationResult } from './result-store.js';
+
+/** 64 Mi characters of documents: about 900 of 100,000 draws (documents are ASCII, a byte each). */
+export const DEFAULT_KNOWN_RESULT_CHARS = 64 * 1024 * 1024;
+
+function lookupKey({ cacheKey, scope, orgId }: ResultLookup): string {
+  return scope === 'shared' ? `shared ${cacheKey}` : `private ${orgId} ${cacheKey}`;
+}
+
+/** Rows by id, the least recently used dropped first once their documents pass `maxChars`. */
+export function makeKnownResults(maxChars = DEFAULT_KNOWN_RESULT_CHARS): KnownResults & { chars(): number } {
+  // A Map iterates in insertion order: a row used again is moved to the end, the first is the oldest.
+  const rows = new Map<number, SimulationResult>();
+  const ids = new Map<string, number>();
+  let chars = 0;
+  const touch = (result: SimulationResult) => {
+    rows.delete(result.id);
+    rows.set(result.id, result);
+    return result;
+  };
+  const forget = (result: SimulationResult) => {
+    rows.delete(result.id);
+    ids.delete(lookupKey(result));
+    chars -= result.documentJson.length;
+  };
+  return {
+    byId(resultId) {
+      const result = rows.get(resultId);
+      return result && touch(result);
+    },
+    byLookup(lookup) {
+      const id = ids.get(lookupKey(lookup));
+      const result = id === undefined ? undefined : rows.get(id);
+      return result && touch(result);
+    },
+    remember(result) {
+      if (result.documentJson.length > maxChars) return;
+      const previous = rows.get(result.id);
+      if (previous) forget(previous);
+      rows.set(result.id, result);
+      ids.set(lookupKey(result), result.id);
+      chars += result.documentJson.length;
+      for (const oldest of rows.values()) {
+        if (chars <= maxChars) break;
+        forget(oldest);
+      }
+    },
+    /** The document characters held. */
+    chars: () => chars,
+  };
+}
+
+const byDatabase = new WeakMap<Sql, KnownResults>();
+
+/** The known results of the database `sql` connects to (its root client, not a transaction's). */
+export function knownResultsOf(sql: Sql): KnownResults {
+  let known = byDatabase.get(sql);
+  if (known === undefined) {
+    known = makeKnownResults();
+    byDatabase.set(sql, known);
+  }
+  return known;
+}
