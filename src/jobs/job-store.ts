@@ -245,17 +245,41 @@ export async function countJobsByState(db: Sql | TransactionSql): Promise<Record
   return { ...row! };
 }
 
+/** What a batch's status shows of each item (docs/api.md §2.6), and what its counts follow from. */
+export type BatchItemJob = Pick<
+  Job,
+  | 'id'
+  | 'mode'
+  | 'batchPosition'
+  | 'fixtureId'
+  | 'draws'
+  | 'priceMilli'
+  | 'status'
+  | 'drawsDone'
+  | 'scope'
+  | 'reservationId'
+  | 'error'
+  | 'customId'
+  | 'finishedAt'
+>;
+
+/**
+ * The batch of this organisation and key mode with its items as its status shows them; null for anyone
+ * else's. A status is polled, 1,000 items at a time: its items carry only the columns it shows (no
+ * inputs, request, metadata or lease), so a poll decodes a third of the job columns.
+ */
 export async function getBatch(
   db: Sql | TransactionSql,
   batchId: string,
   owner: { orgId: string; mode: Batch['mode'] },
-): Promise<{ batch: Batch; items: Job[] } | null> {
+): Promise<{ batch: Batch; items: BatchItemJob[] } | null> {
   const [batch] = await db<Batch[]>`
     SELECT * FROM batches WHERE id = ${batchId} AND org_id = ${owner.orgId} AND mode = ${owner.mode}`;
   if (!batch) return null;
-  // The status shows no item's request: its items carry no inputs.
-  const items = await db<Job[]>`
-    SELECT ${jobColumns(db, undefined, 'none')} FROM jobs WHERE batch_id = ${batchId} ORDER BY batch_position`;
+  const items = await db<BatchItemJob[]>`
+    SELECT id, mode, batch_position, fixture_id, draws, price_milli, status, draws_done, scope, reservation_id,
+           error, custom_id, finished_at
+    FROM jobs WHERE batch_id = ${batchId} ORDER BY batch_position`;
   return { batch, items };
 }
 

@@ -4,6 +4,7 @@
 import type { Ledger } from '../billing/ledger.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import {
+  type BatchItemJob,
   countJobsByState,
   countOpenJobGroups,
   getBatch,
@@ -56,11 +57,11 @@ export interface JobQueue {
   waitFor(jobId: string, timeoutMs: number): Promise<Job | null>;
   /** Queued + running jobs of the organisation, a batch counting once (docs/api.md §8). */
   openJobCount(orgId: string, options?: { tx?: TransactionSql | undefined }): Promise<number>;
-  /** The batch of this organisation and key mode, with its items (without inputs); null for anyone else's. */
+  /** The batch of this organisation and key mode, with its items as its status shows them; null for anyone else's. */
   getBatch(
     batchId: string,
     owner: { orgId: string; mode: Batch['mode'] },
-  ): Promise<{ batch: Batch; items: Job[] } | null>;
+  ): Promise<{ batch: Batch; items: BatchItemJob[] } | null>;
   /** Server only: calls `onWork` when jobs are queued; returns the way to stop listening. */
   listenForWork(onWork: () => void): Promise<() => Promise<void>>;
   /** Shutdown: every wait ends now with the job's current state, and later ones at once. */

@@ -6,13 +6,13 @@ import { ApiError } from '../errors.js';
 import { loadFreshnessFacts } from '../fixtures/fixture-record.js';
 import { type Freshness, freshnessOf } from '../fixtures/freshness.js';
 import type { BatchJobTally, BatchStatusName } from '../jobs/batch-store.js';
-import { getBatch } from '../jobs/job-store.js';
+import { type BatchItemJob, getBatch } from '../jobs/job-store.js';
 import type { Batch, Job, JobStatus, RejectedBatchItem } from '../jobs/types.js';
-import { deliveriesOfJobs } from '../results/result-store.js';
+import { chargesOfJobs } from '../results/result-store.js';
 import type { CallContext, SimulationDeps } from './types.js';
 
 export interface BatchItemStatus {
-  job: Job;
+  job: BatchItemJob;
   creditsChargedMilli: number;
   /** Null when the fixture no longer exists. */
   freshness: Freshness | null;
@@ -38,7 +38,7 @@ export interface BatchStatus {
 }
 
 /** Tally of a batch whose jobs are all at hand. */
-export function tallyOf(jobs: readonly Job[]): BatchJobTally {
+export function tallyOf(jobs: readonly Pick<Job, 'status' | 'finishedAt'>[]): BatchJobTally {
   const tally: BatchJobTally = { counts: {}, lastFinishedAt: null };
   for (const job of jobs) {
     tally.counts[job.status] = (tally.counts[job.status] ?? 0) + 1;
@@ -78,7 +78,7 @@ export function summariseBatch(batch: Batch, tally: BatchJobTally): BatchSummary
 }
 
 /** A batch's items in submission order: its jobs and its rejected items. */
-export function inSubmissionOrder<T extends { job: Job }>(
+export function inSubmissionOrder<T extends { job: Pick<Job, 'batchPosition'> }>(
   items: readonly T[],
   rejected: readonly RejectedBatchItem[],
 ): Array<T | RejectedBatchItem> {
@@ -98,13 +98,13 @@ export async function batchStatus(
   const found = await databaseRead(() => getBatch(deps.sql, batchId, owner));
   if (!found) throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });
   const now = deps.clock();
-  const [fixtures, deliveries] = await Promise.all([
+  const [fixtures, charges] = await Promise.all([
     loadFreshnessFacts(
       deps.sql,
       found.items.map((item) => item.fixtureId),
     ),
     databaseRead(() =>
-      deliveriesOfJobs(
+      chargesOfJobs(
         deps.sql,
         found.items.map((item) => item.id),
       ),
@@ -114,7 +114,7 @@ export async function batchStatus(
     const fixture = fixtures.get(job.fixtureId);
     return {
       job,
-      creditsChargedMilli: deliveries.get(job.id)?.creditsChargedMilli ?? 0,
+      creditsChargedMilli: charges.get(job.id) ?? 0,
       freshness: fixture ? freshnessOf(fixture, now) : null,
       kickoff: fixture ? fixture.kickoff : null,
     };

@@ -6,7 +6,7 @@ import { ApiError } from '../../src/errors.js';
 import { newId } from '../../src/ids.js';
 import { getBatch } from '../../src/jobs/job-store.js';
 import type { Job } from '../../src/jobs/types.js';
-import { deliveriesOfJobs, findCachedResult, storeResult } from '../../src/results/result-store.js';
+import { chargesOfJobs, findCachedResult, storeResult } from '../../src/results/result-store.js';
 import { insertOrg, manualClock } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import {
@@ -321,13 +321,11 @@ describe('batches, cache hits and counts', () => {
     const status = await parts.queue.getBatch(batch.id, { orgId: org, mode: 'live' });
     expect(await parts.queue.getBatch(batch.id, { orgId: org, mode: 'test' })).toBeNull();
     expect(await parts.queue.getBatch(batch.id, { orgId: 'org_other', mode: 'live' })).toBeNull();
-    const charged = await deliveriesOfJobs(
+    const charged = await chargesOfJobs(
       db.sql,
       jobs.map((job) => job.id),
     );
-    expect(
-      status?.items.map((item) => [item.status, charged.get(item.id)?.creditsChargedMilli ?? 0]),
-    ).toEqual([
+    expect(status?.items.map((item) => [item.status, charged.get(item.id) ?? 0])).toEqual([
       ['delivered', 1000],
       ['succeeded', 0],
       ['succeeded', 0],

@@ -67,7 +67,7 @@ function deferred() {
 }
 
 describe('worker', () => {
-  it('writes a running job\'s progress once per PROGRESS_INTERVAL_MS of the clock, none for a short run', async () => {
+  it("writes a running job's progress once per PROGRESS_INTERVAL_MS of the clock, none for a short run", async () => {
     const org = await insertOrg(db.sql);
     const job = await submitJob(parts, org, { inputs: { progress: 1 } });
     const clock = manualClock('2026-11-25T12:00:00Z');

@@ -45,7 +45,7 @@ function jobPrice(job: Job) {
 }
 
 /** Milli-credits still held for a job: its price while a live job waits for delivery. */
-function reservedMilli(job: Job): number {
+function reservedMilli(job: Pick<Job, 'status' | 'mode' | 'priceMilli'>): number {
   const open = job.status === 'queued' || job.status === 'running' || job.status === 'succeeded';
   return job.mode === 'live' && open ? job.priceMilli : 0;
 }
