@@ -1,4 +1,4 @@
-// postinstall: four fixes for the `postgres` client 3.4.9 that the service depends on, applied to the
+// postinstall: five fixes for the `postgres` client 3.4.9 that the service depends on, applied to the
 // installed package (upstream fixes unreleased). Each is described at its entry below. Idempotent;
 // refuses loudly when the installed version's source does not look as expected.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -53,6 +53,23 @@ const fixes = [
       [
         '      if (needsTypes) {\n        initial.reserve && (initial = null)\n        return fetchArrayTypes()\n',
         '      if (needsTypes) {\n        initial.reserve && (initial = null)\n        // matchsim: the connection answers its own loss\n        return fetchArrayTypes().catch(() => {})\n',
+      ],
+    ],
+  },
+  {
+    file: 'connection.js',
+    // A connection closed with a socket error (ECONNRESET: the server or a proxy went away while
+    // statements were in flight) kept the queries it still held: the socket's error rejected the current
+    // one without forgetting it, and a ROLLBACK issued meanwhile was never answered nor rejected. A
+    // transaction's pipelined statements then left its request waiting until its timeout, and the
+    // connection's next use answered the stale query first. Found by test/faults/one-commit.test.ts with
+    // the cache hit's statements pipelined. Here a closed connection rejects and forgets every query it
+    // holds, whatever closed it.
+    marker: 'matchsim: a closed connection answers every query it holds',
+    hunks: [
+      [
+        "    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n",
+        "    // matchsim: a closed connection answers every query it holds\n    ;(query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n    query = null\n",
       ],
     ],
   },

@@ -143,20 +143,6 @@ export async function deliverInTransaction(
   ctx: DeliveryRequest,
   tx: TransactionSql,
   jobId: string,
-): Promise<DeliveryDecision> {
-  const outcome = await deliverLocked(deps, ctx, tx, jobId);
-  if (outcome.status === 'delivered' && !outcome.delivered.replayed) {
-    await recordSummary(tx, outcome.delivered);
-  }
-  return outcome;
-}
-
-/** The delivery of one job under its lock, in the caller's transaction. */
-async function deliverLocked(
-  deps: DeliveryDeps,
-  ctx: DeliveryRequest,
-  tx: TransactionSql,
-  jobId: string,
 ): Promise<LockedOutcome> {
   const job = await lockJobForDelivery(tx, jobId);
   if (!job) throw new ApiError('resource_missing', { message: `No simulation job ${jobId}.` });
@@ -186,7 +172,7 @@ async function deliverLocked(
   const charge = await settleHold(deps, ctx, tx, job);
   if (charge === 'expired')
     return { status: 'expired', job: await markDeliveryOutcome(tx, job.id, 'expired') };
-  const delivery = await insertDelivery(tx, {
+  const delivery = {
     id: newId('sim'),
     orgId: job.orgId,
     jobId: job.id,
@@ -197,9 +183,15 @@ async function deliverLocked(
     requestId: ctx.requestId,
     idempotencyKey: ctx.idempotencyKey,
     createdAt: deps.clock(),
-  });
-  const delivered = await markDeliveryOutcome(tx, job.id, 'delivered');
-  return { status: 'delivered', delivered: { job: delivered, result, delivery, replayed: false } };
+  };
+  // The delivery, the job's new status and the fixture's summary do not depend on each other: sent
+  // together (pipelined, one round trip; a lost connection rejects them all, scripts/patch-postgres.mjs).
+  const [stored, delivered] = await Promise.all([
+    insertDelivery(tx, delivery),
+    markDeliveryOutcome(tx, job.id, 'delivered'),
+    recordSummary(tx, { job, result, delivery }),
+  ]);
+  return { status: 'delivered', delivered: { job: delivered, result, delivery: stored, replayed: false } };
 }
 
 async function previousDelivery(
@@ -238,8 +230,14 @@ async function settleHold(
 
 // The fixture list shows the latest shared live simulation of a fixture's data_version; the summary is
 // written in the delivery's transaction (an upsert that keeps the newest), so it commits with it.
-async function recordSummary(tx: TransactionSql, delivered: DeliveredSimulation): Promise<void> {
-  const { job, delivery, result } = delivered;
+async function recordSummary(
+  tx: TransactionSql,
+  {
+    job,
+    delivery,
+    result,
+  }: { job: Job; delivery: Pick<Delivery, 'id' | 'createdAt'>; result: SimulationResult },
+): Promise<void> {
   if (job.scope !== 'shared' || job.mode !== 'live') return;
   await recordFixtureSummary(tx, {
     fixtureId: job.fixtureId,

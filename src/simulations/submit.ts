@@ -135,22 +135,26 @@ async function submitCacheHit(
       idempotencyKey: ctx.idempotencyKey,
       createdAt: now,
     };
-    // One statement at a time, though they do not depend on each other: sent together (pipelined),
-    // postgres.js 3.4.9 leaves the unsent ones unanswered when the connection is lost mid-way, and the
-    // request then hangs until its handler timeout (found by test/faults/one-commit.test.ts).
-    const job = await deps.queue.enqueue(tx, { ...newJob, usageDay: admission.day });
-    const stored = await insertDelivery(tx, delivery);
-    if (shared(run, caller)) {
-      await recordFixtureSummary(tx, {
-        fixtureId: run.fixture.fixtureId,
-        dataVersion: run.fixture.dataVersion,
-        simulationId: delivery.id,
-        createdAt: now,
-        draws: run.draws,
-        ...result.summary,
-      });
-    }
-    if (ctx.idempotency) await deps.attachJob(tx, ctx.idempotency, { jobId });
+    // Sent together (pipelined, one round trip): they do not depend on each other. A connection lost
+    // while they are in flight rejects every one of them (scripts/patch-postgres.mjs, fifth fix; the
+    // fault test test/faults/one-commit.test.ts cuts the connection before and after each).
+    const summary = shared(run, caller)
+      ? recordFixtureSummary(tx, {
+          fixtureId: run.fixture.fixtureId,
+          dataVersion: run.fixture.dataVersion,
+          simulationId: delivery.id,
+          createdAt: now,
+          draws: run.draws,
+          ...result.summary,
+        })
+      : null;
+    const attached = ctx.idempotency ? deps.attachJob(tx, ctx.idempotency, { jobId }) : null;
+    const [job, stored] = await Promise.all([
+      deps.queue.enqueue(tx, { ...newJob, usageDay: admission.day }),
+      insertDelivery(tx, delivery),
+      summary,
+      attached,
+    ]);
     return { job, result, delivery: stored, replayed: false };
   }).catch((error: unknown) => {
     throw withJobRecovery(error, { id: jobId, reservationId: newJob.reservationId });

@@ -23,6 +23,7 @@ describe('postgres client patches', () => {
       expect(connection).toContain('matchsim: socket closed after this write was buffered');
       expect(connection).toContain('matchsim: reserve the connection of a BEGIN');
       expect(connection).toContain('matchsim: the connection answers its own loss');
+      expect(connection).toContain('matchsim: a closed connection answers every query it holds');
       expect(queue).toContain('matchsim: scan and keep the live part only');
     }
   });
