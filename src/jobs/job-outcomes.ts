@@ -45,7 +45,7 @@ export async function recordOutcome(
   if ('error' in given) {
     return (await queue.fail(job.id, given.error, { workerId })) ? 'failed' : 'dropped';
   }
-  const completed = await ctx.sql.begin(async (tx) => {
+  const recorded = await ctx.sql.begin(async (tx) => {
     const owned = await queue.lockOwnedJob(tx, job.id, workerId);
     if (!owned) return null;
     const result = await storeResult(
@@ -64,17 +64,19 @@ export async function recordOutcome(
         gpuMs: given.gpuMs,
       },
       ctx.clock(),
-      knownResultsOf(ctx.sql),
     );
-    return queue.complete(job.id, {
+    const completed = await queue.complete(job.id, {
       resultId: result.id,
       gpuSecondsUsed: given.gpuMs / 1000,
       engine: given.engine,
       workerId,
       tx,
     });
+    return { result, completed };
   });
-  return completed ? 'completed' : 'dropped';
+  // Remembered once committed (a delivery by this process then reads no document back).
+  if (recorded) knownResultsOf(ctx.sql).remember(recorded.result);
+  return recorded?.completed ? 'completed' : 'dropped';
 }
 
 /**

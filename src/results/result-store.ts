@@ -147,14 +147,14 @@ export type NewDelivery = Omit<Delivery, 'requestId' | 'idempotencyKey'> & {
 };
 
 /**
- * Stores a finished document; when one with the same cache key and owner exists, returns that one. With
- * `known`, the process remembers the row (known-results.ts).
+ * Stores a finished document; when one with the same cache key and owner exists, returns that one. The
+ * caller may remember the row (known-results.ts) once its transaction has committed, not before: a
+ * rolled-back row must not be found by its cache key.
  */
 export async function storeResult(
   tx: TransactionSql,
   result: NewResult,
   now: Date,
-  known?: KnownResults,
 ): Promise<SimulationResult> {
   const owner = result.scope === 'private' ? result.orgId : null;
   if (result.scope === 'private' && !owner) throw new Error('a private result needs its organisation');
@@ -174,16 +174,13 @@ export async function storeResult(
   // decompression and the wire a copy per finished job.
   if (inserted) {
     const { document: _document, ...facts } = result;
-    const stored = { ...facts, orgId: owner, id: inserted.id, createdAt: inserted.createdAt, summary };
-    // Kept before the commit: a rolled-back row's id is never given to another row.
-    known?.remember(stored);
-    return stored;
+    return { ...facts, orgId: owner, id: inserted.id, createdAt: inserted.createdAt, summary };
   }
-  const existing = await findCachedResult(
-    tx,
-    { cacheKey: result.cacheKey, scope: result.scope, orgId: owner },
-    known,
-  );
+  const existing = await findCachedResult(tx, {
+    cacheKey: result.cacheKey,
+    scope: result.scope,
+    orgId: owner,
+  });
   if (!existing) throw new Error(`result ${result.cacheKey} conflicted but cannot be found`);
   return existing;
 }

@@ -96,8 +96,11 @@ describe('stored documents', () => {
     const lookup = { cacheKey: 'known', scope: 'shared' as const, orgId: null };
     expect(await findCachedResult(db.sql, lookup, known)).toBeNull();
     const stored = await db.sql.begin((tx) =>
-      storeResult(tx, { ...facts('known'), document, documentJson: wire }, new Date(), known),
+      storeResult(tx, { ...facts('known'), document, documentJson: wire }, new Date()),
     );
+    // Stored but not remembered (a caller remembers a row once its transaction committed).
+    expect(known.byId(stored.id)).toBeUndefined();
+    known.remember(stored);
     expect(await getResult(noStatement, stored.id, known)).toEqual(stored);
     expect(await findCachedResult(noStatement, lookup, known)).toEqual(stored);
     expect(await getResult(db.sql, stored.id)).toEqual(stored);
