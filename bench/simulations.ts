@@ -69,6 +69,7 @@ export async function benchSimulations(): Promise<BenchRow[]> {
   const api = serviceApi(service.info);
   const fixtureIds = service.info.fixtureIds;
   if (fixtureIds.length === 0) throw new Error('no fixture on sale to simulate');
+  await untilServing(api, fixtureIds[0]!);
   const misses = await cacheMisses(api, fixtureIds);
   const hits = await cacheHits(api, fixtureIds);
   const spreadHits = await cacheHits(api, fixtureIds, service.info.secrets);
@@ -97,6 +98,22 @@ export async function benchSimulations(): Promise<BenchRow[]> {
 }
 
 type Rate = Awaited<ReturnType<typeof drive>>;
+
+/**
+ * One simulation answered before the timed rows start. A service just started (its worker's engine
+ * threads starting, the demo fixtures compiling) may answer 503 with Retry-After while its event loop
+ * lags (src/http/back-pressure.ts); a client retries those, and the timed rows must not start before.
+ */
+async function untilServing(api: ServiceApi, fixtureId: number): Promise<void> {
+  for (let attempt = 0; attempt < 30; attempt++) {
+    const response = await api.simulate({ fixture_id: fixtureId, draws: 500, wait_seconds: 25 });
+    const text = await response.text();
+    if (response.status === 200) return;
+    if (response.status !== 503) throw new Error(`warm-up: ${response.status} ${text.slice(0, 300)}`);
+    await new Promise((r) => setTimeout(r, Number(response.headers.get('retry-after') ?? 1) * 1000));
+  }
+  throw new Error('warm-up: the service kept answering 503');
+}
 
 /** The service's address, the benchmark key's headers, and POST /v1/simulations. */
 interface ServiceApi {
