@@ -10,10 +10,9 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeLedger } from '../../src/billing/ledger.js';
 import { type Database, openDatabase } from '../../src/db/connection.js';
-import { ingestFeed } from '../../src/fixtures/feed-loader.js';
 import { errorResponseSchema } from '../../src/http/schemas/common.js';
-import { FX, NOW, smallFeed } from '../fixtures/small-feed.js';
-import { createTestContext, type TestContext } from '../helpers/app.js';
+import { FX, smallFeed } from '../fixtures/small-feed.js';
+import { createFeedTestContext, type TestContext } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase, throughProxy, usingServer } from '../helpers/database.js';
 
 if (!usingServer) {
@@ -107,9 +106,7 @@ beforeAll(async () => {
   proxy = await startProxy(direct.url!);
   const database = await throughProxy(direct, proxy, 10);
   // Every route's own database work is what fails: no fixture record answered from the read cache.
-  t = await createTestContext({ worker: true, database, fixtureCacheTtlMs: 0 });
-  t.setNow(NOW);
-  await ingestFeed(t.db.sql, smallFeed(), { clock: () => NOW });
+  t = await createFeedTestContext({ worker: true, database, fixtureCacheTtlMs: 0 });
   live = await t.newOrg();
   admin = postgres(direct.url!, { max: 1, onnotice: () => {} });
   succeeded = [];

@@ -5,6 +5,7 @@ import type { KeyMode, Scope } from '../../src/accounts/keys.js';
 import type { Plan } from '../../src/accounts/orgs.js';
 import { loadConfig } from '../../src/config.js';
 import { createSimulationEngine, type SimulationEngine } from '../../src/engine/runner.js';
+import { ingestFeed } from '../../src/fixtures/feed-loader.js';
 import { type App, buildApp } from '../../src/http/app.js';
 import { makeMetrics } from '../../src/http/metrics.js';
 import type { Lifecycle } from '../../src/http/readiness.js';
@@ -13,6 +14,7 @@ import { startWorker, type Worker } from '../../src/jobs/worker.js';
 import { makeMemoryWindowCounter } from '../../src/limits/window-counter.js';
 import { makeOperator } from '../../src/operations/operator.js';
 import { makeServiceGraph, type ServiceGraph } from '../../src/wiring.js';
+import { NOW, smallFeed } from '../fixtures/small-feed.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { checkedInject, WireContract } from './wire-contract.js';
 
@@ -76,6 +78,17 @@ function recentErrorLog(): { logger: FastifyBaseLogger; lines: string[] } {
     },
   );
   return { logger, lines };
+}
+
+/**
+ * A test app whose clock is pinned at NOW with the small feed loaded (test/fixtures/small-feed.ts): the
+ * setup most HTTP and fault tests start from.
+ */
+export async function createFeedTestContext(options: TestContextOptions = {}): Promise<TestContext> {
+  const t = await createTestContext(options);
+  t.setNow(NOW);
+  await ingestFeed(t.db.sql, smallFeed(), { clock: () => NOW });
+  return t;
 }
 
 export async function createTestContext(options: TestContextOptions = {}): Promise<TestContext> {

@@ -5,9 +5,7 @@
 // Real PostgreSQL only: PGlite's one connection cannot be lost.
 import postgres from 'postgres';
 import { expect } from 'vitest';
-import { ingestFeed } from '../../src/fixtures/feed-loader.js';
-import { NOW, smallFeed } from '../fixtures/small-feed.js';
-import { createTestContext, type TestContext } from './app.js';
+import { createFeedTestContext, type TestContext } from './app.js';
 import { createTestDatabase, type TestDatabase, throughProxy } from './database.js';
 import { type StatementProxy, startStatementProxy } from './statement-proxy.js';
 
@@ -28,9 +26,7 @@ export async function startFaultService(options: { worker: boolean }): Promise<F
   const proxy = await startStatementProxy(direct.url!);
   const database = await throughProxy(direct, proxy, 1);
   // No fixture read cache: a request's statements must be the same in every run, whatever its timing.
-  const t = await createTestContext({ worker: options.worker, database, fixtureCacheTtlMs: 0 });
-  t.setNow(NOW);
-  await ingestFeed(t.db.sql, smallFeed(), { clock: () => NOW });
+  const t = await createFeedTestContext({ worker: options.worker, database, fixtureCacheTtlMs: 0 });
   const admin = postgres(direct.url!, { max: 1, onnotice: () => {} });
   return {
     t,

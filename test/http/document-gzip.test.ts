@@ -5,11 +5,10 @@
 // compressed as uncompressed.
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ingestFeed } from '../../src/fixtures/feed-loader.js';
 import { clearDocumentGzipCache, gzipDocumentBody } from '../../src/http/document-gzip.js';
 import { simulationSchema } from '../../src/http/schemas/simulations.js';
-import { FX, NOW, smallFeed } from '../fixtures/small-feed.js';
-import { createTestContext, type TestContext } from '../helpers/app.js';
+import { FX } from '../fixtures/small-feed.js';
+import { createFeedTestContext, type TestContext } from '../helpers/app.js';
 
 describe('a body with its document deflated apart', () => {
   beforeEach(() => clearDocumentGzipCache());
@@ -40,9 +39,7 @@ describe('a body with its document deflated apart', () => {
 describe('simulation routes with Accept-Encoding', () => {
   let t: TestContext;
   beforeAll(async () => {
-    t = await createTestContext({ worker: true });
-    t.setNow(NOW);
-    await ingestFeed(t.db.sql, smallFeed(), { clock: () => NOW });
+    t = await createFeedTestContext({ worker: true });
   });
   afterAll(async () => t.close());
   beforeEach(() => clearDocumentGzipCache());

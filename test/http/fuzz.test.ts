@@ -10,11 +10,10 @@ import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMIT_NAMES } from '../../src/accounts/orgs.js';
-import { ingestFeed } from '../../src/fixtures/feed-loader.js';
 import { UNSTORABLE_VALUE_MESSAGE } from '../../src/http/error-handler.js';
 import { errorResponseSchema } from '../../src/http/schemas/common.js';
-import { FX, NOW, smallFeed } from '../fixtures/small-feed.js';
-import { createTestContext, type TestContext } from '../helpers/app.js';
+import { FX, smallFeed } from '../fixtures/small-feed.js';
+import { createFeedTestContext, type TestContext } from '../helpers/app.js';
 import { usingServer } from '../helpers/database.js';
 
 const FUZZ_RUNS = Number(process.env.FUZZ_RUNS ?? 5000);
@@ -563,9 +562,7 @@ async function makePools(): Promise<Pools> {
 }
 
 beforeAll(async () => {
-  t = await createTestContext({ worker: true });
-  t.setNow(NOW);
-  await ingestFeed(t.db.sql, smallFeed(), { clock: () => NOW });
+  t = await createFeedTestContext({ worker: true });
   pools = await makePools();
 }, 120_000);
 afterAll(async () => t.close());

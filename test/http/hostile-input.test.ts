@@ -4,8 +4,8 @@
 // item's error, holding and counting nothing (docs/api.md §4.5).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestFeed } from '../../src/fixtures/feed-loader.js';
-import { FX, NOW, smallFeed } from '../fixtures/small-feed.js';
-import { createTestContext, type TestContext } from '../helpers/app.js';
+import { FX, smallFeed } from '../fixtures/small-feed.js';
+import { createFeedTestContext, type TestContext } from '../helpers/app.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field in assertions
 type Json = Record<string, any>;
@@ -16,9 +16,7 @@ let orgId: string;
 let admin: { authorization: string };
 
 beforeAll(async () => {
-  t = await createTestContext();
-  t.setNow(NOW);
-  await ingestFeed(t.db.sql, smallFeed(), { clock: () => NOW });
+  t = await createFeedTestContext();
   ({ auth, orgId } = await t.newOrg());
   admin = { authorization: `Bearer ${t.adminToken}` };
 });

@@ -2,15 +2,12 @@
 // request retried in parallel makes one job and one charge. Meaningful on a PostgreSQL server (CI);
 // on PGlite nothing contends, and the same assertions hold.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingestFeed } from '../../src/fixtures/feed-loader.js';
-import { FX, NOW, smallFeed } from '../fixtures/small-feed.js';
-import { createTestContext, type TestContext } from '../helpers/app.js';
+import { FX } from '../fixtures/small-feed.js';
+import { createFeedTestContext, type TestContext } from '../helpers/app.js';
 
 let t: TestContext;
 beforeAll(async () => {
-  t = await createTestContext({ worker: true });
-  t.setNow(NOW);
-  await ingestFeed(t.db.sql, smallFeed(), { clock: () => NOW });
+  t = await createFeedTestContext({ worker: true });
 });
 afterAll(async () => t.close());
 

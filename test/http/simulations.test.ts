@@ -6,15 +6,13 @@ import { ingestFeed } from '../../src/fixtures/feed-loader.js';
 import { TEST_KEY_MAX_DRAWS } from '../../src/limits/plans.js';
 import { storeResult } from '../../src/results/result-store.js';
 import { FX, NOW, smallFeed } from '../fixtures/small-feed.js';
-import { createTestContext, type TestContext } from '../helpers/app.js';
+import { createFeedTestContext, type TestContext } from '../helpers/app.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field in assertions
 type Json = Record<string, any>;
 
 async function setup(options: { worker: boolean }) {
-  const t = await createTestContext({ worker: options.worker });
-  t.setNow(NOW);
-  await ingestFeed(t.db.sql, smallFeed(), { clock: () => NOW });
+  const t = await createFeedTestContext({ worker: options.worker });
   return t;
 }
 

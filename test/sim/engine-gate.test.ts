@@ -1,10 +1,9 @@
 // The engine states behind the 503 codes of docs/api.md §7, as submissions see them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineHealth } from '../../src/engine/runner.js';
-import { ingestFeed } from '../../src/fixtures/feed-loader.js';
 import { engineGate } from '../../src/wiring.js';
-import { FX, NOW, smallFeed } from '../fixtures/small-feed.js';
-import { createTestContext, type TestContext } from '../helpers/app.js';
+import { FX } from '../fixtures/small-feed.js';
+import { createFeedTestContext, type TestContext } from '../helpers/app.js';
 
 const engineIn = (health: EngineHealth) => ({
   estimateSeconds: (draws: number) => draws * 1e-6,
@@ -34,9 +33,7 @@ describe('engine gate', () => {
 describe('queue bound', () => {
   let t: TestContext;
   beforeAll(async () => {
-    t = await createTestContext({ queueBound: 1 });
-    t.setNow(NOW);
-    await ingestFeed(t.db.sql, smallFeed(), { clock: () => NOW });
+    t = await createFeedTestContext({ queueBound: 1 });
   });
   afterAll(async () => t.close());
 
