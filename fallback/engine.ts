@@ -32,6 +32,7 @@ const {
   EVENT_KIND_WORDS,
   EVENT_KINDS_AT,
   EVENT_RED,
+  EVENT_SHOTS_AT,
   EVENT_SHOT_OFF_TARGET,
   EVENT_SHOT_ON_TARGET,
   EVENT_SUBSTITUTION,
@@ -45,6 +46,9 @@ const {
   GRID_SIZE,
   HAZARD_ROW_WORDS,
   HOME,
+  KIND_WORD_GOAL,
+  KIND_WORD_RED,
+  KIND_WORD_YELLOW,
   LINEUP_MODE_FIXED,
   LINEUP_MODE_PREDICTED,
   NO_EVENT_STEP,
@@ -91,6 +95,12 @@ const {
   SCORE_STATE_BUCKETS,
   SECOND_HALF_ADDED_START,
   SECOND_HALF_START,
+  SHOT_COUNTER_BITS,
+  SHOT_COUNTER_UNIT,
+  SHOT_FRACTION_BITS,
+  SHOT_ON_TARGET_OFFSET,
+  SHOT_ROW_WORDS,
+  SHOT_SHARE_BITS,
   STATE_HOME_LEADING,
   STATE_LEVEL,
   STEP_BAND,
@@ -167,6 +177,15 @@ const RECORD_ASSIST = 1 << 8;
 const RECORD_YELLOW = 1 << 16;
 const RECORD_RED = 1 << 24;
 const CELLS = SCORE_STATE_BUCKETS * RED_CARD_BUCKETS;
+/**
+ * Expected shots (layout.ts "Shot tables"): a side's sum is in units of 2^-SHOT_FRACTION_BITS shots, a
+ * player's share in units of 2^-(SHOT_FRACTION_BITS + SHOT_SHARE_BITS); both become counter units
+ * (2^-SHOT_COUNTER_BITS shots) by a shift after adding the dither word's top bits.
+ */
+const TEAM_SHOT_SHIFT = SHOT_FRACTION_BITS - SHOT_COUNTER_BITS;
+const PLAYER_SHOT_SHIFT = SHOT_FRACTION_BITS + SHOT_SHARE_BITS - SHOT_COUNTER_BITS;
+/** The kind of a state event from the number of its kind words at or below the event's word. */
+const STATE_EVENT_KIND = Int32Array.of(EVENT_GOAL, EVENT_YELLOW, EVENT_RED, EVENT_SUBSTITUTION);
 
 /**
  * A typed array on its own ArrayBuffer. V8 keeps a typed array of up to 64 bytes made from a length inside
@@ -239,17 +258,34 @@ const searches = offHeapInt32(2);
 const nextWords = offHeapInt32(8);
 const quietFrom = offHeapInt32(2);
 /**
+ * Expected shots (layout.ts "Shot tables"), per side: the first step whose shots are not yet added; the
+ * open segment's shots and saved shots (units of 2^-SHOT_FRACTION_BITS); the draw's totals; the running
+ * shares R (u32 values kept in int32 words, wrapping). Per player (side * PLAYER_SLOTS + slot): R when he
+ * came on.
+ */
+const shotFrom = offHeapInt32(2);
+const segmentShots = offHeapInt32(2);
+const segmentSaved = offHeapInt32(2);
+const teamShots = offHeapInt32(2);
+const teamSaved = offHeapInt32(2);
+const shotShare = offHeapInt32(2);
+const savedShare = offHeapInt32(2);
+const shotShareOnEntry = offHeapInt32(2 * PLAYER_SLOTS);
+const savedShareOnEntry = offHeapInt32(2 * PLAYER_SLOTS);
+/**
  * pcg4d's first stage of the key words and of the draw, as the searches read them: the same numbers as
  * DrawState's seedC, seedD and drawA, kept in an Int32Array because int32 values beyond V8's small
  * integers would otherwise be boxed numbers in object fields.
  */
-const drawKey = offHeapInt32(5);
+const drawKey = offHeapInt32(6);
 const KEY_C = 0;
 const KEY_D = 1;
 const KEY_DRAW_A = 2;
 /** The draw's half ends: the first step after each half's added time. */
 const KEY_FIRST_END = 3;
 const KEY_SECOND_END = 4;
+/** The draw's shot dither (STREAM_SETUP_ADDED_TIME word 2; layout.ts "Shot tables"). */
+const KEY_DITHER = 5;
 
 /** A range's inputs and the draw's scalar state (exported as a type for the per-step reference in test/). */
 export interface DrawState {
@@ -477,6 +513,8 @@ function playEvents(
     const other = 1 - side;
     const otherRow = cellRow[other]!;
     const order = pendingOrder[side]! >>> 31;
+    // The side's expected shots up to and including this step, in the cell it played the step in.
+    addExpectedShots(tables, side, cellRow[side]!, step + 1);
     playEvent(st, side, pendingKind[side]!, pendingPick[side]!, step, draw);
     quietFrom[side] = step + 1;
     findNext(tables, side, step + 1);
@@ -484,12 +522,86 @@ function playEvents(
     // has not played under that cell. Its own event of this step is still to come (a tie) or already
     // played (quietFrom); otherwise bit 31 of this event's order word says whether the opponent's turn
     // in this step came before this event (per-step model: the sides' order within a step is random).
+    // Its expected shots before that step are the old cell's.
     if (cellRow[other] !== otherRow) {
       const from = pendingStep[other] === step ? step : Math.max(step + order, quietFrom[other]!);
+      addExpectedShots(tables, other, otherRow, from);
       findNext(tables, other, from);
     }
   }
+  for (let side = 0; side < 2; side++) finishExpectedShots(st, tables, side);
   return halfTime < 0 ? score[HOME]! | (score[AWAY]! << 8) : halfTime;
+}
+
+// ---- Expected shots (layout.ts "Shot tables") -----------------------------------------------------------
+
+/**
+ * Adds the side's expected shots over the steps from shotFrom to `to` (not included) in event-table row
+ * `row` to its open segment, skipping the first half's unplayed added time.
+ */
+function addExpectedShots(tables: Uint32Array, side: number, row: number, to: number): void {
+  const firstEnd = drawKey[KEY_FIRST_END]!;
+  let from = shotFrom[side]!;
+  if (from < SECOND_HALF_START && from >= firstEnd) from = SECOND_HALF_START;
+  if (to <= from) return;
+  const at = EVENT_SHOTS_AT + row * SHOT_ROW_WORDS;
+  const saved = at + SHOT_ON_TARGET_OFFSET;
+  let shots = (tables[at + to]! | 0) - (tables[at + from]! | 0);
+  let savedShots = (tables[saved + to]! | 0) - (tables[saved + from]! | 0);
+  if (from < firstEnd && to >= SECOND_HALF_START) {
+    shots -= (tables[at + SECOND_HALF_START]! | 0) - (tables[at + firstEnd]! | 0);
+    savedShots -= (tables[saved + SECOND_HALF_START]! | 0) - (tables[saved + firstEnd]! | 0);
+  }
+  segmentShots[side] = segmentShots[side]! + shots;
+  segmentSaved[side] = segmentSaved[side]! + savedShots;
+  shotFrom[side] = to;
+}
+
+/**
+ * Closes the side's open segment before its players change: its shots join the side's totals, and each
+ * unit of the on-pitch shot weight earns floor(shots * 2^SHOT_SHARE_BITS / total weight) of share.
+ */
+function closeShotSegment(side: number): void {
+  const shots = segmentShots[side]!;
+  const saved = segmentSaved[side]!;
+  teamShots[side] = teamShots[side]! + shots;
+  teamSaved[side] = teamSaved[side]! + saved;
+  segmentShots[side] = 0;
+  segmentSaved[side] = 0;
+  const weight = totals[side * WEIGHT_KINDS + W_SHOT]!;
+  if (weight > 0) {
+    // Both products are below 2^32 (layout.ts "Shot tables"), exact in doubles; >>> 0 floors.
+    shotShare[side] = (shotShare[side]! + (((shots * (1 << SHOT_SHARE_BITS)) / weight) >>> 0)) | 0;
+    savedShare[side] = (savedShare[side]! + (((saved * (1 << SHOT_SHARE_BITS)) / weight) >>> 0)) | 0;
+  }
+}
+
+/** Adds the expected shots of the player at list index `at` since he came on to his counters. */
+function addPlayerShots(counters: Uint32Array, side: number, at: number, slot: number): void {
+  const p = side * PLAYER_SLOTS + slot;
+  const weight = pitchWeight[(side * WEIGHT_KINDS + W_SHOT) * XI_SIZE + at]!;
+  const dither = drawKey[KEY_DITHER]! >>> (32 - PLAYER_SHOT_SHIFT);
+  const shots = Math.imul(weight, shotShare[side]! - shotShareOnEntry[p]!) >>> 0;
+  const saved = Math.imul(weight, savedShare[side]! - savedShareOnEntry[p]!) >>> 0;
+  const pb = C_PLAYERS + p * PLAYER_COUNTERS;
+  counters[pb + P_SHOTS] = counters[pb + P_SHOTS]! + ((shots + dither) >>> PLAYER_SHOT_SHIFT);
+  counters[pb + P_SHOTS_ON_TARGET] =
+    counters[pb + P_SHOTS_ON_TARGET]! + ((saved + dither) >>> PLAYER_SHOT_SHIFT);
+}
+
+/** At the final whistle: the side's last expected shots, its players' shares and its team counters. */
+function finishExpectedShots(st: DrawState, tables: Uint32Array, side: number): void {
+  addExpectedShots(tables, side, cellRow[side]!, drawKey[KEY_SECOND_END]!);
+  closeShotSegment(side);
+  const counters = st.counters;
+  for (let at = 0; at < pitchCount[side]!; at++)
+    addPlayerShots(counters, side, at, pitch[side * XI_SIZE + at]!);
+  const dither = drawKey[KEY_DITHER]! >>> (32 - TEAM_SHOT_SHIFT);
+  const team = C_TEAM + side * TEAM_COUNTERS;
+  counters[team + TEAM_SHOTS] =
+    counters[team + TEAM_SHOTS]! + ((teamShots[side]! + dither) >>> TEAM_SHOT_SHIFT);
+  counters[team + TEAM_SHOTS_ON_TARGET] =
+    counters[team + TEAM_SHOTS_ON_TARGET]! + ((teamSaved[side]! + dither) >>> TEAM_SHOT_SHIFT);
 }
 
 /**
@@ -532,11 +644,11 @@ function findNext(tables: Uint32Array, side: number, start: number): void {
       const kinds = EVENT_KINDS_AT + (cellRow[side]! * STEPS + s) * EVENT_KIND_WORDS;
       const u = b >>> 0;
       pendingKind[side] =
-        +(u >= tables[kinds + EVENT_GOAL]!) +
-        +(u >= tables[kinds + EVENT_SHOT_ON_TARGET]!) +
-        +(u >= tables[kinds + EVENT_SHOT_OFF_TARGET]!) +
-        +(u >= tables[kinds + EVENT_YELLOW]!) +
-        +(u >= tables[kinds + EVENT_RED]!);
+        STATE_EVENT_KIND[
+          +(u >= tables[kinds + KIND_WORD_GOAL]!) +
+            +(u >= tables[kinds + KIND_WORD_YELLOW]!) +
+            +(u >= tables[kinds + KIND_WORD_RED]!)
+        ]!;
       pendingPick[side] = c;
       pendingOrder[side] = d;
       return;
@@ -624,6 +736,13 @@ function setUpDraw(st: DrawState, draw: number): number {
     subsUsed[side] = 0;
     benchNext[side] = 0;
     benchSeen[side] = 0;
+    shotFrom[side] = 0;
+    segmentShots[side] = 0;
+    segmentSaved[side] = 0;
+    teamShots[side] = 0;
+    teamSaved[side] = 0;
+    shotShare[side] = 0;
+    savedShare[side] = 0;
   }
   for (let i = 0; i < 2 * WEIGHT_KINDS; i++) total[i] = 0;
   st.stamp++;
@@ -652,6 +771,7 @@ function setUpDraw(st: DrawState, draw: number): number {
   while (first < MAX_ADDED && word[0]! >= fx[FX_ADDED_TIME_FIRST + first]!) first++;
   let second = 0;
   while (second < MAX_ADDED && word[1]! >= fx[FX_ADDED_TIME_SECOND + second]!) second++;
+  drawKey[KEY_DITHER] = word[2]! | 0;
   counters[C_ADDED_TIME + first]!++;
   counters[C_ADDED_TIME + MAX_ADDED + 1 + second]!++;
   updateCells();
@@ -690,6 +810,8 @@ function putStarterOn(st: DrawState, side: number, slot: number): void {
   const p = side * PLAYER_SLOTS + slot;
   startedIn[p] = st.stamp;
   starts[p]!++;
+  shotShareOnEntry[p] = 0;
+  savedShareOnEntry[p] = 0;
 }
 
 /** Gives the player at list index `at` the slot's weights of every kind. */
@@ -799,7 +921,28 @@ export function sideEvent(
   else if (u < events[at + EVENT_SHOT_OFF_TARGET]!) kind = EVENT_SHOT_OFF_TARGET;
   else if (u < events[at + EVENT_YELLOW]!) kind = EVENT_YELLOW;
   else if (u < events[at + EVENT_RED]!) kind = EVENT_RED;
-  playEvent(st, side, kind, pickWord, step, draw);
+  if (kind === EVENT_SHOT_ON_TARGET || kind === EVENT_SHOT_OFF_TARGET) {
+    countShot(st, side, kind === EVENT_SHOT_ON_TARGET, pickWord);
+  } else {
+    playEvent(st, side, kind, pickWord, step, draw);
+  }
+}
+
+/**
+ * A sampled shot that is not a goal (the per-step reference's; the engine adds expected shots instead:
+ * layout.ts "Shot tables"), in the shot counters' units.
+ */
+function countShot(st: DrawState, side: number, onTarget: boolean, pickWord: number): void {
+  const counters = st.counters;
+  const team = C_TEAM + side * TEAM_COUNTERS;
+  const shooter = pick(side, W_SHOT, pickWord, -1);
+  counters[team + TEAM_SHOTS]! += SHOT_COUNTER_UNIT;
+  if (onTarget) counters[team + TEAM_SHOTS_ON_TARGET]! += SHOT_COUNTER_UNIT;
+  if (shooter >= 0) {
+    const pb = playerCounterBase(side, pitch[side * XI_SIZE + shooter]!);
+    counters[pb + P_SHOTS]! += SHOT_COUNTER_UNIT;
+    if (onTarget) counters[pb + P_SHOTS_ON_TARGET]! += SHOT_COUNTER_UNIT;
+  }
 }
 
 /** Plays the side's event of kind `kind` (EVENT_GOAL..EVENT_SUBSTITUTION) at the step. */
@@ -815,16 +958,6 @@ function playEvent(
   const team = C_TEAM + side * TEAM_COUNTERS;
   if (kind === EVENT_GOAL) {
     scoreGoal(st, side, pickWord, step, draw);
-  } else if (kind <= EVENT_SHOT_OFF_TARGET) {
-    const shooter = pick(side, W_SHOT, pickWord, -1);
-    const onTarget = kind === EVENT_SHOT_ON_TARGET;
-    counters[team + TEAM_SHOTS]!++;
-    if (onTarget) counters[team + TEAM_SHOTS_ON_TARGET]!++;
-    if (shooter >= 0) {
-      const pb = playerCounterBase(side, pitch[side * XI_SIZE + shooter]!);
-      counters[pb + P_SHOTS]!++;
-      if (onTarget) counters[pb + P_SHOTS_ON_TARGET]!++;
-    }
   } else if (kind <= EVENT_RED) {
     const booked = pick(side, W_CARD, pickWord, -1);
     counters[C_STEP_CARDS + side * STEPS + step]!++;
@@ -846,8 +979,8 @@ function scoreGoal(st: DrawState, side: number, pickWord: number, step: number, 
   const scorer = scorerAt >= 0 ? pitch[side * XI_SIZE + scorerAt]! : -1;
   score[side]!++;
   counters[team + TEAM_GOALS]!++;
-  counters[team + TEAM_SHOTS]!++;
-  counters[team + TEAM_SHOTS_ON_TARGET]!++;
+  counters[team + TEAM_SHOTS]! += SHOT_COUNTER_UNIT;
+  counters[team + TEAM_SHOTS_ON_TARGET]! += SHOT_COUNTER_UNIT;
   counters[C_STEP_GOALS + side * STEPS + step]!++;
   if (st.firstGoal < 0) {
     st.firstGoal = side;
@@ -858,8 +991,8 @@ function scoreGoal(st: DrawState, side: number, pickWord: number, step: number, 
   if (scorer >= 0) {
     const pb = playerCounterBase(side, scorer);
     counters[pb + P_GOALS]!++;
-    counters[pb + P_SHOTS]!++;
-    counters[pb + P_SHOTS_ON_TARGET]!++;
+    counters[pb + P_SHOTS]! += SHOT_COUNTER_UNIT;
+    counters[pb + P_SHOTS_ON_TARGET]! += SHOT_COUNTER_UNIT;
     addRecord(st, side * PLAYER_SLOTS + scorer, RECORD_GOAL);
   }
   // The assist words come from their own stream.
@@ -925,7 +1058,7 @@ function sendOff(st: DrawState, side: number, at: number, step: number): void {
     const slot = pitch[side * XI_SIZE + at]!;
     addRecord(st, side * PLAYER_SLOTS + slot, RECORD_RED);
     st.counters[playerCounterBase(side, slot) + P_REDS]!++;
-    takeOff(side, at, slot, step);
+    takeOff(st, side, at, slot, step);
     // The last player on the list fills the hole (the GPU kernel removes players the same way).
     const n = pitchCount[side]! - 1;
     pitch[side * XI_SIZE + at] = pitch[side * XI_SIZE + n]!;
@@ -939,9 +1072,15 @@ function sendOff(st: DrawState, side: number, at: number, step: number): void {
   updateCells();
 }
 
-function takeOff(side: number, at: number, slot: number, step: number): void {
+/**
+ * The player at list index `at` leaves the pitch: his minutes, and his expected shots once the side's
+ * segment with him on the pitch is closed (the engine added the side's expected shots up to this step).
+ */
+function takeOff(st: DrawState, side: number, at: number, slot: number, step: number): void {
   const p = side * PLAYER_SLOTS + slot;
   minutesFromStarts[p]! -= 90 - STEP_MINUTE[step]!;
+  closeShotSegment(side);
+  addPlayerShots(st.counters, side, at, slot);
   leaveWeights(side, at);
 }
 
@@ -954,7 +1093,7 @@ function substitute(st: DrawState, side: number, pickWord: number, step: number)
   subsUsed[side]!++;
   st.counters[C_TEAM + side * TEAM_COUNTERS + TEAM_SUBSTITUTIONS]!++;
   const off = pitch[side * XI_SIZE + offAt]!;
-  takeOff(side, offAt, off, step);
+  takeOff(st, side, offAt, off, step);
   // The substitute takes the replaced player's place in the list.
   pitch[side * XI_SIZE + offAt] = on;
   enterWeights(side, offAt, on);
@@ -963,6 +1102,8 @@ function substitute(st: DrawState, side: number, pickWord: number, step: number)
   totals[side * WEIGHT_KINDS + W_OFF]! -= pitchWeight[w]!;
   pitchWeight[w] = 0;
   const p = side * PLAYER_SLOTS + on;
+  shotShareOnEntry[p] = shotShare[side]!;
+  savedShareOnEntry[p] = savedShare[side]!;
   substituteAppearances[p]!++;
   minutesFromStarts[p]! += 90 - STEP_MINUTE[step]!;
   if (st.path !== null) st.path.events.push({ step, side, type: 'substitution', slot: on, offSlot: off });

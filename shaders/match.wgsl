@@ -1,10 +1,11 @@
 // The match kernel: one draw (a whole simulated match) per invocation, a port of fallback/engine.ts
-// that must stay bit-identical to it: the event-driven sampler (simulateRange: one pcg4d call per event
-// search, binding 3 holds the event tables of src/engine/contract/event-tables.ts). Same pcg4d words
-// keyed by (draw, stream, key), where
-// the host passes key = runKey(seed) as the run's seed words, same u32 tables and integer picks, so the
-// summed counters equal the CPU engine's exactly. Preceded by the contract prelude
-// (gpu/contract-constants.ts) and common.wgsl.
+// that must stay bit-identical to it: the event-driven sampler (simulateRange: one pcg4d call per search
+// for a side's next state event, binding 3 holds the event tables of src/engine/contract/event-tables.ts)
+// and the expected shots that stand in for sampled shots that are not goals (src/engine/contract/layout.ts
+// "Shot tables"). Same pcg4d words keyed by (draw, stream, key), where the host passes key = runKey(seed)
+// as the run's seed words, same u32 tables, integer picks and integer shot shares, so the summed counters
+// equal the CPU engine's exactly. Preceded by the contract prelude (gpu/contract-constants.ts) and
+// common.wgsl.
 //
 // A dispatch packs many runs (fixtures of a batch, jobs of several organisations): each run owns whole
 // workgroups, so a workgroup's counters all belong to one run. Counts go to a workgroup-private
@@ -25,6 +26,13 @@ var<workgroup> histogram: array<atomic<u32>, COUNTER_WORDS>;
 const NO_SLOT: i32 = -1;
 /** A side's starters plus at most five substitutes (fallback/engine.ts MAX_APPEARANCES). */
 const MAX_APPEARANCES: u32 = 16u;
+/**
+ * Expected shots to counter units (2^-SHOT_COUNTER_BITS shots; fallback/engine.ts TEAM_SHOT_SHIFT and
+ * PLAYER_SHOT_SHIFT): a side's sum is in units of 2^-SHOT_FRACTION_BITS shots, a player's share in units
+ * of 2^-(SHOT_FRACTION_BITS + SHOT_SHARE_BITS).
+ */
+const TEAM_SHOT_SHIFT: u32 = SHOT_FRACTION_BITS - SHOT_COUNTER_BITS;
+const PLAYER_SHOT_SHIFT: u32 = SHOT_FRACTION_BITS + SHOT_SHARE_BITS - SHOT_COUNTER_BITS;
 
 // ---- The current draw's state (one invocation = one draw) ----------------------------------------
 var<private> fixture_base: u32;
@@ -42,6 +50,9 @@ var<private> appearance_slot: array<u32, 32>;
 var<private> appearance_tally: array<u32, 32>;
 /** Regular minute the player came on | minutes played << 8. */
 var<private> appearance_time: array<u32, 32>;
+/** The side's running shot shares (shot_share, saved_share) when the player came on (starters: 0). */
+var<private> appearance_shot_entry: array<u32, 32>;
+var<private> appearance_saved_entry: array<u32, 32>;
 var<private> appearance_count: array<u32, 2>;
 var<private> starters: array<u32, 2>;
 var<private> score: array<i32, 2>;
@@ -60,6 +71,19 @@ var<private> pending_order: array<u32, 2>;
 /** Searches made by each side in the draw (its stream index) and the first step it has not played. */
 var<private> searches: array<u32, 2>;
 var<private> quiet_from: array<u32, 2>;
+/**
+ * Expected shots (layout.ts "Shot tables"), per side: the first step whose shots are not yet added; the
+ * open segment's shots and saved shots (units of 2^-SHOT_FRACTION_BITS shots); the draw's totals; the
+ * running shares R (wrapping u32). shot_dither: word 2 of the draw's STREAM_SETUP_ADDED_TIME call.
+ */
+var<private> shot_from: array<u32, 2>;
+var<private> segment_shots: array<u32, 2>;
+var<private> segment_saved: array<u32, 2>;
+var<private> team_shots: array<u32, 2>;
+var<private> team_saved: array<u32, 2>;
+var<private> shot_share: array<u32, 2>;
+var<private> saved_share: array<u32, 2>;
+var<private> shot_dither: u32;
 var<private> state_code: u32;
 var<private> first_goal_side: i32;
 var<private> home_trailed: bool;
@@ -85,6 +109,13 @@ fn event_table(index: u32) -> u32 {
 
 fn count(index: u32) {
   atomicAdd(&histogram[index], 1u);
+}
+
+/** Adds `value` to a counter (skipping 0, which changes nothing). */
+fn count_by(index: u32, value: u32) {
+  if (value != 0u) {
+    atomicAdd(&histogram[index], value);
+  }
 }
 
 fn side_base(side: u32) -> u32 {
@@ -113,11 +144,17 @@ fn is_starter(side: u32, slot: u32) -> bool {
   return false;
 }
 
+/**
+ * A player comes on: starters at set-up (the shares are 0 then), substitutes once the side's segment
+ * before them is closed (fallback/engine.ts putStarterOn and substitute).
+ */
 fn add_appearance(side: u32, slot: u32, minute_on: u32) {
   let at = side * MAX_APPEARANCES + appearance_count[side];
   appearance_slot[at] = slot;
   appearance_tally[at] = 0u;
   appearance_time[at] = minute_on;
+  appearance_shot_entry[at] = shot_share[side];
+  appearance_saved_entry[at] = saved_share[side];
   appearance_count[side] += 1u;
 }
 
@@ -232,12 +269,113 @@ fn update_cells() {
   }
 }
 
+/** The player's minutes up to the step (players taken off, and at the final whistle those still on). */
 fn take_off(side: u32, slot: u32, step: u32) {
   let at = appearance_of(side, slot);
   let time = appearance_time[at];
   let minute_on = time & 0xFFu;
   let minutes = ((time >> 8u) + STEP_REGULAR_MINUTE[step] - minute_on) & 0xFFu;
   appearance_time[at] = minute_on | (minutes << 8u);
+}
+
+// ---- Expected shots (layout.ts "Shot tables"; addExpectedShots and after in fallback/engine.ts) -------
+
+/**
+ * Adds the side's expected shots over the steps from shot_from to `to` (not included) in event-table row
+ * `row` to its open segment, skipping the first half's unplayed added time [first_end,
+ * SECOND_HALF_START) (addExpectedShots). The series are cumulative u32 sums, so the differences are exact.
+ */
+fn add_expected_shots(side: u32, row: u32, to: u32, first_end: u32) {
+  var from_step = shot_from[side];
+  if (from_step < SECOND_HALF_START && from_step >= first_end) {
+    from_step = SECOND_HALF_START;
+  }
+  if (to <= from_step) {
+    return;
+  }
+  let at = EVENT_SHOTS_AT + row * SHOT_ROW_WORDS;
+  let saved = at + SHOT_ON_TARGET_OFFSET;
+  var shots = event_table(at + to) - event_table(at + from_step);
+  var saved_shots = event_table(saved + to) - event_table(saved + from_step);
+  if (from_step < first_end && to >= SECOND_HALF_START) {
+    shots -= event_table(at + SECOND_HALF_START) - event_table(at + first_end);
+    saved_shots -= event_table(saved + SECOND_HALF_START) - event_table(saved + first_end);
+  }
+  segment_shots[side] += shots;
+  segment_saved[side] += saved_shots;
+  shot_from[side] = to;
+}
+
+/** The side's shot weight on the pitch: the CPU's running total of the same weights. */
+fn shot_weight_total(side: u32) -> u32 {
+  let base = side_base(side) + S_SHOT_WEIGHT;
+  var total = 0u;
+  for (var i = 0u; i < pitch_count[side]; i++) {
+    total += fx(base + (pitch[side * XI_SIZE + i] & PITCH_SLOT));
+  }
+  return total;
+}
+
+/**
+ * Closes the side's open segment before its players change (closeShotSegment): its shots join the
+ * side's totals, and each unit of the on-pitch shot weight (a leaving player's still counted) earns
+ * floor(shots * 2^SHOT_SHARE_BITS / total weight) of share. A segment's shots are below 2^19 (layout.ts
+ * "Shot tables"), so the shift does not wrap.
+ */
+fn close_shot_segment(side: u32) {
+  let shots = segment_shots[side];
+  let saved = segment_saved[side];
+  team_shots[side] += shots;
+  team_saved[side] += saved;
+  segment_shots[side] = 0u;
+  segment_saved[side] = 0u;
+  let total = shot_weight_total(side);
+  if (total > 0u) {
+    shot_share[side] += (shots << SHOT_SHARE_BITS) / total;
+    saved_share[side] += (saved << SHOT_SHARE_BITS) / total;
+  }
+}
+
+/**
+ * Adds the expected shots of a player on the pitch since he came on to his counters (addPlayerShots):
+ * weight * (R - R on entry), rounded to counter units with the draw's dither.
+ */
+fn add_player_shots(side: u32, slot: u32) {
+  let at = appearance_of(side, slot);
+  let weight = fx(side_base(side) + S_SHOT_WEIGHT + slot);
+  let dither = shot_dither >> (32u - PLAYER_SHOT_SHIFT);
+  let shots = weight * (shot_share[side] - appearance_shot_entry[at]);
+  let saved = weight * (saved_share[side] - appearance_saved_entry[at]);
+  let pb = player_base(side, slot);
+  count_by(pb + P_SHOTS, (shots + dither) >> PLAYER_SHOT_SHIFT);
+  count_by(pb + P_SHOTS_ON_TARGET, (saved + dither) >> PLAYER_SHOT_SHIFT);
+}
+
+/**
+ * A player on the pitch leaves it (takeOff: substituted off or sent off): the side's segment with him
+ * on the pitch is closed (play_events added its expected shots up to this step) and his shots are
+ * counted, while he is still on the list; then his minutes. The caller takes him off the list.
+ */
+fn leave_pitch(side: u32, slot: u32, step: u32) {
+  close_shot_segment(side);
+  add_player_shots(side, slot);
+  take_off(side, slot, step);
+}
+
+/**
+ * At the final whistle (finishExpectedShots): the side's last expected shots, its players' shares and its
+ * team counters.
+ */
+fn finish_expected_shots(side: u32, first_end: u32, second_end: u32) {
+  add_expected_shots(side, cell_row[side], second_end, first_end);
+  close_shot_segment(side);
+  for (var i = 0u; i < pitch_count[side]; i++) {
+    add_player_shots(side, pitch[side * XI_SIZE + i] & PITCH_SLOT);
+  }
+  let dither = shot_dither >> (32u - TEAM_SHOT_SHIFT);
+  let team = C_TEAM + side * TEAM_COUNTERS;
+  count_by(team + TEAM_SHOTS, (team_shots[side] + dither) >> TEAM_SHOT_SHIFT);
+  count_by(team + TEAM_SHOTS_ON_TARGET, (team_saved[side] + dither) >> TEAM_SHOT_SHIFT);
 }
 
 /** The next bench player eligible to come on, or NO_SLOT (bench exhausted or only goalkeepers left). */
@@ -288,7 +426,7 @@ fn send_off(side: u32, slot: i32, step: u32) {
   let player = u32(slot);
   appearance_tally[appearance_of(side, player)] += TALLY_RED;
   count(player_base(side, player) + P_REDS);
-  take_off(side, player, step);
+  leave_pitch(side, player, step);
   // The last player on the list fills the hole, as on the CPU.
   let n = pitch_count[side] - 1u;
   for (var i = 0u; i <= n; i++) {
@@ -301,18 +439,23 @@ fn send_off(side: u32, slot: i32, step: u32) {
 }
 
 /**
- * The side's event (sideEvent in fallback/engine.ts): event_table(at + kind) are the cumulative kind
- * thresholds u is compared with, in EVENT_GOAL..EVENT_RED order (the event tables' kind words); u at or
- * above all of them is a substitution.
+ * The side's state event (playEvent in fallback/engine.ts): event_table(at + KIND_WORD_*) are the step's
+ * cumulative kind words (layout.ts "Event tables"), and the number of them at or below u is the kind, as
+ * findNext counts it: 0 a goal, 1 a yellow card, 2 a straight red card, 3 a substitution.
  */
 fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) {
   let team = C_TEAM + side * TEAM_COUNTERS;
-  if (u < event_table(at + EVENT_GOAL)) {
+  let kind =
+    u32(u >= event_table(at + KIND_WORD_GOAL)) +
+    u32(u >= event_table(at + KIND_WORD_YELLOW)) +
+    u32(u >= event_table(at + KIND_WORD_RED));
+  if (kind == 0u) {
     let scorer = pick(side, S_GOAL_WEIGHT, pick_word);
     score[side] += 1;
     count(team + TEAM_GOALS);
-    count(team + TEAM_SHOTS);
-    count(team + TEAM_SHOTS_ON_TARGET);
+    // A goal is a shot on target: SHOT_COUNTER_UNIT in the shot counters' units.
+    count_by(team + TEAM_SHOTS, SHOT_COUNTER_UNIT);
+    count_by(team + TEAM_SHOTS_ON_TARGET, SHOT_COUNTER_UNIT);
     count(C_STEP_GOALS + side * STEPS + step);
     if (first_goal_side < 0) {
       first_goal_side = i32(side);
@@ -325,8 +468,8 @@ fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) 
     if (scorer >= 0) {
       let pb = player_base(side, u32(scorer));
       count(pb + P_GOALS);
-      count(pb + P_SHOTS);
-      count(pb + P_SHOTS_ON_TARGET);
+      count_by(pb + P_SHOTS, SHOT_COUNTER_UNIT);
+      count_by(pb + P_SHOTS_ON_TARGET, SHOT_COUNTER_UNIT);
       appearance_tally[appearance_of(side, u32(scorer))] += TALLY_GOAL;
     }
     let assist_word = pcg4d(vec4<u32>(draw, STREAM_ASSIST_BASE + step, seed.x, seed.y));
@@ -345,24 +488,10 @@ fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) 
     }
     change_state(step);
     update_cells();
-  } else if (u < event_table(at + EVENT_SHOT_OFF_TARGET)) {
-    let shooter = pick(side, S_SHOT_WEIGHT, pick_word);
-    let on_target = u < event_table(at + EVENT_SHOT_ON_TARGET);
-    count(team + TEAM_SHOTS);
-    if (on_target) {
-      count(team + TEAM_SHOTS_ON_TARGET);
-    }
-    if (shooter >= 0) {
-      let pb = player_base(side, u32(shooter));
-      count(pb + P_SHOTS);
-      if (on_target) {
-        count(pb + P_SHOTS_ON_TARGET);
-      }
-    }
-  } else if (u < event_table(at + EVENT_RED)) {
+  } else if (kind <= 2u) {
     let booked = pick(side, S_CARD_WEIGHT, pick_word);
     count(C_STEP_CARDS + side * STEPS + step);
-    if (u < event_table(at + EVENT_YELLOW)) {
+    if (kind == 1u) {
       count(team + TEAM_YELLOWS);
       if (booked < 0) {
         return;
@@ -402,7 +531,8 @@ fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) 
     }
     subs_used[side] += 1u;
     count(team + TEAM_SUBSTITUTIONS);
-    take_off(side, u32(off), step);
+    // The replaced player leaves with the segment closed; the substitute's share starts after it.
+    leave_pitch(side, u32(off), step);
     add_appearance(side, u32(on), STEP_REGULAR_MINUTE[step]);
     // The substitute takes the replaced player's place in the list.
     for (var i = 0u; i < pitch_count[side]; i++) {
@@ -425,6 +555,13 @@ fn set_up_draw(draw: u32) -> vec2<u32> {
     subs_used[side] = 0u;
     bench_next[side] = 0u;
     bench_seen[side] = 0u;
+    shot_from[side] = 0u;
+    segment_shots[side] = 0u;
+    segment_saved[side] = 0u;
+    team_shots[side] = 0u;
+    team_saved[side] = 0u;
+    shot_share[side] = 0u;
+    saved_share[side] = 0u;
   }
 
   // ---- Set-up: starting XIs, added time, lineup strength.
@@ -468,6 +605,7 @@ fn set_up_draw(draw: u32) -> vec2<u32> {
   while (added_second < MAX_ADDED_MINUTES && added_word.y >= fx(FX_ADDED_TIME_SECOND + added_second)) {
     added_second++;
   }
+  shot_dither = added_word.z;
   count(C_ADDED_TIME + added_first);
   count(C_ADDED_TIME + MAX_ADDED_MINUTES + 1u + added_second);
   update_cells();
@@ -577,10 +715,10 @@ fn exponential_bits(w: u32) -> u32 {
 }
 
 /**
- * The side's next event at or after step `start` (findNext): one pcg4d call per search draws a hazard
- * budget, and the first step s with hazards[s + 1] > hazards[from] + budget is found by a branch-free
- * bisection. With no event left in the half, the search starts again at the second half with a fresh
- * word. Hazards stay below 2^32 (a certain step costs 32 bits), so the sums do not wrap.
+ * The side's next state event at or after step `start` (findNext): one pcg4d call per search draws a
+ * hazard budget, and the first step s with hazards[s + 1] > hazards[from] + budget is found by a
+ * branch-free bisection. With no event left in the half, the search starts again at the second half with
+ * a fresh word. Hazards stay below 2^32 (a certain step costs 32 bits), so the sums do not wrap.
  */
 fn find_next(side: u32, start: u32, first_end: u32, second_end: u32, draw: u32) {
   let row = cell_row[side] * HAZARD_ROW_WORDS;
@@ -620,10 +758,12 @@ fn find_next(side: u32, start: u32, first_end: u32, second_end: u32, draw: u32) 
 }
 
 /**
- * A draw's events in step order (playEvents): the side whose pending event comes first plays it (bit
- * 31 of the home side's order word breaks a tie) and searches again; the opponent, if the event changed
- * its cell, searches again from_step the first step it has not played under its old cell (bit 31 of this
- * event's order word says whether its turn in this step came first). Returns the half-time score.
+ * A draw's events in step order (playEvents): the side whose pending event comes first adds its expected
+ * shots up to and including the step, plays the event (bit 31 of the home side's order word breaks a
+ * tie) and searches again; the opponent, if the event changed its cell, adds its expected shots under its
+ * old cell up to the first step it has not played under that cell and searches again from there (bit 31
+ * of this event's order word says whether its turn in this step came first). At the final whistle each
+ * side's expected shots are finished. Returns the half-time score.
  */
 fn play_events(draw: u32, first_end: u32, second_end: u32) -> vec2<i32> {
   searches[HOME] = 0u;
@@ -653,6 +793,7 @@ fn play_events(draw: u32, first_end: u32, second_end: u32) -> vec2<i32> {
     let other_row = cell_row[other];
     let at = EVENT_KINDS_AT + (cell_row[side] * STEPS + step) * EVENT_KIND_WORDS;
     let order = pending_order[side] >> 31u;
+    add_expected_shots(side, cell_row[side], step + 1u, first_end);
     play_event(side, pending_kind[side], at, pending_pick[side], step, draw);
     quiet_from[side] = step + 1u;
     find_next(side, step + 1u, first_end, second_end, draw);
@@ -661,9 +802,12 @@ fn play_events(draw: u32, first_end: u32, second_end: u32) -> vec2<i32> {
       if (pending_step[other] == step) {
         from_step = step;
       }
+      add_expected_shots(other, other_row, from_step, first_end);
       find_next(other, from_step, first_end, second_end, draw);
     }
   }
+  finish_expected_shots(HOME, first_end, second_end);
+  finish_expected_shots(AWAY, first_end, second_end);
   if (half_time.x < 0) {
     half_time = vec2<i32>(score[HOME], score[AWAY]);
   }

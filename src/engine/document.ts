@@ -38,6 +38,7 @@ import {
   P_YELLOW_1,
   P_YELLOWS,
   playerCounterBase,
+  SHOT_COUNTER_UNIT,
   STATE_HOME_LEADING,
   STATE_LEVEL,
   STEPS,
@@ -610,8 +611,9 @@ function playerSummary(
     box_score: {
       goals: p(P_GOALS),
       assists: p(P_ASSISTS),
-      shots: p(P_SHOTS),
-      shots_on_target: p(P_SHOTS_ON_TARGET),
+      // The shot counters count 1 / SHOT_COUNTER_UNIT shots (expected shots: contract/layout.ts "Shot tables").
+      shots: p(P_SHOTS) / SHOT_COUNTER_UNIT,
+      shots_on_target: p(P_SHOTS_ON_TARGET) / SHOT_COUNTER_UNIT,
       yellow_cards: p(P_YELLOWS),
       red_cards: p(P_REDS),
     },

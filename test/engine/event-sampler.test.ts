@@ -43,8 +43,11 @@ import {
   P_FIRST_SCORER,
   P_GOALS_1,
   P_RED_1,
+  P_SHOTS,
+  P_SHOTS_ON_TARGET,
   P_YELLOW_1,
   playerCounterBase,
+  SHOT_COUNTER_UNIT,
   STEPS,
   TEAM_COUNTERS,
   TEAM_GOALS,
@@ -123,8 +126,10 @@ function statistics(c: Uint32Array, draws: number, players: [number, number]): R
     const goals = team(TEAM_GOALS) / draws;
     const squares = c[C_GOAL_SQUARES + side]! / draws;
     stats[`${side} goals`] = { mean: goals, se: Math.sqrt((squares - goals * goals) / draws) };
-    stats[`${side} shots`] = countMean(team(TEAM_SHOTS), draws);
-    stats[`${side} on target`] = countMean(team(TEAM_SHOTS_ON_TARGET), draws);
+    // Shot counters are in units of 1 / SHOT_COUNTER_UNIT (the engine adds expected shots; the per-step
+    // sampler counts sampled ones in the same units).
+    stats[`${side} shots`] = countMean(team(TEAM_SHOTS) / SHOT_COUNTER_UNIT, draws);
+    stats[`${side} on target`] = countMean(team(TEAM_SHOTS_ON_TARGET) / SHOT_COUNTER_UNIT, draws);
     stats[`${side} yellows`] = countMean(team(TEAM_YELLOWS), draws);
     stats[`${side} reds`] = countMean(team(TEAM_REDS), draws);
     stats[`${side} substitutions`] = countMean(team(TEAM_SUBSTITUTIONS), draws);
@@ -134,6 +139,10 @@ function statistics(c: Uint32Array, draws: number, players: [number, number]): R
       // Attackers (slots 19-24 of the plausible squads) and the first midfielders: the scorers.
       if (slot >= 11) stats[`${side}:${slot} scores`] = share(c[at + P_GOALS_1]!, draws);
       if (slot >= 19) stats[`${side}:${slot} first scorer`] = share(c[at + P_FIRST_SCORER]!, draws);
+      if (slot >= 19 || slot === 3) {
+        stats[`${side}:${slot} shots`] = countMean(c[at + P_SHOTS]! / SHOT_COUNTER_UNIT, draws);
+        stats[`${side}:${slot} on target`] = countMean(c[at + P_SHOTS_ON_TARGET]! / SHOT_COUNTER_UNIT, draws);
+      }
       if (slot === 3 || slot === 11) stats[`${side}:${slot} booked`] = share(c[at + P_YELLOW_1]!, draws);
       if (slot === 3) stats[`${side}:${slot} sent off`] = share(c[at + P_RED_1]!, draws);
     }

@@ -1,6 +1,8 @@
 // Golden counts: SHA-256 digests of the CPU engine's counters and sample paths (the event-driven sampler,
-// recorded from it as it stood before its speed work) and of the per-step reference it replaced
-// (test/engine/per-step-reference.ts, recorded from the per-step engine before its speed work). The GPU
+// recorded when it began to add expected shots instead of sampling them: src/engine/contract/layout.ts
+// "Shot tables") and of the per-step reference it replaced (test/engine/per-step-reference.ts, recorded
+// from the per-step engine before its speed work; its counters were recorded again when the shot counters
+// became units of 1 / SHOT_COUNTER_UNIT, and divided back by that unit they gave its old digests). The GPU
 // kernel reproduces the engine's counters bit for bit, so an optimisation of fallback/engine.ts may change
 // how fast the draws run, never what they count. These digests must never be edited to make a change
 // pass; a real model change gets new digests on purpose.
@@ -185,67 +187,67 @@ const CASES: GoldenCase[] = [
 const GOLDEN: Record<string, { tables: string; counters: string; samples: string }> = {
   'predicted XIs': {
     tables: 'd410ae11545e3eab7ddbc091e45a1b9eacfb077a903a9b9e94ca14e58ef3b4dd',
-    counters: 'd07243596e5f5df62ff771093b78a9b12f37ec5b4d049b2f835aba202a75b7e0',
+    counters: '419259abc516bf505ac45bad8b8cf9d91065b7b057a78e25c5ed537e5182e9f0',
     samples: '424c4a19fb7fd49844ce2b477bd7be10a844ae75898c6380e0e2f9729df862a2',
   },
   'announced home XI': {
     tables: '4cf7a3c71172c8e7b6fb6ed2f83a36ec0ed82a68bea644ffc3c469a71aebfeef',
-    counters: '9ad5db337c4b1f21777ad5a922a2c34c893bc03376b3ad8bc5447d7d39180118',
+    counters: 'be8117afb1845d24b195a51cd20d978e61717b9233b4378def0e2d7adb3a2497',
     samples: '3f9512e7daeec5f6ae1d74cc01b62e12f3e74ce23d8bb63404134ec944be2d8a',
   },
   'mismatch, high seed words': {
     tables: 'f680df6271279933e2d44432a34b9353e4df67b15fb226dd0826c6d3eeebf7fc',
-    counters: '8fbdb7527acb20b48bcb6b8561611ccbef8c2d12ab7bd547a0833278c4f0a95b',
+    counters: '1e0d6837cd1560932a6a1d77e00711beee57e5493bb854da849517941d4b6029',
     samples: 'f5f08038c6718965181acc7a7881af7b69d97338b1f86b60256c59b83fbb3301',
   },
   'eventful model, both announced': {
     tables: '3975ca12605dc1d66c921978590898f4598276098cbe71f1627eef21ae48e505',
-    counters: '2dd422c5e2590c6afcf99b19285c87b4d70e8ed6b8ffa8ead290c820e8c60172',
+    counters: 'e229f39d56e74b3530e8f216ca55d7a0cfe2b89771da0ca17bb93374abde3e2f',
     samples: 'bd2c7957709e5f62fd0b4099ab5623fc983474966fbe0ea2241abec87e6cb095',
   },
   'eventful model, goal fest': {
     tables: '09c8ef5aed3bc4d8985053aa5084d1dbf6408bb1a637523a9d92c5d488921f88',
-    counters: '2579aa6ef5746bce8b8dcc1fd9ae909a6bfc27164ae81578711fb2d191a76a6d',
+    counters: '0fbe36535b43bba2da9375e01049ce05727562a6ccdc41d60b774e8df6a170cb',
     samples: 'b94c3fa52d89b757a426a70d256a317ffd114c78ff064d2c5982e74bf6772d60',
   },
   'odd squads 0': {
     tables: '45fd071cd9bfc0d3e69e63d491e7e64e0df63e8fbdc9eebd096faaf91ef8036a',
-    counters: '79d60f11904a22964944fc826406b5193baa3cc144270cbdd0434c315eed9cbb',
+    counters: '69b47e250ed3472a9d12e34cc5faf801e93eb976777c95e464a924b7805ba00f',
     samples: '0828f40e007d02b099d38ea296fad326e3151d2202e03efaacd2ef58125107fb',
   },
   'odd squads 1': {
     tables: '2faeeafff2823b74f826850dcfa6a2c36997459f801b8a1c8c556e917de1a522',
-    counters: '27b2469dbe2bf5e3a14064905db870d409a774dbe648a0434a1ac6f789c00148',
+    counters: '1355f6514dab3d6f8af7600fb270b2393df24cf85dc3ce7dfb9315774f072cde',
     samples: '18f927efc22c9c1823b8705f7449bcbf51ae483afecbb11b551d658caa7f0cb4',
   },
   'odd squads 2': {
     tables: 'c855d6a876ae170376d02b0832a6ba20e718dd843f8368686f6b1f043ab1db30',
-    counters: '8feabab503cadec35be76275010772f1ce5388797bd47cd593e03dac8811057e',
+    counters: 'cf4428c0834627e1bb4a715b67265343c9172a0c0aeb615964507de503900404',
     samples: 'd46bc0026d7bc2826070e3ed7ada9372443b07a250fe8cd54da6b18e7f0ccdb9',
   },
   'odd squads 3': {
     tables: '447113afc9da369de11b7faa3a78e5b2f901a606ec73abea7570f0a5011071a0',
-    counters: 'd0b0ea2c220ba77f64ed0c00d50916667f3f4f33ec7341f3c944a909c70009b2',
+    counters: '57503b920538bff7569e9f58503d13d0e0c65785972bc1f2c592873658c1cd77',
     samples: '0bbaba0aba6efde4e22872ba4d2c41a4f0e83dc4b97e5babf7655ca751bce7e6',
   },
   'odd squads 4': {
     tables: 'cdace4638a76660fadb2dffd568098719fa70e48369f3e75c42906e776778cfa',
-    counters: 'eba6c770c8c281e0ffe405fc4ac4704f1b6796d6276314e273b2eb006c62ed23',
+    counters: '3917b5392663e2ee3afe300b423c77a4b23c4ddc078a93f97717329b46d581c8',
     samples: '4893c84db2039119936d44bfc722aebbfd032685e995ce40563907dc875f12b9',
   },
   'odd squads 5': {
     tables: '6c40ed4991449d753de9fed79ba038e2c4de25d0acc581889fcfe1765c3ace79',
-    counters: '3c61bdaa3e7ec8cc342b8d9ffa8a7d4086ae5937a2433b7b2295763a276e5eae',
+    counters: 'f4cf6d96e72d3f1af737502375f0161cc4754e0873402bee98e49a06c034be97',
     samples: '820adb370e62d2ffba1523b89abde1499c9ccebd142edc5ddf836c0d576912d2',
   },
   'odd squads 6': {
     tables: '7f45fae5ce6f97bdff01ea3a99527e8b7efaa085954bff1ee5721bdcd9c63ef9',
-    counters: 'a9589fb272b72759e0fa88b67ee74b5d5badac85d57f6314509a63e66f3d222e',
+    counters: '37fbad2058fd4140cb222e0f45424db6c3eb403c20bf26301b3e99c856948d6d',
     samples: '394110769cf7c6b70c22d86c2d3adf6bc464e7d380d0bf35d2287560d6ab93b9',
   },
   'odd squads 7': {
     tables: 'fd78f18f1de8703d99725618a1fa565f1a13cba81208f9a5d79ef73fb6ec573f',
-    counters: 'c3078ff025a86123c03928d9763a88b75ea0ae8aa0b634cb8b0fd2c90199d1d5',
+    counters: 'd95d7776ff67b8d4172237e31171ce45d68346e0a46d5fe1d6c1eb525633de62',
     samples: '9bee4560e5cf1ff029c839ef1bf554aee7ba049ff5d3063e5465420b1fd8efd1',
   },
 };
@@ -290,66 +292,66 @@ describe('golden counts of the per-step reference', () => {
   });
 });
 
-const FINALIZED_PREDICTED = '374b6e957ffb0ea8b016d210753d29fd15dfc74bfe10288ef354258ece294258';
+const FINALIZED_PREDICTED = '45edd7af40bacd6907cd9df538d09cd0dde80944c43fee038642806659e56224';
 
 /**
- * The engine's event-driven sampler (simulateRange) pinned the same way, recorded from it as it stood
- * before its speed work: the WGSL port of it must match these counters bit for bit, so an optimisation
+ * The engine's event-driven sampler (simulateRange) pinned the same way, recorded when it began to add
+ * expected shots: the WGSL port of it must match these counters bit for bit, so an optimisation
  * may change how fast it runs, never which random words it reads or what it counts. The tables digests
  * above already pin the compiler; these pin the event loop on the same cases.
  */
 const GOLDEN_EVENTS: Record<string, { counters: string; samples: string }> = {
   'predicted XIs': {
-    counters: 'c7af6e6dab8bb58fb9e0c65bbabef912163035474dfe57eae32bfca6ca839433',
-    samples: 'e77cf3fed4a9a1a2ba717506ff6b5c55c63148bf1b5a6ef5c065febb6822e22b',
+    counters: 'f2540be6038e7a6f437ee68161726df99f3d74317e865f6f1d8fc685d93b76b8',
+    samples: '39b54bf40e02dce3e160e9a297705daf6a18ce6359a376127702b77466b49606',
   },
   'announced home XI': {
-    counters: 'b6a2edd3b44627db3a70cd109f2ea89d1c4b519472a965dada7577c9de0ac4bb',
-    samples: 'e5293f7e302a1f97a2c3c1d5a03cee7f349d62996f16356d1a09e673b3e20804',
+    counters: 'a28140109543135c8ef3fc0eef5f64a8bb80110a63a7f2e2fb32fcffc9f1365d',
+    samples: '39e4444f54008c9a3b687cb14998dfd2a3ad051dd33bac4d2883f6c3d578a89d',
   },
   'mismatch, high seed words': {
-    counters: 'a77990a94374b950280b9aa7f1e3a0c3362a7c0f82f706ab8e10807c112b5d43',
-    samples: '002d5d952f709826bc4b1ac65f355d74155732f74979495628688e92f1f07166',
+    counters: '5dd63e6524f81a24489fbfc28c4ef042a074c316cb68c0157719e18b28ce31d7',
+    samples: 'df9295c23173cde5e9bfbd24d94f112158656e092f7ac99aa28d1cc1796b0382',
   },
   'eventful model, both announced': {
-    counters: '463b38a90bae8d432f88517a0ddac99baf8ea9706eaa6cb70ffe7e1250ce4be4',
-    samples: '032ba297d1ecd5446c281d3f72d43df2caddef69389e42f38f562b787097253a',
+    counters: '9c840f2db843e9f4975d2182e1e9ed54038ddbd99d41e1e74664086eef24abfc',
+    samples: '963691df1e719a54bd35fd088f6b709f0edc2eab357b3afab1b296c802ed6031',
   },
   'eventful model, goal fest': {
-    counters: 'b7114a031f6d71365507497f6de291b6afff6b116cc2de25619be77fb8453aa2',
-    samples: '6462b785aa7de67ee38c41a7420e59a303b4a7231beabeff86f06582b7a83092',
+    counters: '2d4114afcfbd8d64d140d25d3a5aba07e36d4fa76fa2a6250177881e106ecb9d',
+    samples: 'e14cf1cc3488afd1c49599f9d4a4d13263336c26b788bd9c8673f53b52188d62',
   },
   'odd squads 0': {
-    counters: '567be11b84480f5e539c74ee41bec714972eb6c10168ac4aadaa6d1bae64557f',
-    samples: '49e2a886d1212df0c52fba348cc1aa846655809e461f332c3eed019379205598',
+    counters: '354cbcf44baae613463879d49151b29d38471ac75c54786c2817634dac69fa90',
+    samples: 'dfe20d5204c7f10deb60bf1b76076019e262fa4479c227286b631eadacc23fc3',
   },
   'odd squads 1': {
-    counters: 'f9fbeb434b271839ad7b2fc291b4bfc36e528021f13fb4263e6bbbcffe9d4278',
-    samples: '250c497ff8687b027361bd17f92e5d9591b2a54cee9908aac5ff8db92c862e2f',
+    counters: '15d9d13f9e97193a6e465bf1755076ac0c7a5f088e3e56e041910bae9100c8ea',
+    samples: '85ca06821fa94ac2869499ad66a6d89b45dd55a5edc550c78a247c8bfc9dc6c2',
   },
   'odd squads 2': {
-    counters: '3346a05f593b8e591deae3048b481bbb5b93560a5e0098073172ce43d5ed0e1f',
-    samples: '3ed132e501e9b17e753e97c1522d5d857159ecde50045bc5de89bc4ad873d2e3',
+    counters: '4cf2e44b4a2f750cbc15c23bd25bac6dfd518fd7b7a623ddcdabf2f7df927654',
+    samples: 'f3caf062d0368f384acd5efebd24bce5ed96e256bbabbb7e53f4d0ff2d85d787',
   },
   'odd squads 3': {
-    counters: '7faaef0b2c8030272e34ccfea5b27bb160d86ace5c4600dbf255fe09085b7dd7',
-    samples: 'b0da6228e941fdd37a373227640a2a24746f18d4a9c12f6c0a7e59feb3289adc',
+    counters: 'd7295cd2b77b6bad5f38ceaaa0afee0e680965475767d199c89ca4a453d5e61e',
+    samples: '9c6622dd0133cd40e4184eb24db8f34817f2922c6e14b71bb4026472058a893b',
   },
   'odd squads 4': {
-    counters: 'fcfacda976aff8a585c1c7f7aafaa1d658ec1dbebef34cea78d66ee5418680ff',
-    samples: '4c22c5b3697a879941e668268ef04fa0829ff93bd14af46cba12a246ce4f3721',
+    counters: '50a1f79524e4fd85174ae7b2e86d9d29ed81f1d9689a5205592f7b26e8e485c2',
+    samples: 'd8c66bc54fe77c8670822c574b88f7940ac207f672e63550717b7865204cff35',
   },
   'odd squads 5': {
-    counters: '33d8a1d2738936c2978ecc852fe20c53f40581cff1e7a84ffa0f07a3fa4c462f',
-    samples: '6010c92c80bbdbde7023e28251c6b08e9839f9c7438bb10b4f0844bebf643b6a',
+    counters: 'c157e28df0220913d979a1836e73380ac21157d05bc7d86a5b1f07c1a60aa297',
+    samples: '0710ecb4f3931dd3bd121a682e6af0b6133b1f040408cc752704515b16995547',
   },
   'odd squads 6': {
-    counters: 'd63f5a44f25f530418bdb9531880f4362f56b64c6565153a493a34d3cc5f5adf',
-    samples: 'f3c1e1ac57be9f507e140200ab5cb926dade20e0bb1776214564e5c61faaef8e',
+    counters: '4fdfb122d016f758a92e4c71df4e39f6de51f226b09d2e3ff051c88eb0fcb59c',
+    samples: '2f591c89a8e1299b0e9f590d11dc9394257ee92c62d7be1de1deaeaeb0019839',
   },
   'odd squads 7': {
-    counters: '8ffa2f72605bc4c1cbff645e69dbad02b394d65e9c74ac41470f99827cff1c6f',
-    samples: '6e007a75adb65f56303b611e830092bac3dd6ade8c5f84787af73318be52926e',
+    counters: '65dc74ba01153a7fa669bb17caf3675adc3d1e40c34530f8020570c9640029d6',
+    samples: '6d0e19fc8702f001d71fecc69652921544719d39cce2f8ab16790b25b9663dde',
   },
 };
 
@@ -381,4 +383,4 @@ describe('golden counts of the CPU engine (event-driven sampler)', () => {
   });
 });
 
-const FINALIZED_PREDICTED_EVENTS = '7415ccdffd0f5ee4e6f53dbef3bd6f87306e7d06d9ce3a622405c2a1ee6ddbf0';
+const FINALIZED_PREDICTED_EVENTS = 'a733b95fac14d12830a2f88f038de6c8c9afdca3e8da4486f4c628496d31b5a2';

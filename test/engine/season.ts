@@ -12,6 +12,7 @@ import {
   finalizeCounters,
   GRID_SIZE,
   HOME,
+  SHOT_COUNTER_UNIT,
   TEAM_COUNTERS,
   TEAM_GOALS,
   TEAM_REDS,
@@ -100,7 +101,8 @@ export function simulateSeason(params: ModelParams, teams: number, drawsPerFixtu
   const htft = (ht: number, ft: number) => total[C_HT_FT + ht * 3 + ft]!;
   const leaders = htft(0, 0) + htft(0, 1) + htft(0, 2) + htft(2, 0) + htft(2, 1) + htft(2, 2);
   const goals = team(HOME, TEAM_GOALS) + team(AWAY, TEAM_GOALS);
-  const shots = team(HOME, TEAM_SHOTS) + team(AWAY, TEAM_SHOTS);
+  // Shot counters count 1 / SHOT_COUNTER_UNIT shots (layout.ts "Shot tables").
+  const shots = (team(HOME, TEAM_SHOTS) + team(AWAY, TEAM_SHOTS)) / SHOT_COUNTER_UNIT;
   return {
     goalsPerMatch: goals,
     homeGoals: team(HOME, TEAM_GOALS),
@@ -118,7 +120,8 @@ export function simulateSeason(params: ModelParams, teams: number, drawsPerFixtu
     yellowsPerMatch: team(HOME, TEAM_YELLOWS) + team(AWAY, TEAM_YELLOWS),
     redsPerMatch: team(HOME, TEAM_REDS) + team(AWAY, TEAM_REDS),
     shotsPerMatch: shots,
-    onTargetShare: (team(HOME, TEAM_SHOTS_ON_TARGET) + team(AWAY, TEAM_SHOTS_ON_TARGET)) / shots,
+    onTargetShare:
+      (team(HOME, TEAM_SHOTS_ON_TARGET) + team(AWAY, TEAM_SHOTS_ON_TARGET)) / SHOT_COUNTER_UNIT / shots,
     conversion: goals / shots,
   };
 }

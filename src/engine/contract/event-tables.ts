@@ -1,20 +1,32 @@
-// The event-driven sampler's tables (layout in ./layout.ts, "Event tables"), derived from a fixture's
+// The event-driven sampler's tables (layout in ./layout.ts, "Event tables" and "Shot tables"), derived from a fixture's
 // threshold table on the host, once per run; and the integer exponential both engines draw from them.
 // Only the host uses floating point here: the engines read the finished u32 tables, so the CPU engine
 // and the GPU kernel stay bit-identical.
 import {
   EVENT_CELLS,
+  EVENT_GOAL,
   EVENT_KIND_WORDS,
   EVENT_KINDS,
   EVENT_KINDS_AT,
   EVENT_LOG2_AT,
+  EVENT_RED,
   EVENT_ROWS,
+  EVENT_SHOT_OFF_TARGET,
+  EVENT_SHOT_ON_TARGET,
+  EVENT_SHOTS_AT,
   EVENT_SUBSTITUTION,
   EVENT_TABLE_WORDS,
+  EVENT_YELLOW,
   HAZARD_FRACTION_BITS,
   HAZARD_ROW_WORDS,
+  KIND_WORD_GOAL,
+  KIND_WORD_RED,
+  KIND_WORD_YELLOW,
   LOG2_TABLE_BITS,
   LOG2_TABLE_WORDS,
+  SHOT_FRACTION_BITS,
+  SHOT_ON_TARGET_OFFSET,
+  SHOT_ROW_WORDS,
   SIDES,
   STEPS,
   STRENGTH_BUCKETS,
@@ -24,6 +36,7 @@ import {
 } from './layout.js';
 
 const UNIT = 2 ** HAZARD_FRACTION_BITS;
+const SHOT_UNIT = 2 ** SHOT_FRACTION_BITS;
 // Copies for exponentialBits, which runs in the CPU engine's inner loop: V8 (Node 20) folds a module's own
 // constants into optimised code but reads an imported binding through the exporting module's cell on
 // every use.
@@ -40,34 +53,54 @@ function fillLog2(tables: Uint32Array): void {
 }
 
 /**
- * One row's cumulative hazards and per-step kind words. Neighbouring steps mostly share their thresholds
- * (the model's rates change by 15-minute band), so a step whose words equal the step before's reuses its
- * hazard increment and kind words: the same inputs give the same numbers, for a fraction of the logs and
- * divisions.
+ * One row's cumulative state-event hazards, per-step kind words and cumulative expected shots. Neighbouring
+ * steps mostly share their thresholds (the model's rates change by 15-minute band), so a step whose words
+ * equal the step before's reuses its increments and kind words: the same inputs give the same numbers,
+ * for a fraction of the logs and divisions.
  */
 function fillRow(tables: Uint32Array, thresholds: Uint32Array, row: number, from: number): void {
   let hazard = 0;
   let increment = 0;
+  let shots = 0;
+  let saved = 0;
+  let shotIncrement = 0;
+  let savedIncrement = 0;
   let previous = -1;
+  const shotRow = EVENT_SHOTS_AT + row * SHOT_ROW_WORDS;
   tables[row * HAZARD_ROW_WORDS] = 0;
+  tables[shotRow] = 0;
+  tables[shotRow + SHOT_ON_TARGET_OFFSET] = 0;
   for (let step = 0; step < STEPS; step++) {
     const at = from + step * THRESHOLD_STEP_STRIDE;
-    const any = thresholds[at + EVENT_SUBSTITUTION]!;
     const kinds = EVENT_KINDS_AT + (row * STEPS + step) * EVENT_KIND_WORDS;
     if (previous >= 0 && sameWords(thresholds, at, previous)) {
       for (let k = 0; k < EVENT_KIND_WORDS; k++) tables[kinds + k] = tables[kinds - EVENT_KIND_WORDS + k]!;
     } else {
-      // A certain event (any = 2^32 - 1 or more) costs 32 bits: never more, so the sums stay below 2^32.
-      increment = any === 0 ? 0 : -Math.log2(Math.max(1 - any / TWO_32, 2 ** -32));
-      for (let k = 0; k < EVENT_KIND_WORDS; k++) {
-        tables[kinds + k] =
-          any === 0 ? 0 : Math.min(TWO_32 - 1, Math.floor((thresholds[at + k]! * TWO_32) / any));
-      }
+      const goal = thresholds[at + EVENT_GOAL]!;
+      // The step's shots that are not goals: the words between the goals' and the shots' cut-offs.
+      const shot = thresholds[at + EVENT_SHOT_OFF_TARGET]! - goal;
+      const state = thresholds[at + EVENT_SUBSTITUTION]! - shot;
+      // A certain event (state = 2^32 - 1 or more) costs 32 bits: never more, so the sums stay below 2^32.
+      increment = state === 0 ? 0 : -Math.log2(Math.max(1 - state / TWO_32, 2 ** -32));
+      tables[kinds + KIND_WORD_GOAL] = kindWord(goal, state);
+      tables[kinds + KIND_WORD_YELLOW] = kindWord(thresholds[at + EVENT_YELLOW]! - shot, state);
+      tables[kinds + KIND_WORD_RED] = kindWord(thresholds[at + EVENT_RED]! - shot, state);
+      shotIncrement = shot / TWO_32;
+      savedIncrement = (thresholds[at + EVENT_SHOT_ON_TARGET]! - goal) / TWO_32;
     }
     hazard += increment;
+    shots += shotIncrement;
+    saved += savedIncrement;
     tables[row * HAZARD_ROW_WORDS + step + 1] = Math.round(hazard * UNIT);
+    tables[shotRow + step + 1] = Math.round(shots * SHOT_UNIT);
+    tables[shotRow + SHOT_ON_TARGET_OFFSET + step + 1] = Math.round(saved * SHOT_UNIT);
     previous = at;
   }
+}
+
+/** A kind word: the share `cumulative / state` of the state events' words, as a u32 cut-off. */
+function kindWord(cumulative: number, state: number): number {
+  return state === 0 ? 0 : Math.min(TWO_32 - 1, Math.floor((cumulative * TWO_32) / state));
 }
 
 /** Whether the cells of the threshold table at `a` and `b` hold the same EVENT_KINDS words. */

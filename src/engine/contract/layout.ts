@@ -96,28 +96,64 @@ export function thresholdIndex(
 // Built once per run on the host from the threshold table (./event-tables.ts buildEventTables), so both
 // describe the same per-step model (docs/model.md). Rows: one per (side, strength bucket, score/red cell),
 // row = (side * STRENGTH_BUCKETS + strength) * EVENT_CELLS + score * RED_CARD_BUCKETS + red.
-// - hazards: per row HAZARD_ROW_WORDS words, word s = the side's cumulative hazard of any event over steps
-//   0..s-1, in units of 2^-HAZARD_FRACTION_BITS bits: round(2^F * sum over t < s of -log2(1 - p_t)), with
-//   p_t = threshold[t][EVENT_SUBSTITUTION] / 2^32. The next event after `from` is the first step s with
-//   hazards[s + 1] > hazards[from] + E, E = -log2(u) in the same units (exponentialBits), so a draw pays
-//   one random word per event instead of one per step.
-// - kinds: per (row, step) EVENT_KIND_WORDS words, the event kind given that an event happens:
-//   word k = min(2^32 - 1, floor(threshold[k] * 2^32 / threshold[EVENT_SUBSTITUTION])) for the kinds
-//   EVENT_GOAL..EVENT_RED; a word at or above every one of them is a substitution.
+// The sampler draws only the events that change a draw's state or need a player's per-draw record
+// (goals, cards, substitutions: "state events"); a shot that is not a goal changes nothing and feeds
+// only the shot counters, so those counters add its expected number instead (see "Shot tables").
+// - hazards: per row HAZARD_ROW_WORDS words, word s = the side's cumulative hazard of a state event over
+//   steps 0..s-1, in units of 2^-HAZARD_FRACTION_BITS bits: round(2^F * sum over t < s of -log2(1 - q_t)),
+//   with q_t * 2^32 = threshold[t][EVENT_SUBSTITUTION] - (threshold[t][EVENT_SHOT_OFF_TARGET] -
+//   threshold[t][EVENT_GOAL]): the step's any-event word less its shots. The next event after `from` is
+//   the first step s with hazards[s + 1] > hazards[from] + E, E = -log2(u) in the same units
+//   (exponentialBits), so a draw pays one random word per event instead of one per step.
+// - kinds: per (row, step) EVENT_KIND_WORDS words, the kind given that a state event happens: word k =
+//   min(2^32 - 1, floor(c_k * 2^32 / (q_t * 2^32))) with c_k the step's state-event words up to and
+//   including kind k (KIND_WORD_GOAL: goals; KIND_WORD_YELLOW: goals and yellows; KIND_WORD_RED: and
+//   straight reds); a word at or above every one of them is a substitution.
+// - shots: per row SHOT_ROW_WORDS words, two cumulative series of HAZARD_ROW_WORDS: word s of the first =
+//   round(2^SHOT_FRACTION_BITS * sum over t < s of the step's probability of a shot that is not a goal),
+//   of the second the same for saved shots (on target, not a goal).
 // - log2: LOG2_TABLE_WORDS words, round(2^F * log2(1 + i / 2^LOG2_TABLE_BITS)), interpolated by
 //   exponentialBits.
-// The three are packed in one array of EVENT_TABLE_WORDS: hazards at 0, kinds at EVENT_KINDS_AT, log2 at
-// EVENT_LOG2_AT.
+// The four are packed in one array of EVENT_TABLE_WORDS: hazards at 0, kinds at EVENT_KINDS_AT, shots at
+// EVENT_SHOTS_AT, log2 at EVENT_LOG2_AT.
 export const EVENT_CELLS = SCORE_STATE_BUCKETS * RED_CARD_BUCKETS;
 export const HAZARD_FRACTION_BITS = 18;
 export const HAZARD_ROW_WORDS = STEPS + 1;
 export const EVENT_ROWS = SIDES * STRENGTH_BUCKETS * EVENT_CELLS;
-export const EVENT_KIND_WORDS = EVENT_SUBSTITUTION;
+export const KIND_WORD_GOAL = 0;
+export const KIND_WORD_YELLOW = 1;
+export const KIND_WORD_RED = 2;
+export const EVENT_KIND_WORDS = 3;
+export const SHOT_FRACTION_BITS = 12;
+/** The saved shots' series of a shot row starts this many words after its all-shots series. */
+export const SHOT_ON_TARGET_OFFSET = HAZARD_ROW_WORDS;
+export const SHOT_ROW_WORDS = 2 * HAZARD_ROW_WORDS;
 export const LOG2_TABLE_BITS = 11;
 export const LOG2_TABLE_WORDS = (1 << LOG2_TABLE_BITS) + 1;
 export const EVENT_KINDS_AT = EVENT_ROWS * HAZARD_ROW_WORDS;
-export const EVENT_LOG2_AT = EVENT_KINDS_AT + EVENT_ROWS * STEPS * EVENT_KIND_WORDS;
+export const EVENT_SHOTS_AT = EVENT_KINDS_AT + EVENT_ROWS * STEPS * EVENT_KIND_WORDS;
+export const EVENT_LOG2_AT = EVENT_SHOTS_AT + EVENT_ROWS * SHOT_ROW_WORDS;
 export const EVENT_TABLE_WORDS = EVENT_LOG2_AT + LOG2_TABLE_WORDS;
+
+// ---- Shot tables: expected shots instead of sampled ones ----------------------------------------------
+// A draw adds, per side, the expected number of its shots that are not goals: the shot tables' sum over
+// the steps it played, each under the cell the side played that step in (so the same per-step
+// probabilities as a sampled shot, and the same mean; the per-draw spread of shots is not kept, and no
+// counter needs it). A player's share is his shot weight over the side's on-pitch total, taken per
+// stretch of the draw with the same players on the pitch ("segment"):
+// - a segment's expected shots E (units of 2^-SHOT_FRACTION_BITS shots) adds floor(E * 2^SHOT_SHARE_BITS
+//   / total weight) to the side's running share R; a player's expected shots are his weight * (R when he
+//   leaves - R when he came on), in units of 2^-(SHOT_FRACTION_BITS + SHOT_SHARE_BITS) shots. E is at
+//   most 110 * 2^12 < 2^19 and weight <= total, so every product stays below 2^32 (u32 arithmetic).
+// - the shot counters (TEAM_SHOTS, TEAM_SHOTS_ON_TARGET, P_SHOTS, P_SHOTS_ON_TARGET) count in units of
+//   1 / SHOT_COUNTER_UNIT shots: a goal adds SHOT_COUNTER_UNIT, and a draw's expected shots are rounded
+//   to the unit with the draw's dither word (STREAM_SETUP_ADDED_TIME word 2): floor((x + dither) /
+//   unit) with the dither's top bits uniform below the unit, which is x / unit on average, so the means
+//   carry no rounding bias. A draw's shots are at most 2 * 110 (an expected shot and a goal per step),
+//   so 220 * SHOT_COUNTER_UNIT <= MAX_COUNTER_INCREMENT_PER_DRAW.
+export const SHOT_SHARE_BITS = 13;
+export const SHOT_COUNTER_BITS = 4;
+export const SHOT_COUNTER_UNIT = 1 << SHOT_COUNTER_BITS;
 /** A side's pending event step when it has none left in the match. */
 export const NO_EVENT_STEP = 0xff;
 
@@ -200,8 +236,8 @@ export const C_FIRST_GOAL_BAND = C_FIRST_GOAL + 3; // 6 bands by STEP_BAND
 export const C_COMEBACK = C_FIRST_GOAL_BAND + 6;
 export const C_GOAL_SQUARES = C_COMEBACK + 3; // per side: sum of min(goals, GOAL_SQUARE_CAP)^2
 export const TEAM_GOALS = 0;
-export const TEAM_SHOTS = 1; // goals included
-export const TEAM_SHOTS_ON_TARGET = 2; // goals included
+export const TEAM_SHOTS = 1; // goals included; units of 1 / SHOT_COUNTER_UNIT shots ("Shot tables")
+export const TEAM_SHOTS_ON_TARGET = 2; // goals included; units of 1 / SHOT_COUNTER_UNIT shots
 export const TEAM_YELLOWS = 3;
 export const TEAM_REDS = 4; // straight and second yellows
 export const TEAM_SUBSTITUTIONS = 5;
@@ -232,8 +268,8 @@ export const P_FIRST_SCORER = 7;
 export const P_ASSISTS = 8;
 export const P_ASSIST_1 = 9;
 export const P_GOAL_OR_ASSIST_1 = 10;
-export const P_SHOTS = 11; // goals included
-export const P_SHOTS_ON_TARGET = 12; // goals included
+export const P_SHOTS = 11; // goals included; units of 1 / SHOT_COUNTER_UNIT shots ("Shot tables")
+export const P_SHOTS_ON_TARGET = 12; // goals included; units of 1 / SHOT_COUNTER_UNIT shots
 export const P_YELLOWS = 13;
 export const P_YELLOW_1 = 14;
 export const P_REDS = 15;

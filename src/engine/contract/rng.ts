@@ -16,7 +16,7 @@
 // sides in a step uses bit 15, and a run keys the generator with runKey(seed), not the raw seed.
 export const STREAM_ASSIST_BASE = 0x100; // + step: the assist decision of a goal scored in that step
 export const STREAM_SETUP_LINEUPS = 0x200; // predicted XIs (goalkeeper and outfield offsets of each side)
-export const STREAM_SETUP_ADDED_TIME = 0x201; // added minutes of each half
+export const STREAM_SETUP_ADDED_TIME = 0x201; // added minutes of each half (words 0, 1); word 2: the shot dither
 /**
  * The event-driven sampler's searches: side s's n-th search for its next event uses stream
  * STREAM_EVENT_BASE + s * STREAM_EVENT_SIDE_STRIDE + n (word 0: the hazard budget, 1: the event kind,
