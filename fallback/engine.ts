@@ -607,56 +607,61 @@ function finishExpectedShots(st: DrawState, tables: Uint32Array, side: number): 
 /**
  * The side's next event at or after step `start` (skipping unplayed added time): one pcg4d call draws a
  * hazard budget E and the first step s with hazards[s + 1] > hazards[from] + E is found by a forward
- * scan (events are a few steps apart). With no event left in the half, the search starts again at the
- * second half with a fresh word. The half ends are the draw's (drawKey). Hazards stay below 2^30 (110
- * steps of at most 32 bits, in units of 2^-HAZARD_FRACTION_BITS) and a budget below 2^24, so the sums
- * are exact in int32 arithmetic (`| 0` keeps V8 on int32 compares).
+ * scan (events are a few steps apart). A budget the first half's played steps do not use up carries
+ * over to the second half: what is left of an exponential budget past a stretch without an event is
+ * again exponential, so the search goes on from SECOND_HALF_START with the rest (the same words) instead
+ * of drawing new ones. The half ends are the draw's (drawKey). Hazards stay below 2^30 (110 steps of at
+ * most 32 bits, in units of 2^-HAZARD_FRACTION_BITS) and a budget below 2^24, so the sums are exact in
+ * int32 arithmetic (`| 0` keeps V8 on int32 compares).
  */
 function findNext(tables: Uint32Array, side: number, start: number): void {
   const row = cellRow[side]! * HAZARD_ROW_WORDS;
   const firstEnd = drawKey[KEY_FIRST_END]!;
+  const secondEnd = drawKey[KEY_SECOND_END]!;
   // int32 from the start: a tagged `from` made V8 box each found step and convert it back to store it.
   let from = start | 0;
   if (from < SECOND_HALF_START && from >= firstEnd) from = SECOND_HALF_START;
-  for (;;) {
-    const end = from < SECOND_HALF_START ? firstEnd : drawKey[KEY_SECOND_END]!;
-    if (from >= end) break;
-    const search = searches[side]!;
-    searches[side] = search + 1;
-    const words = side * 4;
-    const a = nextWords[words]!;
-    const b = nextWords[words + 1]!;
-    const c = nextWords[words + 2]!;
-    const d = nextWords[words + 3]!;
-    // The side's next search draws its words now: they depend only on (draw, side, search), and the
-    // generator's chain of multiplies, drawn here, overlaps this search and the events before the next
-    // one instead of delaying the next search's step (each search's step decides the next event).
-    drawSearchWords(side, search + 1);
-    const target = ((tables[row + from]! | 0) + exponentialBits(tables, a)) | 0;
-    if ((tables[row + end]! | 0) > target) {
-      // The first step s in [from, end) with hazards[s + 1] > target (one exists: hazards[end] > target).
-      const s = firstStepPast(tables, row, from, target);
-      pendingStep[side] = s;
-      // The kind now, not when the event is played: the side's cell cannot change before then without a
-      // new search, and counting the kind words at or below the word (they are cumulative, so the count
-      // is the kind) takes no branch, where comparing them one by one when the event is played put their
-      // load in front of a branch that mispredicts often.
-      const kinds = EVENT_KINDS_AT + (cellRow[side]! * STEPS + s) * EVENT_KIND_WORDS;
-      const u = b >>> 0;
-      pendingKind[side] =
-        STATE_EVENT_KIND[
-          +(u >= tables[kinds + KIND_WORD_GOAL]!) +
-            +(u >= tables[kinds + KIND_WORD_YELLOW]!) +
-            +(u >= tables[kinds + KIND_WORD_RED]!)
-        ]!;
-      pendingPick[side] = c;
-      pendingOrder[side] = d;
-      return;
-    }
-    if (from >= SECOND_HALF_START) break;
+  if (from >= secondEnd) {
+    pendingStep[side] = NO_EVENT_STEP;
+    return;
+  }
+  const search = searches[side]!;
+  searches[side] = search + 1;
+  const words = side * 4;
+  const a = nextWords[words]!;
+  const b = nextWords[words + 1]!;
+  const c = nextWords[words + 2]!;
+  const d = nextWords[words + 3]!;
+  // The side's next search draws its words now: they depend only on (draw, side, search), and the
+  // generator's chain of multiplies, drawn here, overlaps this search and the events before the next
+  // one instead of delaying the next search's step (each search's step decides the next event).
+  drawSearchWords(side, search + 1);
+  let target = ((tables[row + from]! | 0) + exponentialBits(tables, a)) | 0;
+  if (from < SECOND_HALF_START && (tables[row + firstEnd]! | 0) <= target) {
+    target = (target - (tables[row + firstEnd]! | 0) + (tables[row + SECOND_HALF_START]! | 0)) | 0;
     from = SECOND_HALF_START;
   }
-  pendingStep[side] = NO_EVENT_STEP;
+  if ((tables[row + (from < SECOND_HALF_START ? firstEnd : secondEnd)]! | 0) <= target) {
+    pendingStep[side] = NO_EVENT_STEP;
+    return;
+  }
+  // The first step s >= from with hazards[s + 1] > target (one exists before the half's end).
+  const s = firstStepPast(tables, row, from, target);
+  pendingStep[side] = s;
+  // The kind now, not when the event is played: the side's cell cannot change before then without a
+  // new search, and counting the kind words at or below the word (they are cumulative, so the count
+  // is the kind) takes no branch, where comparing them one by one when the event is played put their
+  // load in front of a branch that mispredicts often.
+  const kinds = EVENT_KINDS_AT + (cellRow[side]! * STEPS + s) * EVENT_KIND_WORDS;
+  const u = b >>> 0;
+  pendingKind[side] =
+    STATE_EVENT_KIND[
+      +(u >= tables[kinds + KIND_WORD_GOAL]!) +
+        +(u >= tables[kinds + KIND_WORD_YELLOW]!) +
+        +(u >= tables[kinds + KIND_WORD_RED]!)
+    ]!;
+  pendingPick[side] = c;
+  pendingOrder[side] = d;
 }
 
 /** Steps counted without a branch before firstStepPast scans on. */

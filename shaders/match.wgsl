@@ -717,44 +717,45 @@ fn exponential_bits(w: u32) -> u32 {
 /**
  * The side's next state event at or after step `start` (findNext): one pcg4d call per search draws a
  * hazard budget, and the first step s with hazards[s + 1] > hazards[from] + budget is found by a
- * branch-free bisection. With no event left in the half, the search starts again at the second half with
- * a fresh word. Hazards stay below 2^32 (a certain step costs 32 bits), so the sums do not wrap.
+ * branch-free bisection. A budget the first half's played steps leave unused carries over to the second
+ * half (the rest of an exponential budget is again exponential): the search goes on from
+ * SECOND_HALF_START with the rest and the same words. Hazards stay below 2^32 (a certain step costs 32
+ * bits), so the sums do not wrap.
  */
 fn find_next(side: u32, start: u32, first_end: u32, second_end: u32, draw: u32) {
   let row = cell_row[side] * HAZARD_ROW_WORDS;
   var from_step = start;
-  loop {
-    if (from_step < SECOND_HALF_START && from_step >= first_end) {
-      from_step = SECOND_HALF_START;
-    }
-    let end = select(second_end, first_end, from_step < SECOND_HALF_START);
-    if (from_step >= end) {
-      break;
-    }
-    let stream = STREAM_EVENT_BASE + side * STREAM_EVENT_SIDE_STRIDE + searches[side];
-    searches[side] += 1u;
-    let word = pcg4d(vec4<u32>(draw, stream, seed.x, seed.y));
-    let target_hazard = event_table(row + from_step) + exponential_bits(word.x);
-    if (event_table(row + end) > target_hazard) {
-      var base = from_step;
-      var length = end - from_step;
-      while (length > 1u) {
-        let half = length >> 1u;
-        base = select(base, base + half, event_table(row + base + half) <= target_hazard);
-        length -= half;
-      }
-      pending_step[side] = select(base + 1u, base, event_table(row + base + 1u) > target_hazard);
-      pending_kind[side] = word.y;
-      pending_pick[side] = word.z;
-      pending_order[side] = word.w;
-      return;
-    }
-    if (from_step >= SECOND_HALF_START) {
-      break;
-    }
+  if (from_step < SECOND_HALF_START && from_step >= first_end) {
     from_step = SECOND_HALF_START;
   }
-  pending_step[side] = NO_EVENT_STEP;
+  if (from_step >= second_end) {
+    pending_step[side] = NO_EVENT_STEP;
+    return;
+  }
+  let stream = STREAM_EVENT_BASE + side * STREAM_EVENT_SIDE_STRIDE + searches[side];
+  searches[side] += 1u;
+  let word = pcg4d(vec4<u32>(draw, stream, seed.x, seed.y));
+  var target_hazard = event_table(row + from_step) + exponential_bits(word.x);
+  if (from_step < SECOND_HALF_START && event_table(row + first_end) <= target_hazard) {
+    target_hazard = target_hazard - event_table(row + first_end) + event_table(row + SECOND_HALF_START);
+    from_step = SECOND_HALF_START;
+  }
+  let end = select(second_end, first_end, from_step < SECOND_HALF_START);
+  if (event_table(row + end) <= target_hazard) {
+    pending_step[side] = NO_EVENT_STEP;
+    return;
+  }
+  var base = from_step;
+  var length = end - from_step;
+  while (length > 1u) {
+    let half = length >> 1u;
+    base = select(base, base + half, event_table(row + base + half) <= target_hazard);
+    length -= half;
+  }
+  pending_step[side] = select(base + 1u, base, event_table(row + base + 1u) > target_hazard);
+  pending_kind[side] = word.y;
+  pending_pick[side] = word.z;
+  pending_order[side] = word.w;
 }
 
 /**

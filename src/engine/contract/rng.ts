@@ -21,8 +21,8 @@ export const STREAM_SETUP_ADDED_TIME = 0x201; // added minutes of each half (wor
  * The event-driven sampler's searches: side s's n-th search for its next event uses stream
  * STREAM_EVENT_BASE + s * STREAM_EVENT_SIDE_STRIDE + n (word 0: the hazard budget, 1: the event kind,
  * 2: the player pick, 3: bit 31 orders the sides when both have an event in the same step). A side
- * searches at most once per own event, once per cell change by the opponent and once per half, far
- * below the stride.
+ * searches at most once per own event, once per cell change by the opponent and once at kick-off (a
+ * budget left at the end of the first half carries over to the second), far below the stride.
  */
 export const STREAM_EVENT_BASE = 0x400;
 export const STREAM_EVENT_SIDE_STRIDE = 0x400;
