@@ -84,6 +84,7 @@ const {
   S_KEEPER_CUM,
   S_KEEPER_ORDER,
   S_LINEUP_MODE,
+  S_OUTFIELD_COUNT,
   S_OUTFIELD_CUM,
   S_OUTFIELD_ORDER,
   S_OUTFIELD_PICKS,
@@ -238,8 +239,28 @@ const minutesFromStarts = offHeapInt32(2 * PLAYER_SLOTS);
 const score = offHeapInt32(2);
 const sentOff = offHeapInt32(2);
 const subsUsed = offHeapInt32(2);
-const benchNext = offHeapInt32(2);
-const benchSeen = offHeapInt32(2);
+/**
+ * The substitutes of a starting XI, in the order they come on (nextSubstitute), listed once per range and
+ * XI instead of scanning the bench order past the starters at every substitution (a predicted XI's bench
+ * order is the squad by start probability, starters first: about 0.25 us a draw, measured). An XI is
+ * named by its "choice" (see setUpDraw): entry = side * XI_CHOICES^2 + choice. `benchRange` says in which
+ * range (rangeNumber) an entry was listed; a list holds at most MAX_SUBSTITUTES players.
+ */
+const MAX_SUBSTITUTES = 5; // the model parameters' substitutions.max_per_side is at most 5
+const XI_CHOICES = PLAYER_SLOTS + 1;
+const BENCH_ENTRIES = 2 * XI_CHOICES * XI_CHOICES;
+const benchRange = offHeapInt32(BENCH_ENTRIES);
+const benchLength = offHeapInt32(BENCH_ENTRIES);
+const benchSlots = offHeapInt32(BENCH_ENTRIES * MAX_SUBSTITUTES);
+/** The current draw's entry of each side. */
+const drawBench = offHeapInt32(2);
+/**
+ * Per side, the outfield candidates' indices a predicted XI's offset 0 picks, summed: the sum of the
+ * picked indices less this is the number of breakpoints at or below the offset (see setUpDraw).
+ */
+const outfieldIndexBase = offHeapInt32(2);
+/** Numbers the ranges, so a range never reads another's bench lists (a worker runs many fixtures). */
+let rangeNumber = 0;
 /** Each side's strength bucket. */
 const strengthBucket = offHeapInt32(2);
 /** Each side's (strength bucket, score/red cell) row of the event tables (layout.ts "Event tables"). */
@@ -338,6 +359,9 @@ function newDrawState(compiled: CompiledFixture, seed: EngineSeed, counters: Uin
   starts.fill(0);
   substituteAppearances.fill(0);
   minutesFromStarts.fill(0);
+  rangeNumber = (rangeNumber + 1) | 0;
+  if (rangeNumber === 0) benchRange.fill(0);
+  for (let side = 0; side < 2; side++) outfieldIndexBase[side] = outfieldIndexBaseOf(compiled.fixture, side);
   return {
     fx: compiled.fixture,
     counters,
@@ -739,8 +763,6 @@ function setUpDraw(st: DrawState, draw: number): number {
     score[side] = 0;
     sentOff[side] = 0;
     subsUsed[side] = 0;
-    benchNext[side] = 0;
-    benchSeen[side] = 0;
     shotFrom[side] = 0;
     segmentShots[side] = 0;
     segmentSaved[side] = 0;
@@ -755,16 +777,41 @@ function setUpDraw(st: DrawState, draw: number): number {
   for (let side = 0; side < 2; side++) {
     const base = sideBase(side);
     const mode = fx[base + S_LINEUP_MODE]! | 0;
+    // The XI's choice: 0 for a fixed XI; for a predicted one, the keeper's candidate index times
+    // XI_CHOICES plus the outfield offset's number of breakpoints. Systematic sampling picks the same
+    // candidates for every offset between two breakpoints (cum[i] - j * SAMPLING_UNIT in [0,
+    // SAMPLING_UNIT)), and pick j's index less the number of cum[i] below j * SAMPLING_UNIT counts pick
+    // j's breakpoints at or below the offset, so the picked indices' sum less outfieldIndexBase names it.
+    let choice = 0;
     if (mode === LINEUP_MODE_FIXED) {
       for (let i = 0; i < XI_SIZE; i++) putStarterOn(st, side, fx[base + S_XI + i]! | 0);
     } else {
       // Words 0 and 1 pick the home goalkeeper and outfield players, words 2 and 3 the away ones.
       if (mode === LINEUP_MODE_PREDICTED) {
-        sampleStarters(st, side, base + S_KEEPER_ORDER, base + S_KEEPER_CUM, 1, word[2 * side]!);
+        const keeper = sampleStarters(
+          st,
+          side,
+          base + S_KEEPER_ORDER,
+          base + S_KEEPER_CUM,
+          1,
+          word[2 * side]!,
+        );
+        choice = keeper * XI_CHOICES;
       }
       const picks = fx[base + S_OUTFIELD_PICKS]! | 0;
-      sampleStarters(st, side, base + S_OUTFIELD_ORDER, base + S_OUTFIELD_CUM, picks, word[2 * side + 1]!);
+      const picked = sampleStarters(
+        st,
+        side,
+        base + S_OUTFIELD_ORDER,
+        base + S_OUTFIELD_CUM,
+        picks,
+        word[2 * side + 1]!,
+      );
+      choice += picked - outfieldIndexBase[side]!;
     }
+    const entry = side * XI_CHOICES * XI_CHOICES + choice;
+    if (benchRange[entry] !== rangeNumber) listSubstitutes(st, side, entry);
+    drawBench[side] = entry;
     // Lineup strength: the XI's goal weight against the squad's expectation.
     const strength = total[side * WEIGHT_KINDS + W_GOAL]!;
     let bucket = 0;
@@ -787,7 +834,10 @@ function setUpDraw(st: DrawState, draw: number): number {
   return first | (second << 8);
 }
 
-/** Madow systematic sampling: the candidates whose tick interval holds offset + j * SAMPLING_UNIT. */
+/**
+ * Madow systematic sampling: the candidates whose tick interval holds offset + j * SAMPLING_UNIT; returns
+ * the sum of the picked candidates' indices (the XI's choice, see setUpDraw).
+ */
 function sampleStarters(
   st: DrawState,
   side: number,
@@ -795,15 +845,34 @@ function sampleStarters(
   cumAt: number,
   picks: number,
   u: number,
-): void {
+): number {
   const fx = st.fx;
   const offset = u >>> 8;
   let i = 0;
+  let indices = 0;
   for (let j = 0; j < picks; j++) {
     const point = offset + j * SAMPLING_UNIT;
     while ((fx[cumAt + i]! | 0) <= point) i++;
     putStarterOn(st, side, fx[orderAt + i]! | 0);
+    indices += i;
   }
+  return indices;
+}
+
+/**
+ * The sum over a side's outfield picks j of the number of candidates whose cumulative ticks lie below
+ * j * SAMPLING_UNIT: what sampleStarters' index sum is at offset 0. 0 for a fixed XI.
+ */
+function outfieldIndexBaseOf(fx: Uint32Array, side: number): number {
+  const base = sideBase(side);
+  if ((fx[base + S_LINEUP_MODE]! | 0) === LINEUP_MODE_FIXED) return 0;
+  const count = fx[base + S_OUTFIELD_COUNT]! | 0;
+  const picks = fx[base + S_OUTFIELD_PICKS]! | 0;
+  let sum = 0;
+  for (let j = 0; j < picks; j++) {
+    for (let i = 0; i < count; i++) if ((fx[base + S_OUTFIELD_CUM + i]! | 0) < j * SAMPLING_UNIT) sum++;
+  }
+  return sum;
 }
 
 /** Puts a starter on the pitch (appended to the list) and gives them their weights. */
@@ -1093,7 +1162,7 @@ function substitute(st: DrawState, side: number, pickWord: number, step: number)
   if (subsUsed[side]! >= (st.fx[FX_MAX_SUBSTITUTIONS]! | 0)) return;
   const offAt = pick(side, W_OFF, pickWord, -1);
   if (offAt < 0) return;
-  const on = nextSubstitute(st, side);
+  const on = nextSubstitute(side);
   if (on < 0) return;
   subsUsed[side]!++;
   st.counters[C_TEAM + side * TEAM_COUNTERS + TEAM_SUBSTITUTIONS]!++;
@@ -1114,21 +1183,38 @@ function substitute(st: DrawState, side: number, pickWord: number, step: number)
   if (st.path !== null) st.path.events.push({ step, side, type: 'substitution', slot: on, offSlot: off });
 }
 
-/** The next bench player eligible to come on, or -1 (bench exhausted or only goalkeepers left). */
-function nextSubstitute(st: DrawState, side: number): number {
+/**
+ * The next bench player eligible to come on, or -1 (bench exhausted or only goalkeepers left): the side's
+ * substitutions so far index its XI's list (called only while substitutions are left, and each call that
+ * finds one is a substitution made).
+ */
+function nextSubstitute(side: number): number {
+  const entry = drawBench[side]!;
+  const made = subsUsed[side]!;
+  return made < benchLength[entry]! ? benchSlots[entry * MAX_SUBSTITUTES + made]! : -1;
+}
+
+/**
+ * Lists the substitutes of the side's XI on the pitch (its starters are this draw's: startedIn) as entry
+ * `entry`: the first S_BENCH_LIMIT non-starters of S_BENCH_ORDER, goalkeepers left out, at most
+ * MAX_SUBSTITUTES.
+ */
+function listSubstitutes(st: DrawState, side: number, entry: number): void {
   const fx = st.fx;
   const base = sideBase(side);
   const count = fx[base + S_BENCH_COUNT]! | 0;
   const limit = fx[base + S_BENCH_LIMIT]! | 0;
-  while (benchNext[side]! < count && benchSeen[side]! < limit) {
-    const slot = fx[base + S_BENCH_ORDER + benchNext[side]!]! | 0;
-    benchNext[side]!++;
+  let length = 0;
+  let seen = 0;
+  for (let next = 0; next < count && seen < limit && length < MAX_SUBSTITUTES; next++) {
+    const slot = fx[base + S_BENCH_ORDER + next]! | 0;
     if (startedIn[side * PLAYER_SLOTS + slot] === st.stamp) continue;
-    benchSeen[side]!++;
+    seen++;
     if ((fx[base + S_IS_KEEPER + slot]! | 0) === 1) continue;
-    return slot;
+    benchSlots[entry * MAX_SUBSTITUTES + length++] = slot;
   }
-  return -1;
+  benchLength[entry] = length;
+  benchRange[entry] = rangeNumber;
 }
 
 // ---- Tallies ------------------------------------------------------------------------------------------
