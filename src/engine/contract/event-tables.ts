@@ -1,5 +1,6 @@
-// The event-driven sampler's tables (layout in ./layout.ts, "Event tables" and "Shot tables"), derived from a fixture's
-// threshold table on the host, once per run; and the integer exponential both engines draw from them.
+// The event-driven sampler's tables (layout in ./layout.ts, "Event tables" and "Shot tables"), derived
+// from a fixture's threshold table on the host, once per run; and the integer exponential both engines
+// draw from them.
 // Only the host uses floating point here: the engines read the finished u32 tables, so the CPU engine
 // and the GPU kernel stay bit-identical.
 import {
