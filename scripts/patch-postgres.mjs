@@ -1,4 +1,4 @@
-// postinstall: five fixes for the `postgres` client 3.4.9 that the service depends on, applied to the
+// postinstall: six fixes for the `postgres` client 3.4.9 that the service depends on, applied to the
 // installed package (upstream fixes unreleased). Each is described at its entry below. Idempotent;
 // refuses loudly when the installed version's source does not look as expected.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -70,6 +70,23 @@ const fixes = [
       [
         "    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n",
         "    // matchsim: a closed connection answers every query it holds\n    ;(query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n    query = null\n",
+      ],
+    ],
+  },
+  {
+    file: 'connection.js',
+    // A connection that closed while a query was being answered kept that answer's parse state: the rows
+    // counted so far, the result they went into and the server's error (pg_terminate_backend sends FATAL
+    // 57P01 before closing). The same connection object reconnects for the next query, which then
+    // resolved with holes or another query's rows at the front of its result, or was rejected with the
+    // lost query's error. Found by test/faults/connection-kill.test.ts (GET /v1/fixtures answered 500:
+    // "Cannot read properties of undefined"); test/faults/lost-answer.test.ts reproduces it. Here a
+    // closed connection starts its next query with nothing of the lost one. Applied after the fix above.
+    marker: 'matchsim: nothing of a lost answer reaches the next query',
+    hunks: [
+      [
+        '    query = null\n    closedTime = performance.now()\n',
+        '    query = null\n    // matchsim: nothing of a lost answer reaches the next query\n    errorResponse = results = null\n    result = new Result()\n    rows = 0\n    closedTime = performance.now()\n',
       ],
     ],
   },

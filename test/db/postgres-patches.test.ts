@@ -24,6 +24,7 @@ describe('postgres client patches', () => {
       expect(connection).toContain('matchsim: reserve the connection of a BEGIN');
       expect(connection).toContain('matchsim: the connection answers its own loss');
       expect(connection).toContain('matchsim: a closed connection answers every query it holds');
+      expect(connection).toContain('matchsim: nothing of a lost answer reaches the next query');
       expect(queue).toContain('matchsim: scan and keep the live part only');
     }
   });
