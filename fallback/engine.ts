@@ -351,6 +351,10 @@ function fillSlotWeights(fx: Uint32Array): void {
 }
 
 function newDrawState(compiled: CompiledFixture, seed: EngineSeed, counters: Uint32Array): DrawState {
+  // The substitute lists hold MAX_SUBSTITUTES players: a table allowing more would stop short silently.
+  if ((compiled.fixture[FX_MAX_SUBSTITUTIONS]! | 0) > MAX_SUBSTITUTES) {
+    throw new RangeError(`at most ${MAX_SUBSTITUTES} substitutions per side`);
+  }
   const key = runKey(seed);
   fillSlotWeights(compiled.fixture);
   // Players' records are cleared by each draw's tally; a range that threw part-way leaves them dirty.

@@ -13,6 +13,7 @@ import {
   COUNTER_WORDS,
   type CompiledFixture,
   EVENT_GOAL,
+  FX_MAX_SUBSTITUTIONS,
   finalizeCounters,
   GRID_SIZE,
   HOME,
@@ -33,7 +34,11 @@ import {
   thresholdIndex,
 } from '../../src/engine/contract/layout.js';
 import type { MatchInputs } from '../../src/engine/contract/match-inputs.js';
-import { defaultModelParams, type ModelParams } from '../../src/engine/contract/model-params.js';
+import {
+  defaultModelParams,
+  type ModelParams,
+  modelParamsSchema,
+} from '../../src/engine/contract/model-params.js';
 import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
 
 const seed = { lo: 0x1234_5678, hi: 0x9abc_def0 };
@@ -269,6 +274,19 @@ describe('lineups', () => {
     expect(substitutions / 2000).toBeLessThan(5);
     const result = counts(fixture, 2000);
     expect(team(result, HOME, TEAM_SUBSTITUTIONS)).toBe(substitutions);
+  });
+
+  it('refuses a table allowing more substitutions than its substitute lists hold (the parameters allow 5)', () => {
+    const table = compileFixture(inputs, defaultModelParams);
+    const six = { ...table, fixture: table.fixture.slice() };
+    six.fixture[FX_MAX_SUBSTITUTIONS] = 6;
+    expect(() => counts(six, 10)).toThrow(/at most 5 substitutions/);
+    expect(() =>
+      modelParamsSchema.parse({
+        ...defaultModelParams,
+        substitutions: { ...defaultModelParams.substitutions, max_per_side: 6 },
+      }),
+    ).toThrow();
   });
 });
 

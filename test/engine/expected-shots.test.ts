@@ -14,6 +14,7 @@ import {
   COUNTER_WORDS,
   EVENT_CELLS,
   EVENT_KINDS,
+  EVENT_ROWS,
   EVENT_SHOT_OFF_TARGET,
   EVENT_SHOT_ON_TARGET,
   EVENT_SHOTS_AT,
@@ -21,6 +22,7 @@ import {
   FIRST_HALF_ADDED_START,
   finalizeCounters,
   MAX_ADDED_MINUTES,
+  MAX_COUNTER_INCREMENT_PER_DRAW,
   P_SHOTS,
   P_SHOTS_ON_TARGET,
   playerCounterBase,
@@ -29,10 +31,12 @@ import {
   S_XI,
   SECOND_HALF_ADDED_START,
   SECOND_HALF_START,
+  SHOT_COUNTER_BITS,
   SHOT_COUNTER_UNIT,
   SHOT_FRACTION_BITS,
   SHOT_ON_TARGET_OFFSET,
   SHOT_ROW_WORDS,
+  SHOT_SHARE_BITS,
   SIDES,
   STEPS,
   STRENGTH_BUCKETS,
@@ -77,6 +81,33 @@ function shotsOnlyThresholds(): Uint32Array {
   expect(EVENT_KINDS).toBe(6);
   return thresholds;
 }
+
+describe('expected shots arithmetic', () => {
+  it('stays inside u32 and inside a draw’s counter increment (layout.ts "Shot tables")', () => {
+    // A side's expected shots over a match: at most one shot per step.
+    const matchShots = STEPS * 2 ** SHOT_FRACTION_BITS;
+    // A player's share: weight * R <= the match's shots * 2^SHOT_SHARE_BITS, plus the dither below the shift.
+    const playerShift = SHOT_FRACTION_BITS + SHOT_SHARE_BITS - SHOT_COUNTER_BITS;
+    expect(matchShots * 2 ** SHOT_SHARE_BITS + 2 ** playerShift).toBeLessThan(2 ** 32);
+    // The shift of a segment's shots before the division.
+    expect(matchShots * 2 ** SHOT_SHARE_BITS).toBeLessThan(2 ** 32);
+    // A draw's shot counters: an expected shot and a goal per step at most.
+    expect(2 * STEPS * SHOT_COUNTER_UNIT).toBeLessThanOrEqual(MAX_COUNTER_INCREMENT_PER_DRAW);
+    // And the tables keep to the first bound: a shot certain in every step sums to the match's maximum.
+    const certain = new Uint32Array(THRESHOLD_WORDS);
+    for (let at = 0; at < THRESHOLD_WORDS; at += EVENT_KINDS) {
+      for (let kind = EVENT_SHOT_ON_TARGET; kind <= EVENT_SUBSTITUTION; kind++)
+        certain[at + kind] = 2 ** 32 - 1;
+    }
+    const tables = buildEventTables(certain);
+    let largest = 0;
+    for (let row = 0; row < EVENT_ROWS; row++) {
+      largest = Math.max(largest, tables[EVENT_SHOTS_AT + row * SHOT_ROW_WORDS + STEPS]!);
+    }
+    expect(largest).toBeLessThanOrEqual(matchShots);
+    expect(largest).toBeGreaterThan(matchShots - STEPS);
+  });
+});
 
 describe('expected shots', () => {
   const base = plausibleFixture(
