@@ -1,9 +1,10 @@
 // `npm run bench`: every figure the issues ask for, each next to its reference measured in the same run.
-// BENCH_ONLY=engine,gpu,http,simulations runs a subset. Set DATABASE_URL to measure the HTTP figures on a
+// BENCH_ONLY=engine,gpu,host,http,simulations runs a subset. Set DATABASE_URL to measure the HTTP figures on a
 // PostgreSQL server (the goals are stated for one); without it they run on the embedded PGlite.
 // BENCH_JSON=file also writes every row there as JSON (bench/report.ts).
 import { benchEngine } from './engine.js';
 import { benchGpu } from './gpu.js';
+import { benchHost } from './host.js';
 import { benchHttp } from './http.js';
 import { type BenchRow, printRows, writeJsonRows } from './report.js';
 import { benchChildren } from './servers.js';
@@ -13,6 +14,7 @@ type Bench = () => Promise<BenchRow[]>;
 const benches: Record<string, Bench> = {
   engine: benchEngine,
   gpu: benchGpu,
+  host: benchHost,
   http: benchHttp,
   simulations: benchSimulations,
 };

@@ -24,11 +24,17 @@ export interface ServerInfo {
  * `bare`: a plain Fastify JSON route; `select`: a bare route running the balance's one-row SELECT (the
  * credits reference); `service`: the real service.
  */
-export async function startServer(mode: 'bare' | 'select' | 'service', env: Record<string, string> = {}) {
+export async function startServer(
+  mode: 'bare' | 'select' | 'service',
+  env: Record<string, string | undefined> = {},
+) {
   const script = path.join(here, `http-server${path.extname(fileURLToPath(import.meta.url))}`);
   const child = fork(script, [mode], {
     execArgv: script.endsWith('.ts') ? ['--import', 'tsx'] : [],
-    env: { ...process.env, ...env },
+    // A variable given as undefined is left out (DATABASE_URL: undefined runs the service on PGlite).
+    env: Object.fromEntries(
+      Object.entries({ ...process.env, ...env }).filter(([, value]) => value !== undefined),
+    ),
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   benchChildren.add(child);
@@ -36,5 +42,5 @@ export async function startServer(mode: 'bare' | 'select' | 'service', env: Reco
     child.once('message', (message) => resolve(message as ServerInfo));
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
   });
-  return { info, stop: () => child.kill('SIGTERM') };
+  return { info, pid: child.pid ?? 0, stop: () => child.kill('SIGTERM') };
 }

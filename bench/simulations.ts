@@ -104,7 +104,7 @@ type Rate = Awaited<ReturnType<typeof drive>>;
  * threads starting, the demo fixtures compiling) may answer 503 with Retry-After while its event loop
  * lags (src/http/back-pressure.ts); a client retries those, and the timed rows must not start before.
  */
-async function untilServing(api: ServiceApi, fixtureId: number): Promise<void> {
+export async function untilServing(api: ServiceApi, fixtureId: number): Promise<void> {
   for (let attempt = 0; attempt < 30; attempt++) {
     const response = await api.simulate({ fixture_id: fixtureId, draws: 500, wait_seconds: 25 });
     const text = await response.text();
@@ -116,14 +116,14 @@ async function untilServing(api: ServiceApi, fixtureId: number): Promise<void> {
 }
 
 /** The service's address, the benchmark key's headers, and POST /v1/simulations. */
-interface ServiceApi {
+export interface ServiceApi {
   base: string;
   headers: Record<string, string>;
   /** POST /v1/simulations with the benchmark organisation's key, or with `secret`. */
   simulate(body: object, secret?: string): Promise<Response>;
 }
 
-function serviceApi(info: ServerInfo): ServiceApi {
+export function serviceApi(info: ServerInfo): ServiceApi {
   const base = `http://127.0.0.1:${info.port}`;
   const headers = { authorization: `Bearer ${info.secret}`, 'content-type': 'application/json' };
   return {
@@ -232,11 +232,11 @@ function spreadRows(reference: Rate, hits: Rate): BenchRow[] {
  * runner makes them, with no database and no HTTP. The inputs are plausible teams, not the demo's: the
  * cost of a draw hardly depends on them.
  */
-async function engineAloneSeconds(): Promise<number> {
+export async function engineAloneSeconds(items = BATCH_ITEMS, draws = BATCH_DRAWS): Promise<number> {
   const engine = createCpuEngine();
   try {
     const seed = { lo: 0x5eed, hi: 0xbe7c };
-    const inputs = Array.from({ length: BATCH_ITEMS }, (_, i) =>
+    const inputs = Array.from({ length: items }, (_, i) =>
       plausibleFixture(
         i + 1,
         { teamId: 2 * i + 1, attack: ((i % 7) - 3) / 20, defence: ((i % 5) - 2) / 20 },
@@ -249,13 +249,13 @@ async function engineAloneSeconds(): Promise<number> {
     await Promise.all(
       inputs.map(async (match) => {
         const compiled = compileFixture(match, defaultModelParams);
-        const run = await engine.run(compiled, { draws: BATCH_DRAWS, seed });
+        const run = await engine.run(compiled, { draws, seed });
         buildSimulationDocument({
           inputs: match,
           params: defaultModelParams,
           counts: run.counts,
           samples: recordSamplePaths(compiled, seed, SAMPLE_PATHS),
-          draws: BATCH_DRAWS,
+          draws,
           seed,
           basis: { as_of: new Date().toISOString(), data_version: 'bench' },
           timing: { engine: 'cpu', backend: run.backend, queued_ms: 0, run_ms: run.runMs },
@@ -285,17 +285,21 @@ async function batchRow(api: ServiceApi, batchFixtures: readonly number[]): Prom
   };
 }
 
-interface SubmittedBatch {
+export interface SubmittedBatch {
   batch_id: string;
   items: Array<{ result_url?: string; error?: unknown }>;
 }
 
-async function submitBatch(api: ServiceApi, batchFixtures: readonly number[]): Promise<SubmittedBatch> {
+export async function submitBatch(
+  api: ServiceApi,
+  batchFixtures: readonly number[],
+  draws = BATCH_DRAWS,
+): Promise<SubmittedBatch> {
   const submitted = await fetch(`${api.base}/v1/simulations/batch`, {
     method: 'POST',
     headers: api.headers,
     body: JSON.stringify({
-      draws: BATCH_DRAWS,
+      draws,
       fixtures: batchFixtures.map((fixture_id) => ({ fixture_id })),
     }),
   });
@@ -306,7 +310,7 @@ async function submitBatch(api: ServiceApi, batchFixtures: readonly number[]): P
 }
 
 /** Polls the batch and fetches each item's result once it has succeeded, until every one is delivered. */
-async function fetchEveryResult(api: ServiceApi, batch: SubmittedBatch): Promise<void> {
+export async function fetchEveryResult(api: ServiceApi, batch: SubmittedBatch): Promise<void> {
   const { base, headers } = api;
   const pending = new Set(batch.items.flatMap((item) => (item.result_url ? [item.result_url] : [])));
   while (pending.size > 0) {

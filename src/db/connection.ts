@@ -3,6 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import postgres from 'postgres';
+import { withCommitHooks } from './commit-hooks.js';
 import { lockEmbeddedDatabase } from './embedded-lock.js';
 
 export type Sql = postgres.Sql;
@@ -57,7 +58,7 @@ export interface OpenDatabaseOptions {
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
-    const sql = postgres(options.databaseUrl, { ...clientOptions, max: options.max ?? 10 });
+    const sql = withCommitHooks(postgres(options.databaseUrl, { ...clientOptions, max: options.max ?? 10 }));
     return { sql, kind: 'server', close: () => sql.end({ timeout: 5 }) };
   }
   return openEmbedded(options.dataDir ?? './data');
@@ -82,14 +83,16 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   const port = Number(address.split(':').pop());
   // PGlite through the socket serves exactly one client connection: a second one fails with
   // `portal "" does not exist` (electric-sql/pglite#1046).
-  const sql = postgres({
-    ...clientOptions,
-    host: '127.0.0.1',
-    port,
-    database: 'postgres',
-    username: 'postgres',
-    max: 1,
-  });
+  const sql = withCommitHooks(
+    postgres({
+      ...clientOptions,
+      host: '127.0.0.1',
+      port,
+      database: 'postgres',
+      username: 'postgres',
+      max: 1,
+    }),
+  );
   return {
     sql,
     kind: 'embedded',

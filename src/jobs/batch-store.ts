@@ -3,8 +3,8 @@
 // cancellation of a batch's queued items, its items page by page for the results stream, and the
 // organisation's jobs and batches newest first.
 import type { Sql, TransactionSql } from '../db/connection.js';
-import { JOB_FINISHED_CHANNEL, jobColumns } from './job-store.js';
-import type { Batch, Job, JobStatus } from './types.js';
+import { announceFinished, jobColumns } from './job-store.js';
+import type { Batch, Job, JobStatus, JobStoreDeps } from './types.js';
 
 type Db = Sql | TransactionSql;
 type Owner = { orgId: string; mode: Job['mode'] };
@@ -23,6 +23,7 @@ export async function getOwnedBatch(db: Db, batchId: string, owner: Owner): Prom
  * (none on a repeated call), whose holds the caller releases in the same transaction.
  */
 export async function cancelQueuedItems(
+  deps: Pick<JobStoreDeps, 'wake'>,
   tx: TransactionSql,
   batchId: string,
   owner: Owner,
@@ -40,7 +41,11 @@ export async function cancelQueuedItems(
     WHERE batch_id = ${batchId} AND status = 'queued'
     RETURNING ${jobColumns(tx)}`;
   // Requests waiting on these jobs (docs/decisions.md §6) learn at once that they ended.
-  for (const job of cancelled) await tx`SELECT pg_notify(${JOB_FINISHED_CHANNEL}, ${job.id})`;
+  await announceFinished(
+    deps,
+    tx,
+    cancelled.map((job) => job.id),
+  );
   return { batch: batch!, cancelled };
 }
 

@@ -1,6 +1,7 @@
 // Every statement on the jobs and batches tables that is not about running a job (leases.ts has those):
 // inserting jobs and batches in the submitting transaction, reading them, and the status changes of
 // delivery and expiry. A submission writes its jobs in the transaction that reserves their holds.
+import { afterCommit } from '../db/commit-hooks.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { newId } from '../ids.js';
 import { utcDay } from '../limits/daily-usage.js';
@@ -10,6 +11,29 @@ import type { Batch, Job, JobStoreDeps, NewBatch, NewJob } from './types.js';
 export const JOBS_QUEUED_CHANNEL = 'matchsim_jobs_queued';
 /** Payload: the job id, when a job leaves queued/running. */
 export const JOB_FINISHED_CHANNEL = 'matchsim_job_finished';
+
+/**
+ * Jobs were queued in `tx`: on commit, workers hear it (NOTIFY on a server; this process's worker
+ * directly, which is all PGlite has).
+ */
+export async function announceQueued(deps: Pick<JobStoreDeps, 'wake'>, tx: TransactionSql): Promise<void> {
+  await tx`SELECT pg_notify(${JOBS_QUEUED_CHANNEL}, '')`;
+  const wake = deps.wake;
+  if (wake) afterCommit(tx, () => wake.queued());
+}
+
+/** Jobs left queued/running in `tx`: on commit, the requests waiting for them hear it. */
+export async function announceFinished(
+  deps: Pick<JobStoreDeps, 'wake'>,
+  tx: TransactionSql,
+  jobIds: readonly string[],
+): Promise<void> {
+  if (jobIds.length === 0) return;
+  // One statement for all of them: a cancelled batch ends up to 1,000 jobs at once.
+  await tx`SELECT pg_notify(${JOB_FINISHED_CHANNEL}, id) FROM unnest(${tx.array(jobIds as string[])}::text[]) AS id`;
+  const wake = deps.wake;
+  if (wake) afterCommit(tx, () => jobIds.forEach((id) => wake.finished(id)));
+}
 
 const JOB_COLUMNS = [
   'id',
@@ -143,9 +167,7 @@ export async function insertJobs(
     .filter((job) => job.status === 'succeeded' && job.mode === 'live')
     .map((job) => job.reservationId);
   await deps.ledger.setHoldsExpiry(finishedHolds, holdEnd(deps, now), { tx });
-  if (inserted.some((job) => job.status === 'queued')) {
-    await tx`SELECT pg_notify(${JOBS_QUEUED_CHANNEL}, '')`;
-  }
+  if (inserted.some((job) => job.status === 'queued')) await announceQueued(deps, tx);
   return inserted;
 }
 

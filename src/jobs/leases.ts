@@ -7,7 +7,7 @@
 // woken, all in the transaction of the status change.
 import type { TransactionSql } from '../db/connection.js';
 import { gpuSecondsToMs, settleGpuUsage } from '../limits/daily-usage.js';
-import { holdEnd, JOB_FINISHED_CHANNEL, JOBS_QUEUED_CHANNEL, jobColumns } from './job-store.js';
+import { announceFinished, announceQueued, holdEnd, jobColumns } from './job-store.js';
 import type { Job, JobError, JobStoreDeps } from './types.js';
 
 /** Claims of one job before a lapsed lease fails it instead of queueing it again. */
@@ -110,7 +110,7 @@ async function finishJob(deps: JobStoreDeps, tx: TransactionSql, job: Job): Prom
   if (job.mode === 'live') {
     await deps.ledger.setHoldExpiry(job.reservationId, holdEnd(deps, job.finishedAt!), { tx });
   }
-  await tx`SELECT pg_notify(${JOB_FINISHED_CHANNEL}, ${job.id})`;
+  await announceFinished(deps, tx, [job.id]);
 }
 
 /** succeeded; null (a no-op) when the job is not running or, with workerId, not under that lease. */
@@ -163,19 +163,19 @@ export async function failJob(
  * failed attempt, so it does not bring the job closer to MAX_ATTEMPTS. Returns the ids queued again.
  */
 export async function releaseJobs(
-  { sql }: JobStoreDeps,
+  deps: JobStoreDeps,
   workerId: string,
   jobIds: readonly string[],
 ): Promise<string[]> {
   if (jobIds.length === 0) return [];
-  return sql.begin(async (tx) => {
+  return deps.sql.begin(async (tx) => {
     const rows = await tx<{ id: string }[]>`
       UPDATE jobs
       SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, draws_done = 0,
           attempts = GREATEST(attempts - 1, 0)
       WHERE id IN ${tx(jobIds)} AND status = 'running' AND lease_owner = ${workerId}
       RETURNING id`;
-    if (rows.length > 0) await tx`SELECT pg_notify(${JOBS_QUEUED_CHANNEL}, '')`;
+    if (rows.length > 0) await announceQueued(deps, tx);
     return rows.map((row) => row.id);
   });
 }
@@ -209,7 +209,7 @@ export async function rescueExpiredLeases(
     const failed = jobs.filter((job) => job.status === 'failed');
     for (const job of failed) await finishJob(deps, tx, job);
     const requeued = jobs.filter((job) => job.status === 'queued');
-    if (requeued.length > 0) await tx`SELECT pg_notify(${JOBS_QUEUED_CHANNEL}, '')`;
+    if (requeued.length > 0) await announceQueued(deps, tx);
     return { requeued, failed };
   });
 }

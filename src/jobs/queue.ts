@@ -3,6 +3,7 @@
 // reads, delivery and expiry) and leases.ts (claims, leases, completion); waits.ts wakes waiters.
 import type { Ledger } from '../billing/ledger.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
+import { cancelQueuedItems } from './batch-store.js';
 import {
   type BatchItemJob,
   countJobsByState,
@@ -62,7 +63,16 @@ export interface JobQueue {
     batchId: string,
     owner: { orgId: string; mode: Batch['mode'] },
   ): Promise<{ batch: Batch; items: BatchItemJob[] } | null>;
-  /** Server only: calls `onWork` when jobs are queued; returns the way to stop listening. */
+  /**
+   * Cancels a batch of `owner` in `tx`: its queued jobs become cancelled (returned, for the caller to
+   * release their holds in the same transaction); null when the batch is not theirs.
+   */
+  cancelQueued(
+    tx: TransactionSql,
+    batchId: string,
+    owner: { orgId: string; mode: Batch['mode'] },
+  ): Promise<{ batch: Batch; cancelled: Job[] } | null>;
+  /** Calls `onWork` when jobs are queued (this process directly; others by NOTIFY on a server). */
   listenForWork(onWork: () => void): Promise<() => Promise<void>>;
   /** Shutdown: every wait ends now with the job's current state, and later ones at once. */
   endWaits(): void;
@@ -75,26 +85,27 @@ export interface JobQueueDeps {
   clock?: () => Date;
   /** HOLD_TTL_SECONDS: how long a finished job's hold waits for delivery. */
   holdTtlSeconds: number;
-  /** True on a PostgreSQL server (LISTEN/NOTIFY); false on PGlite, which polls. */
+  /** True on a PostgreSQL server (LISTEN/NOTIFY reach other processes); false on PGlite. */
   notifications: boolean;
   maxAttempts?: number;
-  /** How often waitFor polls: its only means on PGlite, a fallback on a server. */
+  /** How often waitFor polls: a fallback to the wake-ups of waits.ts. */
   pollMs?: number;
 }
 
 export function makeJobQueue(options: JobQueueDeps): JobQueue {
+  const waits = makeJobWaits({
+    sql: options.sql,
+    notifications: options.notifications,
+    pollMs: options.pollMs ?? 1000,
+  });
   const deps: JobStoreDeps = {
     sql: options.sql,
     ledger: options.ledger,
     clock: options.clock ?? (() => new Date()),
     holdTtlSeconds: options.holdTtlSeconds,
+    wake: waits.wake,
   };
   const maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
-  const waits = makeJobWaits({
-    sql: options.sql,
-    notifications: options.notifications,
-    pollMs: options.pollMs ?? (options.notifications ? 1000 : 50),
-  });
   return {
     enqueue: async (tx, job) => (await insertJobs(deps, tx, [job]))[0]!,
     enqueueBatch: (tx, batch, jobs) => insertBatch(deps, tx, batch, jobs),
@@ -111,6 +122,7 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
     waitFor: waits.waitFor,
     openJobCount: (orgId, { tx } = {}) => countOpenJobGroups(tx ?? options.sql, orgId),
     getBatch: (batchId, owner) => getBatch(options.sql, batchId, owner),
+    cancelQueued: (tx, batchId, owner) => cancelQueuedItems(deps, tx, batchId, owner, deps.clock()),
     listenForWork: waits.listenForWork,
     endWaits: waits.endWaits,
     close: waits.close,

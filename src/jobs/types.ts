@@ -143,6 +143,14 @@ export interface JobStoreDeps {
   holdTtlSeconds: number;
   /** A live job's hold gets its end when the job ends. */
   ledger: Pick<Ledger, 'setHoldExpiry' | 'setHoldsExpiry'>;
+  /** This process's worker and waiters, woken on commit (waits.ts); other processes hear NOTIFY. */
+  wake?: JobWakeUps | undefined;
+}
+
+/** In-process wake-ups: the worker for queued jobs, the requests waiting for a finished one. */
+export interface JobWakeUps {
+  queued(): void;
+  finished(jobId: string): void;
 }
 
 export function isOpenStatus(status: JobStatus): boolean {

@@ -1,15 +1,18 @@
-// Waiting for jobs. On a PostgreSQL server a NOTIFY when a job ends wakes the requests waiting for it
-// and a NOTIFY inside the enqueueing transaction wakes the workers; both keep polling as a fallback.
-// PGlite cannot carry notifications across its socket, so there everything polls.
+// Waiting for jobs (docs/decisions.md §6). A job queued or finished wakes this process's worker and the
+// requests waiting here directly, once its transaction has committed (src/db/commit-hooks.ts): on PGlite,
+// where one process holds the database, that is every wake-up. On a PostgreSQL server a NOTIFY on commit
+// carries the same news to the other processes. Polling stays only as the fallback.
 import type { Sql } from '../db/connection.js';
 import { getJob, JOB_FINISHED_CHANNEL, JOBS_QUEUED_CHANNEL } from './job-store.js';
-import { isOpenStatus, type Job } from './types.js';
+import { isOpenStatus, type Job, type JobWakeUps } from './types.js';
 
 export interface JobWaits {
   /** Resolves when the job leaves queued/running or the time is up (then with its current state). */
   waitFor(jobId: string, timeoutMs: number): Promise<Job | null>;
-  /** Server only: calls `onWork` when jobs are queued; returns the way to stop listening. */
+  /** Calls `onWork` when jobs are queued; returns the way to stop listening. */
   listenForWork(onWork: () => void): Promise<() => Promise<void>>;
+  /** What the job statements call on commit (JobStoreDeps.wake). */
+  wake: JobWakeUps;
   /**
    * Ends every wait now and every later one at once (a shutdown): the waiting requests answer with the
    * job's current state (202 and its result path) instead of holding the drain up.
@@ -20,16 +23,24 @@ export interface JobWaits {
 
 export function makeJobWaits(deps: { sql: Sql; notifications: boolean; pollMs: number }): JobWaits {
   const { sql } = deps;
-  // Requests waiting for jobs, woken by the JOB_FINISHED_CHANNEL listener (server) or by polling.
+  // Requests waiting for jobs, woken by this process's commits, the JOB_FINISHED_CHANNEL listener
+  // (server) or polling.
   const waiters = new Map<string, Set<() => void>>();
+  // This process's workers, woken when jobs are queued.
+  const workListeners = new Set<() => void>();
   let finishedListener: Promise<{ unlisten(): Promise<void> }> | null = null;
   let ended = false;
 
+  const finished = (jobId: string) => {
+    for (const wake of waiters.get(jobId) ?? []) wake();
+  };
+  const queued = () => {
+    for (const onWork of workListeners) onWork();
+  };
+
   function ensureFinishedListener(): void {
     if (!deps.notifications || finishedListener) return;
-    finishedListener = sql.listen(JOB_FINISHED_CHANNEL, (jobId) => {
-      for (const wake of waiters.get(jobId) ?? []) wake();
-    });
+    finishedListener = sql.listen(JOB_FINISHED_CHANNEL, finished);
     // A failed LISTEN leaves polling in charge; try again on the next wait.
     finishedListener.catch(() => {
       finishedListener = null;
@@ -65,9 +76,12 @@ export function makeJobWaits(deps: { sql: Sql; notifications: boolean; pollMs: n
   }
 
   async function listenForWork(onWork: () => void): Promise<() => Promise<void>> {
-    if (!deps.notifications) return async () => {};
-    const listener = await sql.listen(JOBS_QUEUED_CHANNEL, () => onWork());
-    return () => listener.unlisten();
+    workListeners.add(onWork);
+    const listener = deps.notifications ? await sql.listen(JOBS_QUEUED_CHANNEL, () => onWork()) : null;
+    return async () => {
+      workListeners.delete(onWork);
+      await listener?.unlisten();
+    };
   }
 
   function endWaits(): void {
@@ -81,5 +95,5 @@ export function makeJobWaits(deps: { sql: Sql; notifications: boolean; pollMs: n
     if (listener) await (await listener.catch(() => null))?.unlisten();
   }
 
-  return { waitFor, listenForWork, endWaits, close };
+  return { waitFor, listenForWork, wake: { queued, finished }, endWaits, close };
 }

@@ -3,7 +3,6 @@
 // charged for them; running items finish and can still be delivered. Asking again changes nothing.
 import { inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
-import { cancelQueuedItems } from '../jobs/batch-store.js';
 import { gpuSecondsToMs, settleGpuUsage } from '../limits/daily-usage.js';
 import { type BatchStatus, batchStatus } from './batch-status.js';
 import type { CallContext, SimulationDeps } from './types.js';
@@ -18,7 +17,7 @@ export async function cancelBatch(
 ): Promise<BatchStatus> {
   const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
   await inTransaction(deps.sql, {}, async (tx) => {
-    const outcome = await cancelQueuedItems(tx, batchId, owner, deps.clock());
+    const outcome = await deps.queue.cancelQueued(tx, batchId, owner);
     if (!outcome) throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });
     for (const job of outcome.cancelled) {
       // The GPU-seconds reserved for the item go back to the day's budget; it used none.

@@ -1,0 +1,160 @@
+// The host around the engine (issue figures of "the host at GPU speed"): what a job costs besides its
+// draws, on each back end. Rows:
+// - a 1,000-draw cache miss on an idle service, end to end (p50/p99), beside the engine's own run_ms;
+// - a 1,000,000-draw simulation end to end, beside its run_ms;
+// - a batch of 1,000 fixtures × 100 draws from submission to the last delivery, beside the engine alone
+//   on the same work, and the CPU time per job of the service process and of the PostgreSQL server.
+// PGlite always; the PostgreSQL server too when DATABASE_URL is set. The service runs in its own process.
+import { readdirSync, readFileSync } from 'node:fs';
+import type { BenchRow } from './report.js';
+import { startServer } from './servers.js';
+import {
+  engineAloneSeconds,
+  fetchEveryResult,
+  type ServiceApi,
+  serviceApi,
+  submitBatch,
+  untilServing,
+} from './simulations.js';
+
+const IDLE_REQUESTS = Number(process.env.BENCH_IDLE_REQUESTS ?? 40);
+/** Pause between idle requests, so each one finds the worker asleep (the case a user meets). */
+const IDLE_PAUSE_MS = 150;
+const LARGE_RUNS = 3;
+const BATCH_ITEMS = 1000;
+const BATCH_DRAWS = 100;
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+function median(values: number[]): number {
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
+}
+
+/** One POST /v1/simulations answered 200: its end-to-end time and the document's own timing. */
+async function timedSimulation(api: ServiceApi, body: object) {
+  const t0 = performance.now();
+  const response = await api.simulate({ ...body, wait_seconds: 25 });
+  const text = await response.text();
+  const ms = performance.now() - t0;
+  if (response.status !== 200) throw new Error(`simulation: ${response.status} ${text.slice(0, 300)}`);
+  const timing = (JSON.parse(text) as { simulation: { timing: { run_ms: number; queued_ms: number } } })
+    .simulation.timing;
+  return { ms, runMs: timing.run_ms, queuedMs: timing.queued_ms };
+}
+
+/** CPU seconds (user + system) a process has used, from /proc (Linux). */
+function cpuSecondsOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command name.
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds of every process named `postgres` on this machine (the server's backends). */
+function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+    } catch {
+      continue;
+    }
+    total += cpuSecondsOf(Number(entry));
+  }
+  return total;
+}
+
+async function hostRows(database: 'embedded' | 'server', engineBatchS: number): Promise<BenchRow[]> {
+  const group = `Host (${database === 'server' ? 'PostgreSQL server' : 'PGlite'})`;
+  const service = await startServer('service', {
+    BENCH_FIXTURES: String(BATCH_ITEMS),
+    ...(database === 'embedded' ? { DATABASE_URL: undefined } : {}),
+  });
+  try {
+    const api = serviceApi(service.info);
+    const fixtureIds = service.info.fixtureIds;
+    await untilServing(api, fixtureIds[0]!);
+
+    const idle: Array<Awaited<ReturnType<typeof timedSimulation>>> = [];
+    for (let i = 0; i < IDLE_REQUESTS; i++) {
+      await new Promise((r) => setTimeout(r, IDLE_PAUSE_MS));
+      idle.push(await timedSimulation(api, { fixture_id: fixtureIds[i % 40], draws: 1001 + i }));
+    }
+    const idleMs = idle.map((r) => r.ms).sort((a, b) => a - b);
+
+    const large: Array<Awaited<ReturnType<typeof timedSimulation>>> = [];
+    for (let i = 0; i < LARGE_RUNS; i++) {
+      await new Promise((r) => setTimeout(r, IDLE_PAUSE_MS));
+      large.push(await timedSimulation(api, { fixture_id: fixtureIds[50 + i]!, draws: 1_000_000 - i }));
+    }
+
+    const serviceCpu0 = cpuSecondsOf(service.pid);
+    const postgresCpu0 = database === 'server' ? postgresCpuSeconds() : 0;
+    const t0 = performance.now();
+    const batch = await submitBatch(api, fixtureIds.slice(0, BATCH_ITEMS), BATCH_DRAWS);
+    const submitMs = performance.now() - t0;
+    await fetchEveryResult(api, batch);
+    const batchS = (performance.now() - t0) / 1000;
+    const serviceCpuMs = ((cpuSecondsOf(service.pid) - serviceCpu0) * 1000) / BATCH_ITEMS;
+    const postgresCpuMs =
+      database === 'server' ? ((postgresCpuSeconds() - postgresCpu0) * 1000) / BATCH_ITEMS : 0;
+
+    return [
+      {
+        group,
+        name: '1,000-draw cache miss on an idle service: p50 end to end',
+        value: percentile(idleMs, 50),
+        unit: 'ms',
+        reference: { name: "the engine's run_ms (median)", value: median(idle.map((r) => r.runMs)) },
+        note: `p99 ${percentile(idleMs, 99).toFixed(0)} ms; queued_ms median ${median(idle.map((r) => r.queuedMs))}; ${IDLE_REQUESTS} requests one at a time; goal p50 ≤ 50 ms`,
+      },
+      {
+        group,
+        name: '1,000,000-draw simulation end to end (median)',
+        value: median(large.map((r) => r.ms)),
+        unit: 'ms',
+        reference: { name: 'its run_ms (median)', value: median(large.map((r) => r.runMs)) },
+        note: `${LARGE_RUNS} runs; goal ≤ run_ms + 50 ms`,
+      },
+      {
+        group,
+        name: `batch ${BATCH_ITEMS} × ${BATCH_DRAWS} draws, submit → last delivery`,
+        value: batchS,
+        unit: 's',
+        reference: {
+          name: 'the CPU engine alone, same work (runs, sample paths, documents)',
+          value: engineBatchS,
+        },
+        note: `submission ${(submitMs / 1000).toFixed(2)} s; ${((batchS * 1000) / BATCH_ITEMS).toFixed(2)} ms a job; engine alone ${((engineBatchS * 1000) / BATCH_ITEMS).toFixed(2)} ms a job (goal ≤ 1); goal ≤ 2 s on PostgreSQL`,
+      },
+      {
+        group,
+        name: '  CPU time per batch job: service process',
+        value: serviceCpuMs,
+        unit: 'ms',
+        note:
+          database === 'server'
+            ? `PostgreSQL server processes: ${postgresCpuMs.toFixed(2)} ms a job`
+            : 'PGlite runs inside the service process',
+      },
+    ];
+  } finally {
+    service.stop();
+  }
+}
+
+export async function benchHost(): Promise<BenchRow[]> {
+  const engineBatchS = await engineAloneSeconds(BATCH_ITEMS, BATCH_DRAWS);
+  const rows = await hostRows('embedded', engineBatchS);
+  if (process.env.DATABASE_URL) rows.push(...(await hostRows('server', engineBatchS)));
+  return rows;
+}
