@@ -284,19 +284,18 @@ function uploadLayout(device: GPUDevice, layout: PackedLayout, buffers: Dispatch
   device.queue.writeBuffer(buffers.params, 0, layout.params);
   device.queue.writeBuffer(buffers.packed, 0, layout.runs);
   for (const placed of layout.tables) {
-    // Compiled tables live on plain ArrayBuffers (src/engine/compile.ts allocates them; messages copy
-    // them).
-    device.queue.writeBuffer(
-      buffers.fixtures,
-      placed.fixtureOffset * 4,
-      placed.fixture as Uint32Array<ArrayBuffer>,
-    );
-    device.queue.writeBuffer(
-      buffers.eventTables,
-      placed.eventTableOffset * 4,
-      placed.eventTables as Uint32Array<ArrayBuffer>,
-    );
+    device.queue.writeBuffer(buffers.fixtures, placed.fixtureOffset * 4, unshared(placed.fixture));
+    device.queue.writeBuffer(buffers.eventTables, placed.eventTableOffset * 4, unshared(placed.eventTables));
   }
+}
+
+/**
+ * Dawn writes from plain ArrayBuffers only; compiled tables arrive on shared memory (the job threads
+ * compile onto it, src/engine/job-work.ts, so no thread copies them on the way): copied here, on the GPU
+ * worker's thread.
+ */
+function unshared(words: Uint32Array): Uint32Array<ArrayBuffer> {
+  return words.buffer instanceof SharedArrayBuffer ? words.slice() : (words as Uint32Array<ArrayBuffer>);
 }
 
 /** Records the dispatch: clear the counters, run the pass, copy counters (and timestamps) to the readback. */

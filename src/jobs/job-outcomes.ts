@@ -57,7 +57,7 @@ export async function recordOutcome(
         fixtureId: owned.fixtureId,
         dataVersion: owned.dataVersion,
         draws: owned.draws,
-        document: given.document,
+        summary: given.summary,
         documentJson: given.documentJson,
         engine: given.engine,
         runMs: given.runMs,

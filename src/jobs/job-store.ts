@@ -32,7 +32,10 @@ export async function announceFinished(
   // One statement for all of them: a cancelled batch ends up to 1,000 jobs at once.
   await tx`SELECT pg_notify(${JOB_FINISHED_CHANNEL}, id) FROM unnest(${tx.array(jobIds as string[])}::text[]) AS id`;
   const wake = deps.wake;
-  if (wake) afterCommit(tx, () => jobIds.forEach((id) => wake.finished(id)));
+  if (!wake) return;
+  afterCommit(tx, () => {
+    for (const id of jobIds) wake.finished(id);
+  });
 }
 
 const JOB_COLUMNS = [

@@ -7,7 +7,7 @@
 // the balance it left), so that the result path can give the same delivery again.
 import type { KeyMode } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
-import { documentWireText } from '../engine/document.js';
+import { type DocumentSummary, documentWireText } from '../engine/document.js';
 
 /** `shared`: reusable by every organisation; `private`: by the organisation that ran it alone. */
 export type ResultScope = 'shared' | 'private';
@@ -31,13 +31,7 @@ export interface KnownResults {
 }
 
 /** The figures of a document that a fixture's summary shows (docs/api.md §2.2), kept beside it. */
-export interface ResultSummary {
-  homeWin: number;
-  draw: number;
-  awayWin: number;
-  expectedGoalsHome: number;
-  expectedGoalsAway: number;
-}
+export type ResultSummary = DocumentSummary;
 
 interface ResultFacts {
   cacheKey: string;
@@ -53,8 +47,8 @@ interface ResultFacts {
 }
 
 export interface NewResult extends ResultFacts {
-  /** The simulation document (src/engine/document.ts), for the figures its fixture summary shows. */
-  document: unknown;
+  /** The document's figures its fixture summary shows (documentSummary, src/engine/document.ts). */
+  summary: ResultSummary;
   /** The same document as the wire carries it (documentWireText): stored, and spliced into responses. */
   documentJson: string;
 }
@@ -111,20 +105,6 @@ async function resultOfRow(
   return result;
 }
 
-function summaryOf(document: unknown): ResultSummary {
-  const { result, goals } = document as {
-    result: { home_win: number; draw: number; away_win: number };
-    goals: { expected: { home: number; away: number } };
-  };
-  return {
-    homeWin: result.home_win,
-    draw: result.draw,
-    awayWin: result.away_win,
-    expectedGoalsHome: goals.expected.home,
-    expectedGoalsAway: goals.expected.away,
-  };
-}
-
 /** A deliveries row: one delivery of a result to an organisation. */
 export interface Delivery {
   id: string;
@@ -158,7 +138,7 @@ export async function storeResult(
 ): Promise<SimulationResult> {
   const owner = result.scope === 'private' ? result.orgId : null;
   if (result.scope === 'private' && !owner) throw new Error('a private result needs its organisation');
-  const summary = summaryOf(result.document);
+  const { summary } = result;
   // json, not jsonb: the column keeps the text byte for byte, so every delivery of it reads the same.
   const [inserted] = await tx<Array<{ id: number; createdAt: Date }>>`
     INSERT INTO results (cache_key, scope, org_id, fixture_id, data_version, draws, document, wire_text, engine,
@@ -173,8 +153,7 @@ export async function storeResult(
   // The caller has the document: reading back some 70 KB it just wrote would cost the database a
   // decompression and the wire a copy per finished job.
   if (inserted) {
-    const { document: _document, ...facts } = result;
-    return { ...facts, orgId: owner, id: inserted.id, createdAt: inserted.createdAt, summary };
+    return { ...result, orgId: owner, id: inserted.id, createdAt: inserted.createdAt };
   }
   const existing = await findCachedResult(tx, {
     cacheKey: result.cacheKey,
