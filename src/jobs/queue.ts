@@ -15,12 +15,15 @@ import {
 } from './job-store.js';
 import {
   type CompleteOptions,
+  type Completion,
   claimJobs,
   completeJob,
+  completeJobs,
   type FailOptions,
   failJob,
   heartbeat,
   lockOwnedJob,
+  lockOwnedJobs,
   MAX_ATTEMPTS,
   type RescueOutcome,
   recordProgress,
@@ -44,8 +47,12 @@ export interface JobQueue {
   progress(jobId: string, drawsDone: number, workerId?: string): Promise<void>;
   /** Running job whose lease `workerId` holds, locked until `tx` ends; null when it is no longer its. */
   lockOwnedJob(tx: TransactionSql, jobId: string, workerId: string): Promise<Job | null>;
+  /** lockOwnedJob for many, in one statement and in id order: the ids still `workerId`'s. */
+  lockOwnedJobs(tx: TransactionSql, jobIds: readonly string[], workerId: string): Promise<Set<string>>;
   /** succeeded; null (a no-op) when the job is not running or, with workerId, not under that lease. */
   complete(jobId: string, options: CompleteOptions): Promise<Job | null>;
+  /** complete for a worker's pack in `tx`: the jobs still under its lease, in one statement per table. */
+  completeMany(tx: TransactionSql, workerId: string, completions: readonly Completion[]): Promise<Job[]>;
   /** failed, from queued or running; null (a no-op) otherwise. */
   fail(jobId: string, error: JobError, options?: FailOptions): Promise<Job | null>;
   rescueExpiredLeases(now?: Date): Promise<RescueOutcome>;
@@ -113,7 +120,9 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
     heartbeat: (workerId, jobIds, leaseMs) => heartbeat(deps, workerId, jobIds, leaseMs),
     progress: (jobId, drawsDone, workerId) => recordProgress(deps, jobId, drawsDone, workerId),
     lockOwnedJob,
+    lockOwnedJobs,
     complete: (jobId, complete) => completeJob(deps, jobId, complete),
+    completeMany: (tx, workerId, completions) => completeJobs(deps, tx, workerId, completions),
     fail: (jobId, error, fail) => failJob(deps, jobId, error, fail),
     rescueExpiredLeases: (now) => rescueExpiredLeases(deps, maxAttempts, now),
     release: (workerId, jobIds) => releaseJobs(deps, workerId, jobIds),
