@@ -270,6 +270,13 @@ export async function countJobsByState(db: Sql | TransactionSql): Promise<Record
   return { ...row! };
 }
 
+/** Draws of the jobs waiting in the queue (its partial index on status; migrations/0004_simulations.sql). */
+export async function sumQueuedDraws(db: Sql | TransactionSql): Promise<number> {
+  const [row] = await db<{ draws: number }[]>`
+    SELECT COALESCE(sum(draws), 0)::bigint AS draws FROM jobs WHERE status = 'queued'`;
+  return row?.draws ?? 0;
+}
+
 /** What a batch's status shows of each item (docs/api.md §2.6), and what its counts follow from. */
 export type BatchItemJob = Pick<
   Job,

@@ -12,6 +12,7 @@ import {
   getJob,
   insertBatch,
   insertJobs,
+  sumQueuedDraws,
 } from './job-store.js';
 import {
   type CompleteOptions,
@@ -58,6 +59,11 @@ export interface JobQueue {
   rescueExpiredLeases(now?: Date): Promise<RescueOutcome>;
   /** Running jobs of this worker back to queued at once (shutdown); the ids queued again. */
   release(workerId: string, jobIds: readonly string[]): Promise<string[]>;
+  /**
+   * Draws of the queued jobs as last counted, at most QUEUED_DRAWS_MAX_AGE_MS ago (a count older than that
+   * is refreshed in the background): what retry advice adds for a job still waiting.
+   */
+  queuedDraws(): number;
   /** Jobs by state (queued, running, succeeded awaiting delivery): the queue-depth metric. */
   depth(): Promise<Record<string, number>>;
   get(jobId: string, options?: { tx?: TransactionSql | undefined }): Promise<Job | null>;
@@ -86,6 +92,9 @@ export interface JobQueue {
   close(): Promise<void>;
 }
 
+/** How old the queued draws figure of retry advice may be. */
+const QUEUED_DRAWS_MAX_AGE_MS = 1000;
+
 export interface JobQueueDeps {
   sql: Sql;
   ledger: Pick<Ledger, 'setHoldExpiry' | 'setHoldsExpiry'>;
@@ -113,6 +122,18 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
     wake: waits.wake,
   };
   const maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
+  const queued = { draws: 0, countedAt: -Infinity, counting: false };
+  const queuedDraws = () => {
+    if (!queued.counting && Date.now() - queued.countedAt > QUEUED_DRAWS_MAX_AGE_MS) {
+      queued.counting = true;
+      sumQueuedDraws(options.sql)
+        .then((draws) => Object.assign(queued, { draws, countedAt: Date.now() }))
+        // A failed count keeps the last one; retry advice is advice.
+        .catch(() => {})
+        .finally(() => (queued.counting = false));
+    }
+    return queued.draws;
+  };
   return {
     enqueue: async (tx, job) => (await insertJobs(deps, tx, [job]))[0]!,
     enqueueBatch: (tx, batch, jobs) => insertBatch(deps, tx, batch, jobs),
@@ -126,6 +147,7 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
     fail: (jobId, error, fail) => failJob(deps, jobId, error, fail),
     rescueExpiredLeases: (now) => rescueExpiredLeases(deps, maxAttempts, now),
     release: (workerId, jobIds) => releaseJobs(deps, workerId, jobIds),
+    queuedDraws,
     depth: () => countJobsByState(options.sql),
     get: (jobId, { tx } = {}) => getJob(tx ?? options.sql, jobId),
     waitFor: waits.waitFor,
