@@ -134,12 +134,33 @@ function competitionRatings(
   };
 }
 
-/** The league profile the backtest gives a season: card and shot rates of the three seasons before it. */
+/**
+ * The league profile the backtest gives a season: card and shot rates of the three seasons before it,
+ * the reds split into straight reds and second yellows as the constants split theirs.
+ */
 function profileBefore(own: readonly LeagueMatch[], season: number, params: ModelParams) {
   const competition = own[0]!.competition;
   if (!own.some((m) => m.season < season && m.stats)) return null;
-  const profile = fittedCompetitionProfile(withProfilesBefore(params, own, season, season), competition);
+  const withProfile = withProfilesBefore(params, own, season, season, fittedRedRate(params));
+  const profile = fittedCompetitionProfile(withProfile, competition);
   return profile && competitionProfileSchema.safeParse(profile).success ? profile : null;
+}
+
+/**
+ * The red cards per side the constants were fitted on (all five leagues, not this competition alone): their
+ * straight reds over the straight share of reds, which every fitted league profile keeps
+ * (`competitionRates` in fit-model.ts). Undefined without fitted profiles: then the competition's own.
+ */
+function fittedRedRate(params: ModelParams): { home: number; away: number } | undefined {
+  const shares = Object.values(params.league_profile ?? {})
+    .filter(
+      (p) => p.red_cards_per_match && p.straight_red_home !== undefined && p.straight_red_away !== undefined,
+    )
+    .map((p) => (p.straight_red_home! + p.straight_red_away!) / p.red_cards_per_match!);
+  if (shares.length === 0) return undefined;
+  const straightShare = shares.reduce((s, x) => s + x, 0) / shares.length;
+  const straight = params.cards.straight_red_per_match;
+  return { home: straight.home / straightShare, away: straight.away / straightShare };
 }
 
 const fixed = (x: number) => (x >= 0 ? ` ${x.toFixed(3)}` : x.toFixed(3));

@@ -1,8 +1,11 @@
 // `matchsim ratings` publishes the backtest's own walk-forward ratings: on the slice, the rated goals its
 // attack, defence, intercept and home advantage give every match of a day equal the walk-forward's
 // (totals shrink applied, before the ensemble blend) for that day. And a results file is read strictly.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { clubRatingsAsOf, ratingsTable } from '../../model/club-ratings.js';
+import { competitionProfile } from '../../model/league-profile.js';
 import { loadLeagueMatches } from '../../model/league-results.js';
 import { InputFileError, readResultsFile, readResultsFolder } from '../../model/results-files.js';
 import { walkForward } from '../../model/walk-forward.js';
@@ -44,6 +47,35 @@ describe('clubRatingsAsOf', () => {
       expect(Math.abs(lambdaAway / goals.lambdaAway - 1)).toBeLessThan(1e-6);
     }
     expect(ratingsTable(ratings)).toContain('premier-league 2022/23, ratings before 2023-04-04');
+  });
+
+  it("rates a new season's newcomers from the prior, with the league profile the shipped constants carry", () => {
+    const next = makeLeagueSlice();
+    try {
+      // 2023/24 begins: Luton, new to the league and never in it before, lose their first match.
+      writeFileSync(
+        join(next.results, 'premier-league', 'season-2324.csv'),
+        'Date,HomeTeam,AwayTeam,FTHG,FTAG\n2023-08-12,Brighton,Luton,4,1\n',
+      );
+      const [pl] = clubRatingsAsOf(readResultsFolder(next.results), '2023-08-13').competitions;
+      expect(pl!.season).toBe('2023/24');
+      expect(pl!.clubs.map((c) => [c.name, c.newcomer, c.matches])).toEqual([
+        ['Brighton', false, 115],
+        ['Luton', true, 1],
+      ]);
+      // From the newcomer prior: one goal scored keeps the attack near it, four conceded pull the defence down.
+      const luton = pl!.clubs[1]!;
+      expect(Math.abs(luton.attack - pl!.newcomer_prior!.attack)).toBeLessThan(0.05);
+      expect(luton.defence).toBeLessThan(pl!.newcomer_prior!.defence - 0.1);
+      // The card and shot rates of 2020/21–2022/23, as `matchsim model fit` stored them for the service.
+      const shipped = competitionProfile('premier-league')!;
+      expect(pl!.profile!.yellow_per_match).toEqual(shipped.yellow_per_match);
+      expect(pl!.profile!.straight_red_per_match).toEqual(shipped.straight_red_per_match);
+      expect(pl!.profile!.shots).toEqual(shipped.shots);
+      expect(pl!.profile!.booked_player_factor).toBeCloseTo(shipped.booked_player_factor!, 3);
+    } finally {
+      next.remove();
+    }
   });
 
   it('refuses a date before every result', () => {
