@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { INT4_MAX } from '../src/db/value-limits.js';
 import { competitionProfileSchema, PLAYER_POSITIONS } from '../src/engine/contract/match-inputs.js';
-import { FEED_FORMAT, type Feed, type FeedSide } from '../src/fixtures/feed-schema.js';
+import { FEED_FORMAT, type Feed, type FeedSide, feedSchema } from '../src/fixtures/feed-schema.js';
 import { RATINGS_FORMAT, type RatingsFile } from './club-ratings.js';
 import { type CsvRow, parseCsvLines } from './read-csv.js';
 import { InputFileError, isoDate } from './results-files.js';
@@ -376,7 +376,7 @@ export function buildFeed(
     defence: round(club.defence),
     players: squads.get(club.teamId)!,
   });
-  return {
+  return checkedFeed({
     format: FEED_FORMAT,
     competitions: competitions.map(({ competition: c, competitionId }) => ({
       competition_id: competitionId,
@@ -404,7 +404,20 @@ export function buildFeed(
       score: f.score,
       inputs: { as_of: asOf, home: side(f.home), away: side(f.away) },
     })),
-  };
+  });
+}
+
+/**
+ * The feed as the loader will check it (its schema, src/fixtures/feed-schema.ts): what the input files
+ * cannot show by line, such as a rating outside [−3, 3] in a hand-edited ratings file.
+ */
+function checkedFeed(feed: Feed): Feed {
+  const parsed = feedSchema.safeParse(feed);
+  if (parsed.success) return feed;
+  const issue = parsed.error.issues[0]!;
+  throw new Error(
+    `the feed built would be refused at ${issue.path.join('.')}: ${issue.message} (docs/feed.md)`,
+  );
 }
 
 const MS_PER_DAY = 86_400_000;

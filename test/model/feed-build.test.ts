@@ -293,6 +293,18 @@ describe('buildFeed refuses a squads file', () => {
     expect(player).toMatchObject({ ...POSITION_DEFAULTS.midfielder, position: null });
   });
 
+  it('and ratings the feed format refuses', () => {
+    const edited = structuredClone(ratings);
+    edited.competitions[0]!.clubs[0]!.attack = 5; // Arsenal
+    expect(() =>
+      buildFeed(
+        { file: 'ratings.json', text: JSON.stringify(edited) },
+        fixtures('date,time,home,away\n2023-04-04,15:00,Arsenal,Leeds\n'),
+        squads(),
+      ),
+    ).toThrow('the feed built would be refused at fixtures.0.inputs.home.attack: ');
+  });
+
   it('and a ratings file that is not one', () => {
     const bad = { file: 'ratings.json', text: '{"format": "matchsim.feed.v1"}' };
     expect(() => buildFeed(bad, fixtures('date,time,home,away\n'), squads())).toThrow(
