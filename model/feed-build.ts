@@ -7,7 +7,7 @@ import { INT4_MAX } from '../src/db/value-limits.js';
 import { competitionProfileSchema, PLAYER_POSITIONS } from '../src/engine/contract/match-inputs.js';
 import { FEED_FORMAT, type Feed, type FeedSide, feedSchema } from '../src/fixtures/feed-schema.js';
 import { RATINGS_FORMAT, type RatingsFile } from './club-ratings.js';
-import { type CsvRow, parseCsvLines } from './read-csv.js';
+import { type CsvRow, isBlankRow, parseCsvLines } from './read-csv.js';
 import { InputFileError, isoDate } from './results-files.js';
 
 type Position = (typeof PLAYER_POSITIONS)[number];
@@ -143,7 +143,7 @@ function csvTable(input: InputFile, required: readonly string[], optional: reado
   const fail = (row: CsvRow, name: string, problem: string): never => {
     throw new InputFileError(input.file, row.line, (columnOf.get(name) ?? 0) + 1, name, problem);
   };
-  return { rows, cell, fail };
+  return { rows: rows.filter((row) => !isBlankRow(row)), cell, fail };
 }
 
 const normalised = (name: string) =>

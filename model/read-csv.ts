@@ -19,6 +19,11 @@ export interface CsvRow {
   cells: string[];
 }
 
+/** A row whose every cell is empty (spreadsheets leave lines of bare commas at the end of a file). */
+export function isBlankRow(row: CsvRow): boolean {
+  return row.cells.every((cell) => cell.trim() === '');
+}
+
 /** The header's cells and the rows after it; blank lines are left out. */
 export function parseCsvLines(text: string): { header: string[]; rows: CsvRow[] } {
   const rows = splitRows(text.startsWith('\uFEFF') ? text.slice(1) : text);

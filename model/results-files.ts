@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type LeagueMatch, matchFromRow, seasonStartYear } from './league-results.js';
-import { type CsvRow, parseCsvLines } from './read-csv.js';
+import { type CsvRow, isBlankRow, parseCsvLines } from './read-csv.js';
 
 /** A problem at a place in an input file: `file: line L, column C (FIELD): message`. */
 export class InputFileError extends Error {
@@ -122,24 +122,26 @@ export function readResultsFile(
     );
   }
   const seen = new Map<string, number>();
-  return rows.map((row) => {
-    const record = checkedRow(file, row, columnOf);
-    const match = matchFromRow(competition, season, record)!;
-    const key = `${match.date} ${match.home} ${match.away}`;
-    const earlier = seen.get(key);
-    if (earlier !== undefined) {
-      const column = columnOf.get('HomeTeam')! + 1;
-      throw new InputFileError(
-        file,
-        row.line,
-        column,
-        'HomeTeam',
-        `the same match is on line ${earlier} too`,
-      );
-    }
-    seen.set(key, row.line);
-    return match;
-  });
+  return rows
+    .filter((row) => !isBlankRow(row))
+    .map((row) => {
+      const record = checkedRow(file, row, columnOf);
+      const match = matchFromRow(competition, season, record)!;
+      const key = `${match.date} ${match.home} ${match.away}`;
+      const earlier = seen.get(key);
+      if (earlier !== undefined) {
+        const column = columnOf.get('HomeTeam')! + 1;
+        throw new InputFileError(
+          file,
+          row.line,
+          column,
+          'HomeTeam',
+          `the same match is on line ${earlier} too`,
+        );
+      }
+      seen.set(key, row.line);
+      return match;
+    });
 }
 
 /** The row as a record, its date in ISO form; throws at the first cell that is not what it must be. */

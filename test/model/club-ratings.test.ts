@@ -98,10 +98,10 @@ function problem(lines: string[]): InputFileError {
 }
 
 describe('readResultsFile', () => {
-  it("reads football-data.co.uk's own day/month/year dates and rows without statistics", () => {
+  it("reads football-data.co.uk's own day/month/year dates, rows without statistics and lines of bare commas", () => {
     const matches = readResultsFile(
       'r.csv',
-      `${HEADER}\n01/04/2023,Arsenal,Leeds,4,1,,\n2/4/23,Leeds,Arsenal,0,0,5,9\n`,
+      `${HEADER}\n01/04/2023,Arsenal,Leeds,4,1,,\n2/4/23,Leeds,Arsenal,0,0,5,9\n,,,,,,\n`,
       'premier-league',
       2022,
     );
