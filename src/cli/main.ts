@@ -215,13 +215,21 @@ async function modelCommand(sub: 'fit' | 'backtest', flags: Flags): Promise<Outp
   return shown({ ...result });
 }
 
+/** A calendar day given to a flag (undefined when the flag is absent). */
+function dayArgument(value: string | undefined, flag: string): string | undefined {
+  if (value !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(value))
+    throw usage(`--${flag} must be a day, YYYY-MM-DD`);
+  return value;
+}
+
 /** `ratings`, `feed build`, `feed squads`: files in, files out (docs/feed.md), no database. */
 async function leagueCommand(name: 'ratings' | 'feed build' | 'feed squads', flags: Flags): Promise<Output> {
+  const shiftTo = dayArgument(flags['shift-to'], 'shift-to');
   const league = await import('../../model/league-commands.js');
   if (name === 'ratings') {
     const { resolveDataDir } = await import('../../model/data-dir.js');
     return league.ratingsCommand({
-      asOf: required(flags['as-of'], 'as-of'),
+      asOf: dayArgument(required(flags['as-of'], 'as-of'), 'as-of')!,
       results: flags.results ?? `${resolveDataDir()}/leagues`,
       competitions: flags.competitions?.split(',').map((c) => c.trim()),
       out: flags.out,
@@ -232,7 +240,7 @@ async function leagueCommand(name: 'ratings' | 'feed build' | 'feed squads', fla
   if (name === 'feed squads') return league.feedSquadsCommand({ ratings, out });
   const fixtures = required(flags.fixtures, 'fixtures');
   const squads = required(flags.squads, 'squads');
-  return league.feedBuildCommand({ ratings, fixtures, squads, out, shiftTo: flags['shift-to'] });
+  return league.feedBuildCommand({ ratings, fixtures, squads, out, shiftTo });
 }
 
 /**

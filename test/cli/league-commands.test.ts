@@ -58,6 +58,12 @@ describe('matchsim ratings and feed', () => {
     const missing = await matchsim(['ratings', '--results', slice.results]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--as-of is required');
+    const day = await matchsim(['ratings', '--as-of', '4 April 2023', '--json']);
+    expect(day.code).toBe(2);
+    expect(JSON.parse(day.stderr).error).toMatchObject({
+      code: 'usage_invalid',
+      message: '--as-of must be a day, YYYY-MM-DD',
+    });
   });
 
   it('rates, builds and loads the last ten rounds, and reports a bad line by file, line and column', async () => {
