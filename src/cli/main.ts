@@ -145,6 +145,9 @@ const RUNNERS: Record<string, Runner> = {
   },
   'model fit': ({ flags }) => modelCommand('fit', flags),
   'model backtest': ({ flags }) => modelCommand('backtest', flags),
+  ratings: ({ flags }) => leagueCommand('ratings', flags),
+  'feed build': ({ flags }) => leagueCommand('feed build', flags),
+  'feed squads': ({ flags }) => leagueCommand('feed squads', flags),
 };
 
 function newKeyArguments(flags: Flags) {
@@ -210,6 +213,34 @@ async function modelCommand(sub: 'fit' | 'backtest', flags: Flags): Promise<Outp
   const result = await backtestModel({ dataDir, ...knobs, onProgress: progress });
   files.writeModelAccuracy(files.modelAccuracyPath(), result);
   return shown({ ...result });
+}
+
+/** A calendar day given to a flag (undefined when the flag is absent). */
+function dayArgument(value: string | undefined, flag: string): string | undefined {
+  if (value !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(value))
+    throw usage(`--${flag} must be a day, YYYY-MM-DD`);
+  return value;
+}
+
+/** `ratings`, `feed build`, `feed squads`: files in, files out (docs/feed.md), no database. */
+async function leagueCommand(name: 'ratings' | 'feed build' | 'feed squads', flags: Flags): Promise<Output> {
+  const shiftTo = dayArgument(flags['shift-to'], 'shift-to');
+  const league = await import('../../model/league-commands.js');
+  if (name === 'ratings') {
+    const { resolveDataDir } = await import('../../model/data-dir.js');
+    return league.ratingsCommand({
+      asOf: dayArgument(required(flags['as-of'], 'as-of'), 'as-of')!,
+      results: flags.results ?? `${resolveDataDir()}/leagues`,
+      competitions: flags.competitions?.split(',').map((c) => c.trim()),
+      out: flags.out,
+    });
+  }
+  const ratings = required(flags.ratings, 'ratings');
+  const out = required(flags.out, 'out');
+  if (name === 'feed squads') return league.feedSquadsCommand({ ratings, out });
+  const fixtures = required(flags.fixtures, 'fixtures');
+  const squads = required(flags.squads, 'squads');
+  return league.feedBuildCommand({ ratings, fixtures, squads, out, shiftTo });
 }
 
 /**
