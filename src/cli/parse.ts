@@ -22,6 +22,10 @@ export const FLAGS = {
   threads: { type: 'string' },
   seasons: { type: 'string' },
   'model-version': { type: 'string' },
+  out: { type: 'string' },
+  deadline: { type: 'string' },
+  scale: { type: 'string' },
+  'allow-software': { type: 'boolean' },
 } as const;
 
 export type FlagName = keyof typeof FLAGS;
@@ -85,6 +89,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     '[--data DIR] [--draws N] [--every N] [--threads N] [--seasons 2018,2019,...] [--model-version V]',
     'walk-forward backtest; rewrites src/engine/model-accuracy.json',
     ['data', 'draws', 'every', 'threads', 'seasons', 'model-version'],
+  ),
+  spec(
+    'gpu-check',
+    '[--allow-software] [--deadline SECONDS] [--scale N] [--out FILE]',
+    'check the GPU: adapter, parity with the CPU engine, kernel time, engine speed (docs/gpu.md)',
+    ['allow-software', 'deadline', 'scale', 'out'],
   ),
 ];
 
