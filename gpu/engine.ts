@@ -18,6 +18,34 @@ export interface GpuEngineRun extends EngineRun {
   timing: 'timestamp' | 'wall' | 'cpu';
 }
 
+/** Which engine ran a set of jobs, and GPU time only when the GPU ran every one of them. */
+export interface RunsEngine {
+  /** `gpu`, `cpu`, or `gpu, partly re-run on the CPU`: a row or record names it beside its figures. */
+  label: 'gpu' | 'cpu' | 'gpu, partly re-run on the CPU';
+  jobs: number;
+  jobsOnCpu: number;
+  /**
+   * Summed GPU time of the jobs; null unless the GPU ran all of them, since a CPU share would turn
+   * draws over GPU time into a speed nobody measured (or a division by zero).
+   */
+  gpuMs: number | null;
+  timing: 'timestamp' | 'wall' | null;
+}
+
+export function runsEngine(runs: readonly GpuEngineRun[]): RunsEngine {
+  const jobsOnCpu = runs.filter((run) => run.engine !== 'gpu').length;
+  const allGpu = jobsOnCpu === 0 && runs.length > 0;
+  const label = allGpu ? 'gpu' : jobsOnCpu === runs.length ? 'cpu' : 'gpu, partly re-run on the CPU';
+  const timings = new Set(runs.map((run) => run.timing));
+  return {
+    label,
+    jobs: runs.length,
+    jobsOnCpu,
+    gpuMs: allGpu ? runs.reduce((sum, run) => sum + run.gpuMs, 0) : null,
+    timing: allGpu && timings.size === 1 ? (runs[0]!.timing as 'timestamp' | 'wall') : null,
+  };
+}
+
 export interface BatchJob extends EngineRunOptions {
   compiled: CompiledFixture;
 }

@@ -3,7 +3,7 @@
 // beside the CPU engine on all the host's cores on the same work. A job the engine ran on the CPU is
 // reported as such and never counted as GPU speed.
 import type { CpuEngine } from '../../../fallback/cpu-engine.js';
-import type { BatchJob, GpuEngine, GpuEngineRun } from '../../../gpu/engine.js';
+import { type BatchJob, type GpuEngine, type GpuEngineRun, runsEngine } from '../../../gpu/engine.js';
 import { compileFixture } from '../../engine/compile.js';
 import type { CompiledFixture } from '../../engine/contract/layout.js';
 import { defaultModelParams } from '../../engine/contract/model-params.js';
@@ -39,18 +39,15 @@ export function batchFixtures(count: number): CompiledFixture[] {
 
 /** How a set of engine runs went: which engine ran them, and GPU figures only when the GPU ran all. */
 export function summarizeRuns(runs: readonly GpuEngineRun[], wallMs: number) {
-  const onCpu = runs.filter((run) => run.engine === 'cpu').length;
-  const engine = onCpu === 0 ? 'gpu' : onCpu === runs.length ? 'cpu' : 'gpu, partly re-run on the CPU';
-  const gpuMs = runs.reduce((sum, run) => sum + run.gpuMs, 0);
+  const ran = runsEngine(runs);
   return {
-    engine,
-    jobs: runs.length,
-    jobs_on_cpu: onCpu,
+    engine: ran.label,
+    jobs: ran.jobs,
+    jobs_on_cpu: ran.jobsOnCpu,
     wall_ms: Math.round(wallMs),
     wall_ms_per_job: Math.round((wallMs / runs.length) * 100) / 100,
-    // GPU time and its rate only when the GPU ran every job: a CPU share would make them lie.
-    gpu_ms: onCpu === 0 ? Math.round(gpuMs * 1000) / 1000 : null,
-    timing: onCpu === 0 ? (runs[0]?.timing ?? null) : null,
+    gpu_ms: ran.gpuMs === null ? null : Math.round(ran.gpuMs * 1000) / 1000,
+    timing: ran.timing,
   };
 }
 
