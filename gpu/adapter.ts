@@ -122,7 +122,8 @@ export function vulkanProblem(): string {
     process.dlopen({ exports: {} } as NodeJS.Module, 'libvulkan.so.1');
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    if (/cannot open shared object/i.test(message)) parts.push('the Vulkan loader libvulkan.so.1 is not found');
+    if (/cannot open shared object/i.test(message))
+      parts.push('the Vulkan loader libvulkan.so.1 is not found');
   }
   const named = process.env.VK_DRIVER_FILES ?? process.env.VK_ICD_FILENAMES;
   const manifests = named

@@ -148,7 +148,10 @@ function logEngineStart(engine: SimulationEngine, logger: Logger): void {
   const health = engine.health();
   const gpu = health.gpu as { state?: string; adapter?: string | null; reason?: string | null } | null;
   if (gpu?.state === 'unavailable') {
-    logger.warn({ engine: health.engine, reason: gpu.reason }, 'no GPU adapter: the CPU engine runs the jobs');
+    logger.warn(
+      { engine: health.engine, reason: gpu.reason },
+      'no GPU adapter: the CPU engine runs the jobs',
+    );
   } else {
     logger.info({ engine: health.engine, adapter: gpu?.adapter ?? null }, 'engine started');
   }
