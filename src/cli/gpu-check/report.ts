@@ -48,7 +48,10 @@ function line(record: Record<string, unknown>): string {
   return JSON.stringify(record, (_key, value) => (typeof value === 'bigint' ? value.toString() : value));
 }
 
-export function createReport(out: string | undefined, write = (text: string) => process.stdout.write(text)) {
+export function createReport(
+  out: string | undefined,
+  write: (text: string) => unknown = (text) => process.stdout.write(text),
+) {
   if (out) {
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, '');

@@ -7,14 +7,14 @@ import { availableParallelism, cpus, hostname, release, totalmem } from 'node:os
 import { type CpuEngine, createCpuEngine } from '../../../fallback/cpu-engine.js';
 import { type ChosenAdapter, chooseAdapterExplained } from '../../../gpu/adapter.js';
 import { openDevice } from '../../../gpu/device.js';
-import { createGpuEngine } from '../../../gpu/engine.js';
+import { createGpuEngine, type GpuEngineOptions } from '../../../gpu/engine.js';
 import {
   createMatchDispatcher,
   MATCH_DEVICE_NEEDS,
   type MatchDispatcher,
 } from '../../../gpu/match-dispatch.js';
 import { parityFixtures } from '../../engine/parity-cases.js';
-import { engineSteps } from './engine-steps.js';
+import { BATCH_FIXTURES, engineSteps } from './engine-steps.js';
 import { type KernelContext, kernelTimeStep, millionDrawsStep, parityStep } from './kernel-steps.js';
 import { type CheckReport, createReport, exitCodeOf, GPU_CHECK_EXIT } from './report.js';
 
@@ -27,6 +27,10 @@ export interface GpuCheckOptions {
   scale: number;
   /** Run on a software adapter (llvmpipe, lavapipe) instead of refusing it. */
   allowSoftware: boolean;
+  /** The GPU engine's watchdog; tests shrink it to make the engine's jobs fall back to the CPU. */
+  watchdog?: GpuEngineOptions['watchdog'];
+  /** Fixtures of the engine's batch (default 1,000); tests take fewer. */
+  batchFixtures?: number;
 }
 
 function readText(path: string): string | null {
@@ -133,13 +137,30 @@ async function checkSteps(report: CheckReport, options: GpuCheckOptions, inTime:
   const chosen = await adapterFor(report, options);
   if (!chosen) return;
   const cpu = createCpuEngine({ threads: availableParallelism() });
-  const gpu = createGpuEngine({ mode: 'gpu', allowSoftware: options.allowSoftware, fallback: cpu });
+  const gpu = createGpuEngine({
+    mode: 'gpu',
+    allowSoftware: options.allowSoftware,
+    fallback: cpu,
+    ...(options.watchdog ? { watchdog: options.watchdog } : {}),
+  });
   try {
     await kernelChecks(report, chosen, cpu, { scale: options.scale, inTime });
     if (!inTime()) return;
     const state = await gpu.started();
     report.emit({ record: 'engine-start', state: state.state, adapter: state.adapter, reason: state.reason });
-    await engineSteps({ report, gpu, cpu, scale: options.scale, inTime });
+    await engineSteps({
+      report,
+      gpu,
+      cpu,
+      scale: options.scale,
+      batchFixtures: options.batchFixtures ?? BATCH_FIXTURES,
+      inTime,
+    });
+    const final = gpu.state();
+    report.emit({ record: 'engine-state', ...final });
+    if (final.watchdogFirings > 0) {
+      report.problem('watchdog', `the watchdog fired ${final.watchdogFirings} times (last: ${final.reason})`);
+    }
   } finally {
     await gpu.close();
     await cpu.close();
@@ -147,8 +168,11 @@ async function checkSteps(report: CheckReport, options: GpuCheckOptions, inTime:
 }
 
 /** Runs the check; resolves with the exit code, at the latest when the deadline passes. */
-export async function runGpuCheck(options: GpuCheckOptions): Promise<number> {
-  const report = createReport(options.out);
+export async function runGpuCheck(
+  options: GpuCheckOptions,
+  write?: (text: string) => unknown,
+): Promise<number> {
+  const report = createReport(options.out, write);
   const started = performance.now();
   const deadlineAt = started + options.deadlineSeconds * 1000;
   const finish = (cutShort: boolean) => {
