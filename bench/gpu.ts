@@ -2,6 +2,8 @@
 // fixtures x 100,000 draws packed into shared dispatches, each beside the CPU engine (all cores)
 // measured in the same run on the same jobs, naming the adapter. On a software adapter (llvmpipe) the
 // draw counts are scaled down so the run ends in minutes; the rows say so and stay comparable as rates.
+// A row names the engine that ran every job; jobs re-run on the CPU make it say so and drop its GPU-time
+// row (kernelRows), and each row says whether the GPU's counts equal the CPU engine's on the jobs both ran.
 import { availableParallelism } from 'node:os';
 import { type CpuEngine, createCpuEngine } from '../fallback/cpu-engine.js';
 import {
@@ -39,7 +41,10 @@ function benchFixtures(count: number): CompiledFixture[] {
   );
 }
 
-async function cpuRate(cpu: CpuEngine, jobs: readonly BatchJob[]): Promise<{ rate: number; draws: number }> {
+async function cpuRate(
+  cpu: CpuEngine,
+  jobs: readonly BatchJob[],
+): Promise<{ rate: number; draws: number; counts: Uint32Array[] }> {
   const measured: BatchJob[] = [];
   let draws = 0;
   for (const job of jobs) {
@@ -48,13 +53,16 @@ async function cpuRate(cpu: CpuEngine, jobs: readonly BatchJob[]): Promise<{ rat
     draws += job.draws;
   }
   const started = performance.now();
-  for (const job of measured) await cpu.run(job.compiled, job);
-  return { rate: (draws / (performance.now() - started)) * 1000, draws };
+  const counts: Uint32Array[] = [];
+  for (const job of measured) counts.push((await cpu.run(job.compiled, job)).counts);
+  return { rate: (draws / (performance.now() - started)) * 1000, draws, counts };
 }
 
 export interface GpuMeasure {
   wallMs: number;
   draws: number;
+  /** Each job's counts, in job order. */
+  counts?: Uint32Array[];
   /** Which engine ran the jobs (gpu/engine.ts runsEngine): GPU time only when the GPU ran all. */
   ran: RunsEngine;
 }
@@ -64,7 +72,7 @@ async function gpuRun(gpu: GpuEngine, jobs: readonly BatchJob[]): Promise<GpuMea
   const runs = await gpu.runBatch(jobs);
   const wallMs = performance.now() - started;
   const draws = jobs.reduce((sum, job) => sum + job.draws, 0);
-  return { wallMs, draws, ran: runsEngine(runs) };
+  return { wallMs, draws, ran: runsEngine(runs), counts: runs.map((run) => run.counts) };
 }
 
 interface BenchCase {
@@ -140,6 +148,10 @@ export function kernelRows(
   ];
 }
 
+function sameCounts(a: Uint32Array, b: Uint32Array | undefined): boolean {
+  return b !== undefined && a.length === b.length && a.every((value, index) => value === b[index]);
+}
+
 export interface CpuReference {
   rate: number;
   draws: number;
@@ -175,8 +187,10 @@ export async function benchGpu(): Promise<BenchRow[]> {
     for (const { name, jobs } of benchCases(fixtures, scale, seed)) {
       // The kernel and the CPU engine back to back on the same jobs, so they share the machine's load.
       const measured = await gpuRun(gpu, jobs);
-      const reference = await cpuRate(cpu, jobs);
-      rows.push(...kernelRows(group, name, measured, { ...reference, cores }, note));
+      const { counts, ...reference } = await cpuRate(cpu, jobs);
+      const identical = counts.every((each, index) => sameCounts(each, measured.counts?.[index]));
+      const parity = `; counts ${identical ? 'identical to' : 'DIFFER from'} the CPU engine's (${counts.length} jobs)`;
+      rows.push(...kernelRows(group, name, measured, { ...reference, cores }, `${note}${parity}`));
     }
     return rows;
   } finally {
