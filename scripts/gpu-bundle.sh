@@ -55,7 +55,12 @@ fi
 tar -xzf "$tarball" -C "$work" package/bin/node package/LICENSE
 cp "$work/package/bin/node" "$stage/node/bin/node"
 cp "$work/package/LICENSE" "$stage/node/LICENSE"
-strip --strip-all "$stage/node/bin/node"
+# 125 MB → 107 MB; without binutils the bundle is about 3 MiB larger and still fits.
+if command -v strip >/dev/null; then
+  strip --strip-all "$stage/node/bin/node"
+else
+  echo "gpu-bundle: no strip (binutils): Node.js goes in unstripped"
+fi
 
 echo "== gpu-bundle: Debian libraries (${DEBIAN_LIBS[*]}; ${DEBIAN_GLIBC[*]})"
 debs=$cache/debs
