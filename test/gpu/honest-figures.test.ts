@@ -1,11 +1,12 @@
 // A job the GPU engine re-ran on the CPU is never shown as GPU speed: the bench's rows (bench/gpu.ts)
 // and gpu-check's engine records (src/cli/gpu-check/engine-steps.ts) name the engine that ran every job,
 // mark a set partly re-run on the CPU, and give no GPU time or GPU rate for it (no division by a zero or
-// partial GPU share). Needs no adapter.
+// partial GPU share). And the proof that Dawn's timestamp quantization is off. Needs no adapter.
 import { describe, expect, it } from 'vitest';
 import { kernelRows } from '../../bench/gpu.js';
 import { type GpuEngineRun, runsEngine } from '../../gpu/engine.js';
 import { summarizeRuns } from '../../src/cli/gpu-check/engine-steps.js';
+import { quantizationVerdict } from '../../src/cli/gpu-check/kernel-steps.js';
 import { COUNTER_WORDS } from '../../src/engine/contract/layout.js';
 
 function run(engine: 'gpu' | 'cpu', gpuMs: number): GpuEngineRun {
@@ -60,5 +61,14 @@ describe('honest GPU figures', () => {
       timing: null,
     });
     expect(summarizeRuns([run('gpu', 10)], 20)).toMatchObject({ engine: 'gpu', jobs_on_cpu: 0, gpu_ms: 10 });
+  });
+
+  it('timestamp quantization: off only when some raw timestamp is not a multiple of 65,536 ns', () => {
+    // Quantized: Dawn masked the low 16 bits of every timestamp.
+    expect(quantizationVerdict([65_536n * 1_000n, 65_536n * 1_003n])).toMatch(/^on:/);
+    expect(quantizationVerdict([65_536n * 1_000n, 65_536_000n + 1_234n])).toMatch(/^off:/);
+    // No timestamps (OpenGL ES, llvmpipe) or only zeros (a driver that reports none): not known.
+    expect(quantizationVerdict([])).toMatch(/^unknown:/);
+    expect(quantizationVerdict([0n, 0n])).toMatch(/^unknown:/);
   });
 });

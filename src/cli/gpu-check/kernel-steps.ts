@@ -108,7 +108,6 @@ export async function kernelTimeStep(context: KernelContext, fixtures: ParityFix
   ]);
   if (result.timestamps) context.timestamps.push(...result.timestamps);
   const seen = context.timestamps.filter((value) => value !== 0n);
-  const quantized = seen.length > 0 && seen.every((value) => value % QUANTUM_NS === 0n);
   context.report.emit({
     record: 'kernel-time',
     draws,
@@ -117,11 +116,22 @@ export async function kernelTimeStep(context: KernelContext, fixtures: ParityFix
     draws_per_s: Math.round((draws / result.gpuMs) * 1000),
     pass_timestamps_ns: result.timestamps,
     timestamps_seen: seen.length,
-    quantization:
-      seen.length === 0
-        ? 'unknown: the adapter has no timestamp-query (its kernel time is submit-to-readback wall time)'
-        : quantized
-          ? 'on: every timestamp is a multiple of 65,536 ns (the disable-dawn-features toggle did not take)'
-          : 'off: timestamps are not all multiples of 65,536 ns',
+    quantization: quantizationVerdict(seen),
   });
+}
+
+/**
+ * Whether Dawn's timestamp quantization is off, read from raw pass timestamps: it masks their low 16 bits,
+ * so with it on every one is a multiple of 65,536 ns (a chance of 1 in 65,536 per timestamp otherwise).
+ * Dawn ignores a toggle name it does not know, so this is the only proof that the toggle took effect.
+ */
+export function quantizationVerdict(timestamps: readonly bigint[]): string {
+  const seen = timestamps.filter((value) => value !== 0n);
+  if (seen.length === 0) {
+    return 'unknown: the adapter has no timestamp-query (its kernel time is submit-to-readback wall time)';
+  }
+  if (seen.every((value) => value % QUANTUM_NS === 0n)) {
+    return 'on: every timestamp is a multiple of 65,536 ns (the disable-dawn-features toggle did not take)';
+  }
+  return 'off: timestamps are not all multiples of 65,536 ns';
 }
