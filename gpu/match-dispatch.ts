@@ -66,6 +66,8 @@ export interface DispatchResult {
   gpuMs: number;
   /** `timestamp`: measured by timestamp queries around the pass; `wall`: submit to readback. */
   timing: 'timestamp' | 'wall';
+  /** The pass's raw begin and end timestamps in nanoseconds, when the device has timestamp queries. */
+  timestamps: [bigint, bigint] | null;
 }
 
 export interface PackedLayout {
@@ -242,13 +244,13 @@ async function dispatchRuns(context: DispatchContext, runs: readonly MatchRun[])
   const wallMs = now() - started;
   const mapped = buffers.readback.getMappedRange(0, counterBytes + timestampBytes);
   const words = new Uint32Array(mapped.slice(0, counterBytes));
-  const { gpuMs, timing } = passTime(context.querySet !== null, mapped, counterBytes, wallMs);
+  const { gpuMs, timing, timestamps } = passTime(context.querySet !== null, mapped, counterBytes, wallMs);
   buffers.readback.unmap();
   if (opened.uncapturedErrors.length > 0) {
     throw new Error(`GPU errors during the dispatch: ${opened.uncapturedErrors.splice(0).join('; ')}`);
   }
   const counterSets = runs.map((_, index) => words.slice(index * COUNTER_WORDS, (index + 1) * COUNTER_WORDS));
-  return { counters: counterSets, gpuMs, timing };
+  return { counters: counterSets, gpuMs, timing, timestamps };
 }
 
 function acquireBuffers(
@@ -346,13 +348,16 @@ function passTime(
   mapped: ArrayBuffer,
   counterBytes: number,
   wallMs: number,
-): Pick<DispatchResult, 'gpuMs' | 'timing'> {
+): Pick<DispatchResult, 'gpuMs' | 'timing' | 'timestamps'> {
   if (timestamps) {
     const [begin, end] = new BigUint64Array(mapped.slice(counterBytes, counterBytes + 16));
     // Some drivers report 0 for both ends; fall back to the wall time then.
     if (begin !== undefined && end !== undefined && end > begin) {
-      return { gpuMs: Number(end - begin) / 1e6, timing: 'timestamp' };
+      return { gpuMs: Number(end - begin) / 1e6, timing: 'timestamp', timestamps: [begin, end] };
+    }
+    if (begin !== undefined && end !== undefined) {
+      return { gpuMs: wallMs, timing: 'wall', timestamps: [begin, end] };
     }
   }
-  return { gpuMs: wallMs, timing: 'wall' };
+  return { gpuMs: wallMs, timing: 'wall', timestamps: null };
 }

@@ -121,6 +121,7 @@ export async function startService(
   const operations = await startOperations(deps, logger);
   const worker = engine ? startEngineWorker(db, graph, engine, logger) : null;
   if (worker) logger.info({ worker_id: worker.workerId, engine: config.ENGINE }, 'worker running');
+  if (engine) void engine.ready().then(() => logEngineStart(engine, logger));
   const parts: ServiceParts = {
     config,
     logger,
@@ -140,6 +141,20 @@ export async function startService(
     return stopping;
   };
   return { app, operations, db, lifecycle, logger, stop };
+}
+
+/** Once the engine started: the adapter in use, or why no GPU adapter was found (docs/gpu.md "No adapter"). */
+function logEngineStart(engine: SimulationEngine, logger: Logger): void {
+  const health = engine.health();
+  const gpu = health.gpu as { state?: string; adapter?: string | null; reason?: string | null } | null;
+  if (gpu?.state === 'unavailable') {
+    logger.warn(
+      { engine: health.engine, reason: gpu.reason },
+      'no GPU adapter: the CPU engine runs the jobs',
+    );
+  } else {
+    logger.info({ engine: health.engine, adapter: gpu?.adapter ?? null }, 'engine started');
+  }
 }
 
 function startEngine(config: Config, clock: () => Date): SimulationEngine {

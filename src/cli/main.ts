@@ -333,6 +333,11 @@ async function main(argv: string[]): Promise<number | 'serving'> {
       await serve(parsed.flags);
       return 'serving';
     }
+    if (parsed.command.name === 'gpu-check') {
+      // Its own exit codes (docs/gpu.md "gpu-check"); loaded only when asked for, like the model tools.
+      const { gpuCheckCommand } = await import('./gpu-check/command.js');
+      return await gpuCheckCommand(parsed.flags);
+    }
     const output = await RUNNERS[parsed.command.name]!(parsed);
     process.stdout.write(`${parsed.json ? JSON.stringify(output.value) : output.human}\n`);
     return 0;

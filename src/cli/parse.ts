@@ -22,7 +22,7 @@ export const FLAGS = {
   threads: { type: 'string' },
   seasons: { type: 'string' },
   'model-version': { type: 'string' },
-  // ratings, feed build, feed squads (docs/feed.md, "Building a feed from results")
+  // ratings, feed build, feed squads (docs/feed.md, "Building a feed from results"); gpu-check
   'as-of': { type: 'string' },
   results: { type: 'string' },
   competitions: { type: 'string' },
@@ -31,6 +31,9 @@ export const FLAGS = {
   fixtures: { type: 'string' },
   squads: { type: 'string' },
   'shift-to': { type: 'string' },
+  deadline: { type: 'string' },
+  scale: { type: 'string' },
+  'allow-software': { type: 'boolean' },
 } as const;
 
 export type FlagName = keyof typeof FLAGS;
@@ -112,6 +115,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     '--ratings FILE --out FILE',
     "a placeholder squads CSV for the ratings' clubs (25 players each)",
     ['ratings', 'out'],
+  ),
+  spec(
+    'gpu-check',
+    '[--allow-software] [--deadline SECONDS] [--scale N] [--out FILE]',
+    'check the GPU: adapter, parity with the CPU engine, kernel time, engine speed (docs/gpu.md)',
+    ['allow-software', 'deadline', 'scale', 'out'],
   ),
 ];
 
