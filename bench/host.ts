@@ -78,6 +78,27 @@ function postgresCpuSeconds(): number {
   return total;
 }
 
+/** The batch from submission to its last delivery, and the CPU time per job it cost. */
+async function timedBatch(
+  api: ServiceApi,
+  fixtureIds: readonly number[],
+  servicePid: number,
+  database: 'embedded' | 'server',
+) {
+  const serviceCpu0 = cpuSecondsOf(servicePid);
+  const postgresCpu0 = database === 'server' ? postgresCpuSeconds() : 0;
+  const t0 = performance.now();
+  const batch = await submitBatch(api, fixtureIds.slice(0, BATCH_ITEMS), BATCH_DRAWS);
+  const submitMs = performance.now() - t0;
+  await fetchEveryResult(api, batch);
+  return {
+    batchS: (performance.now() - t0) / 1000,
+    submitMs,
+    serviceCpuMs: ((cpuSecondsOf(servicePid) - serviceCpu0) * 1000) / BATCH_ITEMS,
+    postgresCpuMs: database === 'server' ? ((postgresCpuSeconds() - postgresCpu0) * 1000) / BATCH_ITEMS : 0,
+  };
+}
+
 async function hostRows(database: 'embedded' | 'server', engineBatchS: number): Promise<BenchRow[]> {
   const group = `Host (${database === 'server' ? 'PostgreSQL server' : 'PGlite'})`;
   const service = await startServer('service', {
@@ -107,16 +128,12 @@ async function hostRows(database: 'embedded' | 'server', engineBatchS: number): 
       );
     }
 
-    const serviceCpu0 = cpuSecondsOf(service.pid);
-    const postgresCpu0 = database === 'server' ? postgresCpuSeconds() : 0;
-    const t0 = performance.now();
-    const batch = await submitBatch(api, fixtureIds.slice(0, BATCH_ITEMS), BATCH_DRAWS);
-    const submitMs = performance.now() - t0;
-    await fetchEveryResult(api, batch);
-    const batchS = (performance.now() - t0) / 1000;
-    const serviceCpuMs = ((cpuSecondsOf(service.pid) - serviceCpu0) * 1000) / BATCH_ITEMS;
-    const postgresCpuMs =
-      database === 'server' ? ((postgresCpuSeconds() - postgresCpu0) * 1000) / BATCH_ITEMS : 0;
+    const { batchS, submitMs, serviceCpuMs, postgresCpuMs } = await timedBatch(
+      api,
+      fixtureIds,
+      service.pid,
+      database,
+    );
 
     return [
       {
