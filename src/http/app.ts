@@ -33,7 +33,7 @@ import { registerSimulationReadRoutes } from './routes/simulation-reads.js';
 import { registerSimulationRoutes } from './routes/simulations.js';
 import { wireSchemas } from './schemas/registry.js';
 import { responseSerializerCompiler } from './serialize.js';
-import { serverBounds } from './server-bounds.js';
+import { refuseTunnels, serverBounds } from './server-bounds.js';
 
 export type { App, AppDeps } from './app-types.js';
 
@@ -63,6 +63,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // Timeouts, path parameter length and framework refusals as error objects (docs/decisions.md §10).
     ...serverBounds(config),
   }).withTypeProvider<ZodTypeProvider>();
+  refuseTunnels(app.server, config.docsUrl);
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(responseSerializerCompiler);
