@@ -21,6 +21,7 @@ import { makeAuthenticator } from './auth.js';
 import { installBackPressure } from './back-pressure.js';
 import { installErrorHandling } from './error-handler.js';
 import { recordDocumentedRoutes } from './openapi/documents.js';
+import { perMinuteStore } from './per-minute-store.js';
 import { makeLifecycle } from './readiness.js';
 import { routeOf } from './route-of.js';
 import { registerAdminRoutes } from './routes/admin.js';
@@ -175,7 +176,7 @@ async function installRateLimits(app: App, deps: AppDeps): Promise<void> {
     global: true,
     hook: 'preValidation',
     timeWindow: 60_000,
-    ...(deps.redis ? { redis: deps.redis, nameSpace: 'matchsim:rpm:' } : {}),
+    ...(deps.counters.store() === 'in_process' ? {} : { store: perMinuteStore(deps.counters) }),
     allowList: (request) => !request.auth || !routeOf(request).config.rateGroup,
     keyGenerator: (request) => `${request.auth?.org.id}:${routeOf(request).config.rateGroup}`,
     max: (request) => {
