@@ -21,6 +21,7 @@ import { makeAuthenticator } from './auth.js';
 import { installBackPressure } from './back-pressure.js';
 import { installErrorHandling } from './error-handler.js';
 import { recordDocumentedRoutes } from './openapi/documents.js';
+import { isPagePath, setPageSecurityHeaders } from './page-security.js';
 import { perMinuteStore } from './per-minute-store.js';
 import { makeLifecycle } from './readiness.js';
 import { routeOf } from './route-of.js';
@@ -149,6 +150,8 @@ function installRequestHooks(app: App, deps: AppDeps, keyCache: KeyCache): void 
   // Callback hooks where nothing is awaited: no promise per request.
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('Request-Id', request.id);
+    const path = request.url.split('?')[0]!;
+    if (isPagePath(path)) setPageSecurityHeaders(reply, path, payload);
     done(null, payload);
   });
 
