@@ -18,7 +18,7 @@ import { type Lifecycle, makeLifecycle } from './http/readiness.js';
 import { startWorker, type Worker } from './jobs/worker.js';
 import {
   makeMemoryWindowCounter,
-  makeRedisWindowCounter,
+  makeResilientWindowCounter,
   type WindowCounter,
 } from './limits/window-counter.js';
 import { type Logger, makeLogger } from './logger.js';
@@ -27,14 +27,41 @@ import { makeServiceGraph, type ServiceGraph } from './wiring.js';
 
 export type Role = 'api' | 'worker' | 'all';
 
+/** A Redis command that takes longer than this counts as failed: the limit answers from the process. */
+const REDIS_COMMAND_TIMEOUT_MS = 500;
+
 function connectRedis(url: string): Redis {
   // Fail fast instead of queueing commands while Redis is away: a limit check must answer, not wait.
   return new Redis(url, {
     connectTimeout: 2000,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     lazyConnect: false,
   });
+}
+
+/**
+ * The limits' counters: this process's, or Redis with this process's as the fallback. ioredis emits
+ * 'error' for every failed reconnection; unlistened, each is an "Unhandled error event" on stderr. One log
+ * line when an outage begins (a failed connection or command), one when it ends (docs/decisions.md §3).
+ */
+function limitCounters(redis: Redis | undefined, logger: Logger): WindowCounter {
+  const local = makeMemoryWindowCounter();
+  if (!redis) return local;
+  let away = false;
+  const unavailable = (error: unknown) => {
+    if (away) return;
+    away = true;
+    logger.warn({ err: error }, 'Redis unavailable: limits count in this process until it returns');
+  };
+  redis.on('error', unavailable);
+  redis.on('ready', () => {
+    if (!away) return;
+    away = false;
+    logger.info('Redis available again: limits are shared');
+  });
+  return makeResilientWindowCounter(redis, local, unavailable);
 }
 
 export async function openServiceDatabase(config: Config): Promise<Database> {
@@ -108,12 +135,12 @@ export async function startService(
   const db = await openServiceDatabase(config);
   const clock = () => new Date();
   const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL) : undefined;
-  const counters: WindowCounter = redis ? makeRedisWindowCounter(redis) : makeMemoryWindowCounter();
+  const counters = limitCounters(redis, logger);
   const metrics = makeMetrics();
   const lifecycle = makeLifecycle();
   const engine = role === 'api' ? null : startEngine(config, clock);
   const graph = makeServiceGraph({ config, db, clock, counters, metrics, engine });
-  const deps: AppDeps = { config, db, clock, counters, metrics, services: graph.services, redis, lifecycle };
+  const deps: AppDeps = { config, db, clock, counters, metrics, services: graph.services, lifecycle };
   const app =
     role === 'api' || role === 'all'
       ? await startApi({ ...deps, loggerInstance: logger }, options.terminal ?? (() => {}))

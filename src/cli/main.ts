@@ -12,7 +12,7 @@ import { runMigrations } from '../db/migrations.js';
 import { isApiError } from '../errors.js';
 import { loadDemoData } from '../fixtures/demo-data.js';
 import { ingestFeed } from '../fixtures/feed-loader.js';
-import { type Logger, makeLogger } from '../logger.js';
+import { armExitDeadline, type Logger, makeLogger } from '../logger.js';
 import { DEMO_SEED } from '../operations/demo.js';
 import { makeOperator, type Operator } from '../operations/operator.js';
 import { creditsView, keyView, newKeyView, orgView } from '../operations/views.js';
@@ -264,6 +264,9 @@ async function serve(flags: Flags): Promise<void> {
   installSignalHandlers(service, config, logger);
 }
 
+/** How long after the shutdown's own limit the process is killed if its exit has not ended it. */
+const EXIT_GRACE_MS = 5000;
+
 function installSignalHandlers(service: RunningService, config: Config, logger: Logger): void {
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -279,6 +282,9 @@ function installSignalHandlers(service: RunningService, config: Config, logger: 
       logger.error({ limit_ms: limitMs }, 'shutdown took too long: exiting');
       process.exit(1);
     }, limitMs).unref();
+    // And should the exit itself block (the log's flush to a stdout nobody reads), a thread of its own
+    // kills the process a little later (src/logger.ts).
+    armExitDeadline(limitMs + EXIT_GRACE_MS);
     service.stop().then(
       () => process.exit(0),
       (error: unknown) => {

@@ -1,7 +1,8 @@
 // The playground and the docs in a real browser: Debian's chromium (installed by .ci/run) driven by
 // playwright-core, headless, against the running demo service. The playground loads, runs a test-key
 // simulation with a progress bar, draws every chart, shows an error as a message; /docs renders and
-// /docs#balance_too_low scrolls to its entry; the reference draws; no page loads anything from elsewhere.
+// /docs#balance_too_low scrolls to its entry; the reference draws; no page loads anything from elsewhere,
+// and under each page's Content-Security-Policy (src/http/page-security.ts) nothing is refused.
 // A screenshot goes to test-output/ (kept out of git).
 import { existsSync, mkdirSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -18,10 +19,28 @@ const OUTPUT = new URL('../../test-output/', import.meta.url);
 let demo: DemoService;
 let browser: Browser;
 const foreign: string[] = [];
+/** What the pages' Content-Security-Policy refused, as the browser reports it. */
+const violations: string[] = [];
+/**
+ * The one refusal expected: Scalar's bundle carries zod, which probes once whether it may compile its
+ * validators (`Function('')` inside a try) and, refused, validates without compiling. The reference still
+ * draws (checked below), so its pages get no 'unsafe-eval'.
+ */
+const zodCompileProbe = (text: string) => /script-src eval \S*\/js\/scalar\.js/.test(text);
 
 async function openPage(width = 1280, height = 800): Promise<Page> {
   const page = await browser.newPage({ viewport: { width, height } });
   const own = new URL(demo.baseUrl).host;
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+  });
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      console.error(
+        `Content Security Policy violation: ${event.violatedDirective} ${event.blockedURI} ${event.sourceFile}:${event.lineNumber}`,
+      );
+    });
+  });
   await page.route('**/*', (route) => {
     const url = new URL(route.request().url());
     if (url.host === own || url.protocol === 'data:' || url.protocol === 'blob:') return route.continue();
@@ -106,7 +125,30 @@ describe.skipIf(!present)('in chromium', () => {
       .first()
       .waitFor({ timeout: 60_000 });
     await page.screenshot({ path: new URL('docs-reference.png', OUTPUT).pathname });
+    await page.goto(`${demo.baseUrl}/docs/admin/`);
+    await page.locator('#app *').first().waitFor({ timeout: 60_000 });
     await page.close();
     expect(foreign).toEqual([]);
+    expect(violations.filter((text) => !zodCompileProbe(text))).toEqual([]);
   }, 120_000);
+
+  it('sends every page with a policy that allows only its own scripts and styles, and no framing', async () => {
+    for (const path of ['/playground', '/docs', '/docs/reference/', '/docs/admin/']) {
+      const response = await fetch(`${demo.baseUrl}${path}`);
+      const policy = response.headers.get('content-security-policy') ?? '';
+      expect(policy, path).toMatch(/default-src 'none'/);
+      expect(policy, path).toMatch(/script-src 'self'( 'sha256-[^']+')*;/);
+      expect(policy, path).toMatch(/frame-ancestors 'none'/);
+      expect(policy, path).not.toMatch(/script-src[^;]*unsafe/);
+      expect(response.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(response.headers.get('referrer-policy'), path).toBe('no-referrer');
+    }
+    // A page in a frame of another site is refused by the browser.
+    const page = await openPage();
+    await page.setContent(`<iframe src="${demo.baseUrl}/playground"></iframe>`);
+    await expect.poll(() => violations.some((text) => /frame-ancestors/.test(text))).toBe(true);
+    violations.length = 0;
+    await page.close();
+  }, 60_000);
 });
