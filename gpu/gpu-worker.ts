@@ -1,7 +1,7 @@
 // The GPU worker thread: chooses the adapter, opens the device, builds the match pipeline once, and
 // runs one dispatch at a time for the engine on the main thread.
 import { parentPort, workerData } from 'node:worker_threads';
-import { chooseAdapter } from './adapter.js';
+import { chooseAdapter, vulkanLoaderMissing } from './adapter.js';
 import { openDevice } from './device.js';
 import { createMatchDispatcher, MATCH_DEVICE_NEEDS, type MatchDispatcher } from './match-dispatch.js';
 import type { FromWorker, ToWorker, WorkerData } from './worker-protocol.js';
@@ -77,12 +77,13 @@ async function start(policy: WorkerData): Promise<void> {
   const chosen = await chooseAdapter(policy);
   if (!chosen) {
     const softwareAllowed = policy.allowSoftware ?? policy.mode === 'gpu';
+    const noLoader = vulkanLoaderMissing();
     const reason =
       policy.mode === 'cpu'
         ? 'ENGINE=cpu'
         : softwareAllowed
-          ? 'no WebGPU adapter (neither Vulkan nor OpenGL ES)'
-          : 'no hardware WebGPU adapter (a software one is used only with ENGINE=gpu)';
+          ? `no WebGPU adapter (neither Vulkan nor OpenGL ES${noLoader ? `; ${noLoader}` : ''})`
+          : (noLoader ?? 'no hardware WebGPU adapter (a software one is used only with ENGINE=gpu)');
     send({ kind: 'unavailable', reason });
     return;
   }

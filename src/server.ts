@@ -76,6 +76,8 @@ export interface RunningService {
   db: Database;
   lifecycle: Lifecycle;
   logger: Logger;
+  /** The engine of this process (roles `worker` and `all`), for the CLI's start-up line. */
+  engine: SimulationEngine | null;
   /**
    * Graceful shutdown: readiness flips at once; after SHUTDOWN_DELAY_SECONDS the listener closes and
    * in-flight requests and running jobs get SHUTDOWN_TIMEOUT_SECONDS to finish; jobs still running then go
@@ -139,7 +141,7 @@ export async function startService(
     stopping ??= shutdown(parts);
     return stopping;
   };
-  return { app, operations, db, lifecycle, logger, stop };
+  return { app, operations, db, lifecycle, logger, engine, stop };
 }
 
 function startEngine(config: Config, clock: () => Date): SimulationEngine {
