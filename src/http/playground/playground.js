@@ -78,6 +78,7 @@ async function loadFixtures() {
   select.disabled = body.data.length === 0;
   state.squads = null;
   $('lineups').replaceChildren();
+  $('lineups-from-run').hidden = true;
 }
 
 function fixtureId() {
@@ -444,4 +445,5 @@ $('fixture').addEventListener('change', () => {
   $('fixture-id').value = '';
   state.squads = null;
   $('lineups').replaceChildren();
+  $('lineups-from-run').hidden = true;
 });
