@@ -81,6 +81,25 @@ async function probe(backend: DawnBackend): Promise<ChosenAdapter | null> {
   };
 }
 
+/**
+ * Why Vulkan cannot be probed on this host, or null when its loader is there. Dawn opens `libvulkan.so.1`
+ * when asked for the Vulkan backend and, where it is missing, prints "Warning: Couldn't load Vulkan" with
+ * a C++ source location on stderr, which reads like a crash; asking the dynamic linker first (the same
+ * search Dawn's dlopen does) lets a host without the loader skip that probe quietly.
+ */
+export function vulkanLoaderMissing(): string | null {
+  if (process.platform !== 'linux') return null;
+  try {
+    process.dlopen({ exports: {} }, 'libvulkan.so.1');
+  } catch (error) {
+    const message = (error as Error).message;
+    // The library loaded but is no Node addon: the loader is there.
+    if (!message.includes('libvulkan.so.1:')) return null;
+    return 'libvulkan.so.1, the Vulkan loader, is not installed';
+  }
+  return null;
+}
+
 /** The adapter the policy allows, or null when the CPU engine has to run the simulations. */
 export async function chooseAdapter(policy: AdapterPolicy): Promise<ChosenAdapter | null> {
   return (await chooseAdapterExplained(policy)).chosen;
@@ -92,7 +111,8 @@ export async function chooseAdapterExplained(
 ): Promise<{ chosen: ChosenAdapter | null; reason: string | null }> {
   if (policy.mode === 'cpu') return { chosen: null, reason: 'ENGINE=cpu' };
   const allowSoftware = policy.allowSoftware ?? policy.mode === 'gpu';
-  const vulkan = await probe('vulkan');
+  // No loader: Dawn's probe would only print a warning that reads like a crash (vulkanLoaderMissing).
+  const vulkan = vulkanLoaderMissing() === null ? await probe('vulkan') : null;
   if (vulkan && !vulkan.software) return { chosen: vulkan, reason: null };
   // lavapipe through Vulkan exercises the same backend as NVIDIA hosts, so prefer it to llvmpipe.
   if (vulkan && allowSoftware) return { chosen: vulkan, reason: null };

@@ -103,6 +103,8 @@ export interface RunningService {
   db: Database;
   lifecycle: Lifecycle;
   logger: Logger;
+  /** The engine of this process (roles `worker` and `all`), for the CLI's start-up line. */
+  engine: SimulationEngine | null;
   /**
    * Graceful shutdown: readiness flips at once; after SHUTDOWN_DELAY_SECONDS the listener closes and
    * in-flight requests and running jobs get SHUTDOWN_TIMEOUT_SECONDS to finish; jobs still running then go
@@ -167,7 +169,7 @@ export async function startService(
     stopping ??= shutdown(parts);
     return stopping;
   };
-  return { app, operations, db, lifecycle, logger, stop };
+  return { app, operations, db, lifecycle, logger, engine, stop };
 }
 
 /** Once the engine started: the adapter in use, or why no GPU adapter was found (docs/gpu.md "No adapter"). */

@@ -19,6 +19,7 @@ import { creditsView, keyView, newKeyView, orgView } from '../operations/views.j
 import { openServiceDatabase, type Role, type RunningService, startService } from '../server.js';
 import { fields, KEY_COLUMNS, ORG_COLUMNS, table } from './output.js';
 import { commandUsage, type Flags, type Parsed, parseCommandLine, UsageError } from './parse.js';
+import { engineSentence, publicBaseUrl, type StartupEngine, startupLine } from './startup-line.js';
 
 type Invocation = Extract<Parsed, { kind: 'run' }>;
 
@@ -262,6 +263,20 @@ async function serve(flags: Flags): Promise<void> {
     process.exit(1);
   }
   installSignalHandlers(service, config, logger);
+  await printStartupLine(service, config);
+}
+
+/** The one plain start-up line on stderr (src/cli/startup-line.ts), once the engine has found its adapter. */
+async function printStartupLine(service: RunningService, config: Config): Promise<void> {
+  await service.engine?.ready();
+  const address = service.app?.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const baseUrl = publicBaseUrl(process.env.BASE_URL || undefined, config.HOST, port);
+  const engine = (service.engine?.health() ?? null) as StartupEngine | null;
+  const line = service.app
+    ? startupLine(baseUrl, engine)
+    : `matchsim worker running; ${engineSentence(engine)}`;
+  process.stderr.write(`${line}\n`);
 }
 
 /** How long after the shutdown's own limit the process is killed if its exit has not ended it. */
