@@ -333,9 +333,11 @@ export function buildSimulationDocument(input: SimulationDocumentInput): Simulat
     fixture: {
       fixture_id: inputs.fixture_id,
       kickoff: inputs.kickoff,
-      competition: inputs.competition,
-      home: inputs.home.team,
-      away: inputs.away.team,
+      // Labels as the inputs carry them come in any key order (a jsonb column sorts keys): written in the
+      // schema's, so the built document's JSON is its wire text (job-work.ts finishJob relies on it).
+      competition: competitionLabelSchema.parse(inputs.competition),
+      home: teamLabelSchema.parse(inputs.home.team),
+      away: teamLabelSchema.parse(inputs.away.team),
     },
     basis: basisOf(input),
     result: { ...result, calibrated: input.modelStatus.calibrated },

@@ -74,6 +74,15 @@ describe('the simulation document', () => {
     expect(JSON.stringify(simulationDocumentSchema.parse(doc))).toBe(JSON.stringify(doc));
     const predicted = simulate(base);
     expect(JSON.stringify(simulationDocumentSchema.parse(predicted))).toBe(JSON.stringify(predicted));
+    // Inputs read back from the database come with their keys in jsonb's order, not the schema's.
+    const reversed = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).reverse()) as T;
+    const fromJsonb = simulate({
+      ...base,
+      competition: reversed(base.competition),
+      home: { ...base.home, team: reversed(base.home.team) },
+      away: { ...base.away, team: reversed(base.away.team) },
+    });
+    expect(JSON.stringify(simulationDocumentSchema.parse(fromJsonb))).toBe(JSON.stringify(fromJsonb));
   });
 
   it('has every distribution summing to 1', () => {
