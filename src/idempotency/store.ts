@@ -9,11 +9,12 @@
 //
 // Beginning, completing and releasing a record are each safe to run twice (an attempt's token finds its
 // own record again; completion and release change only a record this attempt still has in flight), so
-// each runs once more after a lost connection: a request that has ended frees its key at once or leaves
+// each runs again after a lost connection: a request that has ended frees its key at once or leaves
 // its answer to replay, instead of leaving it in flight until the lease runs out (docs/decisions.md §7).
 // The HTTP layer (src/http/idempotent.ts) reads the header, replays with `Idempotent-Replayed: true` and
 // decides what is storable; this module is the only code that touches the idempotency_keys table.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { KeyMode } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { inTransaction, isTransientDatabaseError, translateDatabaseError } from '../db/transactions.js';
@@ -26,6 +27,14 @@ const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
  * any request runs (wait_seconds is at most 25), so only a crashed process leaves one this long.
  */
 export const IN_FLIGHT_LEASE_MS = 60_000;
+/**
+ * Runs of a record's own statement after lost connections: beginning (the request then answers 503 with
+ * nothing done) and ending it (completion or release: the request has ended, and its key must not stay
+ * in flight), with a backoff of 25, 50, 100 ms between them.
+ */
+const BEGIN_RUNS = 2;
+const END_RUNS = 4;
+const RECORD_RETRY_BACKOFF_MS = 25;
 /** Retry-After of an in-flight conflict. */
 const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
 
@@ -151,24 +160,23 @@ async function begin(
     lockedUntil: new Date(now.getTime() + deps.leaseMs),
     expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
   };
-  return onceMoreIfLost(() => inTransaction(deps.sql, {}, (tx) => beginAttempt(tx, attempt)));
+  return repeatedIfLost(() => inTransaction(deps.sql, {}, (tx) => beginAttempt(tx, attempt)), BEGIN_RUNS);
 }
 
 /**
- * `work` run once more after a transient failure: for the record's own statements, which may be run
- * twice. A lost commit of `begin` leaves the record in flight under this attempt's token, and the second
- * run finds it as its own.
+ * `work` run again after a transient failure, up to `runs` times in all with a short backoff: for the
+ * record's own statements, which may be run twice. A lost commit of `begin` leaves the record in flight
+ * under this attempt's token, and the next run finds it as its own.
  */
-async function onceMoreIfLost<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (!isTransientDatabaseError(error) && !isTransientDatabaseError(internalOf(error))) throw error;
-  }
-  try {
-    return await work();
-  } catch (error) {
-    throw translateDatabaseError(error);
+async function repeatedIfLost<T>(work: () => Promise<T>, runs: number): Promise<T> {
+  for (let run = 1; ; run++) {
+    try {
+      return await work();
+    } catch (error) {
+      const transient = isTransientDatabaseError(error) || isTransientDatabaseError(internalOf(error));
+      if (!transient || run >= runs) throw translateDatabaseError(error);
+    }
+    await sleep(RECORD_RETRY_BACKOFF_MS * 2 ** (run - 1));
   }
 }
 
@@ -277,7 +285,7 @@ async function complete(
     await release(deps, record);
     return false;
   }
-  const rows = await onceMoreIfLost(
+  const rows = await repeatedIfLost(
     () => deps.sql`
       UPDATE idempotency_keys
       SET state = 'complete', locked_until = NULL, response_status = ${response.status},
@@ -286,22 +294,25 @@ async function complete(
           response_document_at = ${response.document?.at ?? null}
       WHERE ${whereRecord(deps.sql, record)} AND state = 'in_flight'
       RETURNING key`,
+    END_RUNS,
   );
   return rows.length === 1;
 }
 
 async function release(deps: StoreDeps, record: IdempotencyRecord): Promise<void> {
-  await onceMoreIfLost(() =>
-    inTransaction(deps.sql, {}, async (tx) => {
-      const deleted = await tx`
-      DELETE FROM idempotency_keys
-      WHERE ${whereRecord(tx, record)} AND state = 'in_flight' AND job_id IS NULL AND batch_id IS NULL
-      RETURNING key`;
-      if (deleted.length > 0) return;
-      await tx`
-      UPDATE idempotency_keys SET state = 'open', locked_until = NULL
-      WHERE ${whereRecord(tx, record)} AND state = 'in_flight'`;
-    }),
+  await repeatedIfLost(
+    () =>
+      inTransaction(deps.sql, {}, async (tx) => {
+        const deleted = await tx`
+          DELETE FROM idempotency_keys
+          WHERE ${whereRecord(tx, record)} AND state = 'in_flight' AND job_id IS NULL AND batch_id IS NULL
+          RETURNING key`;
+        if (deleted.length > 0) return;
+        await tx`
+          UPDATE idempotency_keys SET state = 'open', locked_until = NULL
+          WHERE ${whereRecord(tx, record)} AND state = 'in_flight'`;
+      }),
+    END_RUNS,
   );
 }
 
