@@ -5,7 +5,9 @@
 // "deadlock detected", answered 503. Here the single delivery is made to hold its job until the page waits
 // for it, with a deadlock timeout of 10 ms on its own session so that it is the one PostgreSQL would abort.
 // The page must lock its jobs before the account (src/jobs/delivery-locks.ts), so nothing waits in a
-// circle: the single delivery settles, the stream gives every item, each charged once.
+// circle: the single delivery settles, the stream gives every item, each charged once. The second test is
+// the reported scenario itself: a 90-item batch finishing while 12 readers follow result paths and 2
+// read the stream (on main it answered 503 dependency_unavailable in each of 2 runs).
 // Real PostgreSQL only: PGlite runs one transaction at a time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeLedger } from '../../src/billing/ledger.js';
@@ -24,6 +26,8 @@ if (!usingServer) {
 type Json = Record<string, any>;
 
 const ITEMS = 6;
+/** The reported scenario: a 90-item batch read by 12 result-path readers and 2 streams as it finishes. */
+const BIG = 90;
 
 let t: TestContext;
 
@@ -31,7 +35,7 @@ beforeAll(async () => {
   if (!usingServer) return;
   t = await createTestContext({ worker: true });
   t.setNow(NOW);
-  await ingestFeed(t.db.sql, withManyFixtures(ITEMS), { clock: () => NOW });
+  await ingestFeed(t.db.sql, withManyFixtures(BIG), { clock: () => NOW });
 }, 120_000);
 
 afterAll(async () => {
@@ -112,4 +116,56 @@ describe.skipIf(!usingServer)('a results stream beside a single delivery of one 
     expect(charges).toEqual({ n: ITEMS, holds: ITEMS });
     expect((await makeLedger({ sql: t.db.sql }).checkBalanced(orgId)).balanced).toBe(true);
   }, 120_000);
+
+  it('90 items finishing under 12 result-path readers and 2 streams: every answer a delivery or pending, never a 503', async () => {
+    const { auth, orgId } = await t.newOrg({ plan: 'pro', limits: { simulations_rpm: 1_000_000 } });
+    const fixtures = Array.from({ length: BIG }, (_, i) => ({ fixture_id: MANY_FIXTURES_FROM + i }));
+    const submitted = await t.app.inject({
+      method: 'POST',
+      url: '/v1/simulations/batch',
+      headers: auth,
+      payload: { fixtures, draws: 200 },
+    });
+    expect(submitted.statusCode, submitted.body.slice(0, 300)).toBe(202);
+    const batch: Json = submitted.json();
+    const items: Json[] = batch.items;
+    const unfinished = async () => {
+      const [row] = await t.db.sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM jobs WHERE batch_id = ${batch.batch_id} AND status IN ('queued', 'running')`;
+      return row!.n;
+    };
+    const failures: string[] = [];
+    let reads = 0;
+    const reader = async (r: number) => {
+      for (let round = 0; round < 200; round++) {
+        const open = await unfinished();
+        const item = items[(r * 7 + round) % items.length]!;
+        const response = await t.app.inject({ method: 'GET', url: item.result_url, headers: auth });
+        reads++;
+        if (response.statusCode !== 200 && response.statusCode !== 202)
+          failures.push(response.body.slice(0, 200));
+        if (open === 0 && round > 10) return;
+      }
+    };
+    const streamer = async () => {
+      for (let round = 0; round < 100; round++) {
+        const open = await unfinished();
+        const response = await t.app.inject({ method: 'GET', url: batch.results_url, headers: auth });
+        reads++;
+        if (response.statusCode !== 200) failures.push(response.body.slice(0, 200));
+        if (open === 0) return;
+      }
+    };
+    await Promise.all([...Array.from({ length: 12 }, (_, r) => reader(r)), streamer(), streamer()]);
+    expect(failures, failures.join('\n')).toEqual([]);
+    expect(reads).toBeGreaterThan(BIG);
+    // Every item delivered by someone, charged once.
+    const final = await t.app.inject({ method: 'GET', url: batch.results_url, headers: auth });
+    expect(final.statusCode).toBe(200);
+    const [charges] = await t.db.sql<{ n: number; holds: number }[]>`
+      SELECT count(*)::int AS n, count(DISTINCT hold_id)::int AS holds
+      FROM credit_ledger WHERE org_id = ${orgId} AND kind = 'charge'`;
+    expect(charges).toEqual({ n: BIG, holds: BIG });
+    expect((await makeLedger({ sql: t.db.sql }).checkBalanced(orgId)).balanced).toBe(true);
+  }, 300_000);
 });
