@@ -173,6 +173,29 @@ describe.skipIf(!usingServer)('the money word under a lost connection', () => {
     await expectKeyFree(org, response, where);
   });
 
+  it('the commit acknowledged to nobody and the look-up lost too: settlement_unknown naming no job; the retry reports the charge', async () => {
+    const { commit } = await dryRun();
+    // Where the look-up takes the account lock once the commit's answer is lost: learnt from that cut alone.
+    const learn = await cutAndSubmit(commit, 'after');
+    expect(learn.response.statusCode).toBe(200);
+    const learnt = proxy.statements();
+    const lookup = learnt.findIndex((text, i) => i > commit && /from credit_accounts/i.test(text));
+    expect(lookup, learnt.join('\n')).toBeGreaterThan(commit);
+
+    const org = await freshOrg();
+    proxy.mark();
+    proxy.cutAt(commit, 'after');
+    proxy.cutAt(lookup, 'before');
+    const response = await submit(org, 'cut');
+    expect(proxy.cutStatement()).toBe(learnt[lookup]);
+    expect(response.statusCode, response.body).toBe(503);
+    const error: Json = response.json().error;
+    expect(error).toMatchObject({ code: 'settlement_unknown', credit_effect: 'unknown', recovery: null });
+    await expectTrueMoneyWord(response, org.orgId, 'look-up lost');
+    // The retry continues with the job the record names and answers its delivery as charged.
+    await expectKeyFree(org, response, 'look-up lost');
+  });
+
   it("the record's release lost after an error answer: the key is free at once", async () => {
     const { commit } = await dryRun();
     // Where the release goes once the commit is cut: learnt from a run with that cut alone.
