@@ -3,11 +3,7 @@
 // delivered item; next to the bare Fastify JSON route measured in the same run. The service runs in
 // its own process (API and worker, ENGINE as configured: CPU here).
 import { request } from 'node:http';
-import { createCpuEngine } from '../fallback/cpu-engine.js';
-import { recordSamplePaths } from '../fallback/engine.js';
-import { compileFixture } from '../src/engine/compile.js';
-import { defaultModelParams } from '../src/engine/contract/model-params.js';
-import { buildSimulationDocument, SAMPLE_PATHS } from '../src/engine/document.js';
+import { createSimulationEngine, type EngineJob } from '../src/engine/runner.js';
 import { plausibleFixture } from '../test/engine/plausible-teams.js';
 import type { BenchRow } from './report.js';
 import { type ServerInfo, startServer } from './servers.js';
@@ -227,42 +223,42 @@ function spreadRows(reference: Rate, hits: Rate): BenchRow[] {
 }
 
 /**
- * The engine's own time for the batch's work: `BATCH_ITEMS` runs of `BATCH_DRAWS` draws at once on a CPU
- * engine with the service's thread count (one per core), each with its sample paths and document as the
- * runner makes them, with no database and no HTTP. The inputs are plausible teams, not the demo's: the
- * cost of a draw hardly depends on them.
+ * The engine's own time for the batch's work: `BATCH_ITEMS` jobs of `draws` draws through the service's
+ * engine (src/engine/runner.ts: compiles, draws, sample paths and documents on the job threads and the
+ * CPU pool, one thread each per core), in one call as a worker's pack would give them, with no database
+ * and no HTTP. The inputs are plausible teams, not the demo's: the cost of a draw hardly depends on them.
  */
 export async function engineAloneSeconds(items = BATCH_ITEMS, draws = BATCH_DRAWS): Promise<number> {
-  const engine = createCpuEngine();
-  try {
-    const seed = { lo: 0x5eed, hi: 0xbe7c };
-    const inputs = Array.from({ length: items }, (_, i) =>
-      plausibleFixture(
+  const engine = createSimulationEngine({ mode: 'cpu' });
+  const job = (i: number, n: number): EngineJob => ({
+    id: `job_${i}`,
+    mode: 'live',
+    draws: n,
+    seed: '5eedbe7c00000000',
+    dataVersion: 'bench',
+    queuedMs: 0,
+    payload: {
+      as_of: new Date().toISOString(),
+      match: plausibleFixture(
         i + 1,
         { teamId: 2 * i + 1, attack: ((i % 7) - 3) / 20, defence: ((i % 5) - 2) / 20 },
         { teamId: 2 * i + 2, attack: ((i % 3) - 1) / 20, defence: 0 },
       ),
+    },
+  });
+  const context = { progress: async () => {}, signal: new AbortController().signal };
+  try {
+    // Warm-up: JIT and thread start-up are not part of the batch (fixtures not in the timed ones).
+    await engine.runBatch(
+      Array.from({ length: 8 }, (_, i) => job(items + i, 20_000)),
+      context,
     );
-    // Warm-up: JIT and worker start-up are not part of the batch.
-    await engine.run(compileFixture(inputs[0]!, defaultModelParams), { draws: 20_000, seed });
     const started = performance.now();
-    await Promise.all(
-      inputs.map(async (match) => {
-        const compiled = compileFixture(match, defaultModelParams);
-        const run = await engine.run(compiled, { draws, seed });
-        buildSimulationDocument({
-          inputs: match,
-          params: defaultModelParams,
-          counts: run.counts,
-          samples: recordSamplePaths(compiled, seed, SAMPLE_PATHS),
-          draws,
-          seed,
-          basis: { as_of: new Date().toISOString(), data_version: 'bench' },
-          timing: { engine: 'cpu', backend: run.backend, queued_ms: 0, run_ms: run.runMs },
-          modelStatus: { status: 'unqualified', calibrated: false },
-        });
-      }),
+    const outcomes = await engine.runBatch(
+      Array.from({ length: items }, (_, i) => job(i, draws)),
+      context,
     );
+    if (outcomes.some((outcome) => 'error' in outcome)) throw new Error('engine alone: a job failed');
     return (performance.now() - started) / 1000;
   } finally {
     await engine.close();

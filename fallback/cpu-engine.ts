@@ -2,11 +2,8 @@
 // 1,000,000-draw run never blocks the caller's event loop) and sums the counters. Counts are sums over
 // draws and every draw's numbers depend only on (seed, draw), so the result is the same for any thread
 // count or range size.
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { eventTablesOf } from '../src/engine/contract/event-tables.js';
 import {
   addCounters,
@@ -15,6 +12,7 @@ import {
   type EngineSeed,
   finalizeCounters,
 } from '../src/engine/contract/layout.js';
+import { startModuleWorker } from '../src/engine/contract/module-worker.js';
 import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine/contract/run.js';
 import type { RangeReply, RangeTask, RunTables } from './cpu-worker.js';
 import { simulateRange } from './engine.js';
@@ -46,6 +44,8 @@ let nextTablesId = 0;
 const runTablesCache = new WeakMap<CompiledFixture, RunTables>();
 
 function sharedCopy(words: Uint32Array): Uint32Array {
+  // Tables compiled on a job thread (src/engine/job-work.ts) are on shared memory already.
+  if (words.buffer instanceof SharedArrayBuffer) return words;
   const copy = new Uint32Array(new SharedArrayBuffer(words.byteLength));
   copy.set(words);
   return copy;
@@ -76,20 +76,9 @@ interface PendingTask {
   reject: (error: Error) => void;
 }
 
-/**
- * Starts a worker on cpu-worker: the compiled .js in dist/, or under tsx/vitest the .ts source, loaded
- * through tsx's module hooks registered inside the worker (Node 20 workers ignore `--import` in execArgv).
- */
+/** A worker on cpu-worker (its .js in dist/, its .ts under tsx or vitest). */
 function startWorker(): Worker {
-  const typescript = import.meta.url.endsWith('.ts');
-  if (!typescript) return new Worker(new URL('./cpu-worker.js', import.meta.url));
-  const source = new URL('./cpu-worker.ts', import.meta.url).href;
-  // tsx's ESM API ("tsx/esm/api" in its exports map), located from this file so any cwd works.
-  const tsxApi = pathToFileURL(
-    join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs'),
-  ).href;
-  const bootstrap = `import(${JSON.stringify(tsxApi)}).then(({ register }) => { register(); return import(${JSON.stringify(source)}); })`;
-  return new Worker(bootstrap, { eval: true });
+  return startModuleWorker(import.meta.url, 'cpu-worker');
 }
 
 /**

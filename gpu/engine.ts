@@ -18,6 +18,34 @@ export interface GpuEngineRun extends EngineRun {
   timing: 'timestamp' | 'wall' | 'cpu';
 }
 
+/** Which engine ran a set of jobs, and GPU time only when the GPU ran every one of them. */
+export interface RunsEngine {
+  /** `gpu`, `cpu`, or `gpu, partly re-run on the CPU`: a row or record names it beside its figures. */
+  label: 'gpu' | 'cpu' | 'gpu, partly re-run on the CPU';
+  jobs: number;
+  jobsOnCpu: number;
+  /**
+   * Summed GPU time of the jobs; null unless the GPU ran all of them, since a CPU share would turn
+   * draws over GPU time into a speed nobody measured (or a division by zero).
+   */
+  gpuMs: number | null;
+  timing: 'timestamp' | 'wall' | null;
+}
+
+export function runsEngine(runs: readonly GpuEngineRun[]): RunsEngine {
+  const jobsOnCpu = runs.filter((run) => run.engine !== 'gpu').length;
+  const allGpu = jobsOnCpu === 0 && runs.length > 0;
+  const label = allGpu ? 'gpu' : jobsOnCpu === runs.length ? 'cpu' : 'gpu, partly re-run on the CPU';
+  const timings = new Set(runs.map((run) => run.timing));
+  return {
+    label,
+    jobs: runs.length,
+    jobsOnCpu,
+    gpuMs: allGpu ? runs.reduce((sum, run) => sum + run.gpuMs, 0) : null,
+    timing: allGpu && timings.size === 1 ? (runs[0]!.timing as 'timestamp' | 'wall') : null,
+  };
+}
+
 export interface BatchJob extends EngineRunOptions {
   compiled: CompiledFixture;
 }
@@ -39,6 +67,21 @@ export interface GpuEngineState {
   /** Jobs the CPU engine ran because the GPU was lost, failing or unavailable. */
   cpuRetries: number;
   queuedJobs: number;
+  /** Dispatches that ran past their deadline and were taken for a lost device (docs/gpu.md "Watchdog"). */
+  watchdogFirings: number;
+  /** Workers left behind by the watchdog: no longer used, never destroyed (destroy waits for the queue). */
+  abandonedWorkers: number;
+}
+
+/**
+ * The watchdog's deadline for a dispatch: `multiple` times its estimate (draws times the measured
+ * milliseconds per draw), and never less than `floorMs`.
+ */
+export interface WatchdogOptions {
+  /** Default 10. */
+  multiple?: number;
+  /** Default 60,000 ms; tests set a tiny one to make the watchdog fire on llvmpipe. */
+  floorMs?: number;
 }
 
 export interface GpuEngineOptions extends AdapterPolicy {
@@ -51,6 +94,7 @@ export interface GpuEngineOptions extends AdapterPolicy {
    * (2^24 draws by default: about 0.1 s of kernel on an H100-class GPU by instruction count).
    */
   maxDrawsPerDispatch?: number;
+  watchdog?: WatchdogOptions;
 }
 
 export interface GpuEngine {
@@ -69,6 +113,13 @@ const DEFAULT_RESTART_DELAY_MS = 1_000;
 const DEFAULT_MAX_DRAWS_PER_DISPATCH = 1 << 24;
 /** How long a worker may take to settle its dispatch before it is terminated regardless. */
 const RETIRE_TIMEOUT_MS = 30_000;
+const DEFAULT_WATCHDOG_MULTIPLE = 10;
+const DEFAULT_WATCHDOG_FLOOR_MS = 60_000;
+/**
+ * Milliseconds per draw before the first dispatch is measured, on the slow side: a hardware GPU at a
+ * million draws per second (an H100 should do far better), a software adapter at a thousand.
+ */
+const INITIAL_MS_PER_DRAW = { hardware: 1e-3, software: 1 };
 
 /**
  * Starts the worker: dist/gpu/gpu-worker.js when built; under tsx/vitest the .ts source, through tsx's
@@ -90,6 +141,22 @@ function spawnWorker(data: WorkerData): Worker {
  * the device and says so before it is terminated (terminating a thread that still holds an unsettled
  * Dawn promise aborts the whole process). A worker that does not answer in time is terminated anyway.
  */
+/**
+ * The watchdog's way out of a dispatch that does not finish: the worker is left alone, not destroyed
+ * (`device.destroy()` waits for the queue, so it would block behind the hung dispatch) and not
+ * terminated (terminating a thread that holds an unsettled Dawn promise aborts the whole process). It is
+ * asked to close once its dispatch settles, if it ever does, and it no longer keeps the process alive.
+ */
+function abandonWorker(abandoned: Worker): void {
+  abandoned.removeAllListeners();
+  abandoned.on('error', () => {});
+  abandoned.unref();
+  if (abandoned.threadId !== -1) {
+    const close: ToWorker = { kind: 'close' };
+    abandoned.postMessage(close);
+  }
+}
+
 async function retireWorker(retiring: Worker): Promise<void> {
   retiring.removeAllListeners();
   retiring.on('error', () => {});
@@ -131,7 +198,14 @@ export function createGpuEngine(options: GpuEngineOptions): GpuEngine {
       gpuDraws: 0,
       cpuRetries: 0,
       queuedJobs: 0,
+      watchdogFirings: 0,
+      abandonedWorkers: 0,
     },
+    watchdog: {
+      multiple: options.watchdog?.multiple ?? DEFAULT_WATCHDOG_MULTIPLE,
+      floorMs: options.watchdog?.floorMs ?? DEFAULT_WATCHDOG_FLOOR_MS,
+    },
+    msPerDraw: INITIAL_MS_PER_DRAW.hardware,
     queue: [],
     worker: null,
     maxRuns: 1,
@@ -186,8 +260,11 @@ interface EngineCore {
   worker: Worker | null;
   /** Most runs one dispatch holds, as the worker's device allows. */
   maxRuns: number;
-  /** The dispatch the worker is running: at most one at a time. */
-  inFlight: { id: number; jobs: PendingJob[]; postedAt: number } | null;
+  /** The dispatch the worker is running: at most one at a time, with its watchdog timer. */
+  inFlight: { id: number; jobs: PendingJob[]; postedAt: number; watchdog: NodeJS.Timeout } | null;
+  watchdog: Required<WatchdogOptions>;
+  /** Measured wall milliseconds per draw of the last dispatches (the watchdog's estimate). */
+  msPerDraw: number;
   nextDispatchId: number;
   closed: boolean;
   restartTimer: NodeJS.Timeout | null;
@@ -237,6 +314,7 @@ function runOnCpu(core: EngineCore, job: PendingJob, why: string): void {
 /** Sends the dispatch in flight and every queued job to the CPU engine. */
 function drainToCpu(core: EngineCore, why: string): void {
   const jobs = [...(core.inFlight?.jobs ?? []), ...core.queue.splice(0)];
+  if (core.inFlight) clearTimeout(core.inFlight.watchdog);
   core.inFlight = null;
   for (const job of jobs) runOnCpu(core, job, why);
 }
@@ -254,7 +332,10 @@ function pump(core: EngineCore): void {
     draws += next.options.draws;
   }
   const id = core.nextDispatchId++;
-  core.inFlight = { id, jobs, postedAt: performance.now() };
+  const deadlineMs = Math.max(core.watchdog.floorMs, core.watchdog.multiple * draws * core.msPerDraw);
+  // Unreferenced like the worker: a waiting job keeps its caller waiting, not the process alive.
+  const watchdog = setTimeout(() => onWatchdog(core, id, draws, deadlineMs), deadlineMs).unref();
+  core.inFlight = { id, jobs, postedAt: performance.now(), watchdog };
   const runs: RunMessage[] = jobs.map((job) => ({
     fixture: job.compiled.fixture,
     // Only the tables the kernel reads cross to the worker; event tables are built once per fixture.
@@ -272,9 +353,11 @@ function completeDispatch(core: EngineCore, message: Extract<FromWorker, { kind:
   const { inFlight, status } = core;
   if (!inFlight || inFlight.id !== message.id) return;
   const { jobs, postedAt } = inFlight;
+  clearTimeout(inFlight.watchdog);
   core.inFlight = null;
   const runMs = performance.now() - postedAt;
   const totalDraws = jobs.reduce((sum, job) => sum + job.options.draws, 0);
+  core.msPerDraw = 0.7 * core.msPerDraw + 0.3 * (runMs / totalDraws);
   status.dispatches++;
   status.gpuDraws += totalDraws;
   jobs.forEach((job, index) => {
@@ -308,14 +391,30 @@ function startWorker(core: EngineCore): void {
   });
 }
 
+/** A dispatch ran past its deadline: a lost device, whose worker is abandoned rather than retired. */
+function onWatchdog(core: EngineCore, id: number, draws: number, deadlineMs: number): void {
+  const inFlight = core.inFlight;
+  if (core.closed || !inFlight || inFlight.id !== id) return;
+  const elapsed = performance.now() - inFlight.postedAt;
+  core.status.watchdogFirings++;
+  onLost(
+    core,
+    `watchdog: dispatch ${id} of ${draws} draws ran ${elapsed.toFixed(0)} ms, past its deadline of ${deadlineMs.toFixed(0)} ms`,
+    'abandon',
+  );
+}
+
 /** The worker or its device is gone: its jobs go to the CPU and a new worker starts after a pause. */
-function onLost(core: EngineCore, reason: string): void {
+function onLost(core: EngineCore, reason: string, worker: 'retire' | 'abandon' = 'retire'): void {
   if (core.closed) return;
   core.status.state = 'lost';
   core.status.reason = reason;
   const dying = core.worker;
   core.worker = null;
-  if (dying) void retireWorker(dying);
+  if (dying && worker === 'abandon') {
+    core.status.abandonedWorkers++;
+    abandonWorker(dying);
+  } else if (dying) void retireWorker(dying);
   drainToCpu(core, 'recovering from a lost device');
   settleStart(core);
   const restartTimer = setTimeout(() => {
@@ -338,6 +437,9 @@ function onWorkerMessage(core: EngineCore, message: FromWorker): void {
       status.timing = message.timing;
       status.reason = null;
       core.maxRuns = message.maxRuns;
+      if (status.restarts === 0) {
+        core.msPerDraw = message.software ? INITIAL_MS_PER_DRAW.software : INITIAL_MS_PER_DRAW.hardware;
+      }
       settleStart(core);
       pump(core);
       break;
@@ -356,7 +458,8 @@ function onWorkerMessage(core: EngineCore, message: FromWorker): void {
       // Not a device loss (that is reported on its own): the CPU engine redoes the jobs.
       status.reason = message.message;
       if (core.inFlight?.id === message.id) {
-        const { jobs } = core.inFlight;
+        const { jobs, watchdog } = core.inFlight;
+        clearTimeout(watchdog);
         core.inFlight = null;
         for (const job of jobs) runOnCpu(core, job, `failing (${message.message})`);
       }

@@ -1,7 +1,7 @@
 // The GPU worker thread: chooses the adapter, opens the device, builds the match pipeline once, and
 // runs one dispatch at a time for the engine on the main thread.
 import { parentPort, workerData } from 'node:worker_threads';
-import { chooseAdapter } from './adapter.js';
+import { chooseAdapterExplained } from './adapter.js';
 import { openDevice } from './device.js';
 import { createMatchDispatcher, MATCH_DEVICE_NEEDS, type MatchDispatcher } from './match-dispatch.js';
 import type { FromWorker, ToWorker, WorkerData } from './worker-protocol.js';
@@ -74,16 +74,9 @@ port.on('message', (message: ToWorker) => {
 });
 
 async function start(policy: WorkerData): Promise<void> {
-  const chosen = await chooseAdapter(policy);
+  const { chosen, reason } = await chooseAdapterExplained(policy);
   if (!chosen) {
-    const softwareAllowed = policy.allowSoftware ?? policy.mode === 'gpu';
-    const reason =
-      policy.mode === 'cpu'
-        ? 'ENGINE=cpu'
-        : softwareAllowed
-          ? 'no WebGPU adapter (neither Vulkan nor OpenGL ES)'
-          : 'no hardware WebGPU adapter (a software one is used only with ENGINE=gpu)';
-    send({ kind: 'unavailable', reason });
+    send({ kind: 'unavailable', reason: reason ?? 'no WebGPU adapter' });
     return;
   }
   const opened = await openDevice(chosen, MATCH_DEVICE_NEEDS);

@@ -66,6 +66,8 @@ export interface DispatchResult {
   gpuMs: number;
   /** `timestamp`: measured by timestamp queries around the pass; `wall`: submit to readback. */
   timing: 'timestamp' | 'wall';
+  /** The pass's raw begin and end timestamps in nanoseconds, when the device has timestamp queries. */
+  timestamps: [bigint, bigint] | null;
 }
 
 export interface PackedLayout {
@@ -242,13 +244,13 @@ async function dispatchRuns(context: DispatchContext, runs: readonly MatchRun[])
   const wallMs = now() - started;
   const mapped = buffers.readback.getMappedRange(0, counterBytes + timestampBytes);
   const words = new Uint32Array(mapped.slice(0, counterBytes));
-  const { gpuMs, timing } = passTime(context.querySet !== null, mapped, counterBytes, wallMs);
+  const { gpuMs, timing, timestamps } = passTime(context.querySet !== null, mapped, counterBytes, wallMs);
   buffers.readback.unmap();
   if (opened.uncapturedErrors.length > 0) {
     throw new Error(`GPU errors during the dispatch: ${opened.uncapturedErrors.splice(0).join('; ')}`);
   }
   const counterSets = runs.map((_, index) => words.slice(index * COUNTER_WORDS, (index + 1) * COUNTER_WORDS));
-  return { counters: counterSets, gpuMs, timing };
+  return { counters: counterSets, gpuMs, timing, timestamps };
 }
 
 function acquireBuffers(
@@ -284,19 +286,18 @@ function uploadLayout(device: GPUDevice, layout: PackedLayout, buffers: Dispatch
   device.queue.writeBuffer(buffers.params, 0, layout.params);
   device.queue.writeBuffer(buffers.packed, 0, layout.runs);
   for (const placed of layout.tables) {
-    // Compiled tables live on plain ArrayBuffers (src/engine/compile.ts allocates them; messages copy
-    // them).
-    device.queue.writeBuffer(
-      buffers.fixtures,
-      placed.fixtureOffset * 4,
-      placed.fixture as Uint32Array<ArrayBuffer>,
-    );
-    device.queue.writeBuffer(
-      buffers.eventTables,
-      placed.eventTableOffset * 4,
-      placed.eventTables as Uint32Array<ArrayBuffer>,
-    );
+    device.queue.writeBuffer(buffers.fixtures, placed.fixtureOffset * 4, unshared(placed.fixture));
+    device.queue.writeBuffer(buffers.eventTables, placed.eventTableOffset * 4, unshared(placed.eventTables));
   }
+}
+
+/**
+ * Dawn writes from plain ArrayBuffers only; compiled tables arrive on shared memory (the job threads
+ * compile onto it, src/engine/job-work.ts, so no thread copies them on the way): copied here, on the GPU
+ * worker's thread.
+ */
+function unshared(words: Uint32Array): Uint32Array<ArrayBuffer> {
+  return words.buffer instanceof SharedArrayBuffer ? words.slice() : (words as Uint32Array<ArrayBuffer>);
 }
 
 /** Records the dispatch: clear the counters, run the pass, copy counters (and timestamps) to the readback. */
@@ -347,13 +348,16 @@ function passTime(
   mapped: ArrayBuffer,
   counterBytes: number,
   wallMs: number,
-): Pick<DispatchResult, 'gpuMs' | 'timing'> {
+): Pick<DispatchResult, 'gpuMs' | 'timing' | 'timestamps'> {
   if (timestamps) {
     const [begin, end] = new BigUint64Array(mapped.slice(counterBytes, counterBytes + 16));
     // Some drivers report 0 for both ends; fall back to the wall time then.
     if (begin !== undefined && end !== undefined && end > begin) {
-      return { gpuMs: Number(end - begin) / 1e6, timing: 'timestamp' };
+      return { gpuMs: Number(end - begin) / 1e6, timing: 'timestamp', timestamps: [begin, end] };
+    }
+    if (begin !== undefined && end !== undefined) {
+      return { gpuMs: wallMs, timing: 'wall', timestamps: [begin, end] };
     }
   }
-  return { gpuMs: wallMs, timing: 'wall' };
+  return { gpuMs: wallMs, timing: 'wall', timestamps: null };
 }

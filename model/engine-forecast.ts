@@ -9,6 +9,7 @@ import {
   C_HT_GRID,
   C_TEAM,
   GRID_SIZE,
+  SHOT_COUNTER_UNIT,
   TEAM_COUNTERS,
   TEAM_GOALS,
   TEAM_REDS,
@@ -60,8 +61,9 @@ export async function engineForecast(
     const at = C_TEAM + s * TEAM_COUNTERS;
     return {
       goals: counts[at + TEAM_GOALS]! / n,
-      shots: counts[at + TEAM_SHOTS]! / n,
-      shotsOnTarget: counts[at + TEAM_SHOTS_ON_TARGET]! / n,
+      // The shot counters count 1 / SHOT_COUNTER_UNIT shots (expected shots: layout.ts "Shot tables").
+      shots: counts[at + TEAM_SHOTS]! / (n * SHOT_COUNTER_UNIT),
+      shotsOnTarget: counts[at + TEAM_SHOTS_ON_TARGET]! / (n * SHOT_COUNTER_UNIT),
       yellowCards: counts[at + TEAM_YELLOWS]! / n,
       redCards: counts[at + TEAM_REDS]! / n,
     };

@@ -343,18 +343,18 @@ function competitionRates(
  * give: each league's rates over the three seasons before it, so a backtest follows the drift of shots
  * and cards without looking at the season it reports. The global constants stay as given; they were
  * fitted on the seasons before `constantsUntil` (their observed red-card rate, over the same ten recent
- * seasons as `fitModel` uses, splits each league's reds into straight reds and second yellows).
+ * seasons as `fitModel` uses, or `fittedRed` where the caller knows it, splits each league's reds into
+ * straight reds and second yellows).
  */
 export function withProfilesBefore(
   params: ModelParams,
   matches: readonly LeagueMatch[],
   season: number,
   constantsUntil: number,
+  fittedRed?: { home: number; away: number },
 ): ModelParams {
   const before = matches.filter((m) => m.season < season);
-  const fitted = matches.filter((m) => m.season < constantsUntil);
-  const lastFitted = Math.max(...fitted.map((m) => m.season));
-  const red = clubRates(fitted.filter((m) => m.season > lastFitted - 10)).red;
+  const red = fittedRed ?? observedRedBefore(matches, constantsUntil);
   const straight = params.cards.straight_red_per_match;
   const secondYellows = {
     home: Math.max(0, red.home - straight.home),
@@ -376,6 +376,16 @@ export function withProfilesBefore(
     };
   }
   return { ...params, league_profile: profiles };
+}
+
+/** Red cards per side over the ten seasons before `constantsUntil`, as `fitModel` measures them. */
+function observedRedBefore(
+  matches: readonly LeagueMatch[],
+  constantsUntil: number,
+): { home: number; away: number } {
+  const fitted = matches.filter((m) => m.season < constantsUntil);
+  const lastFitted = Math.max(...fitted.map((m) => m.season));
+  return clubRates(fitted.filter((m) => m.season > lastFitted - 10)).red;
 }
 
 /** Without an engine measurement: the second yellows the start's constants imply (observed − straight). */

@@ -55,7 +55,7 @@ export function loadLeagueMatches(dataDir: string, competitions?: readonly strin
       const season = seasonStartYear(file);
       if (season === null) continue;
       for (const row of parseCsv(readFileSync(join(folder, file), 'utf8'))) {
-        const match = toMatch(competition, season, row);
+        const match = matchFromRow(competition, season, row);
         if (match) matches.push(match);
       }
     }
@@ -63,7 +63,16 @@ export function loadLeagueMatches(dataDir: string, competitions?: readonly strin
   return matches.sort((a, b) => a.day - b.day || a.competition.localeCompare(b.competition));
 }
 
-function toMatch(competition: string, season: number, row: Record<string, string>): LeagueMatch | null {
+/**
+ * One row of a results file as a match; null where the date, the teams or the full-time score is missing
+ * or unreadable. The statistics are the row's where all of them are there (results-files.ts checks an
+ * operator's file strictly and then builds its matches here, so they are rated as the backtest rates them).
+ */
+export function matchFromRow(
+  competition: string,
+  season: number,
+  row: Record<string, string>,
+): LeagueMatch | null {
   const date = row.Date ?? '';
   const time = Date.parse(`${date}T00:00:00Z`);
   const homeGoals = count(row.FTHG);

@@ -33,7 +33,9 @@ export function teamsBySeason(matches: readonly LeagueMatch[]): Map<string, Set<
  * Whether a team is new to its competition this season: it played no match of the season before. The
  * first season of the data has no season before it and counts nobody as new.
  */
-export function newcomerTest(matches: readonly LeagueMatch[]): (match: LeagueMatch, team: string) => boolean {
+export function newcomerTest(
+  matches: readonly LeagueMatch[],
+): (match: Pick<LeagueMatch, 'competition' | 'season'>, team: string) => boolean {
   const teams = teamsBySeason(matches);
   return (match, team) => {
     const before = teams.get(`${match.competition} ${match.season - 1}`);

@@ -139,6 +139,11 @@ export interface RatedForecast {
 export interface WalkForwardMatch {
   match: LeagueMatch;
   model: RatedForecast;
+  /**
+   * The model's rated goals before the ensemble blend (totals shrink applied): what ratings per club can
+   * carry, and what `matchsim ratings` publishes (club-ratings.ts).
+   */
+  rated: RatedForecast;
   baseline: RatedForecast;
 }
 
@@ -155,17 +160,11 @@ export function walkForward(
   matches: readonly LeagueMatch[],
   options: WalkForwardOptions,
 ): WalkForwardMatch[] {
-  const firstHeldOut = Math.min(...options.heldOutSeasons);
   const modelConfig = options.model ?? MODEL_RATINGS;
   const baselineConfig = options.baseline ?? BASELINE_RATINGS;
-  // Goals per shot on target and the newcomer priors from seasons before the held-out ones only.
-  const before = matches.filter((m) => m.season < firstHeldOut);
   const context: CompetitionContext = {
-    heldOut: new Set(options.heldOutSeasons),
+    ...ratingContext(matches, options.heldOutSeasons, modelConfig),
     refitEvery: options.refitEveryDays ?? 3,
-    conversion: goalsPerShotOnTarget(before),
-    newcomerPriors: modelConfig.newcomerPrior ? learnNewcomerPriors(before, firstHeldOut) : new Map(),
-    isNew: newcomerTest(matches),
     secondSupremacy: modelConfig.ensemble
       ? calibratedSupremacy(matches, secondRatingPredictors(matches, modelConfig.ensemble.family))
       : new Map(),
@@ -188,14 +187,71 @@ export function walkForward(
   );
 }
 
-interface CompetitionContext {
+/** What the model's ratings rest on besides a competition's own matches. */
+export interface RatingContext {
   heldOut: ReadonlySet<number>;
-  refitEvery: number;
+  /** Goals per shot on target by competition (the shots-on-target signal's worth in goals). */
   conversion: ReadonlyMap<string, number>;
   newcomerPriors: ReadonlyMap<string, TeamRating>;
-  isNew: (match: LeagueMatch, team: string) => boolean;
+  isNew: (match: Pick<LeagueMatch, 'competition' | 'season'>, team: string) => boolean;
+}
+
+/**
+ * The context of a walk-forward over `heldOutSeasons`: goals per shot on target and the newcomer priors
+ * from the seasons before the first of them only.
+ */
+export function ratingContext(
+  matches: readonly LeagueMatch[],
+  heldOutSeasons: readonly number[],
+  modelConfig: RatingConfig,
+): RatingContext {
+  const firstHeldOut = Math.min(...heldOutSeasons);
+  const before = matches.filter((m) => m.season < firstHeldOut);
+  return {
+    heldOut: new Set(heldOutSeasons),
+    conversion: goalsPerShotOnTarget(before),
+    newcomerPriors: modelConfig.newcomerPrior ? learnNewcomerPriors(before, firstHeldOut) : new Map(),
+    isNew: newcomerTest(matches),
+  };
+}
+
+interface CompetitionContext extends RatingContext {
+  refitEvery: number;
   /** The second rating family's expected goal difference of every match (empty without an ensemble). */
   secondSupremacy: ReadonlyMap<LeagueMatch, number>;
+}
+
+const LEAGUE_AVERAGE: TeamRating = { attack: 0, defence: 0 };
+
+/**
+ * The prior mean of each club's ratings in a season of a competition: the newcomer prior for a club new
+ * to it (who is new depends on the season being forecast; its fixture list is known before it starts),
+ * else the league average.
+ */
+export function priorMeans(
+  context: RatingContext,
+  competition: string,
+  season: number,
+): (team: string) => TeamRating {
+  const newcomer = context.newcomerPriors.get(competition) ?? LEAGUE_AVERAGE;
+  return (team) => (context.isNew({ competition, season }, team) ? newcomer : LEAGUE_AVERAGE);
+}
+
+/**
+ * The model's fit of one competition on the matches before `day`, and the centre its totals shrink
+ * pulls towards over the season's clubs (goal-totals.ts; 0 without a shrink).
+ */
+export function modelRatingsBefore(
+  signal: readonly RatedMatch[],
+  config: RatingConfig,
+  day: number,
+  seasonClubs: readonly string[],
+  meanFor: (team: string) => TeamRating,
+  start?: RatingFit,
+): { fit: RatingFit; centre: number } {
+  const fit = fitCompetitionRatings(signal, config, day, start, meanFor);
+  const shrink = config.totalShrink ?? 1;
+  return { fit, centre: shrink === 1 ? 0 : totalsCentre(fit, seasonClubs, shrink, meanFor) };
 }
 
 /** A configuration with its competition's own decay, where it has one. */
@@ -215,7 +271,6 @@ function walkForwardCompetition(
   const baselineSignal = ratingSignal(own, baselineConfig, context.conversion);
   const clubs = clubsBySeason(own);
   const shrink = modelConfig.totalShrink ?? 1;
-  const average: TeamRating = { attack: 0, defence: 0 };
   let modelFit: RatingFit | undefined;
   let baselineFit: RatingFit | undefined;
   let centre = 0;
@@ -224,14 +279,19 @@ function walkForwardCompetition(
   const out: WalkForwardMatch[] = [];
   for (const match of own) {
     if (!context.heldOut.has(match.season)) continue;
-    // Who is new depends on the season being forecast (its fixture list is known before it starts).
-    const newcomer = context.newcomerPriors.get(match.competition) ?? average;
-    const meanFor = (team: string) => (context.isNew(match, team) ? newcomer : average);
+    const meanFor = priorMeans(context, match.competition, match.season);
     const stale = match.day - fittedOn >= context.refitEvery || match.season !== fittedSeason;
     if (!modelFit || !baselineFit || stale) {
-      modelFit = fitCompetitionRatings(modelSignal, modelConfig, match.day, modelFit, meanFor);
+      const seasonClubs = clubs.get(match.season)!;
+      ({ fit: modelFit, centre } = modelRatingsBefore(
+        modelSignal,
+        modelConfig,
+        match.day,
+        seasonClubs,
+        meanFor,
+        modelFit,
+      ));
       baselineFit = fitCompetitionRatings(baselineSignal, baselineConfig, match.day, baselineFit);
-      centre = shrink === 1 ? 0 : totalsCentre(modelFit, clubs.get(match.season)!, shrink, meanFor);
       fittedOn = match.day;
       fittedSeason = match.season;
     }
@@ -243,6 +303,7 @@ function walkForwardCompetition(
     out.push({
       match,
       model: ensemble ? blendedForecast(rated, context.secondSupremacy.get(match)!, ensemble.weight) : rated,
+      rated,
       baseline: { lambdaHome: b.home, lambdaAway: b.away, rho: baselineFit.rho },
     });
   }
@@ -250,7 +311,7 @@ function walkForwardCompetition(
 }
 
 /** The clubs of each season (its fixture list, known before the season starts). */
-function clubsBySeason(own: readonly LeagueMatch[]): Map<number, string[]> {
+export function clubsBySeason(own: readonly LeagueMatch[]): Map<number, string[]> {
   const sets = new Map<number, Set<string>>();
   for (const m of own) {
     const set = sets.get(m.season) ?? new Set<string>();

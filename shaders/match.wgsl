@@ -128,15 +128,18 @@ fn player_base(side: u32, slot: u32) -> u32 {
 
 /** Index of a player who has appeared in this draw (pickers only return players on the pitch). */
 fn appearance_of(side: u32, slot: u32) -> u32 {
+  // i + 1 < count, not i < count - 1: the latter wraps at count 0 and would run 2^32 times.
+  let last = min(appearance_count[side], MAX_APPEARANCES);
   var i = 0u;
-  while (i < appearance_count[side] - 1u && appearance_slot[side * MAX_APPEARANCES + i] != slot) {
+  while (i + 1u < last && appearance_slot[side * MAX_APPEARANCES + i] != slot) {
     i++;
   }
   return side * MAX_APPEARANCES + i;
 }
 
 fn is_starter(side: u32, slot: u32) -> bool {
-  for (var i = 0u; i < starters[side]; i++) {
+  let n = min(starters[side], MAX_APPEARANCES);
+  for (var i = 0u; i < n; i++) {
     if (appearance_slot[side * MAX_APPEARANCES + i] == slot) {
       return true;
     }
@@ -165,13 +168,17 @@ fn add_starter(side: u32, slot: u32) {
   starters[side] += 1u;
 }
 
-/** Madow systematic sampling (contract: SAMPLING_UNIT), as sampleStarters in fallback/engine.ts. */
+/**
+ * Madow systematic sampling (contract: SAMPLING_UNIT), as sampleStarters in fallback/engine.ts. Both
+ * loops are bounded by the table sizes (an XI, PLAYER_SLOTS cumulative weights), which a valid table
+ * never reaches: a malformed one ends the draw instead of looping on (docs/gpu.md "Bounded loops").
+ */
 fn sample_starters(side: u32, order_at: u32, cum_at: u32, picks: u32, u: u32) {
   let offset = u >> 8u;
   var i = 0u;
-  for (var j = 0u; j < picks; j++) {
+  for (var j = 0u; j < picks && pitch_count[side] < XI_SIZE; j++) {
     let point = offset + j * SAMPLING_UNIT;
-    while (fx(cum_at + i) <= point) {
+    while (i + 1u < PLAYER_SLOTS && fx(cum_at + i) <= point) {
       i++;
     }
     add_starter(side, fx(order_at + i));
@@ -214,7 +221,8 @@ fn pick(side: u32, weights: u32, u: u32) -> i32 {
   var i = 0u;
   loop {
     running += weight(side, weights, pitch[side * XI_SIZE + i]);
-    if (running > r) {
+    // r < total, so a valid sum passes r by the last entry; the bound only guards that promise.
+    if (running > r || i + 1u >= n) {
       break;
     }
     i++;
@@ -381,7 +389,8 @@ fn finish_expected_shots(side: u32, first_end: u32, second_end: u32) {
 /** The next bench player eligible to come on, or NO_SLOT (bench exhausted or only goalkeepers left). */
 fn next_substitute(side: u32) -> i32 {
   let base = side_base(side);
-  let bench_count = fx(base + S_BENCH_COUNT);
+  // The order has PLAYER_SLOTS entries: a larger count in a malformed table would loop 2^32 times.
+  let bench_count = min(fx(base + S_BENCH_COUNT), PLAYER_SLOTS);
   let bench_limit = fx(base + S_BENCH_LIMIT);
   while (bench_next[side] < bench_count && bench_seen[side] < bench_limit) {
     let slot = fx(base + S_BENCH_ORDER + bench_next[side]);
@@ -427,9 +436,10 @@ fn send_off(side: u32, slot: i32, step: u32) {
   appearance_tally[appearance_of(side, player)] += TALLY_RED;
   count(player_base(side, player) + P_REDS);
   leave_pitch(side, player, step);
-  // The last player on the list fills the hole, as on the CPU.
-  let n = pitch_count[side] - 1u;
-  for (var i = 0u; i <= n; i++) {
+  // The last player on the list fills the hole, as on the CPU. A picked player is on the list, so
+  // the count is at least 1; max() keeps an empty list from wrapping to 2^32 - 1 all the same.
+  let n = max(pitch_count[side], 1u) - 1u;
+  for (var i = 0u; i < n + 1u; i++) {
     if ((pitch[side * XI_SIZE + i] & PITCH_SLOT) == player) {
       pitch[side * XI_SIZE + i] = pitch[side * XI_SIZE + n];
       break;
@@ -518,7 +528,8 @@ fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) 
       update_cells();
     }
   } else {
-    if (subs_used[side] >= fx(FX_MAX_SUBSTITUTIONS)) {
+    // MAX_APPEARANCES holds an XI and five substitutes: a table allowing more cannot overrun the lists.
+    if (subs_used[side] >= fx(FX_MAX_SUBSTITUTIONS) || appearance_count[side] >= MAX_APPEARANCES) {
       return;
     }
     let off = pick(side, S_SUB_OFF_WEIGHT, pick_word);
@@ -774,7 +785,9 @@ fn play_events(draw: u32, first_end: u32, second_end: u32) -> vec2<i32> {
   find_next(HOME, 0u, first_end, second_end, draw);
   find_next(AWAY, 0u, first_end, second_end, draw);
   var half_time = vec2<i32>(-1, -1);
-  loop {
+  // Each side plays at most one event per step, so a valid draw ends within 2 * STEPS events; the
+  // bound makes malformed hazard tables end the draw too.
+  for (var events = 0u; events < MAX_EVENTS_PER_DRAW; events++) {
     let home = pending_step[HOME];
     let away = pending_step[AWAY];
     var side = HOME;
@@ -814,6 +827,9 @@ fn play_events(draw: u32, first_end: u32, second_end: u32) -> vec2<i32> {
   }
   return half_time;
 }
+
+/** At most one event per side and step (play_events). */
+const MAX_EVENTS_PER_DRAW: u32 = 2u * STEPS + 2u;
 
 /** One draw: set-up, its events in step order, tally (simulateDraws with playEvents). */
 fn simulate_draw(draw: u32) {

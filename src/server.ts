@@ -18,7 +18,7 @@ import { type Lifecycle, makeLifecycle } from './http/readiness.js';
 import { startWorker, type Worker } from './jobs/worker.js';
 import {
   makeMemoryWindowCounter,
-  makeRedisWindowCounter,
+  makeResilientWindowCounter,
   type WindowCounter,
 } from './limits/window-counter.js';
 import { type Logger, makeLogger } from './logger.js';
@@ -27,14 +27,41 @@ import { makeServiceGraph, type ServiceGraph } from './wiring.js';
 
 export type Role = 'api' | 'worker' | 'all';
 
+/** A Redis command that takes longer than this counts as failed: the limit answers from the process. */
+const REDIS_COMMAND_TIMEOUT_MS = 500;
+
 function connectRedis(url: string): Redis {
   // Fail fast instead of queueing commands while Redis is away: a limit check must answer, not wait.
   return new Redis(url, {
     connectTimeout: 2000,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     lazyConnect: false,
   });
+}
+
+/**
+ * The limits' counters: this process's, or Redis with this process's as the fallback. ioredis emits
+ * 'error' for every failed reconnection; unlistened, each is an "Unhandled error event" on stderr. One log
+ * line when an outage begins (a failed connection or command), one when it ends (docs/decisions.md §3).
+ */
+function limitCounters(redis: Redis | undefined, logger: Logger): WindowCounter {
+  const local = makeMemoryWindowCounter();
+  if (!redis) return local;
+  let away = false;
+  const unavailable = (error: unknown) => {
+    if (away) return;
+    away = true;
+    logger.warn({ err: error }, 'Redis unavailable: limits count in this process until it returns');
+  };
+  redis.on('error', unavailable);
+  redis.on('ready', () => {
+    if (!away) return;
+    away = false;
+    logger.info('Redis available again: limits are shared');
+  });
+  return makeResilientWindowCounter(redis, local, unavailable);
 }
 
 export async function openServiceDatabase(config: Config): Promise<Database> {
@@ -76,6 +103,8 @@ export interface RunningService {
   db: Database;
   lifecycle: Lifecycle;
   logger: Logger;
+  /** The engine of this process (roles `worker` and `all`), for the CLI's start-up line. */
+  engine: SimulationEngine | null;
   /**
    * Graceful shutdown: readiness flips at once; after SHUTDOWN_DELAY_SECONDS the listener closes and
    * in-flight requests and running jobs get SHUTDOWN_TIMEOUT_SECONDS to finish; jobs still running then go
@@ -108,12 +137,12 @@ export async function startService(
   const db = await openServiceDatabase(config);
   const clock = () => new Date();
   const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL) : undefined;
-  const counters: WindowCounter = redis ? makeRedisWindowCounter(redis) : makeMemoryWindowCounter();
+  const counters = limitCounters(redis, logger);
   const metrics = makeMetrics();
   const lifecycle = makeLifecycle();
   const engine = role === 'api' ? null : startEngine(config, clock);
   const graph = makeServiceGraph({ config, db, clock, counters, metrics, engine });
-  const deps: AppDeps = { config, db, clock, counters, metrics, services: graph.services, redis, lifecycle };
+  const deps: AppDeps = { config, db, clock, counters, metrics, services: graph.services, lifecycle };
   const app =
     role === 'api' || role === 'all'
       ? await startApi({ ...deps, loggerInstance: logger }, options.terminal ?? (() => {}))
@@ -121,6 +150,7 @@ export async function startService(
   const operations = await startOperations(deps, logger);
   const worker = engine ? startEngineWorker(db, graph, engine, logger) : null;
   if (worker) logger.info({ worker_id: worker.workerId, engine: config.ENGINE }, 'worker running');
+  if (engine) void engine.ready().then(() => logEngineStart(engine, logger));
   const parts: ServiceParts = {
     config,
     logger,
@@ -139,7 +169,21 @@ export async function startService(
     stopping ??= shutdown(parts);
     return stopping;
   };
-  return { app, operations, db, lifecycle, logger, stop };
+  return { app, operations, db, lifecycle, logger, engine, stop };
+}
+
+/** Once the engine started: the adapter in use, or why no GPU adapter was found (docs/gpu.md "No adapter"). */
+function logEngineStart(engine: SimulationEngine, logger: Logger): void {
+  const health = engine.health();
+  const gpu = health.gpu as { state?: string; adapter?: string | null; reason?: string | null } | null;
+  if (gpu?.state === 'unavailable') {
+    logger.warn(
+      { engine: health.engine, reason: gpu.reason },
+      'no GPU adapter: the CPU engine runs the jobs',
+    );
+  } else {
+    logger.info({ engine: health.engine, adapter: gpu?.adapter ?? null }, 'engine started');
+  }
 }
 
 function startEngine(config: Config, clock: () => Date): SimulationEngine {

@@ -29,8 +29,13 @@ export interface LocalEngine {
 }
 
 /** The engine states behind the 503 codes engine_cold_start and engine_unavailable (docs/api.md §7). */
-export function engineGate(mode: Config['ENGINE'], engine: LocalEngine | null): EngineGate {
+export function engineGate(
+  mode: Config['ENGINE'],
+  engine: LocalEngine | null,
+  queuedDraws?: () => number,
+): EngineGate {
   return {
+    queuedDraws,
     estimateSeconds: (draws) =>
       engine ? engine.estimateSeconds(draws) : draws * REMOTE_ENGINE_SECONDS_PER_DRAW,
     assertAvailable() {
@@ -102,7 +107,7 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     usage,
     fixtures: { fixture: async (fixtureId) => (await fixtureReadCache()).fixture(fixtureId) },
     attachJob: idempotency.attachJob,
-    engine: engineGate(config.ENGINE, options.engine),
+    engine: engineGate(config.ENGINE, options.engine, queue.queuedDraws),
     clock,
     onCharged: (milli) => metrics.addCreditsCharged(milli, 'simulation'),
     queueBound: options.queueBound ?? QUEUE_BOUND,

@@ -12,13 +12,14 @@ import { runMigrations } from '../db/migrations.js';
 import { isApiError } from '../errors.js';
 import { loadDemoData } from '../fixtures/demo-data.js';
 import { ingestFeed } from '../fixtures/feed-loader.js';
-import { type Logger, makeLogger } from '../logger.js';
+import { armExitDeadline, type Logger, makeLogger } from '../logger.js';
 import { DEMO_SEED } from '../operations/demo.js';
 import { makeOperator, type Operator } from '../operations/operator.js';
 import { creditsView, keyView, newKeyView, orgView } from '../operations/views.js';
 import { openServiceDatabase, type Role, type RunningService, startService } from '../server.js';
 import { fields, KEY_COLUMNS, ORG_COLUMNS, table } from './output.js';
 import { commandUsage, type Flags, type Parsed, parseCommandLine, UsageError } from './parse.js';
+import { engineSentence, publicBaseUrl, type StartupEngine, startupLine } from './startup-line.js';
 
 type Invocation = Extract<Parsed, { kind: 'run' }>;
 
@@ -145,6 +146,9 @@ const RUNNERS: Record<string, Runner> = {
   },
   'model fit': ({ flags }) => modelCommand('fit', flags),
   'model backtest': ({ flags }) => modelCommand('backtest', flags),
+  ratings: ({ flags }) => leagueCommand('ratings', flags),
+  'feed build': ({ flags }) => leagueCommand('feed build', flags),
+  'feed squads': ({ flags }) => leagueCommand('feed squads', flags),
 };
 
 function newKeyArguments(flags: Flags) {
@@ -212,6 +216,34 @@ async function modelCommand(sub: 'fit' | 'backtest', flags: Flags): Promise<Outp
   return shown({ ...result });
 }
 
+/** A calendar day given to a flag (undefined when the flag is absent). */
+function dayArgument(value: string | undefined, flag: string): string | undefined {
+  if (value !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(value))
+    throw usage(`--${flag} must be a day, YYYY-MM-DD`);
+  return value;
+}
+
+/** `ratings`, `feed build`, `feed squads`: files in, files out (docs/feed.md), no database. */
+async function leagueCommand(name: 'ratings' | 'feed build' | 'feed squads', flags: Flags): Promise<Output> {
+  const shiftTo = dayArgument(flags['shift-to'], 'shift-to');
+  const league = await import('../../model/league-commands.js');
+  if (name === 'ratings') {
+    const { resolveDataDir } = await import('../../model/data-dir.js');
+    return league.ratingsCommand({
+      asOf: dayArgument(required(flags['as-of'], 'as-of'), 'as-of')!,
+      results: flags.results ?? `${resolveDataDir()}/leagues`,
+      competitions: flags.competitions?.split(',').map((c) => c.trim()),
+      out: flags.out,
+    });
+  }
+  const ratings = required(flags.ratings, 'ratings');
+  const out = required(flags.out, 'out');
+  if (name === 'feed squads') return league.feedSquadsCommand({ ratings, out });
+  const fixtures = required(flags.fixtures, 'fixtures');
+  const squads = required(flags.squads, 'squads');
+  return league.feedBuildCommand({ ratings, fixtures, squads, out, shiftTo });
+}
+
 /**
  * `serve`: JSON log lines on stdout and nothing else; the demo's secrets (demo mode only) on stderr, the
  * terminal. SIGTERM or SIGINT shut down gracefully (src/server.ts); a second signal exits at once.
@@ -231,7 +263,24 @@ async function serve(flags: Flags): Promise<void> {
     process.exit(1);
   }
   installSignalHandlers(service, config, logger);
+  await printStartupLine(service, config);
 }
+
+/** The one plain start-up line on stderr (src/cli/startup-line.ts), once the engine has found its adapter. */
+async function printStartupLine(service: RunningService, config: Config): Promise<void> {
+  await service.engine?.ready();
+  const address = service.app?.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const baseUrl = publicBaseUrl(process.env.BASE_URL || undefined, config.HOST, port);
+  const engine = (service.engine?.health() ?? null) as StartupEngine | null;
+  const line = service.app
+    ? startupLine(baseUrl, engine)
+    : `matchsim worker running; ${engineSentence(engine)}`;
+  process.stderr.write(`${line}\n`);
+}
+
+/** How long after the shutdown's own limit the process is killed if its exit has not ended it. */
+const EXIT_GRACE_MS = 5000;
 
 function installSignalHandlers(service: RunningService, config: Config, logger: Logger): void {
   let signalled = false;
@@ -248,6 +297,9 @@ function installSignalHandlers(service: RunningService, config: Config, logger: 
       logger.error({ limit_ms: limitMs }, 'shutdown took too long: exiting');
       process.exit(1);
     }, limitMs).unref();
+    // And should the exit itself block (the log's flush to a stdout nobody reads), a thread of its own
+    // kills the process a little later (src/logger.ts).
+    armExitDeadline(limitMs + EXIT_GRACE_MS);
     service.stop().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -301,6 +353,11 @@ async function main(argv: string[]): Promise<number | 'serving'> {
     if (parsed.command.name === 'serve') {
       await serve(parsed.flags);
       return 'serving';
+    }
+    if (parsed.command.name === 'gpu-check') {
+      // Its own exit codes (docs/gpu.md "gpu-check"); loaded only when asked for, like the model tools.
+      const { gpuCheckCommand } = await import('./gpu-check/command.js');
+      return await gpuCheckCommand(parsed.flags);
     }
     const output = await RUNNERS[parsed.command.name]!(parsed);
     process.stdout.write(`${parsed.json ? JSON.stringify(output.value) : output.human}\n`);

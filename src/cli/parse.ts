@@ -22,6 +22,18 @@ export const FLAGS = {
   threads: { type: 'string' },
   seasons: { type: 'string' },
   'model-version': { type: 'string' },
+  // ratings, feed build, feed squads (docs/feed.md, "Building a feed from results"); gpu-check
+  'as-of': { type: 'string' },
+  results: { type: 'string' },
+  competitions: { type: 'string' },
+  out: { type: 'string' },
+  ratings: { type: 'string' },
+  fixtures: { type: 'string' },
+  squads: { type: 'string' },
+  'shift-to': { type: 'string' },
+  deadline: { type: 'string' },
+  scale: { type: 'string' },
+  'allow-software': { type: 'boolean' },
 } as const;
 
 export type FlagName = keyof typeof FLAGS;
@@ -85,6 +97,30 @@ export const COMMANDS: readonly CommandSpec[] = [
     '[--data DIR] [--draws N] [--every N] [--threads N] [--seasons 2018,2019,...] [--model-version V]',
     'walk-forward backtest; rewrites src/engine/model-accuracy.json',
     ['data', 'draws', 'every', 'threads', 'seasons', 'model-version'],
+  ),
+  spec(
+    'ratings',
+    '--as-of YYYY-MM-DD [--results DIR] [--competitions a,b] [--out FILE]',
+    "each club's attack and defence before a date, from results files (docs/feed.md)",
+    ['as-of', 'results', 'competitions', 'out'],
+  ),
+  spec(
+    'feed build',
+    '--ratings FILE --fixtures FILE --squads FILE --out FILE [--shift-to YYYY-MM-DD]',
+    'a feed from ratings, a fixtures CSV and a squads CSV (docs/feed.md)',
+    ['ratings', 'fixtures', 'squads', 'out', 'shift-to'],
+  ),
+  spec(
+    'feed squads',
+    '--ratings FILE --out FILE',
+    "a placeholder squads CSV for the ratings' clubs (25 players each)",
+    ['ratings', 'out'],
+  ),
+  spec(
+    'gpu-check',
+    '[--allow-software] [--deadline SECONDS] [--scale N] [--out FILE]',
+    'check the GPU: adapter, parity with the CPU engine, kernel time, engine speed (docs/gpu.md)',
+    ['allow-software', 'deadline', 'scale', 'out'],
   ),
 ];
 

@@ -86,34 +86,13 @@ function probabilityThreshold(p: number): number {
   return Math.min(TWO_POW_32 - 1, Math.floor(p * TWO_POW_32));
 }
 
-/**
- * Compiled fixtures of the most recent distinct (inputs, parameters), most recent last. The same
- * fixture is simulated again and again (many clients, one data version), and a compile costs several
- * milliseconds of calibration, more than a small run's draws; 16 entries hold about 7 MB of tables.
- */
-const COMPILED_KEPT = 16;
-const recentlyCompiled = new Map<string, CompiledFixture>();
-
-/**
- * compileFixture, remembering the result for the same inputs and parameters (compared by a SHA-256 of
- * their JSON). The tables it returns are shared: engines read them and never write.
- */
-export function compileFixtureCached(inputs: MatchInputs, params: ModelParams): CompiledFixture {
-  const key = createHash('sha256')
+/** What a compile depends on, as a SHA-256 of the inputs' and parameters' JSON. */
+export function compileKey(inputs: MatchInputs, params: ModelParams): string {
+  return createHash('sha256')
     .update(JSON.stringify(inputs))
     .update('\n')
     .update(JSON.stringify(params))
     .digest('hex');
-  let compiled = recentlyCompiled.get(key);
-  if (compiled === undefined) {
-    compiled = compileFixture(inputs, params);
-    if (recentlyCompiled.size >= COMPILED_KEPT)
-      recentlyCompiled.delete(recentlyCompiled.keys().next().value!);
-  } else {
-    recentlyCompiled.delete(key);
-  }
-  recentlyCompiled.set(key, compiled);
-  return compiled;
 }
 
 export function compileFixture(inputs: MatchInputs, globalParams: ModelParams): CompiledFixture {

@@ -259,6 +259,29 @@ export const simulationDocumentSchema = z.object({
 });
 export type SimulationDocument = z.infer<typeof simulationDocumentSchema>;
 
+/** The figures of a document that its fixture's summary shows (docs/api.md §2.2). */
+export interface DocumentSummary {
+  homeWin: number;
+  draw: number;
+  awayWin: number;
+  expectedGoalsHome: number;
+  expectedGoalsAway: number;
+}
+
+export function documentSummary(document: unknown): DocumentSummary {
+  const { result, goals } = document as {
+    result: { home_win: number; draw: number; away_win: number };
+    goals: { expected: { home: number; away: number } };
+  };
+  return {
+    homeWin: result.home_win,
+    draw: result.draw,
+    awayWin: result.away_win,
+    expectedGoalsHome: goals.expected.home,
+    expectedGoalsAway: goals.expected.away,
+  };
+}
+
 /**
  * The document as the wire carries it: through its schema, which fixes the order of its fields. Results
  * store this text, and responses splice it in unchanged.

@@ -4,15 +4,16 @@
 // engine knows nothing of the queue, the database or HTTP: a job comes in as an EngineJob and leaves as a
 // RunOutcome; the worker maps its queue jobs to and from these.
 import { type CpuEngine, createCpuEngine } from '../../fallback/cpu-engine.js';
-import { recordSamplePaths } from '../../fallback/engine.js';
 import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/engine.js';
-import { compileFixtureCached } from './compile.js';
-import { type CompiledFixture, type EngineSeed, seedFromHex } from './contract/layout.js';
+import { compileKey } from './compile.js';
+import { seedFromHex } from './contract/layout.js';
 import type { MatchInputs } from './contract/match-inputs.js';
 import { defaultModelParams, type ModelParams } from './contract/model-params.js';
 import { type EngineRun, MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from './contract/run.js';
-import { buildSimulationDocument, documentWireText, SAMPLE_PATHS } from './document.js';
-import { loadModelStatus, type ModelStatus } from './model-status.js';
+import type { DocumentSummary } from './document.js';
+import { createJobThreads, type JobThreads } from './job-threads.js';
+import type { FinishedDocument, HostJob, SharedCompiled } from './job-work.js';
+import { loadModelStatus } from './model-status.js';
 
 /** One simulation for the engine: what the queue's job holds, as far as the engine needs it. */
 export interface EngineJob {
@@ -41,7 +42,8 @@ export interface JobPayload {
 
 export interface RunSuccess {
   jobId: string;
-  document: unknown;
+  /** The figures of the document that its fixture's summary shows. */
+  summary: DocumentSummary;
   /** The document as the wire carries it (documentWireText): what results store and deliveries send. */
   documentJson: string;
   engine: string;
@@ -101,7 +103,10 @@ export interface SimulationEngine {
 
 export interface SimulationEngineOptions {
   mode: 'auto' | 'gpu' | 'cpu';
-  /** Worker threads of the CPU engine; default one per core; 0 simulates on the calling thread. */
+  /**
+   * Worker threads of the CPU engine and job threads (host work); default one per core; 0 does all of it
+   * on the calling thread.
+   */
   cpuThreads?: number | undefined;
   params?: ModelParams;
   clock?: () => Date;
@@ -110,17 +115,20 @@ export interface SimulationEngineOptions {
 export function createSimulationEngine(options: SimulationEngineOptions): SimulationEngine {
   const params = options.params ?? defaultModelParams;
   const clock = options.clock ?? (() => new Date());
-  const modelStatus = loadModelStatus(params);
   const cpu: CpuEngine = createCpuEngine(
     options.cpuThreads === undefined ? {} : { threads: options.cpuThreads },
   );
+  const jobThreads = createJobThreads({
+    setting: { params, modelStatus: loadModelStatus(params) },
+    threads: options.cpuThreads,
+  });
   const gpu: GpuEngine | null =
     options.mode === 'cpu' ? null : createGpuEngine({ mode: options.mode, fallback: cpu });
   const deps: RunnerDeps = {
     mode: options.mode,
     params,
     clock,
-    modelStatus,
+    jobThreads,
     cpu,
     gpu,
     gpuState: null,
@@ -139,6 +147,7 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
     async close() {
       await gpu?.close();
       await cpu.close();
+      await jobThreads.close();
     },
   };
 }
@@ -148,7 +157,7 @@ interface RunnerDeps {
   mode: SimulationEngineOptions['mode'];
   params: ModelParams;
   clock: () => Date;
-  modelStatus: ModelStatus;
+  jobThreads: JobThreads;
   cpu: CpuEngine;
   gpu: GpuEngine | null;
   /** The GPU engine's state once it started or was found unavailable; null until then. */
@@ -160,9 +169,16 @@ interface RunnerDeps {
 /** A job whose draws are in range and whose inputs compiled. */
 interface PreparedJob {
   job: EngineJob;
-  seed: EngineSeed;
-  compiled: CompiledFixture;
+  host: HostJob;
+  compiled: SharedCompiled;
 }
+
+/**
+ * Jobs of at most this many draws run whole on one job thread, draws and document together (a batch's
+ * items: one message each way, and as many at once as there are cores); larger ones share their draws
+ * out over the CPU engine's pool, so one large job uses every core.
+ */
+export const WHOLE_JOB_MAX_DRAWS = 20_000;
 
 type RunResult = EngineRun & { gpuMs?: number };
 
@@ -178,112 +194,128 @@ async function runBatch(deps: RunnerDeps, jobs: EngineJob[], context: RunContext
   };
   const failed = (job: EngineJob, error: unknown) =>
     emit({ jobId: job.id, error: { code: 'simulation_failed', message: (error as Error).message } });
-  const record = (item: PreparedJob, run: RunResult) => emit(recordRun(deps, item, run));
+  const record = (item: PreparedJob, engine: RunResult['engine'], finished: Finished) =>
+    emit(recordRun(deps, item, engine, finished));
+  // A job whose draws are out of range or whose inputs do not compile fails alone; the others run.
+  const prepared = (
+    await Promise.all(
+      jobs.map(async (job) => {
+        try {
+          return [await prepareJob(deps, job)];
+        } catch (error) {
+          failed(job, error);
+          return [];
+        }
+      }),
+    )
+  ).flat();
   if (!deps.gpu || !usingGpu(deps)) {
-    await compileAndRunOnCpu(deps, jobs, context, record, failed);
+    await runOnCpu(deps, prepared, context, record, failed);
     return outcomes;
   }
-  // A job whose draws are out of range or whose inputs do not compile fails alone; the others run.
-  const prepared = jobs.flatMap((job) => {
-    try {
-      return [prepareJob(job, deps.params)];
-    } catch (error) {
-      failed(job, error);
-      return [];
-    }
-  });
   // Test keys always run on the CPU engine (docs/api.md §1: synthetic output); live jobs on the GPU.
   const onGpu = prepared.filter(({ job }) => job.mode === 'live');
   let onCpu = prepared.filter((item) => !onGpu.includes(item));
-  if (onGpu.length > 0 && !(await runOnGpu(deps.gpu, onGpu, context, record))) {
+  if (onGpu.length > 0 && !(await runOnGpu(deps, deps.gpu, onGpu, context, record, failed))) {
     // A dispatch that failed outright: the CPU engine gives the same counts.
     onCpu = [...onCpu, ...onGpu];
   }
-  await runOnCpu(deps.cpu, onCpu, context, record, failed);
+  await runOnCpu(deps, onCpu, context, record, failed);
   return outcomes;
 }
 
-function prepareJob(job: EngineJob, params: ModelParams): PreparedJob {
+/** The job's draws checked, its seed read and its inputs compiled (once per fixture version, job-threads.ts). */
+async function prepareJob(deps: RunnerDeps, job: EngineJob): Promise<PreparedJob> {
   checkDraws(job.draws);
-  const seed = seedFromHex(job.seed.padStart(16, '0').slice(-16));
-  return { job, seed, compiled: compileFixtureCached(job.payload.match, params) };
+  const host: HostJob = {
+    key: compileKey(job.payload.match, deps.params),
+    inputs: job.payload.match,
+    draws: job.draws,
+    seed: seedFromHex(job.seed.padStart(16, '0').slice(-16)),
+    basis: { as_of: job.payload.as_of, data_version: job.dataVersion },
+    queuedMs: job.queuedMs,
+  };
+  return { job, host, compiled: await deps.jobThreads.compiled(host) };
 }
+
+/** A job's document and how long its draws took. */
+type Finished = FinishedDocument & { runMs: number; gpuMs?: number | undefined };
+type Record = (item: PreparedJob, engine: RunResult['engine'], finished: Finished) => void;
+type Failed = (job: EngineJob, error: unknown) => void;
 
 /** Runs the jobs as one GPU batch and records them; false when the batch failed outright. */
 async function runOnGpu(
+  deps: RunnerDeps,
   gpu: GpuEngine,
   items: readonly PreparedJob[],
   context: RunContext,
-  record: (item: PreparedJob, run: RunResult) => void,
+  record: Record,
+  failed: Failed,
 ): Promise<boolean> {
+  let runs: RunResult[];
   try {
-    const runs = await gpu.runBatch(
-      items.map(({ job, seed, compiled }) => ({
+    runs = await gpu.runBatch(
+      items.map(({ job, host, compiled }) => ({
         compiled,
         draws: job.draws,
-        seed,
+        seed: host.seed,
         onProgress: (done: number) => void context.progress(job.id, done),
       })),
     );
-    runs.forEach((run, i) => {
-      record(items[i]!, run);
-    });
-    return true;
   } catch {
     return false;
+  }
+  // The documents on the job threads, all at once.
+  await Promise.all(runs.map((run, i) => finishRun(deps, items[i]!, run, record, failed)));
+  return true;
+}
+
+/** A run's counters into its document (on a job thread), then its outcome. */
+async function finishRun(
+  deps: RunnerDeps,
+  item: PreparedJob,
+  run: RunResult,
+  record: Record,
+  failed: Failed,
+) {
+  try {
+    const facts = { engine: run.engine, backend: run.backend, runMs: run.runMs };
+    const finished = await deps.jobThreads.finish(item.host, item.compiled, run.counts, facts);
+    record(item, run.engine, { ...finished, runMs: run.runMs, gpuMs: run.gpuMs });
+  } catch (error) {
+    failed(item.job, error);
   }
 }
 
 /**
- * Without a GPU: each job is compiled just before it goes to the CPU engine's pool, with a turn of the
- * event loop between compiles (a compile takes milliseconds of calibration), so the pool starts on the
- * first job at once and the worker stores finished documents meanwhile, instead of every thread waiting
- * for the whole pack's compiles. A job that does not compile, or fails, fails alone.
+ * Without a GPU: small jobs run whole on the job threads, as many at once as there are threads; larger
+ * ones share their draws out over the CPU engine's pool and get their documents on a job thread. A job
+ * that fails fails alone. Aborted (a shutdown): the jobs not yet started get no outcome; their leases
+ * run out.
  */
-async function compileAndRunOnCpu(
-  deps: RunnerDeps,
-  jobs: readonly EngineJob[],
-  context: RunContext,
-  record: (item: PreparedJob, run: RunResult) => void,
-  failed: (job: EngineJob, error: unknown) => void,
-): Promise<void> {
-  const runs: Promise<void>[] = [];
-  for (const [index, job] of jobs.entries()) {
-    if (index > 0) await new Promise((resolve) => setImmediate(resolve));
-    // Aborted (a shutdown): the jobs not yet handed to the pool get no outcome; their leases run out.
-    if (context.signal.aborted) break;
-    let item: PreparedJob;
-    try {
-      item = prepareJob(job, deps.params);
-    } catch (error) {
-      failed(job, error);
-      continue;
-    }
-    runs.push(runOnCpu(deps.cpu, [item], context, record, failed));
-  }
-  await Promise.all(runs);
-}
-
-/** Runs the jobs on the CPU engine; a job that fails there fails alone. */
 async function runOnCpu(
-  cpu: CpuEngine,
+  deps: RunnerDeps,
   items: readonly PreparedJob[],
   context: RunContext,
-  record: (item: PreparedJob, run: RunResult) => void,
-  failed: (job: EngineJob, error: unknown) => void,
+  record: Record,
+  failed: Failed,
 ): Promise<void> {
-  // Concurrently: the pool spreads small jobs over its threads, large ones over all of them.
   await Promise.all(
     items.map(async (item) => {
-      const { job, seed, compiled } = item;
+      const { job, host, compiled } = item;
       if (context.signal.aborted) return;
       try {
-        const run = await cpu.run(compiled, {
+        if (job.draws <= WHOLE_JOB_MAX_DRAWS) {
+          record(item, 'cpu', await deps.jobThreads.whole(host, compiled));
+          void context.progress(job.id, job.draws);
+          return;
+        }
+        const run = await deps.cpu.run(compiled, {
           draws: job.draws,
-          seed,
+          seed: host.seed,
           onProgress: (done) => void context.progress(job.id, done),
         });
-        record(item, run);
+        await finishRun(deps, item, run, record, failed);
       } catch (error) {
         failed(job, error);
       }
@@ -292,41 +324,24 @@ async function runOnCpu(
 }
 
 /** A finished run's outcome; the run also updates the engine's measured seconds per draw. */
-function recordRun(deps: RunnerDeps, item: PreparedJob, run: RunResult): RunSuccess {
-  const { job } = item;
-  const engineMs = run.engine === 'gpu' ? (run.gpuMs ?? run.runMs) : run.runMs;
+function recordRun(
+  deps: RunnerDeps,
+  { job }: PreparedJob,
+  engine: RunResult['engine'],
+  finished: Finished,
+): RunSuccess {
+  const engineMs = engine === 'gpu' ? (finished.gpuMs ?? finished.runMs) : finished.runMs;
   // Exponential average of measured seconds per draw, per engine.
   const measured = engineMs / 1000 / job.draws;
-  deps.secondsPerDraw[run.engine] = 0.8 * deps.secondsPerDraw[run.engine] + 0.2 * measured;
-  const document = documentFor(deps, item, run);
+  deps.secondsPerDraw[engine] = 0.8 * deps.secondsPerDraw[engine] + 0.2 * measured;
   return {
     jobId: job.id,
-    document,
-    documentJson: documentWireText(document),
-    engine: run.engine,
-    runMs: Math.round(run.runMs),
-    gpuMs: run.engine === 'gpu' ? Math.round((run.gpuMs ?? 0) * 1000) / 1000 : 0,
+    summary: finished.summary,
+    documentJson: finished.documentJson,
+    engine,
+    runMs: Math.round(finished.runMs),
+    gpuMs: engine === 'gpu' ? Math.round((finished.gpuMs ?? 0) * 1000) / 1000 : 0,
   };
-}
-
-function documentFor(deps: RunnerDeps, { job, seed, compiled }: PreparedJob, run: RunResult) {
-  const { payload } = job;
-  return buildSimulationDocument({
-    inputs: payload.match,
-    params: deps.params,
-    counts: run.counts,
-    samples: recordSamplePaths(compiled, seed, Math.min(SAMPLE_PATHS, job.draws)),
-    draws: job.draws,
-    seed,
-    basis: { as_of: payload.as_of, data_version: job.dataVersion },
-    timing: {
-      engine: run.engine,
-      backend: run.backend,
-      queued_ms: job.queuedMs,
-      run_ms: Math.round(run.runMs),
-    },
-    modelStatus: deps.modelStatus,
-  });
 }
 
 function engineHealth(deps: RunnerDeps): EngineHealth {
@@ -343,6 +358,7 @@ function engineHealth(deps: RunnerDeps): EngineHealth {
     engine: usingGpu(deps) ? 'gpu' : 'cpu',
     mode: deps.mode,
     cpu_threads: deps.cpu.threads,
+    compile_cache: deps.jobThreads.cacheStats(),
     gpu: state ?? null,
     model_version: deps.params.model_version,
     checked_at: deps.clock().toISOString(),

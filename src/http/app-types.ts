@@ -3,7 +3,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Redis } from 'ioredis';
 import type { Caller } from '../accounts/caller.js';
 import type { Scope } from '../accounts/keys.js';
 import type { Config } from '../config.js';
@@ -58,8 +57,6 @@ export interface AppDeps {
   counters: WindowCounter;
   metrics: Metrics;
   services: Services;
-  /** Shared store of the per-minute limits when several API processes run (REDIS_URL). */
-  redis?: Redis | undefined;
   logger?: boolean | { level: string };
   /** The process's logger (src/logger.ts); takes precedence over `logger`. */
   loggerInstance?: FastifyBaseLogger | undefined;

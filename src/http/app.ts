@@ -21,6 +21,8 @@ import { makeAuthenticator } from './auth.js';
 import { installBackPressure } from './back-pressure.js';
 import { installErrorHandling } from './error-handler.js';
 import { recordDocumentedRoutes } from './openapi/documents.js';
+import { isPagePath, setPageSecurityHeaders } from './page-security.js';
+import { perMinuteStore } from './per-minute-store.js';
 import { makeLifecycle } from './readiness.js';
 import { routeOf } from './route-of.js';
 import { registerAdminRoutes } from './routes/admin.js';
@@ -33,7 +35,7 @@ import { registerSimulationReadRoutes } from './routes/simulation-reads.js';
 import { registerSimulationRoutes } from './routes/simulations.js';
 import { wireSchemas } from './schemas/registry.js';
 import { responseSerializerCompiler } from './serialize.js';
-import { serverBounds } from './server-bounds.js';
+import { refuseTunnels, serverBounds } from './server-bounds.js';
 
 export type { App, AppDeps } from './app-types.js';
 
@@ -63,6 +65,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // Timeouts, path parameter length and framework refusals as error objects (docs/decisions.md §10).
     ...serverBounds(config),
   }).withTypeProvider<ZodTypeProvider>();
+  refuseTunnels(app.server, config.docsUrl);
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(responseSerializerCompiler);
@@ -147,6 +150,8 @@ function installRequestHooks(app: App, deps: AppDeps, keyCache: KeyCache): void 
   // Callback hooks where nothing is awaited: no promise per request.
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('Request-Id', request.id);
+    const path = request.url.split('?')[0]!;
+    if (isPagePath(path)) setPageSecurityHeaders(reply, path, payload);
     done(null, payload);
   });
 
@@ -174,7 +179,7 @@ async function installRateLimits(app: App, deps: AppDeps): Promise<void> {
     global: true,
     hook: 'preValidation',
     timeWindow: 60_000,
-    ...(deps.redis ? { redis: deps.redis, nameSpace: 'matchsim:rpm:' } : {}),
+    ...(deps.counters.store() === 'in_process' ? {} : { store: perMinuteStore(deps.counters) }),
     allowList: (request) => !request.auth || !routeOf(request).config.rateGroup,
     keyGenerator: (request) => `${request.auth?.org.id}:${routeOf(request).config.rateGroup}`,
     max: (request) => {

@@ -113,8 +113,22 @@ function databaseFailureToApiError(error: unknown): ApiError | null {
 /** The message of a value that slipped past validation and that PostgreSQL refused. */
 export const UNSTORABLE_VALUE_MESSAGE = 'A value in the request is outside what the service can store.';
 
+/**
+ * Fastify's handler timer starts when the route is found, before the body has arrived: a handler that
+ * times out while the body is still arriving was never late, its client was. That is 408
+ * request_timeout, as Node answers a body not received within REQUEST_TIMEOUT_SECONDS (docs/api.md §7).
+ */
+function bodyNotReceived(error: FastifyError, request: FastifyRequest | undefined): ApiError | null {
+  if (error?.code !== 'FST_ERR_HANDLER_TIMEOUT' || !request || request.raw.complete) return null;
+  return new ApiError('request_timeout', {
+    message: 'The request body was not all received in time.',
+  });
+}
+
 export function toApiError(error: unknown, request?: FastifyRequest): ApiError {
   if (isApiError(error)) return error;
+  const late = bodyNotReceived(error as FastifyError, request);
+  if (late) return late;
   const database = databaseFailureToApiError(error);
   if (database) return database;
   const fastifyError = error as FastifyError & { validationContext?: string };
@@ -138,6 +152,8 @@ export function toApiError(error: unknown, request?: FastifyRequest): ApiError {
 export function sendApiError(request: FastifyRequest, reply: FastifyReply, error: ApiError, docsUrl: string) {
   const after = error.options.retryAfterSeconds;
   if (after !== undefined) reply.header('Retry-After', String(Math.max(0, Math.ceil(after))));
+  // The rest of a body that came too slowly is not waited for: the connection closes with the answer.
+  if (error.code === 'request_timeout') reply.header('Connection', 'close');
   // Set here as well as by the app's onSend hook: Fastify's router errors reply outside the routes' hooks.
   reply.header('Request-Id', request.id);
   return reply

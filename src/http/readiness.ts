@@ -1,9 +1,12 @@
 // Liveness and readiness for load balancers and orchestrators. Liveness (/healthz) says the process
 // answers; readiness (/readyz) says it should get traffic: the database answers, its migrations are
-// current, the engine of this process (if it runs one) takes work, and no shutdown has begun.
+// current, the engine of this process (if it runs one) takes work, and no shutdown has begun. It also
+// names where the limits count (`limits`): with Redis away they count per process, which keeps the
+// process ready (docs/decisions.md §3, "Without Redis").
 import type { Config } from '../config.js';
 import type { Database } from '../db/connection.js';
 import { pendingMigrations } from '../db/migrations.js';
+import type { CounterStore, WindowCounter } from '../limits/window-counter.js';
 import type { Services } from './services.js';
 
 /** Where the process is in its life; src/server.ts moves it on SIGTERM. */
@@ -23,6 +26,7 @@ export interface ReadinessDeps {
   db: Database;
   services: Pick<Services, 'engineHealth'>;
   lifecycle: Lifecycle;
+  counters: Pick<WindowCounter, 'store'>;
 }
 
 export interface Readiness {
@@ -30,6 +34,8 @@ export interface Readiness {
   database: 'ok' | 'unavailable';
   migrations: 'current' | 'pending' | 'unknown';
   engine: 'ready' | 'starting' | 'unavailable' | 'not_run';
+  /** in_process (no REDIS_URL), shared (Redis answers) or process_fallback (Redis is away). */
+  limits: CounterStore;
   draining: boolean;
 }
 
@@ -70,5 +76,5 @@ export async function checkReadiness(deps: ReadinessDeps): Promise<Readiness> {
     migrations === 'current' &&
     (engine === 'ready' || engine === 'not_run') &&
     !draining;
-  return { ready, database, migrations, engine, draining };
+  return { ready, database, migrations, engine, limits: deps.counters.store(), draining };
 }

@@ -105,3 +105,17 @@ export function serverBounds(config: Config): ServerBounds {
     },
   };
 }
+
+/**
+ * CONNECT asks for a tunnel, which Node hands to a 'connect' listener instead of the router, and closes
+ * unanswered without one. The service is no proxy: the request is refused with the error object, as
+ * Node's parser refusals are (docs/api.md §7).
+ */
+export function refuseTunnels(server: Server, docsUrl: string): void {
+  server.on('connect', (_request, socket: Socket) => {
+    const error = new ApiError('parameter_invalid', {
+      message: 'CONNECT is not served: the service is not a proxy. Send GET, POST or PATCH.',
+    });
+    answerOnSocket(error, socket, docsUrl);
+  });
+}

@@ -3,9 +3,9 @@
 // completion locks the job and checks that this worker still holds its lease, and stores the result in
 // the same transaction; a worker whose lease ran out finds the job no longer its own and drops it.
 import type { Sql } from '../db/connection.js';
-import type { EngineJob, JobPayload, RunOutcome } from '../engine/runner.js';
+import type { EngineJob, JobPayload, RunOutcome, RunSuccess } from '../engine/runner.js';
 import { knownResultsOf } from '../results/known-results.js';
-import { findCachedResult, storeResult } from '../results/result-store.js';
+import { findCachedResult, storeResults } from '../results/result-store.js';
 import type { JobQueue } from './queue.js';
 import type { Job } from './types.js';
 
@@ -37,46 +37,74 @@ export async function recordOutcome(
   job: Job,
   outcome: RunOutcome | undefined,
 ): Promise<RecordedOutcome> {
+  return (await recordOutcomes(ctx, [{ job, outcome }]))[0]!;
+}
+
+/**
+ * The outcomes of several jobs, as recordOutcome records one, in order: the failures one by one (rare),
+ * the successes together in one transaction, one statement per table (the documents, the jobs and what
+ * their ends change), however many there are. A success whose job is no longer this worker's is dropped.
+ */
+export async function recordOutcomes(
+  ctx: OutcomeContext,
+  items: ReadonlyArray<{ job: Job; outcome: RunOutcome | undefined }>,
+): Promise<RecordedOutcome[]> {
   const { queue, workerId } = ctx;
-  const given = outcome ?? {
-    jobId: job.id,
-    error: { code: 'simulation_failed', message: 'The engine gave no outcome.' },
-  };
-  if ('error' in given) {
-    return (await queue.fail(job.id, given.error, { workerId })) ? 'failed' : 'dropped';
+  const recorded = new Map<string, RecordedOutcome>();
+  const successes: Array<{ job: Job; outcome: RunSuccess }> = [];
+  for (const { job, outcome } of items) {
+    const given = outcome ?? {
+      jobId: job.id,
+      error: { code: 'simulation_failed', message: 'The engine gave no outcome.' },
+    };
+    if ('error' in given) {
+      recorded.set(job.id, (await queue.fail(job.id, given.error, { workerId })) ? 'failed' : 'dropped');
+    } else {
+      successes.push({ job, outcome: given });
+    }
   }
-  const recorded = await ctx.sql.begin(async (tx) => {
-    const owned = await queue.lockOwnedJob(tx, job.id, workerId);
-    if (!owned) return null;
-    const result = await storeResult(
-      tx,
-      {
-        cacheKey: owned.cacheKey,
-        scope: owned.scope,
-        orgId: owned.orgId,
-        fixtureId: owned.fixtureId,
-        dataVersion: owned.dataVersion,
-        draws: owned.draws,
-        document: given.document,
-        documentJson: given.documentJson,
-        engine: given.engine,
-        runMs: given.runMs,
-        gpuMs: given.gpuMs,
-      },
-      ctx.clock(),
-    );
-    const completed = await queue.complete(job.id, {
-      resultId: result.id,
-      gpuSecondsUsed: given.gpuMs / 1000,
-      engine: given.engine,
-      workerId,
-      tx,
+  if (successes.length > 0) {
+    const stored = await ctx.sql.begin(async (tx) => {
+      // Jobs locked in id order (so two workers' packs never wait on each other in a circle); a job no
+      // longer this worker's stores nothing.
+      const owned = await queue.lockOwnedJobs(
+        tx,
+        successes.map(({ job }) => job.id),
+        workerId,
+      );
+      const mine = successes.filter(({ job }) => owned.has(job.id));
+      const results = await storeResults(
+        tx,
+        mine.map(({ job, outcome }) => ({
+          cacheKey: job.cacheKey,
+          scope: job.scope,
+          orgId: job.orgId,
+          fixtureId: job.fixtureId,
+          dataVersion: job.dataVersion,
+          draws: job.draws,
+          summary: outcome.summary,
+          documentJson: outcome.documentJson,
+          engine: outcome.engine,
+          runMs: outcome.runMs,
+          gpuMs: outcome.gpuMs,
+        })),
+        ctx.clock(),
+      );
+      const completions = mine.map(({ job, outcome }, i) => ({
+        jobId: job.id,
+        resultId: results[i]!.id,
+        gpuSecondsUsed: outcome.gpuMs / 1000,
+        engine: outcome.engine,
+      }));
+      const completed = await queue.completeMany(tx, workerId, completions);
+      return { results, completed: new Set(completed.map((job) => job.id)) };
     });
-    return { result, completed };
-  });
-  // Remembered once committed (a delivery by this process then reads no document back).
-  if (recorded) knownResultsOf(ctx.sql).remember(recorded.result);
-  return recorded?.completed ? 'completed' : 'dropped';
+    // Remembered once committed (a delivery by this process then reads no document back).
+    for (const result of stored.results) knownResultsOf(ctx.sql).remember(result);
+    for (const { job } of successes)
+      recorded.set(job.id, stored.completed.has(job.id) ? 'completed' : 'dropped');
+  }
+  return items.map(({ job }) => recorded.get(job.id)!);
 }
 
 /**

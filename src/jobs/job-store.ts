@@ -32,7 +32,10 @@ export async function announceFinished(
   // One statement for all of them: a cancelled batch ends up to 1,000 jobs at once.
   await tx`SELECT pg_notify(${JOB_FINISHED_CHANNEL}, id) FROM unnest(${tx.array(jobIds as string[])}::text[]) AS id`;
   const wake = deps.wake;
-  if (wake) afterCommit(tx, () => jobIds.forEach((id) => wake.finished(id)));
+  if (!wake) return;
+  afterCommit(tx, () => {
+    for (const id of jobIds) wake.finished(id);
+  });
 }
 
 const JOB_COLUMNS = [
@@ -265,6 +268,13 @@ export async function countJobsByState(db: Sql | TransactionSql): Promise<Record
            (SELECT count(*)::int FROM jobs WHERE status = 'running') AS running,
            (SELECT count(*)::int FROM jobs WHERE status = 'succeeded') AS succeeded`;
   return { ...row! };
+}
+
+/** Draws of the jobs waiting in the queue (its partial index on status; migrations/0004_simulations.sql). */
+export async function sumQueuedDraws(db: Sql | TransactionSql): Promise<number> {
+  const [row] = await db<{ draws: number }[]>`
+    SELECT COALESCE(sum(draws), 0)::bigint AS draws FROM jobs WHERE status = 'queued'`;
+  return row?.draws ?? 0;
 }
 
 /** What a batch's status shows of each item (docs/api.md §2.6), and what its counts follow from. */

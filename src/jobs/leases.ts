@@ -91,6 +91,21 @@ export async function lockOwnedJob(tx: TransactionSql, jobId: string, workerId: 
   return row ?? null;
 }
 
+/** lockOwnedJob for many jobs, in one statement and in id order: the ids still under `workerId`'s lease. */
+export async function lockOwnedJobs(
+  tx: TransactionSql,
+  jobIds: readonly string[],
+  workerId: string,
+): Promise<Set<string>> {
+  if (jobIds.length === 0) return new Set();
+  const rows = await tx<{ id: string }[]>`
+    SELECT id FROM jobs
+    WHERE id = ANY(${tx.array([...jobIds])}::text[]) AND status = 'running' AND lease_owner = ${workerId}
+    ORDER BY id
+    FOR UPDATE`;
+  return new Set(rows.map((row) => row.id));
+}
+
 async function inTx<T>(
   deps: JobStoreDeps,
   tx: TransactionSql | undefined,
@@ -133,6 +148,66 @@ export async function completeJob(
     await finishJob(deps, tx, job);
     return job;
   });
+}
+
+/** One job of completeJobs. */
+export interface Completion {
+  jobId: string;
+  resultId: number;
+  gpuSecondsUsed: number;
+  engine: string;
+}
+
+/**
+ * completeJob for a worker's pack (the batched twin, after graphile-worker's completeJobs): the jobs
+ * still under `workerId`'s lease become succeeded in one statement, and what their ends change (GPU
+ * usage, hold ends, the waiters' news) takes one statement each. Returns the jobs completed; a job no
+ * longer this worker's is left out.
+ */
+export async function completeJobs(
+  deps: JobStoreDeps,
+  tx: TransactionSql,
+  workerId: string,
+  completions: readonly Completion[],
+): Promise<Job[]> {
+  if (completions.length === 0) return [];
+  const now = deps.clock();
+  const jobs = await tx<Job[]>`
+    UPDATE jobs j
+    SET status = 'succeeded', finished_at = ${now}, result_id = c."resultId", gpu_seconds_used = c."gpuSecondsUsed",
+        engine = c.engine, draws_done = j.draws, lease_owner = NULL, lease_expires_at = NULL
+    FROM json_to_recordset(${JSON.stringify(completions)}::text::json)
+         AS c("jobId" text, "resultId" bigint, "gpuSecondsUsed" double precision, engine text)
+    WHERE j.id = c."jobId" AND j.status = 'running' AND j.lease_owner = ${workerId}
+    RETURNING ${jobColumns(tx, 'j')}`;
+  await finishJobs(deps, tx, jobs, now);
+  return jobs;
+}
+
+/** finishJob for jobs that ended together at `now`: one statement per table. */
+async function finishJobs(deps: JobStoreDeps, tx: TransactionSql, jobs: readonly Job[], now: Date) {
+  const usage = jobs
+    .map((job) => ({
+      org_id: job.orgId,
+      day: job.usageDay,
+      delta: gpuSecondsToMs(job.gpuSecondsUsed ?? 0) - gpuSecondsToMs(job.gpuSecondsReserved),
+    }))
+    .filter((row) => row.delta !== 0);
+  if (usage.length > 0) {
+    await tx`
+      UPDATE usage_days u SET gpu_ms = GREATEST(0, u.gpu_ms + d.delta)
+      FROM (SELECT org_id, day, sum(delta) AS delta
+            FROM json_to_recordset(${JSON.stringify(usage)}::text::json) AS r(org_id text, day date, delta bigint)
+            GROUP BY org_id, day) d
+      WHERE u.org_id = d.org_id AND u.day = d.day`;
+  }
+  const liveHolds = jobs.filter((job) => job.mode === 'live').map((job) => job.reservationId);
+  await deps.ledger.setHoldsExpiry(liveHolds, holdEnd(deps, now), { tx });
+  await announceFinished(
+    deps,
+    tx,
+    jobs.map((job) => job.id),
+  );
 }
 
 /** failed, from queued or running; null (a no-op) otherwise. */

@@ -12,15 +12,19 @@ import {
   getJob,
   insertBatch,
   insertJobs,
+  sumQueuedDraws,
 } from './job-store.js';
 import {
   type CompleteOptions,
+  type Completion,
   claimJobs,
   completeJob,
+  completeJobs,
   type FailOptions,
   failJob,
   heartbeat,
   lockOwnedJob,
+  lockOwnedJobs,
   MAX_ATTEMPTS,
   type RescueOutcome,
   recordProgress,
@@ -44,13 +48,22 @@ export interface JobQueue {
   progress(jobId: string, drawsDone: number, workerId?: string): Promise<void>;
   /** Running job whose lease `workerId` holds, locked until `tx` ends; null when it is no longer its. */
   lockOwnedJob(tx: TransactionSql, jobId: string, workerId: string): Promise<Job | null>;
+  /** lockOwnedJob for many, in one statement and in id order: the ids still `workerId`'s. */
+  lockOwnedJobs(tx: TransactionSql, jobIds: readonly string[], workerId: string): Promise<Set<string>>;
   /** succeeded; null (a no-op) when the job is not running or, with workerId, not under that lease. */
   complete(jobId: string, options: CompleteOptions): Promise<Job | null>;
+  /** complete for a worker's pack in `tx`: the jobs still under its lease, in one statement per table. */
+  completeMany(tx: TransactionSql, workerId: string, completions: readonly Completion[]): Promise<Job[]>;
   /** failed, from queued or running; null (a no-op) otherwise. */
   fail(jobId: string, error: JobError, options?: FailOptions): Promise<Job | null>;
   rescueExpiredLeases(now?: Date): Promise<RescueOutcome>;
   /** Running jobs of this worker back to queued at once (shutdown); the ids queued again. */
   release(workerId: string, jobIds: readonly string[]): Promise<string[]>;
+  /**
+   * Draws of the queued jobs as last counted, at most QUEUED_DRAWS_MAX_AGE_MS ago (a count older than that
+   * is refreshed in the background): what retry advice adds for a job still waiting.
+   */
+  queuedDraws(): number;
   /** Jobs by state (queued, running, succeeded awaiting delivery): the queue-depth metric. */
   depth(): Promise<Record<string, number>>;
   get(jobId: string, options?: { tx?: TransactionSql | undefined }): Promise<Job | null>;
@@ -79,6 +92,9 @@ export interface JobQueue {
   close(): Promise<void>;
 }
 
+/** How old the queued draws figure of retry advice may be. */
+const QUEUED_DRAWS_MAX_AGE_MS = 1000;
+
 export interface JobQueueDeps {
   sql: Sql;
   ledger: Pick<Ledger, 'setHoldExpiry' | 'setHoldsExpiry'>;
@@ -106,6 +122,18 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
     wake: waits.wake,
   };
   const maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
+  const queued = { draws: 0, countedAt: -Infinity, counting: false };
+  const queuedDraws = () => {
+    if (!queued.counting && Date.now() - queued.countedAt > QUEUED_DRAWS_MAX_AGE_MS) {
+      queued.counting = true;
+      sumQueuedDraws(options.sql)
+        .then((draws) => Object.assign(queued, { draws, countedAt: Date.now() }))
+        // A failed count keeps the last one; retry advice is advice.
+        .catch(() => {})
+        .finally(() => (queued.counting = false));
+    }
+    return queued.draws;
+  };
   return {
     enqueue: async (tx, job) => (await insertJobs(deps, tx, [job]))[0]!,
     enqueueBatch: (tx, batch, jobs) => insertBatch(deps, tx, batch, jobs),
@@ -113,10 +141,13 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
     heartbeat: (workerId, jobIds, leaseMs) => heartbeat(deps, workerId, jobIds, leaseMs),
     progress: (jobId, drawsDone, workerId) => recordProgress(deps, jobId, drawsDone, workerId),
     lockOwnedJob,
+    lockOwnedJobs,
     complete: (jobId, complete) => completeJob(deps, jobId, complete),
+    completeMany: (tx, workerId, completions) => completeJobs(deps, tx, workerId, completions),
     fail: (jobId, error, fail) => failJob(deps, jobId, error, fail),
     rescueExpiredLeases: (now) => rescueExpiredLeases(deps, maxAttempts, now),
     release: (workerId, jobIds) => releaseJobs(deps, workerId, jobIds),
+    queuedDraws,
     depth: () => countJobsByState(options.sql),
     get: (jobId, { tx } = {}) => getJob(tx ?? options.sql, jobId),
     waitFor: waits.waitFor,

@@ -12,7 +12,7 @@ import {
   engineJob,
   type OutcomeContext,
   type RecordedOutcome,
-  recordOutcome,
+  recordOutcomes,
 } from './job-outcomes.js';
 import type { JobQueue } from './queue.js';
 import type { HoldSweeper } from './sweeper.js';
@@ -97,6 +97,9 @@ interface WorkerState extends OutcomeContext {
   onJobFinished: (event: JobFinished) => void;
   /** Set by a wake-up that came while the loop was busy claiming, so that it does not then sleep. */
   woken: boolean;
+  /** Outcomes waiting to be stored, and the store under way (storeOutcome). */
+  toStore: Array<{ job: Job; outcome: RunOutcome | undefined; stored: () => void }>;
+  storing: Promise<void> | null;
   wakeLoop: () => void;
 }
 
@@ -180,19 +183,18 @@ async function runEngine(
 }
 
 /**
- * Runs a claimed pack through the engine and stores each outcome as soon as the engine gives it (one
- * after another, in the order they come), so the engine keeps running the pack's other jobs, and the
- * packs claimed into the slots freed meanwhile, while documents are written. A job the engine gave no
- * outcome fails when the run ends.
+ * Runs a claimed pack through the engine and hands each outcome to the store as soon as the engine gives
+ * it, so the engine keeps running the pack's other jobs, and the packs claimed into the slots freed
+ * meanwhile, while documents are written. A job the engine gave no outcome fails when the run ends.
  */
 async function runClaimed(state: WorkerState, jobs: Job[]): Promise<void> {
   const toRun = await jobsToRun(state, jobs);
   if (toRun.length === 0) return;
   const pending = new Map(toRun.map((job) => [job.id, job]));
-  let storing = Promise.resolve();
+  const stored: Promise<void>[] = [];
   const store = (job: Job, outcome: RunOutcome | undefined) => {
     pending.delete(job.id);
-    storing = storing.then(() => storeOutcome(state, job, outcome));
+    stored.push(storeOutcome(state, job, outcome));
   };
   const outcomes = await runEngine(state, toRun, (outcome) => {
     const job = pending.get(outcome.jobId);
@@ -200,25 +202,49 @@ async function runClaimed(state: WorkerState, jobs: Job[]): Promise<void> {
   });
   const byJob = new Map(outcomes.map((outcome) => [outcome.jobId, outcome]));
   for (const job of [...pending.values()]) store(job, byJob.get(job.id));
-  await storing;
+  await Promise.all(stored);
 }
 
-/** Records one job's outcome under its lease, frees its slot, and wakes the loop to fill it. */
-async function storeOutcome(state: WorkerState, job: Job, outcome: RunOutcome | undefined): Promise<void> {
-  try {
-    const recorded = await recordOutcome(state, job, outcome);
-    state.stats[recorded]++;
-    const run = outcome && 'engine' in outcome ? { engine: outcome.engine, runMs: outcome.runMs } : undefined;
-    finished(state, job, recorded, run);
-  } catch (error) {
-    // The lease runs out and the job is claimed again: the outcome is not lost for good.
-    state.logger.error(
-      { err: error, job_id: job.id, worker_id: state.workerId },
-      'could not record the outcome of a job',
-    );
-  } finally {
-    forget(state, job);
-    wake(state);
+/** Outcomes stored in one transaction at most (documents of some 70 KB each travel in its statement). */
+export const STORE_PACK = 100;
+
+/**
+ * Stores one job's outcome: outcomes that arrive while a store is under way wait and are stored
+ * together, by the next one (recordOutcomes: one transaction, one statement per table), so a host whose
+ * engine finishes jobs faster than one transaction a job stores them in packs, and a lone job waits for
+ * nobody.
+ */
+function storeOutcome(state: WorkerState, job: Job, outcome: RunOutcome | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    state.toStore.push({ job, outcome, stored: resolve });
+    if (!state.storing) state.storing = storeWaiting(state).finally(() => (state.storing = null));
+  });
+}
+
+async function storeWaiting(state: WorkerState): Promise<void> {
+  while (state.toStore.length > 0) {
+    const pack = state.toStore.splice(0, STORE_PACK);
+    try {
+      const recorded = await recordOutcomes(state, pack);
+      pack.forEach(({ job, outcome }, i) => {
+        state.stats[recorded[i]!]++;
+        const run =
+          outcome && 'engine' in outcome ? { engine: outcome.engine, runMs: outcome.runMs } : undefined;
+        finished(state, job, recorded[i]!, run);
+      });
+    } catch (error) {
+      // The leases run out and the jobs are claimed again: the outcomes are not lost for good.
+      state.logger.error(
+        { err: error, job_ids: pack.map(({ job }) => job.id), worker_id: state.workerId },
+        'could not record the outcomes of jobs',
+      );
+    } finally {
+      for (const { job, stored } of pack) {
+        forget(state, job);
+        stored();
+      }
+      wake(state);
+    }
   }
 }
 
@@ -396,6 +422,8 @@ export function startWorker(options: WorkerOptions): Worker {
     onJobFinished: options.onJobFinished ?? (() => {}),
     woken: false,
     wakeLoop: () => {},
+    toStore: [],
+    storing: null,
   };
   const stopHeartbeat = every(
     state,

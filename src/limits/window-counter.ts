@@ -1,6 +1,8 @@
-// Fixed-window counters shared by the limits that are not plain per-minute request rates (failed
-// authentications per IP, loop guard, lineup cooldown). In-process by default; Redis when REDIS_URL is
-// set so that several API processes count together.
+// Fixed-window counters of the limits (failed authentications, loop guard, lineup cooldown, and with
+// Redis the per-minute request rates too). In-process by default; Redis when REDIS_URL is set so that
+// several API processes count together. Without Redis when it was asked for (down, unreachable, slow),
+// each process counts alone until it returns: limits hold per process, approximately, and requests keep
+// being answered (docs/decisions.md §3, "Without Redis").
 import type { Redis } from 'ioredis';
 
 export interface WindowCount {
@@ -17,8 +19,12 @@ export interface WindowCounter {
   /** Set a flag that lives `ttlMs` (a lock), or read it. */
   lock(key: string, ttlMs: number): Promise<void>;
   lockedFor(key: string): Promise<number>;
+  /** Where the counts are kept now: this process alone, Redis, or this process while Redis is away. */
+  store(): CounterStore;
   close(): Promise<void>;
 }
+
+export type CounterStore = 'in_process' | 'shared' | 'process_fallback';
 
 export function makeMemoryWindowCounter(now: () => number = Date.now): WindowCounter {
   const windows = new Map<string, { count: number; endsAt: number }>();
@@ -53,6 +59,7 @@ export function makeMemoryWindowCounter(now: () => number = Date.now): WindowCou
     async lockedFor(key) {
       return read(`lock:${key}`).ttlMs;
     },
+    store: () => 'in_process',
     async close() {
       clearInterval(sweep);
     },
@@ -85,6 +92,60 @@ export function makeRedisWindowCounter(redis: Redis, prefix = 'matchsim:window:'
     async lockedFor(key) {
       return Math.max(0, await redis.pttl(`${prefix}lock:${key}`));
     },
+    store: () => 'shared',
     async close() {},
+  };
+}
+
+/**
+ * Redis while it answers, this process's own counters while it does not. A command is sent only to a
+ * ready connection (ioredis fails it at once otherwise: no offline queue) and bounded by the client's
+ * command timeout; any failure answers from the fallback, so a limit check never turns into an error.
+ * Locks (loop guard, cooldowns) set during an outage keep holding after it: a lock is read from both.
+ */
+export function makeResilientWindowCounter(
+  redis: Redis,
+  fallback: WindowCounter,
+  onFailure: (error: unknown) => void = () => {},
+): WindowCounter {
+  const shared = makeRedisWindowCounter(redis);
+  const usable = () => redis.status === 'ready';
+  async function either<T>(sharedWork: () => Promise<T>, fallbackWork: () => Promise<T>): Promise<T> {
+    if (!usable()) return fallbackWork();
+    try {
+      return await sharedWork();
+    } catch (error) {
+      onFailure(error);
+      return fallbackWork();
+    }
+  }
+  return {
+    hit: (key, windowMs) =>
+      either(
+        () => shared.hit(key, windowMs),
+        () => fallback.hit(key, windowMs),
+      ),
+    peek: (key) =>
+      either(
+        () => shared.peek(key),
+        () => fallback.peek(key),
+      ),
+    lock: (key, ttlMs) =>
+      either(
+        () => shared.lock(key, ttlMs),
+        () => fallback.lock(key, ttlMs),
+      ),
+    async lockedFor(key) {
+      const local = await fallback.lockedFor(key);
+      return Math.max(
+        local,
+        await either(
+          () => shared.lockedFor(key),
+          async () => 0,
+        ),
+      );
+    },
+    store: () => (usable() ? 'shared' : 'process_fallback'),
+    close: () => fallback.close(),
   };
 }

@@ -7,7 +7,7 @@
 // the balance it left), so that the result path can give the same delivery again.
 import type { KeyMode } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
-import { documentWireText } from '../engine/document.js';
+import { type DocumentSummary, documentWireText } from '../engine/document.js';
 
 /** `shared`: reusable by every organisation; `private`: by the organisation that ran it alone. */
 export type ResultScope = 'shared' | 'private';
@@ -31,13 +31,7 @@ export interface KnownResults {
 }
 
 /** The figures of a document that a fixture's summary shows (docs/api.md §2.2), kept beside it. */
-export interface ResultSummary {
-  homeWin: number;
-  draw: number;
-  awayWin: number;
-  expectedGoalsHome: number;
-  expectedGoalsAway: number;
-}
+export type ResultSummary = DocumentSummary;
 
 interface ResultFacts {
   cacheKey: string;
@@ -53,8 +47,8 @@ interface ResultFacts {
 }
 
 export interface NewResult extends ResultFacts {
-  /** The simulation document (src/engine/document.ts), for the figures its fixture summary shows. */
-  document: unknown;
+  /** The document's figures its fixture summary shows (documentSummary, src/engine/document.ts). */
+  summary: ResultSummary;
   /** The same document as the wire carries it (documentWireText): stored, and spliced into responses. */
   documentJson: string;
 }
@@ -111,20 +105,6 @@ async function resultOfRow(
   return result;
 }
 
-function summaryOf(document: unknown): ResultSummary {
-  const { result, goals } = document as {
-    result: { home_win: number; draw: number; away_win: number };
-    goals: { expected: { home: number; away: number } };
-  };
-  return {
-    homeWin: result.home_win,
-    draw: result.draw,
-    awayWin: result.away_win,
-    expectedGoalsHome: goals.expected.home,
-    expectedGoalsAway: goals.expected.away,
-  };
-}
-
 /** A deliveries row: one delivery of a result to an organisation. */
 export interface Delivery {
   id: string;
@@ -156,33 +136,81 @@ export async function storeResult(
   result: NewResult,
   now: Date,
 ): Promise<SimulationResult> {
-  const owner = result.scope === 'private' ? result.orgId : null;
-  if (result.scope === 'private' && !owner) throw new Error('a private result needs its organisation');
-  const summary = summaryOf(result.document);
+  return (await storeResults(tx, [result], now))[0]!;
+}
+
+const ownerKey = (scope: ResultScope, orgId: string | null, cacheKey: string) =>
+  `${scope}:${orgId ?? ''}:${cacheKey}`;
+
+/**
+ * storeResult for many documents in one statement (a worker's pack of outcomes), in the order given.
+ * The rows travel as one JSON document; a cache key stored before (or twice in `results`) gives the row
+ * that holds it.
+ */
+export async function storeResults(
+  tx: TransactionSql,
+  results: readonly NewResult[],
+  now: Date,
+): Promise<SimulationResult[]> {
+  if (results.length === 0) return [];
+  const rows = results.map((result) => {
+    const owner = result.scope === 'private' ? result.orgId : null;
+    if (result.scope === 'private' && !owner) throw new Error('a private result needs its organisation');
+    const { summary } = result;
+    return {
+      cache_key: result.cacheKey,
+      scope: result.scope,
+      org_id: owner,
+      fixture_id: result.fixtureId,
+      data_version: result.dataVersion,
+      draws: result.draws,
+      document: result.documentJson,
+      engine: result.engine,
+      run_ms: result.runMs,
+      gpu_ms: result.gpuMs,
+      home_win: summary.homeWin,
+      draw: summary.draw,
+      away_win: summary.awayWin,
+      expected_goals_home: summary.expectedGoalsHome,
+      expected_goals_away: summary.expectedGoalsAway,
+    };
+  });
   // json, not jsonb: the column keeps the text byte for byte, so every delivery of it reads the same.
-  const [inserted] = await tx<Array<{ id: number; createdAt: Date }>>`
+  const inserted = await tx<
+    Array<{ id: number; cacheKey: string; scope: ResultScope; orgId: string | null; createdAt: Date }>
+  >`
     INSERT INTO results (cache_key, scope, org_id, fixture_id, data_version, draws, document, wire_text, engine,
                          run_ms, gpu_ms, created_at, home_win, draw, away_win, expected_goals_home,
                          expected_goals_away)
-    VALUES (${result.cacheKey}, ${result.scope}, ${owner}, ${result.fixtureId}, ${result.dataVersion},
-            ${result.draws}, ${result.documentJson}::text::json, true, ${result.engine},
-            ${result.runMs}, ${result.gpuMs}, ${now}, ${summary.homeWin}, ${summary.draw}, ${summary.awayWin},
-            ${summary.expectedGoalsHome}, ${summary.expectedGoalsAway})
+    SELECT cache_key, scope, org_id, fixture_id, data_version, draws, document::json, true, engine, run_ms,
+           gpu_ms, ${now}, home_win, draw, away_win, expected_goals_home, expected_goals_away
+    FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS r(
+      cache_key text, scope text, org_id text, fixture_id bigint, data_version text, draws integer,
+      document text, engine text, run_ms double precision, gpu_ms double precision,
+      home_win double precision, draw double precision, away_win double precision,
+      expected_goals_home double precision, expected_goals_away double precision)
     ON CONFLICT DO NOTHING
-    RETURNING id, created_at`;
-  // The caller has the document: reading back some 70 KB it just wrote would cost the database a
-  // decompression and the wire a copy per finished job.
-  if (inserted) {
-    const { document: _document, ...facts } = result;
-    return { ...facts, orgId: owner, id: inserted.id, createdAt: inserted.createdAt, summary };
+    RETURNING id, cache_key, scope, org_id, created_at`;
+  const stored = new Map(inserted.map((row) => [ownerKey(row.scope, row.orgId, row.cacheKey), row]));
+  const answers: SimulationResult[] = [];
+  for (const result of results) {
+    const owner = result.scope === 'private' ? result.orgId : null;
+    const row = stored.get(ownerKey(result.scope, owner, result.cacheKey));
+    // The caller has the document: reading back some 70 KB it just wrote would cost the database a
+    // decompression and the wire a copy per finished job.
+    if (row) {
+      answers.push({ ...result, orgId: owner, id: row.id, createdAt: row.createdAt });
+      continue;
+    }
+    const existing = await findCachedResult(tx, {
+      cacheKey: result.cacheKey,
+      scope: result.scope,
+      orgId: owner,
+    });
+    if (!existing) throw new Error(`result ${result.cacheKey} conflicted but cannot be found`);
+    answers.push(existing);
   }
-  const existing = await findCachedResult(tx, {
-    cacheKey: result.cacheKey,
-    scope: result.scope,
-    orgId: owner,
-  });
-  if (!existing) throw new Error(`result ${result.cacheKey} conflicted but cannot be found`);
-  return existing;
+  return answers;
 }
 
 /** The stored result of a cache key and owner; with `known`, from memory when this process has seen it. */

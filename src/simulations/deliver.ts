@@ -19,6 +19,7 @@ import {
   insertDelivery,
   type SimulationResult,
 } from '../results/result-store.js';
+import { retryAfterSeconds } from './retry-advice.js';
 import type { CallContext, SimulationDeps } from './types.js';
 
 /** What delivery needs: the database, the ledger, the clock, and the engine for retry advice. */
@@ -45,9 +46,8 @@ export type JobOutcome =
 
 /** How long a client should wait before asking again for a job that is not finished. */
 export function pendingOutcome(deps: Pick<SimulationDeps, 'engine'>, job: Job): JobOutcome {
-  const remainingDraws = Math.max(0, job.draws - job.drawsDone);
-  const seconds = Math.ceil(deps.engine.estimateSeconds(remainingDraws) * 2);
-  return { kind: 'pending', job, retryAfterSeconds: Math.min(25, Math.max(1, seconds)) };
+  const seconds = retryAfterSeconds(deps.engine, job.draws - job.drawsDone, job.status === 'queued');
+  return { kind: 'pending', job, retryAfterSeconds: seconds };
 }
 
 /** GET /v1/simulations/jobs/{job_id}?reservation_id=…: only the organisation and key mode that made it. */

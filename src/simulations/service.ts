@@ -12,6 +12,7 @@ import { deliverResult, pendingOutcome } from './deliver.js';
 import { listSimulationBatches, listSimulationJobs } from './listings.js';
 import { quote } from './quote.js';
 import { retrieveSimulation } from './retrieve.js';
+import { retryAfterSeconds } from './retry-advice.js';
 import { submitSimulation } from './submit.js';
 import { submitBatch } from './submit-batch.js';
 import type { BatchRequest, CallContext, SimulationDeps, SimulationRequest } from './types.js';
@@ -24,9 +25,8 @@ export function makeSimulationService(deps: SimulationDeps) {
     result: (ctx: CallContext, jobId: string, reservationId: string) =>
       deliverResult(deps, ctx, jobId, reservationId),
     batchStatus: (ctx: CallContext, batchId: string) => batchStatus(deps, ctx, batchId),
-    /** A batch's 202 Retry-After: about the time one item of its draws takes (docs/api.md §4.5). */
-    batchRetryAfterSeconds: (draws: number) =>
-      Math.min(25, Math.max(1, Math.ceil(deps.engine.estimateSeconds(draws) * 2))),
+    /** A batch's 202 Retry-After: the time one item of its draws takes behind the queue (docs/api.md §4.5). */
+    batchRetryAfterSeconds: (draws: number) => retryAfterSeconds(deps.engine, draws, true),
     /** A job's retry advice while it is open (deliver.ts pendingOutcome); 0 once it finished. */
     retryAfterSeconds: (job: Job) => {
       const outcome = pendingOutcome(deps, job);

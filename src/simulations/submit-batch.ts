@@ -61,6 +61,7 @@ export async function submitBatch(
   refuseRepeatedSelectors(request.fixtures);
   refuseRepeatedCustomIds(request.fixtures);
   const prepared = await prepareItems(deps, ctx, request.fixtures, requestedDraws);
+  refuseSameMatch(prepared);
   const runs = prepared.flatMap((item) => ('run' in item ? [item.run] : []));
   if (runs.length === 0) {
     throw new BatchRejectedError(
@@ -145,6 +146,30 @@ function refuseRepeatedSelectors(selectors: readonly FixtureSelector[]): void {
       });
     }
     seen.set(key, index);
+  });
+}
+
+/**
+ * Selectors written differently can still name one match: `{home, away}` and the `fixture_id` of the same
+ * fixture, or two lineup choices that resolve to the same players. Both would run and be charged for one
+ * result, so the batch is refused before anything is held (docs/api.md §4.5). Same fixture and same
+ * lineups is the same cache key: the key covers the fixture's inputs and the resolved lineups, and the
+ * mode, owner and draws are the batch's own.
+ */
+function refuseSameMatch(prepared: readonly PreparedItem[]): void {
+  const seen = new Map<string, number>();
+  prepared.forEach((item, index) => {
+    if (!('run' in item)) return;
+    const first = seen.get(item.run.cacheKey);
+    if (first !== undefined) {
+      throw new ApiError('parameter_invalid', {
+        param: `fixtures.${index}`,
+        message:
+          `fixtures.${index} resolves to the same fixture (${item.run.fixture.fixtureId}) and lineups as ` +
+          `fixtures.${first}; batch selectors must name distinct matches. Nothing was reserved.`,
+      });
+    }
+    seen.set(item.run.cacheKey, index);
   });
 }
 

@@ -56,6 +56,8 @@ export interface CallContext {
 /** What the simulations need to know of the engine that will run their jobs. */
 export interface EngineGate {
   estimateSeconds(draws: number): number;
+  /** Draws of the jobs waiting in the queue, as last counted (at most a second ago); 0 when unknown. */
+  queuedDraws?: (() => number) | undefined;
   /** Throws engine_cold_start / engine_unavailable when new work cannot be taken. */
   assertAvailable(): void;
 }

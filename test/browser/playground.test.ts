@@ -1,11 +1,18 @@
 // The playground and the docs in a real browser: Debian's chromium (installed by .ci/run) driven by
 // playwright-core, headless, against the running demo service. The playground loads, runs a test-key
 // simulation with a progress bar, draws every chart, shows an error as a message; /docs renders and
-// /docs#balance_too_low scrolls to its entry; the reference draws; no page loads anything from elsewhere.
-// A screenshot goes to test-output/ (kept out of git).
-import { existsSync, mkdirSync } from 'node:fs';
+// /docs#balance_too_low scrolls to its entry; the reference draws, without Scalar's hosted AI and MCP
+// buttons, its authentication box readable; no page loads anything from elsewhere, and under each page's
+// Content-Security-Policy (src/http/page-security.ts) nothing is refused. The playground's boxes
+// stay inside their cards at 1,280 × 800 and 390 px and its chart labels are neither cut nor overlapping
+// (both measured); every market is listed with its fair price; a run downloads as JSON and CSV, is
+// shared by its link and compared with a custom-lineup run made in the editor. Screenshots go to
+// test-output/ (kept out of git).
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: the playground's own browser module, plain JavaScript without declarations
+import { formatOdds, formatPercent, marketRows } from '../../src/http/playground/markets.js';
 import { type DemoService, startDemoService } from '../helpers/demo-service.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -18,10 +25,28 @@ const OUTPUT = new URL('../../test-output/', import.meta.url);
 let demo: DemoService;
 let browser: Browser;
 const foreign: string[] = [];
+/** What the pages' Content-Security-Policy refused, as the browser reports it. */
+const violations: string[] = [];
+/**
+ * The one refusal expected: Scalar's bundle carries zod, which probes once whether it may compile its
+ * validators (`Function('')` inside a try) and, refused, validates without compiling. The reference still
+ * draws (checked below), so its pages get no 'unsafe-eval'.
+ */
+const zodCompileProbe = (text: string) => /script-src eval \S*\/js\/scalar\.js/.test(text);
 
 async function openPage(width = 1280, height = 800): Promise<Page> {
   const page = await browser.newPage({ viewport: { width, height } });
   const own = new URL(demo.baseUrl).host;
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+  });
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      console.error(
+        `Content Security Policy violation: ${event.violatedDirective} ${event.blockedURI} ${event.sourceFile}:${event.lineNumber}`,
+      );
+    });
+  });
   await page.route('**/*', (route) => {
     const url = new URL(route.request().url());
     if (url.host === own || url.protocol === 'data:' || url.protocol === 'blob:') return route.continue();
@@ -29,6 +54,83 @@ async function openPage(width = 1280, height = 800): Promise<Page> {
     return route.abort();
   });
   return page;
+}
+
+async function freshFixtureId(): Promise<string> {
+  const fresh = await fetch(`${demo.baseUrl}/v1/fixtures?status=fresh&limit=1`, {
+    headers: { authorization: `Bearer ${demo.liveKey}` },
+  }).then((response) => response.json());
+  return String(fresh.data[0].fixture_id);
+}
+
+/** The text of the file a click downloads. */
+async function downloaded(page: Page, selector: string): Promise<string> {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click(selector)]);
+  return readFileSync((await download.path())!, 'utf8');
+}
+
+/**
+ * Boxes that leave their card: every field, button, label, table and chart must lie within its panel
+ * (scrolling tables and the players' list excepted), and the page must not scroll sideways.
+ */
+function layoutProblems(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const problems: string[] = [];
+    const sideways = document.documentElement.scrollWidth - window.innerWidth;
+    if (sideways > 1) problems.push(`the page scrolls ${sideways}px sideways`);
+    for (const panel of document.querySelectorAll('.panel')) {
+      const edge = panel.getBoundingClientRect();
+      for (const node of panel.querySelectorAll(
+        'input, select, button, label, p, table, svg, figure, fieldset, h2',
+      )) {
+        const box = node.getBoundingClientRect();
+        if (box.width === 0 || node.closest('.table-scroll, .players') !== null) continue;
+        if (box.left < edge.left - 1 || box.right > edge.right + 1) {
+          const name = node.id || node.textContent?.trim().slice(0, 30) || node.tagName;
+          problems.push(
+            `${node.tagName.toLowerCase()} "${name}" leaves its panel (${Math.round(box.left)}–${Math.round(box.right)} in ${Math.round(edge.left)}–${Math.round(edge.right)})`,
+          );
+        }
+      }
+    }
+    return problems;
+  });
+}
+
+/** Chart labels cut by their chart's edge or meeting another label of the same chart. */
+function labelProblems(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const problems: string[] = [];
+    for (const chart of document.querySelectorAll<SVGSVGElement>('.chart svg')) {
+      const view = chart.viewBox.baseVal;
+      const texts = [...chart.querySelectorAll<SVGTextElement>('text')].filter(
+        (text) => text.textContent !== '',
+      );
+      const boxes = texts.map((text) => text.getBBox());
+      const where = chart.parentElement!.id;
+      boxes.forEach((box, i) => {
+        const label = texts[i]!.textContent;
+        if (
+          box.x < view.x - 0.5 ||
+          box.y < view.y - 0.5 ||
+          box.x + box.width > view.x + view.width + 0.5 ||
+          box.y + box.height > view.y + view.height + 0.5
+        ) {
+          problems.push(
+            `${where}: "${label}" is cut by the chart's edge (${[box.x, box.y, box.width, box.height].map(Math.round)} in ${view.width}×${view.height})`,
+          );
+        }
+        for (let j = i + 1; j < boxes.length; j += 1) {
+          const other = boxes[j]!;
+          const across = Math.min(box.x + box.width, other.x + other.width) - Math.max(box.x, other.x);
+          const down = Math.min(box.y + box.height, other.y + other.height) - Math.max(box.y, other.y);
+          if (across > 0.5 && down > 0.5)
+            problems.push(`${where}: "${label}" meets "${texts[j]!.textContent}"`);
+        }
+      });
+    }
+    return problems;
+  });
 }
 
 describe.skipIf(!present)('in chromium', () => {
@@ -52,12 +154,15 @@ describe.skipIf(!present)('in chromium', () => {
   });
 
   it('runs a test-key simulation in the playground and draws every chart', async () => {
-    const fresh = await fetch(`${demo.baseUrl}/v1/fixtures?status=fresh&limit=1`, {
-      headers: { authorization: `Bearer ${demo.liveKey}` },
-    }).then((response) => response.json());
-    const fixtureId = String(fresh.data[0].fixture_id);
+    const fixtureId = await freshFixtureId();
     const page = await openPage();
     await page.goto(`${demo.baseUrl}/playground`);
+    expect(await layoutProblems(page)).toEqual([]);
+    // The fixtures on sale (a live key lists them; reading them is free): long names in the select.
+    await page.fill('#key', demo.liveKey);
+    await page.click('#load-fixtures');
+    await expect.poll(() => page.locator('#fixture option').count()).toBeGreaterThan(1);
+    expect(await layoutProblems(page)).toEqual([]);
     await page.fill('#key', demo.testKey);
     await page.fill('#fixture-id', fixtureId);
     await page.fill('#draws', '50');
@@ -82,14 +187,118 @@ describe.skipIf(!present)('in chromium', () => {
       expect(box && box.width > 100 && box.height > 50, id).toBe(true);
     }
     expect(await page.locator('#summary').textContent()).toContain('0 credits charged');
+    expect(await labelProblems(page)).toEqual([]);
     mkdirSync(OUTPUT, { recursive: true });
     await page.screenshot({ path: new URL('playground.png', OUTPUT).pathname, fullPage: true });
+    expect(await layoutProblems(page)).toEqual([]);
     await page.setViewportSize({ width: 390, height: 844 });
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    expect(overflow).toBeLessThanOrEqual(1);
+    expect(await layoutProblems(page)).toEqual([]);
+    expect(await labelProblems(page)).toEqual([]);
     await page.screenshot({ path: new URL('playground-phone.png', OUTPUT).pathname, fullPage: true });
     await page.close();
   }, 240_000);
+
+  it('lists every market with its fair price, downloads JSON and CSV, shares a run and compares two', async () => {
+    const fixtureId = await freshFixtureId();
+    const page = await openPage();
+    await page.goto(`${demo.baseUrl}/playground`);
+    await page.fill('#key', demo.testKey);
+    await page.fill('#fixture-id', fixtureId);
+    await page.fill('#draws', '1000');
+    await page.click('#run');
+    await page.locator('#markets table').first().waitFor({ timeout: 120_000 });
+
+    // The share link is the page's own address now, and names the delivery.
+    const simulationId = new URL(page.url()).searchParams.get('simulation') ?? '';
+    expect(simulationId).toMatch(/^sim_/);
+    expect(await page.locator('#share-link').getAttribute('href')).toBe(page.url());
+    const delivered = await fetch(`${demo.baseUrl}/v1/simulations/${simulationId}`, {
+      headers: { authorization: `Bearer ${demo.testKey}` },
+    }).then((response) => response.json());
+    const doc = delivered.simulation;
+    const teams = { home: doc.fixture.home.short_name, away: doc.fixture.away.short_name };
+
+    // Every market of the document, each selection with 1/p (a push refunded) as the page shows it.
+    const rows = marketRows(doc, teams);
+    const captions = await page.locator('#markets table caption').allTextContents();
+    expect(captions).toEqual([...new Set(rows.map((row: { market: string }) => row.market))]);
+    expect(captions).toEqual(
+      expect.arrayContaining(['Total goals', 'Both teams to score', 'Asian handicap', 'Half-time/full-time']),
+    );
+    const shown = await page
+      .locator('#markets tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    expect(shown).toHaveLength(rows.length);
+    const over25 = shown.find((cells) => cells[0] === 'Over 2.5')!;
+    const p = doc.markets.totals.find((total: { line: number }) => total.line === 2.5).over;
+    expect(over25).toEqual(['Over 2.5', formatPercent(p), formatOdds(1 / p)]);
+    expect(await page.locator('#chart-grid svg rect').count()).toBe(36);
+
+    // Downloads: the delivery as JSON, the markets and the players as CSV.
+    const json = JSON.parse(await downloaded(page, '#export-json'));
+    expect(json).toMatchObject({ object: 'simulation', id: simulationId });
+    const markets = (await downloaded(page, '#export-markets')).trimEnd().split('\r\n');
+    expect(markets[0]).toBe('market,selection,probability,push,fair_odds');
+    expect(markets).toHaveLength(rows.length + 1);
+    const players = (await downloaded(page, '#export-players')).trimEnd().split('\r\n');
+    expect(players[0]).toMatch(
+      /^player_id,name,team,position,starts,appears,expected_minutes,anytime_scorer,/,
+    );
+    expect(players).toHaveLength(doc.players.length + 1);
+
+    // The link in another tab (no key kept there yet): paste the key, and the run comes back by its id.
+    const shared = await openPage();
+    await shared.goto(page.url());
+    await shared.locator('#load-shared').waitFor();
+    await shared.fill('#key', demo.testKey);
+    const read = shared.waitForRequest((request) =>
+      request.url().endsWith(`/v1/simulations/${simulationId}`),
+    );
+    await shared.click('#load-shared');
+    await read;
+    await shared.locator('#markets table').first().waitFor();
+    expect(await shared.locator('#summary').textContent()).toBe(
+      (await page.locator('#summary').textContent())!.replace(/\d+ credits charged/, '0 credits charged'),
+    );
+    await shared.close();
+
+    // The custom-lineup editor: start from the run's XIs, swap one home player for another of his position.
+    await page.click('#load-squads');
+    await page.locator('#lineups-from-run').click();
+    await page.check('#custom-home');
+    expect(await page.locator('#picked-home').textContent()).toBe('11 of 11 picked');
+    const swap = await page.evaluate(() => {
+      const boxes = [...document.querySelectorAll<HTMLInputElement>('input[id^="xi-home-"]')];
+      const position = (input: HTMLInputElement) => /\((\w+)\)$/.exec(input.parentElement!.textContent!)?.[1];
+      for (const out of boxes.filter((input) => input.checked && position(input) !== 'GK')) {
+        const into = boxes.find((input) => !input.checked && position(input) === position(out));
+        if (into) return { out: out.id, into: into.id };
+      }
+      return null;
+    });
+    expect(swap).not.toBeNull();
+    await page.uncheck(`#${swap!.out}`);
+    await page.check(`#${swap!.into}`);
+    expect(await page.locator('#picked-home').textContent()).toBe('11 of 11 picked');
+    await page.click('#run');
+    await expect
+      .poll(() => page.locator('#summary').textContent(), { timeout: 120_000 })
+      .toContain('lineups custom');
+    expect(new URL(page.url()).searchParams.get('simulation')).not.toBe(simulationId);
+
+    // Side by side: the run with the fixture's own lineups as A, the custom one as B, every market of both.
+    expect(await page.locator('#compare-a option').count()).toBe(2);
+    const comparison = page.locator('#comparison table');
+    expect(await comparison.locator('caption').textContent()).toMatch(
+      /^A: .*lineups (announced|predicted)\/\w+.* · B: .*lineups custom\//,
+    );
+    expect(await comparison.locator('tbody tr').count()).toBe(rows.length + 2);
+    expect(await layoutProblems(page)).toEqual([]);
+    await page.screenshot({ path: new URL('playground-compare.png', OUTPUT).pathname, fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await layoutProblems(page)).toEqual([]);
+    await page.close();
+  }, 300_000);
 
   it('lands /docs#balance_too_low on its entry, and draws the endpoint reference', async () => {
     const page = await openPage();
@@ -106,7 +315,48 @@ describe.skipIf(!present)('in chromium', () => {
       .first()
       .waitFor({ timeout: 60_000 });
     await page.screenshot({ path: new URL('docs-reference.png', OUTPUT).pathname });
+    // Only what works here: Scalar's hosted "Ask AI" and "Generate MCP" are off.
+    expect(await page.getByText('Ask AI').count()).toBe(0);
+    expect(await page.getByText('Generate MCP').count()).toBe(0);
+    // The authentication box: its "Required" mark is shown whole and nothing covers it.
+    const mark = page.locator('[data-testid="auth-indicator"]').first();
+    const picker = page.locator('button', { hasText: 'Selected Auth Type' }).first();
+    const [markBox, pickerBox] = [await mark.boundingBox(), await picker.boundingBox()];
+    const clip = await mark.evaluate((node) => node.closest('button')!.getBoundingClientRect().toJSON());
+    expect(markBox!.x + markBox!.width).toBeLessThanOrEqual(clip.right + 0.5);
+    const across =
+      Math.min(markBox!.x + markBox!.width, pickerBox!.x + pickerBox!.width) -
+      Math.max(markBox!.x, pickerBox!.x);
+    const down =
+      Math.min(markBox!.y + markBox!.height, pickerBox!.y + pickerBox!.height) -
+      Math.max(markBox!.y, pickerBox!.y);
+    expect(across > 0.5 && down > 0.5, 'the scheme picker covers "Required"').toBe(false);
+    const authBox = page.locator('section', { has: mark }).first();
+    await authBox.screenshot({ path: new URL('docs-reference-auth.png', OUTPUT).pathname });
+    await page.goto(`${demo.baseUrl}/docs/admin/`);
+    await page.locator('#app *').first().waitFor({ timeout: 60_000 });
     await page.close();
     expect(foreign).toEqual([]);
+    expect(violations.filter((text) => !zodCompileProbe(text))).toEqual([]);
   }, 120_000);
+
+  it('sends every page with a policy that allows only its own scripts and styles, and no framing', async () => {
+    for (const path of ['/playground', '/docs', '/docs/reference/', '/docs/admin/']) {
+      const response = await fetch(`${demo.baseUrl}${path}`);
+      const policy = response.headers.get('content-security-policy') ?? '';
+      expect(policy, path).toMatch(/default-src 'none'/);
+      expect(policy, path).toMatch(/script-src 'self'( 'sha256-[^']+')*;/);
+      expect(policy, path).toMatch(/frame-ancestors 'none'/);
+      expect(policy, path).not.toMatch(/script-src[^;]*unsafe/);
+      expect(response.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(response.headers.get('referrer-policy'), path).toBe('no-referrer');
+    }
+    // A page in a frame of another site is refused by the browser.
+    const page = await openPage();
+    await page.setContent(`<iframe src="${demo.baseUrl}/playground"></iframe>`);
+    await expect.poll(() => violations.some((text) => /frame-ancestors/.test(text))).toBe(true);
+    violations.length = 0;
+    await page.close();
+  }, 60_000);
 });

@@ -5,8 +5,10 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schemaSource } from '../../clients/typescript/generate.js';
 import {
+  batches,
   batchResults,
   createMatchsimClient,
+  jobs,
   type MatchsimClient,
   MatchsimError,
   retryingFetch,
@@ -152,6 +154,53 @@ describe('the typed client', () => {
         { status: 402 },
       )) as typeof fetch;
     expect((await retryingFetch(final)(new Request('http://x/v1/credits'))).status).toBe(402);
+  });
+
+  it("streams a batch's results line by line: an item is yielded before the body has ended", async () => {
+    const encoder = new TextEncoder();
+    let finish: () => void = () => {};
+    const rest = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const line = (fixture: number, status: string) =>
+      `${JSON.stringify({ object: 'simulation_batch_result', custom_id: null, fixture, job_id: null, status })}\n`;
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        // The first line cut in two chunks, then a wait that only the reader's progress ends.
+        const first = line(1, 'rejected');
+        controller.enqueue(encoder.encode(first.slice(0, 20)));
+        controller.enqueue(encoder.encode(first.slice(20)));
+        await rest;
+        controller.enqueue(encoder.encode(line(2, 'rejected')));
+        controller.close();
+      },
+    });
+    const streaming = createMatchsimClient({
+      baseUrl: 'http://x',
+      apiKey: 'k',
+      retry: false,
+      fetch: (async () =>
+        new Response(body, { headers: { 'content-type': 'application/x-ndjson' } })) as typeof fetch,
+    });
+    const items = batchResults(streaming, 'batch_1');
+    const first = await items.next();
+    expect(first.value).toMatchObject({ fixture: 1, status: 'rejected' });
+    finish();
+    expect((await items.next()).value).toMatchObject({ fixture: 2 });
+    expect((await items.next()).done).toBe(true);
+  });
+
+  it('pages through jobs and batches with async iterators', async () => {
+    const all = unwrap(await client.GET('/v1/simulations/jobs', { params: { query: { limit: 100 } } }));
+    expect(all.data.length).toBeGreaterThanOrEqual(2);
+    const paged: string[] = [];
+    for await (const job of jobs(client, { limit: 1 })) paged.push(job.job_id);
+    expect(paged).toEqual(all.data.map((job) => job.job_id));
+    const listed = unwrap(await client.GET('/v1/simulations/batches', { params: { query: { limit: 100 } } }));
+    const pagedBatches: string[] = [];
+    for await (const batch of batches(client, { limit: 1 })) pagedBatches.push(batch.batch_id);
+    expect(pagedBatches).toEqual(listed.data.map((batch) => batch.batch_id));
+    expect(pagedBatches.length).toBeGreaterThanOrEqual(1);
   });
 
   it('has types generated from the stored document (run `npm run client:generate` when this fails)', async () => {

@@ -69,7 +69,11 @@ describe('the simulation document', () => {
   });
 
   it('keeps its bytes when serialised through its schema, as every response is', () => {
+    // The job threads store JSON.stringify of the built document (src/engine/job-work.ts finishJob):
+    // the builder must write every field in the schema's order, for every kind of lineup.
     expect(JSON.stringify(simulationDocumentSchema.parse(doc))).toBe(JSON.stringify(doc));
+    const predicted = simulate(base);
+    expect(JSON.stringify(simulationDocumentSchema.parse(predicted))).toBe(JSON.stringify(predicted));
   });
 
   it('has every distribution summing to 1', () => {

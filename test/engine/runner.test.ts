@@ -9,12 +9,17 @@ afterAll(() => engine.close());
 
 /** A document without its timing (engine, milliseconds), for comparing what was simulated. */
 const strip = (o: unknown) => {
-  const { timing: _timing, ...rest } = (o as { document: { timing: unknown } }).document as Record<
-    string,
-    unknown
-  >;
+  const { timing: _timing, ...rest } = documentOf(o) as Record<string, unknown>;
   return rest;
 };
+
+/** The document an outcome carries, parsed from its wire text. */
+function documentOf(outcome: unknown) {
+  return JSON.parse((outcome as { documentJson: string }).documentJson) as {
+    basis: { draws: number; as_of: string };
+    timing: { engine: string };
+  };
+}
 
 function job(id: string, payload: unknown, mode: 'live' | 'test' = 'live'): EngineJob {
   return {
@@ -46,11 +51,7 @@ describe('engine runner', () => {
     });
     const byId = new Map(outcomes.map((o) => [o.jobId, o]));
     expect(byId.get('bad')).toMatchObject({ error: { code: 'simulation_failed' } });
-    const document = (
-      byId.get('good') as {
-        document: { basis: { draws: number; as_of: string }; timing: { engine: string } };
-      }
-    ).document;
+    const document = documentOf(byId.get('good'));
     expect(document.basis).toMatchObject({ draws: 500, as_of: '2026-11-21T10:00:00.000Z' });
     expect(document.timing.engine).toBe('cpu');
     expect(progress.at(-1)).toBe(500);
@@ -80,7 +81,7 @@ describe('engine runner', () => {
         },
       });
     }
-    expect(byId.get('fewest')).toHaveProperty('document');
+    expect(byId.get('fewest')).toHaveProperty('documentJson');
     expect(new Set(progress)).toEqual(new Set(['fewest']));
   });
 
@@ -119,7 +120,7 @@ describe.skipIf(!adapter)('engine runner on the GPU', () => {
       await onGpuEngine.ready();
       const [onGpu] = await onGpuEngine.runBatch([a], context);
       const [onCpu] = await engine.runBatch([a], context);
-      expect((onGpu as { document: { timing: { engine: string } } }).document.timing.engine).toBe('gpu');
+      expect(documentOf(onGpu).timing.engine).toBe('gpu');
       expect(strip(onGpu)).toEqual(strip(onCpu));
     } finally {
       await onGpuEngine.close();

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documentSummary } from '../../src/engine/document.js';
 import { requestBodyHash } from '../../src/http/idempotent.js';
 import { makeIdempotencyStore } from '../../src/idempotency/store.js';
 import type { Job } from '../../src/jobs/types.js';
@@ -58,7 +59,7 @@ async function succeededJob(orgId: string, draws: number): Promise<Job> {
         fixtureId: job.fixtureId,
         dataVersion: job.dataVersion,
         draws,
-        document: documentFor(job),
+        summary: documentSummary(documentFor(job)),
         documentJson: JSON.stringify(documentFor(job)),
         engine: 'cpu',
         runMs: 1,

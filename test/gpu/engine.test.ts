@@ -120,6 +120,9 @@ describe.skipIf(!chosen?.software)('ENGINE=auto on a host with only a software a
     try {
       const state = await engine.started();
       expect(state.state).toBe('unavailable');
+      // Why, in the words an operator acts on (/healthz shows it): the Vulkan side and the device files.
+      expect(state.reason).toMatch(/^no hardware GPU adapter: .*(driver manifest|Vulkan offers only).*/);
+      expect(state.reason).toMatch(/\/dev(\/nvidia\*|: nvidia)|Vulkan offers only/);
       const seed = { lo: 1, hi: 1 };
       const result = await engine.run(fixtures[0]!, { draws: 100, seed });
       expect(result.engine).toBe('cpu');

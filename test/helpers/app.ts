@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import type { KeyMode, Scope } from '../../src/accounts/keys.js';
 import type { Plan } from '../../src/accounts/orgs.js';
-import { loadConfig } from '../../src/config.js';
+import { type Config, loadConfig } from '../../src/config.js';
 import { createSimulationEngine, type SimulationEngine } from '../../src/engine/runner.js';
 import { ingestFeed } from '../../src/fixtures/feed-loader.js';
 import { type App, buildApp } from '../../src/http/app.js';
@@ -63,6 +63,8 @@ export interface TestContextOptions {
   lifecycle?: Lifecycle;
   /** How often the event-loop delay is sampled for back-pressure. */
   pressureSampleMs?: number;
+  /** Settings beyond what the environment's schema allows (a handler time limit of one second). */
+  configOverrides?: Partial<Config>;
 }
 
 /** A logger at level error that keeps its last lines in memory, for serverErrors. */
@@ -104,6 +106,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     ...(options.adminToken === null ? {} : { ADMIN_TOKEN: options.adminToken ?? ADMIN_TOKEN }),
     ...options.env,
   });
+  Object.assign(config, options.configOverrides);
   const counters = makeMemoryWindowCounter(() => clock().getTime());
   const metrics = makeMetrics();
   const engine: SimulationEngine | null = options.worker

@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, revokeKey } from '../../src/accounts/keys.js';
 import { updateOrg } from '../../src/accounts/orgs.js';
-import { AUTH_FAILURES_PER_MINUTE } from '../../src/http/auth.js';
+import {
+  ADDRESS_AUTH_FAILURES_PER_MINUTE,
+  AUTH_FAILURES_PER_MINUTE,
+  CREDENTIAL_PREFIX_LENGTH,
+} from '../../src/http/auth.js';
 import { createTestContext, type TestContext } from '../helpers/app.js';
 
 let t: TestContext;
@@ -98,7 +102,7 @@ describe('authentication outcomes', () => {
     expect(response.json().livemode).toBe(false);
   });
 
-  it('rate limits failed authentications per client IP with 429 rate_limited', async () => {
+  it('limits failed authentications per address and presented prefix with 429 rate_limited', async () => {
     const ip = '203.0.113.9';
     const good = await t.newOrg();
     const bad = { authorization: `Bearer ms_live_${'b'.repeat(40)}` };
@@ -112,12 +116,38 @@ describe('authentication outcomes', () => {
     expect(error.retry.after_seconds).toBe(Number(limited.headers['retry-after']));
     expect(error.retryAfterMs).toBe(error.retry.after_seconds * 1000);
     expect(Date.parse(error.recovery.retry_at)).toBeGreaterThan(Date.now());
-    // The locked address is refused even with a good key; another address is not affected.
-    await expectError(await credits(good.auth, ip), 429, 'rate_limited');
+    // Guessing the rest of a known prefix stays limited: any secret with that prefix is refused unread.
+    const samePrefix = { authorization: `Bearer ms_live_${'b'.repeat(4)}${'c'.repeat(36)}` };
+    await expectError(await credits(samePrefix, ip), 429, 'rate_limited');
+    // Somebody else's failures never refuse a valid key from the same address (issue 33, item 5).
+    expect((await credits(good.auth, ip)).statusCode).toBe(200);
     expect((await credits(good.auth, '203.0.113.10')).statusCode).toBe(200);
   });
 
-  it('rate limits wrong admin tokens per client IP like API keys, in a window of their own', async () => {
+  it('limits guessing across prefixes per address, without refusing a key that worked from there', async () => {
+    const ip = '203.0.113.30';
+    const used = await t.newOrg();
+    const unused = await t.newOrg();
+    expect((await credits(used.auth, ip)).statusCode).toBe(200);
+    const guess = (i: number) => ({
+      authorization: `Bearer ms_live_${String(i).padStart(4, '0')}${'g'.repeat(36)}`,
+    });
+    for (let i = 0; i < ADDRESS_AUTH_FAILURES_PER_MINUTE; i++) {
+      await expectError(await credits(guess(i), ip), 401, 'invalid_api_key');
+    }
+    const sprayed = await expectError(
+      await credits(guess(ADDRESS_AUTH_FAILURES_PER_MINUTE), ip),
+      429,
+      'rate_limited',
+    );
+    expect(sprayed.rule).toBe('auth_failures');
+    // A key never seen from this address waits like a guess; one that authenticated from it does not.
+    await expectError(await credits(unused.auth, ip), 429, 'rate_limited');
+    expect((await credits(used.auth, ip)).statusCode).toBe(200);
+    expect((await credits(unused.auth, '203.0.113.31')).statusCode).toBe(200);
+  });
+
+  it('limits wrong admin tokens the same way, apart from API keys; the right token is never refused', async () => {
     const ip = '203.0.113.20';
     const orgs = (authorization: string, from: string) =>
       t.app.inject({
@@ -134,11 +164,16 @@ describe('authentication outcomes', () => {
     const error = await expectError(limited, 429, 'rate_limited');
     expect(error.rule).toBe('auth_failures');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
-    // Locked out with the right token too; another address, and API keys from this one, are not.
-    await expectError(await orgs(`Bearer ${t.adminToken}`, ip), 429, 'rate_limited');
-    await expectError(await orgs(`Bearer ${t.adminToken}`, '203.0.113.21'), 404, 'resource_missing');
+    // The right token from the same address answers (issue 33, item 5), as API keys from it do.
+    await expectError(await orgs(`Bearer ${t.adminToken}`, ip), 404, 'resource_missing');
     const good = await t.newOrg();
     expect((await credits(good.auth, ip)).statusCode).toBe(200);
+    // Wrong tokens that start like the right one are limited with it: only its holder's prefix locks it.
+    const near = `Bearer ${t.adminToken.slice(0, CREDENTIAL_PREFIX_LENGTH)}${'y'.repeat(8)}`;
+    for (let i = 0; i < AUTH_FAILURES_PER_MINUTE; i++) {
+      await expectError(await orgs(near, '203.0.113.22'), 401, 'invalid_api_key');
+    }
+    await expectError(await orgs(`Bearer ${t.adminToken}`, '203.0.113.22'), 429, 'rate_limited');
   });
 
   it('refuses keys lacking a scope on scoped operations', async () => {

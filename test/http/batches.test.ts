@@ -255,6 +255,27 @@ describe('batch views, headers, lists and isolation (no worker)', () => {
     expect(refused.statusCode).toBe(400);
   });
 
+  it('refuses two selectors that resolve to the same match, naming both positions, holding nothing', async () => {
+    const { auth, orgId } = await t.newOrg({ limits: ROOMY });
+    const response = await post(t, '/v1/simulations/batch', auth, {
+      fixtures: [
+        { fixture_id: FX.announced },
+        { fixture_id: FX.upcoming },
+        { fixture_id: MANY_FIXTURES_FROM },
+        { home: 'eastfield', away: 'WESTHOLM' }, // FX.announced by its teams' names
+      ],
+    });
+    expect(response.statusCode, response.body.slice(0, 300)).toBe(400);
+    const { error } = response.json();
+    expect(error).toMatchObject({ code: 'parameter_invalid', param: 'fixtures.3' });
+    expect(error.message).toContain('fixtures.0');
+    expect(error.message).toContain(String(FX.announced));
+    const held = await money(t, orgId);
+    expect(held.holds.size).toBe(0);
+    const batches = (await get(t, '/v1/simulations/batches', auth)).json();
+    expect(batches.data).toEqual([]);
+  });
+
   it('sends Location and Retry-After with every 202, replays included, and echoes metadata', async () => {
     const { auth } = await t.newOrg({ limits: ROOMY });
     const payload = { fixture_id: FX.upcoming, wait_seconds: 0, metadata: { order: '42' } };

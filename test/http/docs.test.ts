@@ -1,6 +1,7 @@
 // GET /docs (server-rendered: endpoints, curl tour, one entry per error code under `#<code>`), the Scalar
 // references at /docs/reference/ and /docs/admin/ with their script served locally, and the curl tour of
 // docs/api.md §4.11.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../../src/errors.js';
@@ -71,5 +72,43 @@ describe('the endpoint references', () => {
       expect(script.statusCode).toBe(200);
       expect(script.body.length).toBeGreaterThan(100_000);
     }
+  });
+});
+
+describe('security headers of the pages (issue 33, item 9)', () => {
+  it('allow each page only its own scripts and styles, by hash where inline, and forbid framing', async () => {
+    for (const url of ['/playground', '/docs', '/docs/reference/', '/docs/admin/']) {
+      const response = await t.app.inject({ method: 'GET', url });
+      expect(response.statusCode, url).toBe(200);
+      const policy = String(response.headers['content-security-policy']);
+      const directives = Object.fromEntries(
+        policy.split('; ').map((directive) => [directive.split(' ')[0], directive.split(' ').slice(1)]),
+      );
+      expect(directives['default-src'], url).toEqual(["'none'"]);
+      expect(directives['frame-ancestors'], url).toEqual(["'none'"]);
+      expect(directives['connect-src'], url).toEqual(["'self'"]);
+      // Every inline script is allowed by its own hash, and nothing else inline runs.
+      const inlineScripts = [...response.body.matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/g)];
+      const scriptHashes = inlineScripts.map(
+        (match) => `'sha256-${createHash('sha256').update(match[1]!).digest('base64')}'`,
+      );
+      expect(directives['script-src'], url).toEqual(["'self'", ...scriptHashes]);
+      const scalar = url.startsWith('/docs/');
+      if (!scalar) {
+        const styleHashes = [...response.body.matchAll(/<style[^>]*>([\s\S]*?)<\/style>/g)].map(
+          (match) => `'sha256-${createHash('sha256').update(match[1]!).digest('base64')}'`,
+        );
+        expect(directives['style-src'], url).toEqual(["'self'", ...styleHashes]);
+      } else {
+        // Scalar adds its styles while it draws: inline styles, never inline or evaluated scripts.
+        expect(directives['style-src'], url).toEqual(["'self'", "'unsafe-inline'"]);
+      }
+      expect(response.headers['x-frame-options'], url).toBe('DENY');
+      expect(response.headers['x-content-type-options'], url).toBe('nosniff');
+      expect(response.headers['referrer-policy'], url).toBe('no-referrer');
+    }
+    const script = await t.app.inject({ method: 'GET', url: '/playground/playground.js' });
+    expect(script.headers['x-content-type-options']).toBe('nosniff');
+    expect(script.headers['content-security-policy']).toBeUndefined();
   });
 });

@@ -31,9 +31,9 @@ interface RawResponse {
 }
 
 /** Writes `parts` to a new connection (pausing between them) and reads the answer until it closes. */
-function exchange(parts: string[], pauseMs = 0): Promise<RawResponse> {
+function exchange(parts: string[], pauseMs = 0, to = port): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
+    const socket = connect(to, '127.0.0.1');
     let received = '';
     socket.on('data', (chunk) => {
       received += chunk.toString('latin1');
@@ -119,6 +119,25 @@ describe("Node's HTTP parser refusals", () => {
     );
   });
 
+  it('answers CONNECT, which Node hands past the router, with 400 instead of closing the socket', async () => {
+    for (const target of ['api.test:443', '/v1/credits']) {
+      const response = await exchange([`CONNECT ${target} HTTP/1.1\r\nHost: api.test:443\r\n\r\n`]);
+      expect(expectErrorObject(response, 400, 'parameter_invalid').message).toMatch(/CONNECT/);
+    }
+    // Every other method has an answer too: the router's 404, or the parser's 400 for an unknown one.
+    for (const method of ['TRACE', 'PROPFIND', 'PUT', 'DELETE', 'OPTIONS']) {
+      const response = await exchange([
+        `${method} /v1/credits HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n`,
+      ]);
+      expectErrorObject(response, 404, 'resource_missing');
+    }
+    expectErrorObject(
+      await exchange(['FOO /v1/credits HTTP/1.1\r\nHost: api.test\r\n\r\n']),
+      400,
+      'parameter_invalid',
+    );
+  });
+
   it('answers conflicting Content-Length and Transfer-Encoding with 400 naming the header', async () => {
     const both = await exchange([
       'POST /v1/simulations HTTP/1.1\r\nHost: api.test\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
@@ -150,5 +169,33 @@ describe('request timeouts', () => {
   it('answer unfinished headers with 408 request_timeout', async () => {
     const response = await exchange(['GET /v1/credits HTTP/1.1\r\nHost: api.test\r\n', 'X-Slow: 1\r\n'], 200);
     expectErrorObject(response, 408, 'request_timeout');
+  });
+});
+
+describe('a body slower than the handler time limit', () => {
+  // Fastify's handler timer starts before the body arrives; a 1 s limit (below what the environment
+  // allows) and a 60 s request limit make the handler's timer the first to fire, as it is at the
+  // defaults (60 s each) when Node's once-a-second check comes second.
+  let slow: TestContext;
+  let slowPort: number;
+  beforeAll(async () => {
+    slow = await createTestContext({
+      env: { REQUEST_TIMEOUT_SECONDS: '60', HEADERS_TIMEOUT_SECONDS: '10' },
+      configOverrides: { HANDLER_TIMEOUT_SECONDS: 1 },
+    });
+    await slow.app.listen({ port: 0, host: '127.0.0.1' });
+    slowPort = (slow.app.server.address() as { port: number }).port;
+  });
+  afterAll(async () => slow.close());
+
+  it('is 408 request_timeout with the connection closed, not 503 response_timeout (issue 33, item 6)', async () => {
+    const head =
+      'POST /admin/v1/orgs HTTP/1.1\r\nHost: api.test\r\n' +
+      `Authorization: Bearer ${slow.adminToken}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`;
+    const response = await exchange([head, '{"name"'], 0, slowPort);
+    const error = expectErrorObject(response, 408, 'request_timeout');
+    expect(error.message).toMatch(/body/);
+    expect(response.headers.connection).toBe('close');
+    expect(response.headers['retry-after']).toBeUndefined();
   });
 });

@@ -290,3 +290,25 @@ describe('admin credit amounts', () => {
     );
   });
 });
+
+describe('bodies nested 12,000 and 100,000 levels deep (issue 33, item 7)', () => {
+  it('are refused with 400 by the route schemas, in a known field and an unknown one', async () => {
+    for (const depth of [12_000, 100_000]) {
+      const nested = `${'['.repeat(depth)}${']'.repeat(depth)}`;
+      const headers = { ...auth, 'content-type': 'application/json' };
+      for (const payload of [
+        `{"fixture_id": ${nested}, "draws": 1000}`,
+        `{"fixture_id": 1, "deep": ${nested}}`,
+      ]) {
+        const response = await t.app.inject({
+          method: 'POST',
+          url: '/v1/simulations/quote',
+          headers,
+          payload,
+        });
+        expect(response.statusCode, response.body.slice(0, 300)).toBe(400);
+        expect(response.json().error.code).toBe('parameter_invalid');
+      }
+    }
+  });
+});

@@ -39,6 +39,7 @@ describe('shutdown order', () => {
       database: 'ok',
       migrations: 'current',
       engine: 'not_run',
+      limits: 'in_process',
       draining: false,
     });
 

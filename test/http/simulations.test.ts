@@ -444,10 +444,7 @@ describe('simulations without a worker (jobs stay queued)', () => {
           fixtureId: FX.upcoming,
           dataVersion: claimed!.dataVersion,
           draws: 700,
-          document: {
-            result: { home_win: 0.5, draw: 0.3, away_win: 0.2 },
-            goals: { expected: { home: 1.5, away: 1 } },
-          },
+          summary: { homeWin: 0.5, draw: 0.3, awayWin: 0.2, expectedGoalsHome: 1.5, expectedGoalsAway: 1 },
           documentJson: '{"schema":"vendor.simulation.v1"}',
           engine: 'cpu',
           runMs: 1,

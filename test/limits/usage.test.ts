@@ -107,10 +107,7 @@ async function resultId(cacheKey: string): Promise<number> {
         fixtureId: 1,
         dataVersion: 'dv',
         draws: 100,
-        document: {
-          result: { home_win: 0.5, draw: 0.3, away_win: 0.2 },
-          goals: { expected: { home: 1.5, away: 1 } },
-        },
+        summary: { homeWin: 0.5, draw: 0.3, awayWin: 0.2, expectedGoalsHome: 1.5, expectedGoalsAway: 1 },
         documentJson: '{}',
         engine: 'cpu',
         runMs: 1,

@@ -62,6 +62,12 @@ describe('backtestModel', () => {
     expect(result.engine_check?.matches).toBe(4);
     expect(result.engine_check?.engine.matches).toBe(4);
     expect(result.engine_check!.max_abs_difference_1x2).toBeLessThan(0.1);
+    // Box-score means are per match in whole shots (the engine counts sixteenths): near the matches' own.
+    const { engine, observed } = result.engine_check!.box_score;
+    for (const figure of ['shots', 'shots_on_target'] as const) {
+      expect(engine[figure]! / observed[figure]!).toBeGreaterThan(0.75);
+      expect(engine[figure]! / observed[figure]!).toBeLessThan(1.33);
+    }
 
     // The breakdown: the one league is the whole; promoted and established split the season.
     const { by_competition, by_subgroup, realism_by_competition } = result.breakdown;

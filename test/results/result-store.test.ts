@@ -3,7 +3,7 @@
 // own text) is put through the schema once when read, and stored so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from '../../src/db/connection.js';
-import { documentWireText } from '../../src/engine/document.js';
+import { documentSummary, documentWireText } from '../../src/engine/document.js';
 import examples from '../../src/http/openapi/examples.json' with { type: 'json' };
 import { knownResultsOf, makeKnownResults } from '../../src/results/known-results.js';
 import {
@@ -47,7 +47,11 @@ describe('stored documents', () => {
   it('keeps the wire text byte for byte, with the summary figures beside it', async () => {
     const wire = documentWireText(document);
     const stored = await db.sql.begin((tx) =>
-      storeResult(tx, { ...facts('wire'), document, documentJson: wire }, new Date()),
+      storeResult(
+        tx,
+        { ...facts('wire'), summary: documentSummary(document), documentJson: wire },
+        new Date(),
+      ),
     );
     expect(stored.documentJson).toBe(wire);
     const read = await getResult(db.sql, stored.id);
@@ -96,7 +100,11 @@ describe('stored documents', () => {
     const lookup = { cacheKey: 'known', scope: 'shared' as const, orgId: null };
     expect(await findCachedResult(db.sql, lookup, known)).toBeNull();
     const stored = await db.sql.begin((tx) =>
-      storeResult(tx, { ...facts('known'), document, documentJson: wire }, new Date()),
+      storeResult(
+        tx,
+        { ...facts('known'), summary: documentSummary(document), documentJson: wire },
+        new Date(),
+      ),
     );
     // Stored but not remembered (a caller remembers a row once its transaction committed).
     expect(known.byId(stored.id)).toBeUndefined();

@@ -2,6 +2,7 @@
 // with DATABASE_URL, on a PostgreSQL server.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from '../../src/db/connection.js';
+import { documentSummary } from '../../src/engine/document.js';
 import { ApiError } from '../../src/errors.js';
 import { newId } from '../../src/ids.js';
 import { getBatch } from '../../src/jobs/job-store.js';
@@ -68,7 +69,7 @@ async function runToSuccess(jobId: string, workerId = 'w1') {
         fixtureId: owned.fixtureId,
         dataVersion: owned.dataVersion,
         draws: owned.draws,
-        document: documentFor(job!),
+        summary: documentSummary(documentFor(job!)),
         documentJson: JSON.stringify(documentFor(job!)),
         engine: 'cpu',
         runMs: 5,

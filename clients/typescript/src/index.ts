@@ -1,17 +1,23 @@
 // A typed client of the matchsim API: openapi-fetch over the types generated from /openapi.json
 // (schema.ts, `npm run client:generate`), with an API key, an Idempotency-Key on every run and batch,
-// retries that follow the error's retry advice and Retry-After, and helpers to wait for a job and to
-// collect a batch's results. Errors are typed: `error.error.code` is one of the documented codes.
+// retries that follow the error's retry advice and Retry-After, and helpers to wait for a job, to stream
+// a batch's results line by line and to page through the lists. Errors are typed: `error.error.code` is
+// one of the documented codes. Built to JavaScript with declarations (`npm pack` in clients/typescript);
+// README.md shows it in use.
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
-import type { components, paths } from './schema.js';
+import type { components, operations, paths } from './schema.js';
 
-export type { components, paths } from './schema.js';
+export type { components, operations, paths } from './schema.js';
 export type Schemas = components['schemas'];
 export type ApiErrorObject = Schemas['Error']['error'];
 export type Simulation = Schemas['Simulation'];
 export type SimulationJob = Schemas['SimulationJob'];
 export type Batch = Schemas['Batch'];
+/** A batch in a list: the batch without its items. */
+export type BatchSummary = Schemas['BatchList']['data'][number];
 export type MatchsimClient = Client<paths>;
+/** The document's sections, for `include` (docs/api.md §2.3, "Choosing sections"). */
+export type Section = Exclude<keyof Schemas['SimulationDocument'], 'schema'>;
 
 export interface RetryOptions {
   /** Attempts in all, the first included; default 4. */
@@ -151,34 +157,118 @@ export type BatchResult = Schemas['SimulationBatchResult'];
 /** Item states after which a line of the results stream no longer changes. */
 const FINAL_ITEM_STATES = new Set(['delivered', 'failed', 'expired', 'cancelled', 'rejected']);
 
+/** The lines of an NDJSON body as they arrive, without holding the whole body. */
+export async function* ndjsonLines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let pending = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      pending += decoder.decode(value, { stream: true });
+      for (let newline = pending.indexOf('\n'); newline >= 0; newline = pending.indexOf('\n')) {
+        const line = pending.slice(0, newline);
+        pending = pending.slice(newline + 1);
+        if (line !== '') yield line;
+      }
+    }
+    pending += decoder.decode();
+    if (pending.trim() !== '') yield pending;
+  } finally {
+    // A caller that stops early closes the connection instead of reading the rest.
+    await reader.cancel().catch(() => {});
+  }
+}
+
+export interface BatchResultsOptions extends WaitOptions {
+  /** Pause between reads while items are still queued or running; default 2 s. */
+  intervalMs?: number;
+  /** Only these sections of each delivered document (docs/api.md §2.3); default all. */
+  include?: readonly Section[];
+}
+
 /**
- * Yields each item of a batch once it has ended, read from the batch's NDJSON results stream (one
- * request per read, whatever the number of items): delivered items with their simulation (the stream
- * settles each one, charging draws / 1000 credits once), the others with their error. Reads again,
- * `intervalMs` apart (default 2 s), while items are still queued or running.
+ * Yields each item of a batch once it has ended, read line by line from the batch's NDJSON results
+ * stream as the lines arrive (one request per read, whatever the number of items; the body is never
+ * held whole): delivered items with their simulation (the stream settles each one, charging draws / 1000
+ * credits once), the others with their error. Reads again, `intervalMs` apart, while items are still
+ * queued or running.
  */
 export async function* batchResults(
   client: MatchsimClient,
   batchId: string,
-  options: WaitOptions & { intervalMs?: number } = {},
+  options: BatchResultsOptions = {},
 ): AsyncGenerator<BatchResult> {
   const done = new Set<number>();
+  const query = options.include ? { include: options.include.join(',') } : {};
   for (;;) {
-    const text = unwrap(
+    const body = unwrap(
       await client.GET('/v1/simulations/batch/{batch_id}/results', {
-        params: { path: { batch_id: batchId } },
-        parseAs: 'text',
+        params: { path: { batch_id: batchId }, query },
+        parseAs: 'stream',
+        ...(options.signal ? { signal: options.signal } : {}),
+      }),
+    ) as ReadableStream<Uint8Array>;
+    let index = 0;
+    for await (const line of ndjsonLines(body)) {
+      const position = index++;
+      if (done.has(position)) continue;
+      const result = JSON.parse(line) as BatchResult;
+      if (!FINAL_ITEM_STATES.has(result.status)) continue;
+      done.add(position);
+      yield result;
+    }
+    if (done.size === index) return;
+    await sleep(options.intervalMs ?? 2000, options.signal);
+  }
+}
+
+export type JobListQuery = Omit<
+  NonNullable<operations['listSimulationJobs']['parameters']['query']>,
+  'starting_after'
+>;
+export type BatchListQuery = Omit<
+  NonNullable<operations['listSimulationBatches']['parameters']['query']>,
+  'starting_after'
+>;
+
+/** The caller's jobs, newest first, every page fetched as the iteration reaches it (`limit` a page). */
+export async function* jobs(
+  client: MatchsimClient,
+  query: JobListQuery = {},
+  options: { signal?: AbortSignal } = {},
+): AsyncGenerator<SimulationJob> {
+  let after: string | undefined;
+  for (;;) {
+    const page = unwrap(
+      await client.GET('/v1/simulations/jobs', {
+        params: { query: { ...query, ...(after ? { starting_after: after } : {}) } },
         ...(options.signal ? { signal: options.signal } : {}),
       }),
     );
-    const lines = text.split('\n').filter((line) => line !== '');
-    for (const [index, line] of lines.entries()) {
-      const result = JSON.parse(line) as BatchResult;
-      if (done.has(index) || !FINAL_ITEM_STATES.has(result.status)) continue;
-      done.add(index);
-      yield result;
-    }
-    if (done.size === lines.length) return;
-    await sleep(options.intervalMs ?? 2000, options.signal);
+    yield* page.data;
+    after = page.data.at(-1)?.job_id;
+    if (!page.has_more || after === undefined) return;
+  }
+}
+
+/** The caller's batches (without their items), newest first, page after page as the iteration goes. */
+export async function* batches(
+  client: MatchsimClient,
+  query: BatchListQuery = {},
+  options: { signal?: AbortSignal } = {},
+): AsyncGenerator<BatchSummary> {
+  let after: string | undefined;
+  for (;;) {
+    const page = unwrap(
+      await client.GET('/v1/simulations/batches', {
+        params: { query: { ...query, ...(after ? { starting_after: after } : {}) } },
+        ...(options.signal ? { signal: options.signal } : {}),
+      }),
+    );
+    yield* page.data;
+    after = page.data.at(-1)?.batch_id;
+    if (!page.has_more || after === undefined) return;
   }
 }

@@ -623,7 +623,7 @@ export interface components {
             fixture: number | null;
             job_id: string | null;
             status: string;
-            simulation?: components["schemas"]["Simulation"];
+            simulation?: components["schemas"]["SimulationRead"];
             error?: {
                 code: string;
                 message: string;
@@ -918,6 +918,290 @@ export interface components {
                 run_ms: number;
             };
         };
+        SimulationDocumentSections: {
+            /** @constant */
+            schema: "vendor.simulation.v1";
+            fixture?: {
+                fixture_id: number;
+                kickoff: string;
+                competition: {
+                    competition_id: number;
+                    name: string;
+                    country: string;
+                    season: string;
+                };
+                home: {
+                    team_id: number;
+                    name: string;
+                    short_name: string;
+                    country: string;
+                };
+                away: {
+                    team_id: number;
+                    name: string;
+                    short_name: string;
+                    country: string;
+                };
+            };
+            basis?: {
+                state: string;
+                as_of: string;
+                data_version: string;
+                lineups: string;
+                lineup_sources: {
+                    /** @enum {string} */
+                    home: "predicted" | "announced" | "custom";
+                    /** @enum {string} */
+                    away: "predicted" | "announced" | "custom";
+                };
+                draws: number;
+                seed: string;
+                league_profile?: {
+                    /** @enum {string} */
+                    source: "competition" | "model";
+                    intercept: number;
+                    home_advantage: number;
+                    yellow_per_match: {
+                        home: number;
+                        away: number;
+                    };
+                    straight_red_per_match: {
+                        home: number;
+                        away: number;
+                    };
+                    shots: {
+                        conversion: number;
+                        on_target_share: number;
+                    };
+                };
+            };
+            result?: {
+                home_win: number;
+                draw: number;
+                away_win: number;
+                calibrated: boolean;
+            };
+            goals?: {
+                expected: {
+                    home: number;
+                    away: number;
+                    total: number;
+                };
+                score_grid: {
+                    /** @constant */
+                    max: 10;
+                    cells: number[][];
+                };
+                distributions: {
+                    home: number[];
+                    away: number[];
+                    total: number[];
+                };
+            };
+            markets?: {
+                scorelines: {
+                    home: number;
+                    away: number;
+                    probability: number;
+                }[];
+                totals: {
+                    line: number;
+                    over: number;
+                    under: number;
+                }[];
+                btts: {
+                    yes: number;
+                    no: number;
+                };
+                double_chance: {
+                    home_or_draw: number;
+                    home_or_away: number;
+                    draw_or_away: number;
+                };
+                handicaps: {
+                    /** @enum {string} */
+                    team: "home" | "away";
+                    line: number;
+                    win: number;
+                    push: number;
+                    lose: number;
+                }[];
+            };
+            half_time?: {
+                result: {
+                    home_win: number;
+                    draw: number;
+                    away_win: number;
+                };
+                score_grid: {
+                    /** @constant */
+                    max: 10;
+                    cells: number[][];
+                };
+                ht_ft: {
+                    "H/H": number;
+                    "H/D": number;
+                    "H/A": number;
+                    "D/H": number;
+                    "D/D": number;
+                    "D/A": number;
+                    "A/H": number;
+                    "A/D": number;
+                    "A/A": number;
+                };
+            };
+            timeline?: {
+                /** @constant */
+                steps: 110;
+                minute_label: string[];
+                home: {
+                    goals: number[];
+                    cards: number[];
+                };
+                away: {
+                    goals: number[];
+                    cards: number[];
+                };
+                score_state: {
+                    home_leading: number[];
+                    level: number[];
+                    away_leading: number[];
+                };
+            };
+            goal_events?: {
+                first_goal: {
+                    home: number;
+                    away: number;
+                    none: number;
+                };
+                first_goal_minute: {
+                    from: number;
+                    to: number;
+                    probability: number;
+                }[];
+                first_scorer: {
+                    player_id: number;
+                    /** @enum {string} */
+                    team: "home" | "away";
+                    probability: number;
+                }[];
+                comeback: {
+                    home_win_from_behind: number;
+                    away_win_from_behind: number;
+                    draw_from_behind: number;
+                };
+            };
+            players?: {
+                player_id: number;
+                name: string;
+                /** @enum {string} */
+                team: "home" | "away";
+                position: ("goalkeeper" | "defender" | "midfielder" | "attacker") | null;
+                starts: number;
+                appears: number;
+                expected_minutes: number;
+                probabilities: {
+                    anytime_scorer: number;
+                    two_plus_goals: number;
+                    hat_trick: number;
+                    first_scorer: number;
+                    assist: number;
+                    goal_or_assist: number;
+                    yellow_card: number;
+                    red_card: number;
+                };
+                box_score: {
+                    goals: number;
+                    assists: number;
+                    shots: number;
+                    shots_on_target: number;
+                    yellow_cards: number;
+                    red_cards: number;
+                };
+            }[];
+            lineups?: {
+                home: {
+                    /** @enum {string} */
+                    source: "predicted" | "announced" | "custom";
+                    formation: string | null;
+                    xi: {
+                        player_id: number;
+                        name: string;
+                        position: ("goalkeeper" | "defender" | "midfielder" | "attacker") | null;
+                        p_start: number;
+                    }[];
+                    bench: {
+                        player_id: number;
+                        name: string;
+                        position: ("goalkeeper" | "defender" | "midfielder" | "attacker") | null;
+                        p_start: number;
+                    }[];
+                };
+                away: {
+                    /** @enum {string} */
+                    source: "predicted" | "announced" | "custom";
+                    formation: string | null;
+                    xi: {
+                        player_id: number;
+                        name: string;
+                        position: ("goalkeeper" | "defender" | "midfielder" | "attacker") | null;
+                        p_start: number;
+                    }[];
+                    bench: {
+                        player_id: number;
+                        name: string;
+                        position: ("goalkeeper" | "defender" | "midfielder" | "attacker") | null;
+                        p_start: number;
+                    }[];
+                };
+            };
+            samples?: {
+                index: number;
+                score: {
+                    home: number;
+                    away: number;
+                };
+                half_time: {
+                    home: number;
+                    away: number;
+                };
+                events: {
+                    minute_label: string;
+                    /** @enum {string} */
+                    team: "home" | "away";
+                    /** @enum {string} */
+                    type: "goal" | "yellow_card" | "red_card" | "substitution";
+                    player_id: number | null;
+                    assist_player_id?: number;
+                    player_off_id?: number;
+                }[];
+            }[];
+            uncertainty?: {
+                draws: number;
+                standard_error: {
+                    home_win: number;
+                    draw: number;
+                    away_win: number;
+                    expected_goals_home: number;
+                    expected_goals_away: number;
+                };
+                model_accuracy: {
+                    [key: string]: unknown;
+                };
+            };
+            model?: {
+                public_name: string;
+                version: string;
+                status: string;
+            };
+            timing?: {
+                /** @enum {string} */
+                engine: "gpu" | "cpu";
+                backend: string;
+                queued_ms: number;
+                run_ms: number;
+            };
+        };
         SimulationJob: {
             /** @constant */
             object: "simulation_job";
@@ -951,6 +1235,43 @@ export interface components {
             url: "/v1/simulations/jobs";
             data: components["schemas"]["SimulationJob"][];
             has_more: boolean;
+        };
+        SimulationRead: {
+            /** @constant */
+            object: "simulation";
+            id: string;
+            fixture_id: number;
+            state: string;
+            data_version: string;
+            created_at: string;
+            livemode: boolean;
+            price: components["schemas"]["Price"];
+            credits_charged: number;
+            /** @enum {string} */
+            scope: "shared" | "private";
+            inputs: {
+                lineups: {
+                    [key: string]: unknown;
+                };
+                squad_version: string;
+            };
+            warnings: string[];
+            receipt: {
+                request_id: string;
+                delivery_request_id: string | null;
+                idempotency_key: string | null;
+                price: components["schemas"]["Price"];
+                credits_charged: number;
+                credits_remaining: number | null;
+                inputs_hash: string | null;
+                job_id: string;
+                reservation_id: string;
+            };
+            custom_id: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            simulation: components["schemas"]["SimulationDocument"] | components["schemas"]["SimulationDocumentSections"];
         };
         SimulationRequest: {
             fixture_id?: number | string;
@@ -1179,6 +1500,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Request timeout. Codes: [`request_timeout`](http://127.0.0.1:8080/docs#request_timeout). */
+            408: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Conflict. Codes: [`fixture_ambiguous`](http://127.0.0.1:8080/docs#fixture_ambiguous), [`idempotency_conflict`](http://127.0.0.1:8080/docs#idempotency_conflict), [`lineups_not_announced`](http://127.0.0.1:8080/docs#lineups_not_announced), [`reservation_expired`](http://127.0.0.1:8080/docs#reservation_expired), [`simulation_cancelled`](http://127.0.0.1:8080/docs#simulation_cancelled). */
             409: {
                 headers: {
@@ -1278,6 +1609,16 @@ export interface operations {
             };
             /** @description Not found. Codes: [`fixture_not_found`](http://127.0.0.1:8080/docs#fixture_not_found). */
             404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request timeout. Codes: [`request_timeout`](http://127.0.0.1:8080/docs#request_timeout). */
+            408: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -1387,6 +1728,16 @@ export interface operations {
             };
             /** @description Forbidden. Codes: [`ip_not_allowed`](http://127.0.0.1:8080/docs#ip_not_allowed), [`org_suspended`](http://127.0.0.1:8080/docs#org_suspended), [`scope_missing`](http://127.0.0.1:8080/docs#scope_missing), [`tier_restricted`](http://127.0.0.1:8080/docs#tier_restricted). */
             403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request timeout. Codes: [`request_timeout`](http://127.0.0.1:8080/docs#request_timeout). */
+            408: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -1538,6 +1889,7 @@ export interface operations {
         parameters: {
             query: {
                 reservation_id: string;
+                include?: string;
             };
             header?: never;
             path: {
@@ -1554,7 +1906,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Simulation"];
+                    "application/json": components["schemas"]["SimulationRead"];
                 };
             };
             /** @description Success */
@@ -1653,7 +2005,9 @@ export interface operations {
     };
     streamSimulationBatchResults: {
         parameters: {
-            query?: never;
+            query?: {
+                include?: string;
+            };
             header?: never;
             path: {
                 batch_id: string;
@@ -1807,6 +2161,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Request timeout. Codes: [`request_timeout`](http://127.0.0.1:8080/docs#request_timeout). */
+            408: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests. Codes: [`rate_limited`](http://127.0.0.1:8080/docs#rate_limited). */
             429: {
                 headers: {
@@ -1843,7 +2207,9 @@ export interface operations {
     };
     getSimulation: {
         parameters: {
-            query?: never;
+            query?: {
+                include?: string;
+            };
             header?: never;
             path: {
                 simulation_id: string;
@@ -1859,7 +2225,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Simulation"];
+                    "application/json": components["schemas"]["SimulationRead"];
                 };
             };
             /** @description Bad request. Codes: [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */

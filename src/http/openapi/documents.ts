@@ -50,7 +50,7 @@ export function recordDocumentedRoutes(app: App): DocumentedRoute[] {
       routes.push({
         method: method.toLowerCase(),
         path: openApiPath(route.url),
-        codes: routeErrorCodes(config, takesInput),
+        codes: routeErrorCodes(config, takesInput, ['POST', 'PATCH', 'PUT'].includes(method)),
       });
     }
   });

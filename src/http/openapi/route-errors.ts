@@ -15,6 +15,8 @@ const EVERY_ROUTE: ErrorCode[] = [
 ];
 /** Routes with a body, query string or path parameters: a required one absent. */
 const WITH_INPUT: ErrorCode[] = ['parameter_missing'];
+/** Methods with a body: one still arriving when the handler's time runs out (src/http/error-handler.ts). */
+const WITH_BODY: ErrorCode[] = ['request_timeout'];
 /** API-key routes: src/http/auth.ts, including the lock-out after repeated failed attempts. */
 const API_KEY: ErrorCode[] = [
   'invalid_api_key',
@@ -28,9 +30,14 @@ const API_KEY: ErrorCode[] = [
 /** Admin routes: a wrong token, its lock-out, and 404 on every path without ADMIN_TOKEN. */
 const ADMIN: ErrorCode[] = ['invalid_api_key', 'rate_limited', 'resource_missing'];
 
-export function routeErrorCodes(config: FastifyContextConfig, takesInput: boolean): ErrorCode[] {
+export function routeErrorCodes(
+  config: FastifyContextConfig,
+  takesInput: boolean,
+  takesBody = false,
+): ErrorCode[] {
   const codes = new Set<ErrorCode>([...EVERY_ROUTE, ...(config.errors ?? [])]);
   if (takesInput) for (const code of WITH_INPUT) codes.add(code);
+  if (takesBody) for (const code of WITH_BODY) codes.add(code);
   if (config.access === 'api') for (const code of API_KEY) codes.add(code);
   if (config.access === 'admin') for (const code of ADMIN) codes.add(code);
   if (config.scope) codes.add('scope_missing');

@@ -116,27 +116,63 @@ export function heatMap(container, cells, size = 6) {
   return mount(container, root);
 }
 
-/** Two sets of bars side by side: home and away goal counts 0 to 6+. */
-export function goalDistributions(container, distributions) {
-  const items = [];
-  for (let goals = 0; goals <= 6; goals += 1) {
-    const tail = (side) =>
-      goals === 6 ? distributions[side].slice(6).reduce((a, b) => a + b, 0) : distributions[side][goals];
-    items.push({
-      label: `${goals}${goals === 6 ? '+' : ''}H`,
-      value: tail('home'),
-      color: HOME,
-      text: percent(tail('home')).replace('.0%', '%'),
+/** A short percentage for a narrow bar: whole percents from 9.5%, one decimal below, nothing under 0.5%. */
+const shortPercent = (p) =>
+  p < 0.005 ? '' : p >= 0.095 ? `${Math.round(p * 100)}%` : `${(p * 100).toFixed(1)}%`;
+
+/**
+ * Home and away goal counts 0 to 6+ as pairs of bars, one group per count with its label under the pair
+ * and each bar's percentage above it; a legend names the sides. Sized so that no label is clipped by the
+ * chart's edge or meets another (the browser test measures them).
+ */
+export function goalDistributions(container, distributions, teams = { home: 'Home', away: 'Away' }) {
+  const width = 420;
+  const height = 210;
+  const groups = 7;
+  const pad = 10;
+  const group = (width - 2 * pad) / groups;
+  const bar = group * 0.38;
+  const base = 180;
+  const root = svg(width, height, 'Goals of each side');
+  const tail = (side, goals) =>
+    goals === 6 ? distributions[side].slice(6).reduce((a, b) => a + b, 0) : distributions[side][goals];
+  const values = [];
+  for (let goals = 0; goals < groups; goals += 1) values.push(tail('home', goals), tail('away', goals));
+  const top = Math.max(...values, 0.0001);
+  for (let goals = 0; goals < groups; goals += 1) {
+    const x0 = pad + goals * group;
+    [
+      ['home', HOME, x0 + group * 0.1],
+      ['away', AWAY, x0 + group * 0.52],
+    ].forEach(([side, color, x]) => {
+      const p = tail(side, goals);
+      const h = (p / top) * 130;
+      add(root, 'rect', { x, y: base - h, width: bar, height: Math.max(h, 0.5), fill: color });
+      add(
+        root,
+        'text',
+        { x: x + bar / 2, y: base - h - 4, 'text-anchor': 'middle', 'font-size': 10 },
+        shortPercent(p),
+      );
     });
-    items.push({ label: `${goals}${goals === 6 ? '+' : ''}A`, value: tail('away'), color: AWAY, text: '' });
+    add(
+      root,
+      'text',
+      { x: x0 + group / 2, y: base + 16, 'text-anchor': 'middle', 'font-size': 12 },
+      goals === 6 ? '6+' : String(goals),
+    );
   }
-  return bars(container, items, 'Goals of each side');
+  add(root, 'rect', { x: width - 190, y: 6, width: 10, height: 10, fill: HOME });
+  add(root, 'text', { x: width - 176, y: 15, 'font-size': 11 }, teams.home);
+  add(root, 'rect', { x: width - 95, y: 6, width: 10, height: 10, fill: AWAY });
+  add(root, 'text', { x: width - 81, y: 15, 'font-size': 11 }, teams.away);
+  return mount(container, root);
 }
 
 /** Lines over the match's steps; `series` = [{ name, values, color }]. */
 export function lines(container, labels, series, label) {
   const width = 420;
-  const height = 220;
+  const height = 236; // the minute labels, then the legend in its own row below them
   const root = svg(width, height, label);
   const top = Math.max(...series.flatMap((line) => line.values), 0.0001);
   const x = (index) => 30 + (index / (labels.length - 1)) * (width - 40);
@@ -153,7 +189,7 @@ export function lines(container, labels, series, label) {
       .map((value, index) => `${x(index).toFixed(1)},${y(value).toFixed(1)}`)
       .join(' ');
     add(root, 'polyline', { points, fill: 'none', stroke: line.color, 'stroke-width': 2 });
-    add(root, 'text', { x: 40 + n * 120, y: height - 2, 'font-size': 12, fill: line.color }, line.name);
+    add(root, 'text', { x: 30 + n * 125, y: height - 6, 'font-size': 12, fill: line.color }, line.name);
   });
   return mount(container, root);
 }
@@ -168,7 +204,8 @@ export function scorers(container, players, teams) {
   top.forEach((player, index) => {
     const p = player.probabilities.anytime_scorer;
     const y = 8 + index * 26;
-    add(root, 'text', { x: 0, y: y + 14, 'font-size': 12 }, `${player.name} (${teams[player.team]})`);
+    const name = player.name.length > 22 ? `${player.name.slice(0, 21)}…` : player.name;
+    add(root, 'text', { x: 3, y: y + 14, 'font-size': 12 }, `${name} (${teams[player.team]})`);
     add(root, 'rect', {
       x: 200,
       y,
@@ -176,7 +213,19 @@ export function scorers(container, players, teams) {
       height: 18,
       fill: player.team === 'home' ? HOME : AWAY,
     });
-    add(root, 'text', { x: 205 + p * 200, y: y + 14, 'font-size': 12 }, percent(p));
+    // Beside the bar, or inside its end when the bar reaches the edge.
+    const inside = p > 0.8;
+    add(
+      root,
+      'text',
+      {
+        x: inside ? 195 + p * 200 : 205 + p * 200,
+        y: y + 14,
+        'font-size': 12,
+        ...(inside ? { 'text-anchor': 'end', fill: '#fff' } : {}),
+      },
+      percent(p),
+    );
   });
   return mount(container, root);
 }

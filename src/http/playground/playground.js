@@ -1,9 +1,23 @@
 // The playground (docs/api.md §4.9): paste a key, pick a fixture on sale, quote, run a simulation, follow
-// its job with a progress bar, then draw its charts (charts.js). Calls the API of this same service.
+// its job with a progress bar, then draw its charts (charts.js) and list every market with its fair price
+// (markets.js). A run can be downloaded (JSON, CSV), shared as `/playground?simulation=sim_…` (read back
+// through GET /v1/simulations/{id}) and compared side by side with another run of this tab, e.g. the
+// predicted lineups against a custom XI. Calls the API of this same service.
 import { goalDistributions, heatMap, lines, matchPath, outcomeBars, scorers } from './charts.js';
+import {
+  formatOdds,
+  formatPercent,
+  MARKET_COLUMNS,
+  marketCsvRows,
+  marketRows,
+  PLAYER_COLUMNS,
+  playerRows,
+  toCsv,
+} from './markets.js';
 
 const $ = (id) => document.getElementById(id);
-const state = { squads: null };
+/** `runs`: every simulation drawn in this tab, newest last, for the comparison; `current`: the one shown. */
+const state = { squads: null, runs: [], current: null };
 
 function showError(error) {
   const box = $('error');
@@ -64,6 +78,7 @@ async function loadFixtures() {
   select.disabled = body.data.length === 0;
   state.squads = null;
   $('lineups').replaceChildren();
+  $('lineups-from-run').hidden = true;
 }
 
 function fixtureId() {
@@ -90,7 +105,7 @@ async function run(event) {
   try {
     const started = await api('POST', '/v1/simulations', { ...requestBody(), wait_seconds: 0 });
     const simulation = started.body.object === 'simulation' ? started.body : await follow(started.body);
-    draw(simulation);
+    show(simulation);
   } finally {
     $('run').disabled = false;
     $('progress-box').hidden = true;
@@ -119,14 +134,35 @@ function cumulative(values) {
   });
 }
 
+/** A run's one-line description: teams, lineup sources, draws. */
+function runLabel(delivered) {
+  const doc = delivered.simulation;
+  const sources = doc.basis.lineup_sources ?? { home: doc.basis.lineups, away: doc.basis.lineups };
+  return `${doc.fixture.home.short_name}–${doc.fixture.away.short_name}, lineups ${sources.home}/${sources.away}, ${doc.basis.draws} draws (${delivered.id})`;
+}
+
+function show(delivered) {
+  state.current = delivered;
+  if (!state.runs.some((run) => run.id === delivered.id)) state.runs.push(delivered);
+  draw(delivered);
+  renderMarkets(delivered.simulation);
+  const share = new URL('/playground', location.href);
+  share.searchParams.set('simulation', delivered.id);
+  history.replaceState(null, '', share.pathname + share.search);
+  $('share-link').href = share.href;
+  $('share-link').textContent = share.href;
+  $('exports').hidden = false;
+  refreshComparison(true);
+}
+
 function draw(delivered) {
   const doc = delivered.simulation;
   const teams = { home: doc.fixture.home.short_name, away: doc.fixture.away.short_name };
   $('summary').textContent =
-    `${doc.fixture.home.name} – ${doc.fixture.away.name}: ${doc.basis.draws} draws, expected goals ${doc.goals.expected.home.toFixed(2)} – ${doc.goals.expected.away.toFixed(2)}; ${delivered.credits_charged} credits charged.`;
+    `${doc.fixture.home.name} – ${doc.fixture.away.name}: ${doc.basis.draws} draws, lineups ${doc.basis.lineups}, expected goals ${doc.goals.expected.home.toFixed(2)} – ${doc.goals.expected.away.toFixed(2)}; ${delivered.credits_charged} credits charged.`;
   outcomeBars($('chart-1x2'), doc.result);
   heatMap($('chart-grid'), doc.goals.score_grid.cells);
-  goalDistributions($('chart-goals'), doc.goals.distributions);
+  goalDistributions($('chart-goals'), doc.goals.distributions, teams);
   const labels = doc.timeline.minute_label;
   const states = doc.timeline.score_state;
   lines(
@@ -165,10 +201,171 @@ function drawSample(doc, teams) {
   );
 }
 
+const teamsOf = (doc) => ({ home: doc.fixture.home.short_name, away: doc.fixture.away.short_name });
+
+/** Every market of the document in one table per market, each selection with its fair decimal odds. */
+function renderMarkets(doc) {
+  const groups = new Map();
+  for (const item of marketRows(doc, teamsOf(doc))) {
+    if (!groups.has(item.market)) groups.set(item.market, []);
+    groups.get(item.market).push(item);
+  }
+  $('markets').replaceChildren(
+    ...[...groups].map(([market, rows]) => {
+      const withPush = rows.some((item) => item.push !== null);
+      const head = ['Selection', 'Probability', ...(withPush ? ['Push'] : []), 'Fair odds'];
+      const body = rows.map((item) => [
+        item.selection,
+        formatPercent(item.probability),
+        ...(withPush ? [formatPercent(item.push)] : []),
+        formatOdds(item.odds),
+      ]);
+      return table(market, head, body);
+    }),
+  );
+}
+
+function table(caption, head, body) {
+  const node = document.createElement('table');
+  node.createCaption().textContent = caption;
+  const headRow = node.createTHead().insertRow();
+  for (const text of head) {
+    const cell = document.createElement('th');
+    cell.scope = 'col';
+    cell.textContent = text;
+    headRow.append(cell);
+  }
+  const tbody = node.createTBody();
+  for (const values of body) {
+    const line = tbody.insertRow();
+    for (const text of values) line.insertCell().textContent = text;
+  }
+  return node;
+}
+
+function download(name, type, text) {
+  const link = document.createElement('a');
+  link.href = URL.createObjectURL(new Blob([text], { type }));
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+}
+
+function exportRun(kind) {
+  const delivered = state.current;
+  if (!delivered) return;
+  const doc = delivered.simulation;
+  if (kind === 'json') {
+    download(`${delivered.id}.json`, 'application/json', `${JSON.stringify(delivered, null, 2)}\n`);
+  } else if (kind === 'markets') {
+    const rows = marketCsvRows(marketRows(doc, teamsOf(doc)));
+    download(`${delivered.id}-markets.csv`, 'text/csv', toCsv(MARKET_COLUMNS, rows));
+  } else {
+    download(`${delivered.id}-players.csv`, 'text/csv', toCsv(PLAYER_COLUMNS, playerRows(doc)));
+  }
+}
+
+/** The two runs chosen side by side: every market row, both probabilities and fair odds, the difference. */
+function refreshComparison(newRun = false) {
+  const pickers = [$('compare-a'), $('compare-b')];
+  // A new run is compared with the one before it; otherwise the reader's choice stays.
+  const chosen = newRun ? ['', ''] : pickers.map((picker) => picker.value);
+  for (const picker of pickers) {
+    picker.replaceChildren(...state.runs.map((run) => new Option(runLabel(run), run.id)));
+  }
+  const count = state.runs.length;
+  pickers[0].value = chosen[0] || state.runs[Math.max(0, count - 2)]?.id || '';
+  pickers[1].value = chosen[1] || state.runs[count - 1]?.id || '';
+  const [a, b] = pickers.map((picker) => state.runs.find((run) => run.id === picker.value));
+  $('comparison').replaceChildren();
+  if (!a || !b || a === b) {
+    $('compare-note').textContent = 'Run a second simulation (e.g. with a custom XI) to compare two runs.';
+    return;
+  }
+  $('compare-note').textContent = '';
+  const rowsB = new Map(
+    marketRows(b.simulation, teamsOf(b.simulation)).map((item) => [`${item.market}|${item.selection}`, item]),
+  );
+  const body = [
+    ['Expected goals', 'Home', a.simulation.goals.expected.home, b.simulation.goals.expected.home],
+    ['Expected goals', 'Away', a.simulation.goals.expected.away, b.simulation.goals.expected.away],
+  ].map(([market, selection, x, y]) => [
+    market,
+    selection,
+    x.toFixed(2),
+    '',
+    y.toFixed(2),
+    '',
+    (y - x).toFixed(2),
+  ]);
+  for (const item of marketRows(a.simulation, teamsOf(a.simulation))) {
+    const other = rowsB.get(`${item.market}|${item.selection}`) ?? scoreFromGrid(b.simulation, item);
+    if (!other) continue;
+    body.push([
+      item.market,
+      item.selection,
+      formatPercent(item.probability),
+      formatOdds(item.odds),
+      formatPercent(other.probability),
+      formatOdds(other.odds),
+      `${((other.probability - item.probability) * 100).toFixed(1)} pp`,
+    ]);
+  }
+  const head = ['Market', 'Selection', 'A', 'A odds', 'B', 'B odds', 'B − A'];
+  $('comparison').append(table(`A: ${runLabel(a)} · B: ${runLabel(b)}`, head, body));
+}
+
+/** A correct score outside a run's 20 likeliest, read from its score grid instead. */
+function scoreFromGrid(doc, item) {
+  const score = item.market === 'Correct score' ? /^(\d+)-(\d+)$/.exec(item.selection) : null;
+  if (!score) return null;
+  const probability = doc.goals.score_grid.cells[Number(score[1])]?.[Number(score[2])] ?? 0;
+  return { probability, odds: probability > 0 ? 1 / probability : null };
+}
+
+/** `/playground?simulation=sim_…`: that run, read again (free) through GET /v1/simulations/{id}. */
+async function loadShared() {
+  const id = new URL(location.href).searchParams.get('simulation');
+  if (!id) return;
+  if (!$('key').value.trim()) {
+    $('summary').textContent = `Paste the key that ran ${id}, then press "Load shared run".`;
+    $('load-shared').hidden = false;
+    return;
+  }
+  const { body } = await api('GET', `/v1/simulations/${encodeURIComponent(id)}`);
+  $('load-shared').hidden = true;
+  show(body);
+}
+
+/** The custom-lineup editor starts from the XI and formation the shown run used. */
+function lineupsFromRun() {
+  const doc = state.current?.simulation;
+  if (!doc || !state.squads) return;
+  for (const side of ['home', 'away']) {
+    const lineup = doc.lineups?.[side];
+    if (!lineup) continue;
+    const xi = new Set(lineup.xi.map((player) => String(player.player_id)));
+    for (const input of document.querySelectorAll(`input[id^="xi-${side}-"]`))
+      input.checked = xi.has(input.value);
+    const formation = $(`formation-${side}`);
+    if ([...formation.options].some((option) => option.value === lineup.formation))
+      formation.value = lineup.formation;
+    countPicked(side);
+  }
+}
+
+function countPicked(side) {
+  const picked = document.querySelectorAll(`input[id^="xi-${side}-"]:checked`).length;
+  $(`picked-${side}`).textContent = `${picked} of 11 picked`;
+}
+
 async function loadSquads() {
   const { body } = await api('GET', `/v1/fixtures/${fixtureId()}/squads`);
   state.squads = body;
   $('lineups').replaceChildren(sideEditor('home', body), sideEditor('away', body));
+  $('lineups-from-run').hidden = false;
 }
 
 function sideEditor(side, squads) {
@@ -191,11 +388,17 @@ function sideEditor(side, squads) {
       ),
     );
   }
+  players.addEventListener('change', () => countPicked(side));
+  const picked = document.createElement('p');
+  picked.id = `picked-${side}`;
+  picked.className = 'picked';
+  picked.setAttribute('aria-live', 'polite');
+  picked.textContent = '0 of 11 picked';
   const error = document.createElement('p');
   error.className = 'field-error';
   error.dataset.param = `lineups.${side}`;
   error.setAttribute('role', 'status');
-  set.append(legend, enable, formation, players, error);
+  set.append(legend, enable, formation, picked, players, error);
   return set;
 }
 
@@ -232,8 +435,15 @@ $('load-fixtures').addEventListener('click', guarded(loadFixtures));
 $('quote').addEventListener('click', guarded(quote));
 $('setup').addEventListener('submit', guarded(run));
 $('load-squads').addEventListener('click', guarded(loadSquads));
+$('lineups-from-run').addEventListener('click', lineupsFromRun);
+$('load-shared').addEventListener('click', guarded(loadShared));
+for (const kind of ['json', 'markets', 'players'])
+  $(`export-${kind}`).addEventListener('click', () => exportRun(kind));
+for (const id of ['compare-a', 'compare-b']) $(id).addEventListener('change', () => refreshComparison());
+guarded(loadShared)();
 $('fixture').addEventListener('change', () => {
   $('fixture-id').value = '';
   state.squads = null;
   $('lineups').replaceChildren();
+  $('lineups-from-run').hidden = true;
 });

@@ -46,6 +46,17 @@ export function registerDocsRoutes(app: App, deps: AppDeps, routes: DocumentedRo
   });
 }
 
+/**
+ * The authentication box's header holds "Authentication", its "Required" mark and the scheme picker
+ * ("Selected Auth Type: ApiKeyAuth"), which takes the full width and covered "Required" in the
+ * reference's right-hand column. Let the header wrap so that the picker goes to its own line.
+ */
+const AUTH_BOX_CSS = `
+.rounded-t-xl:has(.group\\/combobox-button) { flex-wrap: wrap; }
+.rounded-t-xl:has(.group\\/combobox-button) > button { flex: 1 0 auto; max-height: none; }
+.rounded-t-xl:has(.group\\/combobox-button) > div { padding: 0 0.5rem 0.25rem; }
+`;
+
 /** A Scalar reference page of one document; everything it loads comes from this service. */
 function registerReference(app: App, routePrefix: `/${string}`, documentUrl: string, pageTitle: string) {
   app.register(scalar, {
@@ -58,6 +69,11 @@ function registerReference(app: App, routePrefix: `/${string}`, documentUrl: str
       hideDarkModeToggle: true,
       showDeveloperTools: 'never',
       telemetry: false,
+      // "Ask AI" and "Generate MCP" call Scalar's hosted services, which this self-contained page never
+      // reaches: without these the buttons would lead nowhere.
+      agent: { disabled: true },
+      mcp: { disabled: true },
+      customCss: AUTH_BOX_CSS,
     },
   });
 }

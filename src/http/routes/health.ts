@@ -18,6 +18,7 @@ const readinessSchema = z.object({
   database: z.enum(['ok', 'unavailable']),
   migrations: z.enum(['current', 'pending', 'unknown']),
   engine: z.enum(['ready', 'starting', 'unavailable', 'not_run']),
+  limits: z.enum(['in_process', 'shared', 'process_fallback']),
   draining: z.boolean(),
 });
 

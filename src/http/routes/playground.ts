@@ -1,6 +1,6 @@
-// GET /playground and its static files (src/http/playground/: HTML, CSS and two ES modules whose charts are
-// SVG drawn by our own code; nothing is loaded from elsewhere). `npm run build` copies the folder beside
-// the compiled routes (scripts/copy-shaders.mjs). The page calls this service's API with the key pasted in.
+// GET /playground and its static files (src/http/playground/: HTML, CSS and ES modules: charts.js draws SVG
+// by our own code, markets.js makes the markets' rows, fair prices and CSV; nothing is loaded from
+// elsewhere). `npm run build` copies the folder beside the compiled routes (scripts/copy-shaders.mjs). The page calls this service's API with the key pasted in.
 import { readFileSync } from 'node:fs';
 import type { App } from '../app-types.js';
 
@@ -9,6 +9,7 @@ const FILES: Record<string, string> = {
   'playground.css': 'text/css; charset=utf-8',
   'playground.js': 'text/javascript; charset=utf-8',
   'charts.js': 'text/javascript; charset=utf-8',
+  'markets.js': 'text/javascript; charset=utf-8',
 };
 
 const folder = new URL('../playground/', import.meta.url);

@@ -12,12 +12,14 @@ import {
   batchParamsSchema,
   batchResultLineSchema,
   batchSchema,
+  includeQuerySchema,
   jobListQuerySchema,
   jobListSchema,
   LIST_DEFAULT_LIMIT,
   simulationParamsSchema,
-  simulationSchema,
+  simulationReadSchema,
 } from '../schemas/simulations.js';
+import { includedSections } from '../views/document-sections.js';
 import {
   batchListView,
   batchResultLineText,
@@ -39,11 +41,12 @@ export function registerSimulationReadRoutes(app: App, deps: AppDeps) {
 async function* ndjsonLines(
   pages: AsyncIterable<BatchResultItem[]>,
   context: { requestId: string; docsUrl: string },
+  include: ReadonlySet<string> | null,
 ): AsyncGenerator<string> {
   for await (const page of pages) {
     let chunk = '';
     for (const item of page) {
-      chunk += `${batchResultLineText(item, context)}\n`;
+      chunk += `${batchResultLineText(item, context, include)}\n`;
     }
     yield chunk;
   }
@@ -61,6 +64,7 @@ function registerResultsStream(app: App, deps: AppDeps) {
         description:
           'One line per item in submission order. A finished item is delivered and settled exactly as at its result path (charged once; later reads are free; reservation_expired once its hold ended). Repeatable; counts as one request against simulations_rpm.',
         params: batchParamsSchema,
+        querystring: includeQuerySchema,
         response: {
           200: {
             description: 'application/x-ndjson: one simulation_batch_result object per line.',
@@ -75,7 +79,8 @@ function registerResultsStream(app: App, deps: AppDeps) {
         callContext(request, null),
         request.params.batch_id,
       );
-      const lines = ndjsonLines(pages, { requestId: request.id, docsUrl: deps.config.docsUrl });
+      const context = { requestId: request.id, docsUrl: deps.config.docsUrl };
+      const lines = ndjsonLines(pages, context, includedSections(request.query.include));
       // Each line went through its schema above; the type provider types send() for a JSON body only.
       const body = Readable.from(lines) as never;
       return reply.code(200).type('application/x-ndjson; charset=utf-8').send(body);
@@ -120,7 +125,8 @@ function registerRetrieve(app: App, deps: AppDeps) {
         summary: 'A delivered simulation again, by its id',
         description: 'The same delivery as its first answer, with credits_charged 0.',
         params: simulationParamsSchema,
-        response: { 200: simulationSchema },
+        querystring: includeQuerySchema,
+        response: { 200: simulationReadSchema },
       },
     },
     async (request, reply) => {
@@ -128,7 +134,8 @@ function registerRetrieve(app: App, deps: AppDeps) {
         callContext(request, null),
         request.params.simulation_id,
       );
-      return sendDocumentBody(request, reply, simulationWire(delivered));
+      const include = includedSections(request.query.include);
+      return sendDocumentBody(request, reply, simulationWire(delivered, include));
     },
   );
 }

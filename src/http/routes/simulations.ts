@@ -18,8 +18,10 @@ import {
   quoteSchema,
   resultQuerySchema,
   simulationBodySchema,
+  simulationReadSchema,
   simulationSchema,
 } from '../schemas/simulations.js';
+import { includedSections } from '../views/document-sections.js';
 import {
   batchRejectionView,
   batchStatusView,
@@ -282,7 +284,7 @@ function registerResultPath(app: App, routing: SimulationRouting) {
           'queued or running: 202 with progress; succeeded: settles the hold and answers 200 with the simulation; delivered: the same delivery again with credits_charged 0; failed: 500 simulation_failed; hold ended: 409 reservation_expired.',
         params: jobParamsSchema,
         querystring: resultQuerySchema,
-        response: { 200: simulationSchema, 202: jobSchema },
+        response: { 200: simulationReadSchema, 202: jobSchema },
       },
     },
     async (request, reply) => {
@@ -292,7 +294,7 @@ function registerResultPath(app: App, routing: SimulationRouting) {
         .catch((error: unknown) => {
           throw withResultUrl(error);
         });
-      const view = jobOutcomeView(outcome);
+      const view = jobOutcomeView(outcome, includedSections(request.query.include));
       if (view.status === 200) return sendDocumentBody(request, reply.code(200), view.wire);
       return reply.code(202).headers(pendingHeaders(view.body)).send(view.body);
     },

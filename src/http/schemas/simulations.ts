@@ -7,6 +7,7 @@ import type { LineupsRequest } from '../../fixtures/lineups.js';
 import { BATCH_STATUSES } from '../../jobs/batch-store.js';
 import { JOB_STATUSES } from '../../jobs/types.js';
 import { DEFAULT_DRAWS, DEFAULT_WAIT_SECONDS } from '../../simulations/types.js';
+import { DOCUMENT_SECTIONS, isSectionList } from '../views/document-sections.js';
 import { freshnessSchema, priceSchema } from './common.js';
 import { boundedText, int4Id, int4IdOrDigits, isoDay, opaqueId } from './primitives.js';
 import { named, openEnum } from './registry.js';
@@ -184,6 +185,21 @@ export const simulationSchema = z
   })
   .describe('A delivered simulation (docs/api.md §2.3; the document of docs/decisions.md §11).');
 
+/** The document cut by `include` (docs/api.md §2.3): `schema` and the sections asked for, in its order. */
+const simulationSectionsSchema = simulationDocumentSchema
+  .partial()
+  .required({ schema: true })
+  .describe(
+    'The simulation document with only the sections named by the `include` query parameter (and `schema`), in the same order.',
+  );
+
+/** A delivered simulation as the reads that take `include` answer it: the whole document, or some sections. */
+export const simulationReadSchema = simulationSchema
+  .extend({ simulation: z.union([simulationDocumentSchema, simulationSectionsSchema]) })
+  .describe(
+    'A delivered simulation (docs/api.md §2.3); with `include`, `simulation` holds only the sections asked for.',
+  );
+
 export const quoteSchema = z
   .object({
     object: z.literal('simulation_quote'),
@@ -321,9 +337,11 @@ export const batchResultLineSchema = z
     fixture: z.number().int().nullable(),
     job_id: z.string().nullable(),
     status: itemStatusSchema,
-    simulation: simulationSchema
+    simulation: simulationReadSchema
       .optional()
-      .describe('For every delivered item: the delivery, as the result path gives it.'),
+      .describe(
+        'For every delivered item: the delivery, as the result path gives it (with `include`, only those sections).',
+      ),
     error: itemErrorSchema.optional(),
   })
   .describe('One line of the results stream per batch item, in submission order.')
@@ -347,8 +365,22 @@ export const batchResultLineSchema = z
     ],
   });
 
+/** `include`: the document's sections to send (src/http/views/document-sections.ts); default all. */
+const includeQuery = z
+  .string()
+  .max(400)
+  .refine(isSectionList, {
+    message: `include: a comma-separated list of the document's sections: ${DOCUMENT_SECTIONS.join(', ')}`,
+  })
+  .optional()
+  .meta({
+    description: `Only these sections of the simulation document, comma-separated, in the document's order whatever the order asked (\`schema\` is always sent): ${DOCUMENT_SECTIONS.join(', ')}. Default: every section. The sections left out are absent from \`simulation\`; delivery and charge are the same.`,
+    example: 'result,goals,markets',
+  });
+export const includeQuerySchema = z.strictObject({ include: includeQuery });
+
 export const jobParamsSchema = z.object({ job_id: opaqueId });
-export const resultQuerySchema = z.strictObject({ reservation_id: opaqueId });
+export const resultQuerySchema = z.strictObject({ reservation_id: opaqueId, include: includeQuery });
 export const batchParamsSchema = z.object({ batch_id: opaqueId });
 export const simulationParamsSchema = z.object({ simulation_id: opaqueId });
 
@@ -360,6 +392,8 @@ named('BatchRequest', batchBodySchema);
 named('SimulationJob', jobSchema);
 named('SimulationDocument', simulationDocumentSchema);
 named('Simulation', simulationSchema);
+named('SimulationDocumentSections', simulationSectionsSchema);
+named('SimulationRead', simulationReadSchema);
 named('Quote', quoteSchema);
 named('BatchItem', batchItemSchema);
 named('Batch', batchSchema);

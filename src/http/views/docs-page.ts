@@ -71,7 +71,7 @@ export function renderDocsPage(document: DocumentLike, docsUrl: string): string 
 (OpenAPI 3.1; operators: <a href="/admin/openapi.json">/admin/openapi.json</a>); a typed TypeScript client is in
 <code>clients/typescript</code> of the repository.</p>
 <h2 id="endpoints">Endpoints</h2><ul>${renderOperations(document)}</ul>
-<h2 id="tour">curl tour</h2><p>Set <code>MATCHSIM_KEY</code> to an API key first.</p>${tour}
+<h2 id="tour">curl tour</h2><p>Set <code>MATCHSIM_KEY</code> to an API key first (the demo's live key after a first <code>npm start</code>), then paste the steps in order into one shell: later steps use the variables earlier ones set.</p>${tour}
 <h2 id="errors">Error codes</h2>
 <p>Errors answer <code>{"error": {type, code, message, fix, param, doc_url, request_id, retry, credit_effect, recovery}}</code>.
 Every 429 carries <code>Retry-After</code>. The list can gain codes: tolerate unknown ones.</p>

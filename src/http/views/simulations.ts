@@ -17,6 +17,7 @@ import type { RunPayload } from '../../simulations/run-payload.js';
 import { BatchRejectedError, type BatchSubmission } from '../../simulations/submit-batch.js';
 import { batchResultLineSchema, simulationSchema } from '../schemas/simulations.js';
 import { type SplicedJson, serializeWithJsonField } from '../serialize.js';
+import { selectSections } from './document-sections.js';
 
 function resultUrl(jobId: string, reservationId: string): string {
   return `/v1/simulations/jobs/${jobId}?reservation_id=${reservationId}`;
@@ -115,19 +116,23 @@ function simulationEnvelopeView({ job, delivery, replayed }: DeliveredSimulation
  * A delivery as the wire carries it (the Simulation schema): its fields through the schema, then the
  * result's stored document text as it is (results keep it serialised, src/results/result-store.ts).
  */
-export function simulationWire(delivered: DeliveredSimulation): SplicedJson {
+/** `include`: the document's sections to send (document-sections.ts); null or absent: every one. */
+export function simulationWire(
+  delivered: DeliveredSimulation,
+  include: ReadonlySet<string> | null = null,
+): SplicedJson {
   return serializeWithJsonField(
     simulationSchema,
     'simulation',
     simulationEnvelopeView(delivered),
-    delivered.result.documentJson,
+    selectSections(delivered.result.documentJson, include),
   );
 }
 
 /** 200 with the delivered simulation (serialised), or 202 with the job still pending. */
-export function jobOutcomeView(outcome: JobOutcome) {
+export function jobOutcomeView(outcome: JobOutcome, include: ReadonlySet<string> | null = null) {
   return outcome.kind === 'delivered'
-    ? { status: 200 as const, wire: simulationWire(outcome.delivered) }
+    ? { status: 200 as const, wire: simulationWire(outcome.delivered, include) }
     : { status: 202 as const, body: jobView(outcome.job, outcome.retryAfterSeconds) };
 }
 
@@ -316,9 +321,13 @@ export function batchListView(page: Page<{ batch: Batch; summary: BatchSummary }
 }
 
 /** One line of the results stream (docs/api.md §4.10), serialised; a delivered item's document spliced in. */
-export function batchResultLineText(item: BatchResultItem, context: ViewContext): string {
+export function batchResultLineText(
+  item: BatchResultItem,
+  context: ViewContext,
+  include: ReadonlySet<string> | null = null,
+): string {
   if (item.kind === 'delivered') {
-    const simulation = simulationWire(item.delivered).text;
+    const simulation = simulationWire(item.delivered, include).text;
     return serializeWithJsonField(
       batchResultLineSchema,
       'simulation',

@@ -1,0 +1,149 @@
+// gpu-check's steps through the service's own GPU engine (gpu/engine.ts: worker thread, packing,
+// watchdog, CPU fallback): one million-draw job and a batch of 1,000 fixtures x 100,000 draws, each
+// beside the CPU engine on all the host's cores on the same work. A job the engine ran on the CPU is
+// reported as such and never counted as GPU speed.
+import type { CpuEngine } from '../../../fallback/cpu-engine.js';
+import { type BatchJob, type GpuEngine, type GpuEngineRun, runsEngine } from '../../../gpu/engine.js';
+import { compileFixture } from '../../engine/compile.js';
+import type { CompiledFixture } from '../../engine/contract/layout.js';
+import { defaultModelParams } from '../../engine/contract/model-params.js';
+import { differingWords } from '../../engine/parity-cases.js';
+import { plausibleFixture } from '../../engine/plausible-teams.js';
+import type { CheckReport } from './report.js';
+
+export const BATCH_FIXTURES = 1_000;
+const BATCH_DRAWS = 100_000;
+/** The CPU reference of the batch runs its first jobs up to this many draws (reported as a rate). */
+const CPU_BATCH_REFERENCE_DRAWS = 4_000_000;
+
+export interface EngineContext {
+  report: CheckReport;
+  gpu: GpuEngine;
+  cpu: CpuEngine;
+  scale: number;
+  batchFixtures: number;
+  inTime(): boolean;
+}
+
+export function batchFixtures(count: number): CompiledFixture[] {
+  return Array.from({ length: count }, (_, index) =>
+    compileFixture(
+      plausibleFixture(
+        index + 1,
+        { teamId: 2 * index + 1, attack: ((index % 7) - 3) * 0.08, defence: ((index % 5) - 2) * 0.06 },
+        { teamId: 2 * index + 2, attack: ((index % 3) - 1) * 0.1, defence: ((index % 4) - 1.5) * 0.05 },
+      ),
+      defaultModelParams,
+    ),
+  );
+}
+
+/** How a set of engine runs went: which engine ran them, and GPU figures only when the GPU ran all. */
+export function summarizeRuns(runs: readonly GpuEngineRun[], wallMs: number) {
+  const ran = runsEngine(runs);
+  return {
+    engine: ran.label,
+    jobs: ran.jobs,
+    jobs_on_cpu: ran.jobsOnCpu,
+    wall_ms: Math.round(wallMs),
+    wall_ms_per_job: Math.round((wallMs / runs.length) * 100) / 100,
+    gpu_ms: ran.gpuMs === null ? null : Math.round(ran.gpuMs * 1000) / 1000,
+    timing: ran.timing,
+  };
+}
+
+async function cpuReference(cpu: CpuEngine, jobs: readonly BatchJob[], limit: number) {
+  const measured: BatchJob[] = [];
+  let draws = 0;
+  for (const job of jobs) {
+    if (measured.length > 0 && draws + job.draws > limit) break;
+    measured.push(job);
+    draws += job.draws;
+  }
+  const started = performance.now();
+  const runs = await Promise.all(measured.map((job) => cpu.run(job.compiled, job)));
+  const ms = performance.now() - started;
+  return { runs, jobs: measured.length, draws, ms, rate: Math.round((draws / ms) * 1000) };
+}
+
+/** Runs the jobs on the GPU engine and the CPU engine (a part, for big batches) and reports both. */
+async function engineCase(context: EngineContext, work: string, jobs: BatchJob[], cpuLimit: number) {
+  const { report, gpu, cpu } = context;
+  const draws = jobs.reduce((sum, job) => sum + job.draws, 0);
+  const before = gpu.state();
+  const started = performance.now();
+  const runs = await gpu.runBatch(jobs);
+  const summary = summarizeRuns(runs, performance.now() - started);
+  const after = gpu.state();
+  const reference = context.inTime() ? await cpuReference(cpu, jobs, cpuLimit) : null;
+  const differing = reference
+    ? differingWords(
+        reference.runs.map((_, index) => runs[index]!.counts),
+        reference.runs.map((run) => run.counts),
+      )
+    : null;
+  report.emit({
+    record: 'engine',
+    work,
+    draws,
+    ...summary,
+    draws_per_s_wall: summary.engine === 'gpu' ? Math.round((draws / summary.wall_ms) * 1000) : null,
+    draws_per_s_gpu_time: summary.gpu_ms ? Math.round((draws / summary.gpu_ms) * 1000) : null,
+    dispatches: after.dispatches - before.dispatches,
+    watchdog_firings: after.watchdogFirings - before.watchdogFirings,
+    reason: after.reason,
+    cpu_engine: reference
+      ? {
+          threads: cpu.threads,
+          jobs: reference.jobs,
+          draws: reference.draws,
+          ms: Math.round(reference.ms),
+          draws_per_s: reference.rate,
+        }
+      : 'skipped: deadline',
+    identical_to_cpu: differing === null ? null : differing === 0,
+  });
+  if (differing)
+    report.problem('parityMismatch', `${work}: the GPU engine's counts differ from the CPU engine's`);
+  if (summary.jobs_on_cpu > 0) {
+    report.problem(
+      'ranOnCpu',
+      `${work}: ${summary.jobs_on_cpu} of ${runs.length} jobs ran on the CPU (${after.reason ?? 'no reason given'})`,
+    );
+  }
+}
+
+export async function engineSteps(context: EngineContext): Promise<void> {
+  const single = Math.max(1, Math.round(1_000_000 / context.scale));
+  const perFixture = Math.max(1, Math.round(BATCH_DRAWS / context.scale));
+  const compileStarted = performance.now();
+  const count = context.batchFixtures;
+  const fixtures = batchFixtures(count);
+  context.report.emit({
+    record: 'compile',
+    fixtures: count,
+    ms: Math.round(performance.now() - compileStarted),
+  });
+  const seed = { lo: 0xba7c4, hi: 0x1 };
+  // Warm-up: the worker's first dispatch and the JIT are not part of a figure.
+  await context.gpu.run(fixtures[0]!, { draws: Math.min(1000, single), seed });
+  if (!context.inTime()) return;
+  await engineCase(
+    context,
+    `one job of ${single} draws`,
+    [{ compiled: fixtures[0]!, draws: single, seed }],
+    single,
+  );
+  if (!context.inTime()) return;
+  const jobs = fixtures.map((compiled, index) => ({
+    compiled,
+    draws: perFixture,
+    seed: { lo: index, hi: 7 },
+  }));
+  await engineCase(
+    context,
+    `batch of ${count} fixtures x ${perFixture} draws`,
+    jobs,
+    CPU_BATCH_REFERENCE_DRAWS / context.scale,
+  );
+}

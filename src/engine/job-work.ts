@@ -1,0 +1,121 @@
+// The host's share of a job (docs/decisions.md §6, "What a job costs the host"): compiling its inputs,
+// and once the draws are counted, its sample paths, its document and the document's wire text. These are
+// pure functions of their arguments, run on the job threads (job-threads.ts, job-thread.ts) so that a
+// host with n cores does n jobs' host work at once and the event loop only moves bytes; `threads: 0`
+// runs them on the calling thread (tests).
+import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
+import { compileFixture } from './compile.js';
+import { adoptEventTables, eventTablesOf } from './contract/event-tables.js';
+import { COUNTER_WORDS, type CompiledFixture, type EngineSeed, finalizeCounters } from './contract/layout.js';
+import type { MatchInputs } from './contract/match-inputs.js';
+import type { ModelParams } from './contract/model-params.js';
+import { buildSimulationDocument, type DocumentSummary, documentSummary, SAMPLE_PATHS } from './document.js';
+import type { ModelStatus } from './model-status.js';
+
+/** What every job of a process shares: the model and what documents say of it. */
+export interface JobWorkSetting {
+  params: ModelParams;
+  modelStatus: ModelStatus;
+}
+
+/** A compiled fixture whose tables (event tables included) are on shared memory: any thread reads them. */
+export interface SharedCompiled extends CompiledFixture {
+  eventTables: Uint32Array;
+}
+
+/** A job as its host work sees it. */
+export interface HostJob {
+  /** compileKey of the inputs: a thread's compiled fixtures are found again by it. */
+  key: string;
+  inputs: MatchInputs;
+  draws: number;
+  seed: EngineSeed;
+  basis: { as_of: string; data_version: string };
+  queuedMs: number;
+}
+
+/** A run's facts as the document states them. */
+export interface RunFacts {
+  engine: 'gpu' | 'cpu';
+  backend: string;
+  runMs: number;
+}
+
+/** A finished document: its wire text (what results store and responses splice in) and its summary. */
+export interface FinishedDocument {
+  documentJson: string;
+  summary: DocumentSummary;
+}
+
+function sharedCopy(words: Uint32Array): Uint32Array {
+  const copy = new Uint32Array(new SharedArrayBuffer(words.byteLength));
+  copy.set(words);
+  return copy;
+}
+
+/** compileFixture with its tables and event tables on shared memory. */
+export function compileShared(inputs: MatchInputs, params: ModelParams): SharedCompiled {
+  const compiled = compileFixture(inputs, params);
+  const thresholds = sharedCopy(compiled.thresholds);
+  const eventTables = sharedCopy(eventTablesOf(compiled.thresholds));
+  adoptEventTables(thresholds, eventTables);
+  return { ...compiled, fixture: sharedCopy(compiled.fixture), thresholds, eventTables };
+}
+
+/** Bytes a compiled fixture holds (its caches are sized in bytes). */
+export function compiledBytes(compiled: SharedCompiled): number {
+  return compiled.fixture.byteLength + compiled.thresholds.byteLength + compiled.eventTables.byteLength;
+}
+
+/**
+ * A compiled fixture received from another thread: its event tables become the ones eventTablesOf finds
+ * for its thresholds here (they were built once, where it was compiled).
+ */
+export function adoptCompiled(compiled: SharedCompiled): SharedCompiled {
+  adoptEventTables(compiled.thresholds, compiled.eventTables);
+  return compiled;
+}
+
+/** Sample paths, document and wire text of a job whose draws were counted (`counts` finalized). */
+export function finishJob(
+  setting: JobWorkSetting,
+  job: HostJob,
+  compiled: CompiledFixture,
+  counts: Uint32Array,
+  run: RunFacts,
+): FinishedDocument {
+  const document = buildSimulationDocument({
+    inputs: job.inputs,
+    params: setting.params,
+    counts,
+    samples: recordSamplePaths(compiled, job.seed, Math.min(SAMPLE_PATHS, job.draws)),
+    draws: job.draws,
+    seed: job.seed,
+    basis: job.basis,
+    timing: {
+      engine: run.engine,
+      backend: run.backend,
+      queued_ms: job.queuedMs,
+      run_ms: Math.round(run.runMs),
+    },
+    modelStatus: setting.modelStatus,
+  });
+  // The builder writes every field in the schema's order (test/engine/document.test.ts checks that this
+  // text equals documentWireText's, which parses through the schema first at twice the cost).
+  return { documentJson: JSON.stringify(document), summary: documentSummary(document) };
+}
+
+/** A whole job on this thread: its draws, then its document. For jobs too small to share out. */
+export function runWholeJob(
+  setting: JobWorkSetting,
+  job: HostJob,
+  compiled: CompiledFixture,
+  backend: string,
+): FinishedDocument & { runMs: number } {
+  const started = performance.now();
+  const counts = new Uint32Array(COUNTER_WORDS);
+  simulateRange(compiled, job.seed, 0, job.draws, counts);
+  finalizeCounters(counts);
+  const runMs = performance.now() - started;
+  return { ...finishJob(setting, job, compiled, counts, { engine: 'cpu', backend, runMs }), runMs };
+}
