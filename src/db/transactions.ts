@@ -89,7 +89,12 @@ export function translateDatabaseError(
 export interface TransactionOptions {
   /** A caller's open transaction: the work joins it, and a retry is the caller's business. */
   tx?: TransactionSql | undefined;
-  /** The code a lost connection turns into: what the client should be told about the money. */
+  /**
+   * The code a lost connection turns into once `work` has started: what the client should be told about
+   * the money. The default, dependency_unavailable, says `not_charged`: a transaction that may charge
+   * names settlement_unknown (or its caller finds out what committed before answering, as a cache hit
+   * does: src/simulations/submit.ts), since its COMMIT may have gone through (docs/decisions.md §7).
+   */
   onConnectionLost?: ErrorCode;
   /**
    * A read-only snapshot (repeatable read): nothing can be half done, so a lost connection or a timeout

@@ -171,6 +171,11 @@ export async function sendIdempotent(
     await options.store.complete(record, { status: error.status, headers: {}, body }).catch(() => {});
     throw error;
   }
-  await options.store.complete(record, stored);
+  // The response is what happened (a delivery charged, a job created): a record that cannot be stored
+  // (the store already tried twice) must not turn it into a 503 that says nothing was charged. The key
+  // then stays in flight until its lease ends, and a retry continues with the record's job.
+  await options.store.complete(record, stored).catch((error: unknown) => {
+    request.log.warn({ err: error }, 'idempotency record not completed; answering what happened');
+  });
   return sendJson(request, reply, response);
 }

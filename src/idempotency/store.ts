@@ -6,12 +6,18 @@
 // A 429 or 5xx is never stored: a retry runs again. If the first attempt had already created a job or
 // batch (attachJob, in the transaction that created it), the record stays with that reference so the
 // retry continues with what exists (e.g. after settlement_unknown) instead of reserving again.
+//
+// Beginning, completing and releasing a record are each safe to run twice (an attempt's token finds its
+// own record again; completion and release change only a record this attempt still has in flight), so
+// each runs again after a lost connection: a request that has ended frees its key at once or leaves
+// its answer to replay, instead of leaving it in flight until the lease runs out (docs/decisions.md §7).
 // The HTTP layer (src/http/idempotent.ts) reads the header, replays with `Idempotent-Replayed: true` and
 // decides what is storable; this module is the only code that touches the idempotency_keys table.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { KeyMode } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
-import { databaseWrite, inTransaction } from '../db/transactions.js';
+import { inTransaction, isTransientDatabaseError, translateDatabaseError } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 
 /** docs/decisions.md §7: records are kept 24 hours. */
@@ -21,6 +27,14 @@ const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
  * any request runs (wait_seconds is at most 25), so only a crashed process leaves one this long.
  */
 export const IN_FLIGHT_LEASE_MS = 60_000;
+/**
+ * Runs of a record's own statement after lost connections: beginning (the request then answers 503 with
+ * nothing done) and ending it (completion or release: the request has ended, and its key must not stay
+ * in flight), with a backoff of 25, 50, 100 ms between them.
+ */
+const BEGIN_RUNS = 2;
+const END_RUNS = 4;
+const RECORD_RETRY_BACKOFF_MS = 25;
 /** Retry-After of an in-flight conflict. */
 const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
 
@@ -146,21 +160,46 @@ async function begin(
     lockedUntil: new Date(now.getTime() + deps.leaseMs),
     expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
   };
-  return inTransaction(deps.sql, {}, async (tx) => {
-    const [inserted] = await tx<RecordRow[]>`
-      INSERT INTO idempotency_keys (org_id, mode, method, path, key, body_hash, state, attempt, locked_until,
-                                    created_at, expires_at)
-      VALUES (${attempt.scope.orgId}, ${attempt.scope.mode}, ${attempt.scope.method}, ${attempt.scope.path},
-              ${attempt.scope.key}, ${bodyHash}, 'in_flight', ${attempt.attempt}, ${attempt.lockedUntil},
-              ${now}, ${attempt.expiresAt})
-      ON CONFLICT DO NOTHING
-      RETURNING *`;
-    if (inserted) return { kind: 'new', record: recordFromRow(inserted) };
-    const [row] = await tx<RecordRow[]>`
-      SELECT * FROM idempotency_keys WHERE ${whereScope(tx, attempt.scope)} FOR UPDATE`;
-    if (!row) throw new Error('idempotency record vanished under its lock');
-    return continueExisting(tx, row, attempt);
-  });
+  return repeatedIfLost(() => inTransaction(deps.sql, {}, (tx) => beginAttempt(tx, attempt)), BEGIN_RUNS);
+}
+
+/**
+ * `work` run again after a transient failure, up to `runs` times in all with a short backoff: for the
+ * record's own statements, which may be run twice. A lost commit of `begin` leaves the record in flight
+ * under this attempt's token, and the next run finds it as its own.
+ */
+async function repeatedIfLost<T>(work: () => Promise<T>, runs: number): Promise<T> {
+  for (let run = 1; ; run++) {
+    try {
+      return await work();
+    } catch (error) {
+      const transient = isTransientDatabaseError(error) || isTransientDatabaseError(internalOf(error));
+      if (!transient || run >= runs) throw translateDatabaseError(error);
+    }
+    await sleep(RECORD_RETRY_BACKOFF_MS * 2 ** (run - 1));
+  }
+}
+
+/** The database failure an ApiError was made from (translateDatabaseError keeps it as `internal`). */
+function internalOf(error: unknown): unknown {
+  return error instanceof ApiError ? error.options.internal : undefined;
+}
+
+async function beginAttempt(tx: TransactionSql, attempt: Attempt): Promise<IdempotencyStart> {
+  const { now, bodyHash } = attempt;
+  const [inserted] = await tx<RecordRow[]>`
+    INSERT INTO idempotency_keys (org_id, mode, method, path, key, body_hash, state, attempt, locked_until,
+                                  created_at, expires_at)
+    VALUES (${attempt.scope.orgId}, ${attempt.scope.mode}, ${attempt.scope.method}, ${attempt.scope.path},
+            ${attempt.scope.key}, ${bodyHash}, 'in_flight', ${attempt.attempt}, ${attempt.lockedUntil},
+            ${now}, ${attempt.expiresAt})
+    ON CONFLICT DO NOTHING
+    RETURNING *`;
+  if (inserted) return { kind: 'new', record: recordFromRow(inserted) };
+  const [row] = await tx<RecordRow[]>`
+    SELECT * FROM idempotency_keys WHERE ${whereScope(tx, attempt.scope)} FOR UPDATE`;
+  if (!row) throw new Error('idempotency record vanished under its lock');
+  return continueExisting(tx, row, attempt);
 }
 
 // The key was used before: free again after 24 hours, a conflict on another body, a replay when
@@ -199,6 +238,9 @@ async function continueExisting(
     }
     return { kind: 'replay', response };
   }
+  // This attempt's own record: its first begin committed but the acknowledgement was lost.
+  if (row.state === 'in_flight' && row.attempt === attempt.attempt)
+    return { kind: 'new', record: recordFromRow(row) };
   if (row.state === 'in_flight' && row.lockedUntil && row.lockedUntil.getTime() > now.getTime()) {
     throw new ApiError('idempotency_conflict', {
       message: 'A request with this Idempotency-Key is still in flight.',
@@ -243,7 +285,7 @@ async function complete(
     await release(deps, record);
     return false;
   }
-  const rows = await databaseWrite(
+  const rows = await repeatedIfLost(
     () => deps.sql`
       UPDATE idempotency_keys
       SET state = 'complete', locked_until = NULL, response_status = ${response.status},
@@ -252,21 +294,26 @@ async function complete(
           response_document_at = ${response.document?.at ?? null}
       WHERE ${whereRecord(deps.sql, record)} AND state = 'in_flight'
       RETURNING key`,
+    END_RUNS,
   );
   return rows.length === 1;
 }
 
 async function release(deps: StoreDeps, record: IdempotencyRecord): Promise<void> {
-  await inTransaction(deps.sql, {}, async (tx) => {
-    const deleted = await tx`
-      DELETE FROM idempotency_keys
-      WHERE ${whereRecord(tx, record)} AND state = 'in_flight' AND job_id IS NULL AND batch_id IS NULL
-      RETURNING key`;
-    if (deleted.length > 0) return;
-    await tx`
-      UPDATE idempotency_keys SET state = 'open', locked_until = NULL
-      WHERE ${whereRecord(tx, record)} AND state = 'in_flight'`;
-  });
+  await repeatedIfLost(
+    () =>
+      inTransaction(deps.sql, {}, async (tx) => {
+        const deleted = await tx`
+          DELETE FROM idempotency_keys
+          WHERE ${whereRecord(tx, record)} AND state = 'in_flight' AND job_id IS NULL AND batch_id IS NULL
+          RETURNING key`;
+        if (deleted.length > 0) return;
+        await tx`
+          UPDATE idempotency_keys SET state = 'open', locked_until = NULL
+          WHERE ${whereRecord(tx, record)} AND state = 'in_flight'`;
+      }),
+    END_RUNS,
+  );
 }
 
 async function purgeExpired(deps: StoreDeps, now: Date): Promise<number> {

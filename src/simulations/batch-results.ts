@@ -7,13 +7,14 @@ import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { batchJobsFrom, getOwnedBatch } from '../jobs/batch-store.js';
+import { lockJobsForDelivery } from '../jobs/delivery-locks.js';
 import type { Batch, Job, RejectedBatchItem } from '../jobs/types.js';
 import {
   announceDeliveries,
   type DeliveredSimulation,
   type DeliveryDeps,
   type DeliveryRequest,
-  deliverInTransaction,
+  deliverLockedJob,
 } from './deliver.js';
 import type { CallContext } from './types.js';
 
@@ -81,7 +82,11 @@ function inPositionOrder(items: BatchResultItem[]): BatchResultItem[] {
   return items.sort((a, b) => positionOf(a) - positionOf(b));
 }
 
-/** A page's finished jobs delivered under their locks, in one transaction. */
+/**
+ * A page's finished jobs delivered under their locks, in one transaction. The jobs are locked together in
+ * id order before anything else (src/jobs/delivery-locks.ts), then delivered in the order of the fixture
+ * summaries they write, so that two pages (of any organisations) take those rows in one order too.
+ */
 async function deliverPage(
   deps: DeliveryDeps,
   request: DeliveryRequest,
@@ -89,24 +94,43 @@ async function deliverPage(
   jobs: readonly Job[],
 ): Promise<BatchResultItem[]> {
   const items: BatchResultItem[] = [];
+  const finished: Job[] = [];
   for (const job of jobs) {
-    if (job.status === 'queued' || job.status === 'running') {
-      items.push({ kind: 'pending', job });
-      continue;
-    }
-    try {
-      const outcome = await deliverInTransaction(deps, request, tx, job.id);
-      if (outcome.status === 'delivered') items.push({ kind: 'delivered', delivered: outcome.delivered });
-      else if (outcome.status === 'pending') items.push({ kind: 'pending', job: outcome.job });
-      else items.push({ kind: 'ended', job: outcome.job, error: expiredError(outcome.job) });
-    } catch (error) {
-      // simulation_failed, simulation_cancelled: the job ended without a document. These are answered
-      // before any statement of the item fails, so the page's transaction goes on. Anything else ends it.
-      if (!(error instanceof ApiError) || error.status >= 503) throw error;
-      items.push({ kind: 'ended', job, error });
-    }
+    if (job.status === 'queued' || job.status === 'running') items.push({ kind: 'pending', job });
+    else finished.push(job);
   }
+  const locked = await lockJobsForDelivery(
+    tx,
+    finished.map((job) => job.id),
+  );
+  for (const job of locked.sort(bySummaryRow)) items.push(await deliverPageItem(deps, request, tx, job));
   return items;
+}
+
+/** Fixture summary rows (fixture, data_version) in one order; the job id within one. */
+function bySummaryRow(a: Job, b: Job): number {
+  if (a.fixtureId !== b.fixtureId) return a.fixtureId - b.fixtureId;
+  if (a.dataVersion !== b.dataVersion) return a.dataVersion < b.dataVersion ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+async function deliverPageItem(
+  deps: DeliveryDeps,
+  request: DeliveryRequest,
+  tx: TransactionSql,
+  job: Job,
+): Promise<BatchResultItem> {
+  try {
+    const outcome = await deliverLockedJob(deps, request, tx, job);
+    if (outcome.status === 'delivered') return { kind: 'delivered', delivered: outcome.delivered };
+    if (outcome.status === 'pending') return { kind: 'pending', job: outcome.job };
+    return { kind: 'ended', job: outcome.job, error: expiredError(outcome.job) };
+  } catch (error) {
+    // simulation_failed, simulation_cancelled: the job ended without a document. These are answered
+    // before any statement of the item fails, so the page's transaction goes on. Anything else ends it.
+    if (!(error instanceof ApiError) || error.status >= 503) throw error;
+    return { kind: 'ended', job, error };
+  }
 }
 
 function expiredError(job: Job): ApiError {

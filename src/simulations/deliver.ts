@@ -146,6 +146,20 @@ export async function deliverInTransaction(
 ): Promise<LockedOutcome> {
   const job = await lockJobForDelivery(tx, jobId);
   if (!job) throw new ApiError('resource_missing', { message: `No simulation job ${jobId}.` });
+  return deliverLockedJob(deps, ctx, tx, job);
+}
+
+/**
+ * The delivery of a job its caller has locked (`lockJobForDelivery`, or a page's `lockJobsForDelivery`):
+ * the account is locked only after the job, by every delivery, so deliveries never wait for each other
+ * in a circle (docs/decisions.md §6).
+ */
+export async function deliverLockedJob(
+  deps: DeliveryDeps,
+  ctx: DeliveryRequest,
+  tx: TransactionSql,
+  job: Job,
+): Promise<LockedOutcome> {
   switch (job.status) {
     case 'queued':
     case 'running':

@@ -2,16 +2,32 @@
 // a wait of up to wait_seconds; a result ready in time is delivered and charged in the same response.
 import { priceOfDrawsMilli } from '../billing/amounts.js';
 import type { TransactionSql } from '../db/connection.js';
-import { databaseRead, inTransaction, isTransientDatabaseError } from '../db/transactions.js';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  databaseRead,
+  inTransaction,
+  isTransientDatabaseError,
+} from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { recordFixtureSummary } from '../fixtures/fixture-list.js';
 import { newId } from '../ids.js';
 import { countOpenJobGroups } from '../jobs/job-store.js';
 import type { Job } from '../jobs/types.js';
 import { knownResultsOf } from '../results/known-results.js';
-import { findCachedResult, insertDelivery, type SimulationResult } from '../results/result-store.js';
+import {
+  findCachedResult,
+  findDeliveryForJob,
+  insertDelivery,
+  type SimulationResult,
+} from '../results/result-store.js';
 import { assertQueueHasRoom, newJobFor, usageOrg } from './admission.js';
-import { announceDelivery, deliverJob, type JobOutcome, pendingOutcome, withJobRecovery } from './deliver.js';
+import {
+  announceDelivery,
+  type DeliveredSimulation,
+  deliverJob,
+  type JobOutcome,
+  pendingOutcome,
+} from './deliver.js';
 import { type PreparedRun, prepareRun } from './prepare-run.js';
 import {
   type CallContext,
@@ -31,7 +47,7 @@ export async function submitSimulation(
   // the same job and hold give the one true outcome (docs/decisions.md §7).
   const earlierId = ctx.idempotency?.jobId;
   const earlier = earlierId ? await databaseRead(() => deps.queue.get(earlierId)) : null;
-  if (earlier) return finish(deps, ctx, earlier, waitMs);
+  if (earlier) return asThisRequest(ctx, await finish(deps, ctx, earlier, waitMs));
 
   const { caller } = ctx;
   const run = await prepareRun(deps, caller, request, request.draws ?? DEFAULT_DRAWS, '');
@@ -86,9 +102,9 @@ async function createJob(
  * A cache hit commits once (docs/decisions.md §6), in as few statements as it can: admission (one guarded
  * upsert), the hold made and settled at once (the account lock and one statement), then the job born
  * delivered, its delivery, the fixture's summary and the idempotency record's job, sent together. Nothing
- * of it exists unless all of it does. A connection lost before the commit was acknowledged is
- * settlement_unknown; a retry with the same Idempotency-Key finds the job if it committed (and gives its
- * delivery again) or submits afresh if it did not.
+ * of it exists unless all of it does. A connection lost before the commit was acknowledged is found
+ * out (findOutCacheHit); a retry with the same Idempotency-Key finds the job if it committed (and gives
+ * its delivery, charged as it was) or submits afresh if it did not.
  */
 async function submitCacheHit(
   deps: SimulationDeps,
@@ -109,7 +125,7 @@ async function submitCacheHit(
     // It never runs: its row keeps what its deliveries show, not the engine's inputs.
     inputs: { request: run.payload.request },
   });
-  const delivered = await inTransaction(deps.sql, { onConnectionLost: 'settlement_unknown' }, async (tx) => {
+  const commit = inTransaction(deps.sql, { onConnectionLost: 'settlement_unknown' }, async (tx) => {
     const admission = await deps.usage.admitSubmission(tx, {
       org: usageOrg(caller),
       kind: 'simulation',
@@ -156,11 +172,92 @@ async function submitCacheHit(
       attached,
     ]);
     return { job, result, delivery: stored, replayed: false };
-  }).catch((error: unknown) => {
-    throw withJobRecovery(error, { id: jobId, reservationId: newJob.reservationId });
   });
+  const delivered = await commit.catch((error: unknown) =>
+    findOutCacheHit(deps, ctx, { jobId, reservationId: newJob.reservationId, result }, error),
+  );
   announceDelivery(deps, delivered);
   return { kind: 'delivered', delivered };
+}
+
+/** The ids a cache hit's submission chose for its job and hold, and the result it delivers. */
+interface CacheHitIds {
+  jobId: string;
+  reservationId: string;
+  result: SimulationResult;
+}
+
+/**
+ * The cache hit's commit was not acknowledged (settlement_unknown): whether it happened is read back on
+ * another connection before anything is answered (docs/decisions.md §7). Committed: its delivery is this
+ * request's answer, charged as it was. Not committed: nothing of it exists, so the answer says nothing was
+ * charged and names no job. Not readable either: settlement_unknown naming no job (it may not exist); a
+ * retry with the same Idempotency-Key finds it through the record, which the same commit named it in.
+ */
+async function findOutCacheHit(
+  deps: SimulationDeps,
+  ctx: CallContext,
+  attempt: CacheHitIds,
+  error: unknown,
+): Promise<DeliveredSimulation> {
+  if (!(error instanceof ApiError) || error.code !== 'settlement_unknown') throw error;
+  const found = await inTransaction(deps.sql, {}, (tx) => committedCacheHit(deps, ctx, tx, attempt)).catch(
+    () => {
+      throw error;
+    },
+  );
+  if (found === 'absent') {
+    throw new ApiError('dependency_unavailable', {
+      message:
+        'The connection to the database was lost before the simulation was stored; nothing was charged.',
+      retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS,
+      internal: error.options.internal,
+    });
+  }
+  return found;
+}
+
+/**
+ * What became of a cache hit whose commit was not acknowledged. A live one's hold is read through
+ * `settle`, which locks the organisation's account first: a transaction of it the server is still
+ * finishing ends before the hold is read, so the answer is final (a settled hold is answered, changing
+ * nothing; a missing one is resource_missing). Then the job and its delivery, by the ids this request chose.
+ */
+async function committedCacheHit(
+  deps: SimulationDeps,
+  ctx: CallContext,
+  tx: TransactionSql,
+  { jobId, reservationId, result }: CacheHitIds,
+): Promise<DeliveredSimulation | 'absent'> {
+  if (ctx.caller.livemode) {
+    const hold = await deps.ledger
+      .settle(reservationId, {
+        tx,
+        orgId: ctx.caller.org.id,
+        requestId: ctx.requestId,
+        idempotencyKey: ctx.idempotencyKey,
+      })
+      .catch((error: unknown) => {
+        if (error instanceof ApiError && error.code === 'resource_missing') return null;
+        throw error;
+      });
+    if (!hold) return 'absent';
+  }
+  const [job, delivery] = await Promise.all([deps.queue.get(jobId, { tx }), findDeliveryForJob(tx, jobId)]);
+  if (!job || !delivery) return 'absent';
+  return { job, result, delivery, replayed: delivery.requestId !== ctx.requestId };
+}
+
+/**
+ * A retry with the same Idempotency-Key that finds the job its earlier attempt delivered: that delivery
+ * is this request's outcome, charged as it was (its first answer was lost or was an error), not the same
+ * delivery given again for nothing. A delivery made through the result path has no key and stays a replay.
+ */
+function asThisRequest(ctx: CallContext, outcome: JobOutcome): JobOutcome {
+  if (outcome.kind !== 'delivered' || !outcome.delivered.replayed) return outcome;
+  const { delivery } = outcome.delivered;
+  if (ctx.idempotencyKey === null || delivery.idempotencyKey !== ctx.idempotencyKey) return outcome;
+  return { kind: 'delivered', delivered: { ...outcome.delivered, replayed: false } };
 }
 
 /** A shared live result shows on its fixture as the latest summary (docs/api.md §2.2). */

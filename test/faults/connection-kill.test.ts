@@ -2,7 +2,9 @@
 // object and retry advice (Retry-After, docs/api.md §7), never 500, while the database is unreachable, and
 // works again once it is back; pg_terminate_backend under load gives 503s or answers, never a 500, and
 // the ledger balances; a delivery whose connection is terminated answers settlement_unknown naming its
-// job and result URL, and that URL then delivers once.
+// job and result URL, and that URL then delivers once; keyed cache hits under pg_terminate_backend are
+// charged exactly what their answers report, and a retry with the same key never meets a request that
+// has already ended still in flight (issue 33, items 1 and 2).
 // The service reaches its database through a TCP proxy the test can cut. Real PostgreSQL only: PGlite
 // has one in-process connection that cannot be cut or terminated.
 import { connect, createServer, type Server, type Socket } from 'node:net';
@@ -285,6 +287,80 @@ describe.skipIf(!usingServer)('the database connection lost under the API', () =
     expect(charges!.n).toBe(1);
     await auditLedger(async (ledger) => expect((await ledger.checkBalanced(live.orgId)).balanced).toBe(true));
   }, 60_000);
+
+  it('pg_terminate_backend under keyed cache hits: every charge is reported by an answer, none said not_charged', async () => {
+    // Issue 33, item 1: clients submitting cache hits with distinct Idempotency-Keys while the service's
+    // connections are terminated; each retries a 503 with the same key until it gets an answer. What the
+    // answers report charged is what the organisations were charged, and a 409 in-flight conflict after
+    // the first attempt has ended never comes.
+    const clients = await Promise.all(
+      Array.from({ length: 6 }, () => t.newOrg({ limits: { simulations_rpm: 100_000 } })),
+    );
+    let stop = false;
+    let terminated = 0;
+    const killer = (async () => {
+      while (!stop) {
+        const rows = await admin<{ ok: boolean }[]>`
+          SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid()`;
+        terminated += rows.filter((row) => row.ok).length;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    })();
+    const reported = new Map<string, number>();
+    const answers = new Map<string, number>();
+    const client = async (org: (typeof clients)[number], c: number) => {
+      for (let i = 0; i < 12; i++) {
+        const request = {
+          method: 'POST' as const,
+          url: '/v1/simulations',
+          headers: { authorization: org.auth.authorization, 'idempotency-key': `hit-${c}-${i}` },
+          // Each body its own (the loop guard counts identical ones); the result is the same cached one.
+          payload: { fixture_id: FX.upcoming, draws: 300, metadata: { n: String(i) } },
+        };
+        const seen: string[] = [];
+        for (let attempt = 0; ; attempt++) {
+          const hung = setTimeout(() => console.info(`hung: ${c}/${i} after ${seen.join(' | ')}`), 15_000);
+          const response = await t.app.inject(request);
+          clearTimeout(hung);
+          const code = response.statusCode === 200 ? '200' : response.json().error?.code;
+          answers.set(code, (answers.get(code) ?? 0) + 1);
+          seen.push(`${code}:${response.statusCode === 503 ? response.json().error.message : ''}`);
+          expect(code, `${seen.join(' | ')}\n${t.serverErrors().slice(-6).join('\n')}`).not.toBe(
+            'idempotency_conflict',
+          );
+          if (response.statusCode === 200) {
+            reported.set(org.orgId, (reported.get(org.orgId) ?? 0) + response.json().credits_charged * 1000);
+            break;
+          }
+          expect(attempt, response.body).toBeLessThan(50);
+          if (code === 'loop_guard') {
+            // Eight tries of one request within 10 seconds: wait the burst out (Retry-After), as a client would.
+            await new Promise((resolve) =>
+              setTimeout(resolve, Number(response.headers['retry-after']) * 1000 + 100),
+            );
+            continue;
+          }
+          expectUnavailable(response, `POST /v1/simulations ${c}/${i}`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+    };
+    await Promise.all(clients.map(client));
+    stop = true;
+    await killer;
+    console.info(
+      `connection kills: ${terminated} backends terminated under keyed cache hits; answers ${JSON.stringify(Object.fromEntries(answers))}`,
+    );
+    expect(terminated).toBeGreaterThan(0);
+    for (const org of clients) {
+      const [row] = await admin<{ milli: number }[]>`
+        SELECT COALESCE(sum(amount), 0)::int AS milli FROM credit_ledger WHERE org_id = ${org.orgId} AND kind = 'charge'`;
+      expect(Math.round(reported.get(org.orgId) ?? 0), org.orgId).toBe(row!.milli);
+      expect(row!.milli).toBe(12 * 300);
+    }
+    await auditLedger(async (ledger) => expect(await ledger.findUnbalancedAccounts()).toEqual([]));
+  }, 180_000);
 
   it('pg_terminate_backend under load: answers or 503s, never a 500, and the ledger balances', async () => {
     const requests = everyRoute().filter((request) => !request.url.startsWith('/admin/v1/feed'));

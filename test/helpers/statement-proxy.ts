@@ -13,7 +13,10 @@ export interface StatementProxy {
   statements(): string[];
   /** Starts counting from zero (and recording) now. */
   mark(): void;
-  /** Cuts the connection that sends the statement numbered `index` (0-based, from the mark). */
+  /**
+   * Cuts the connection that sends the statement numbered `index` (0-based, from the mark). Several cuts
+   * may be pending at once, each at its own statement.
+   */
   cutAt(index: number, moment: CutMoment): void;
   /** The text of the statement the last cut happened at, once it happened. */
   cutStatement(): string | null;
@@ -76,7 +79,7 @@ export async function startStatementProxy(databaseUrl: string): Promise<Statemen
   const target = new URL(databaseUrl);
   const sockets = new Set<Socket>();
   let recorded: string[] = [];
-  let cut: { index: number; moment: CutMoment } | null = null;
+  let cuts: { index: number; moment: CutMoment }[] = [];
   let cutText: string | null = null;
   const server: Server = createServer((client) => {
     const upstream = connect(Number(target.port || 5432), target.hostname);
@@ -100,10 +103,11 @@ export async function startStatementProxy(databaseUrl: string): Promise<Statemen
         if (message.executes !== null) {
           const index = recorded.length;
           recorded.push(message.executes);
-          if (cut && cut.index === index) {
+          const cut = cuts.find((pending) => pending.index === index);
+          if (cut) {
             cutText = message.executes;
             const moment = cut.moment;
-            cut = null;
+            cuts = cuts.filter((pending) => pending !== cut);
             if (moment === 'before') return destroy();
             // The rest of this exchange (Sync) goes too, so the server runs the statement; its answer
             // never reaches the client.
@@ -130,7 +134,7 @@ export async function startStatementProxy(databaseUrl: string): Promise<Statemen
       cutText = null;
     },
     cutAt(index, moment) {
-      cut = { index, moment };
+      cuts.push({ index, moment });
     },
     cutStatement: () => cutText,
     close() {
