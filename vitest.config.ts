@@ -30,8 +30,18 @@ export function sizesOf(tier: 'fast' | 'slow'): Record<string, string> {
   );
 }
 
-/** Test folders that never open a database: CI runs them on one back end only (`--project service`). */
-const BACKEND_FREE = ['test/engine/**/*.test.ts', 'test/gpu/**/*.test.ts', 'test/model/**/*.test.ts'];
+/**
+ * Test folders whose outcome does not depend on the back end: the engine, kernels and model open no
+ * database; the browser and client tests check the pages and the typed client against a service. CI runs
+ * them against PostgreSQL only, and the rest (`--project both-backends`) on PGlite too.
+ */
+const ONE_BACKEND = [
+  'test/engine/**/*.test.ts',
+  'test/gpu/**/*.test.ts',
+  'test/model/**/*.test.ts',
+  'test/browser/**/*.test.ts',
+  'test/clients/**/*.test.ts',
+];
 
 export const sharedTestOptions = {
   testTimeout: 60_000,
@@ -46,13 +56,13 @@ export default defineConfig({
     ...sharedTestOptions,
     env: sizesOf('fast'),
     projects: [
-      { extends: true, test: { name: 'engine', include: BACKEND_FREE } },
+      { extends: true, test: { name: 'one-backend', include: ONE_BACKEND } },
       {
         extends: true,
         test: {
-          name: 'service',
+          name: 'both-backends',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...BACKEND_FREE, ...SLOW_ONLY],
+          exclude: [...configDefaults.exclude, ...ONE_BACKEND, ...SLOW_ONLY],
         },
       },
     ],
