@@ -31,9 +31,10 @@ export function sizesOf(tier: 'fast' | 'slow'): Record<string, string> {
 }
 
 /**
- * Test folders whose outcome does not depend on the back end: the engine, kernels and model open no
- * database; the browser and client tests check the pages and the typed client against a service. CI runs
- * them against PostgreSQL only, and the rest (`--project both-backends`) on PGlite too.
+ * Tests whose outcome does not depend on the back end: the engine, kernels and model open no database;
+ * the browser and client tests check the pages and the typed client against a service; `npm start` is
+ * tested on its embedded default whatever DATABASE_URL says. CI runs them against PostgreSQL only, and
+ * the rest (`--project both-backends`) on PGlite too.
  */
 const ONE_BACKEND = [
   'test/engine/**/*.test.ts',
@@ -41,6 +42,7 @@ const ONE_BACKEND = [
   'test/model/**/*.test.ts',
   'test/browser/**/*.test.ts',
   'test/clients/**/*.test.ts',
+  'test/cli/npm-start.test.ts',
 ];
 
 export const sharedTestOptions = {
