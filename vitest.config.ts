@@ -1,12 +1,72 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+// Two tiers (README "Tests"). The fast tier is `npm test`: every file but SLOW_ONLY, with the SIZED ones
+// small. The slow tier is `npm run test:slow` (vitest.slow.config.ts): SLOW_ONLY and the SIZED files at
+// full size, run once against PostgreSQL in CI (.ci/run). Seconds are per file, from one run on the 2-core
+// CI machine against PostgreSQL.
+
+/** The slow tier's own files: sweeps and several processes, each of them on PostgreSQL only. */
+export const SLOW_ONLY = [
+  // The connection lost at each statement of a batch submission, ~55 s.
+  'test/faults/batch-reservation.test.ts',
+  // The connection lost at each statement of a cache hit's commit, ~32 s.
+  'test/faults/one-commit.test.ts',
+  // Two API and two worker processes on one server and Redis, ~8 s.
+  'test/faults/several-processes.test.ts',
+];
+
+/** Files both tiers run, sized by an environment variable: [fast tier, slow tier]. */
+export const SIZED: Record<string, { variable: string; fast: string; slow: string }> = {
+  // A batch through its results stream: ~120 s for 1,000 items.
+  'test/http/batch-stream.test.ts': { variable: 'BATCH_STREAM_ITEMS', fast: '100', slow: '1000' },
+  // Hostile requests over every route: ~44 s for 5,000.
+  'test/http/fuzz.test.ts': { variable: 'FUZZ_RUNS', fast: '500', slow: '5000' },
+};
+
+/** The sizes of a tier; a size given in the environment wins (FUZZ_RUNS=20000 npm test). */
+export function sizesOf(tier: 'fast' | 'slow'): Record<string, string> {
+  return Object.fromEntries(
+    Object.values(SIZED).map((size) => [size.variable, process.env[size.variable] ?? size[tier]]),
+  );
+}
+
+/**
+ * Tests whose outcome does not depend on the back end: the engine, kernels and model open no database;
+ * the browser and client tests check the pages and the typed client against a service; `npm start` is
+ * tested on its embedded default whatever DATABASE_URL says. CI runs them against PostgreSQL only, and
+ * the rest (`--project both-backends`) on PGlite too.
+ */
+const ONE_BACKEND = [
+  'test/engine/**/*.test.ts',
+  'test/gpu/**/*.test.ts',
+  'test/model/**/*.test.ts',
+  'test/browser/**/*.test.ts',
+  'test/clients/**/*.test.ts',
+  'test/cli/npm-start.test.ts',
+];
+
+export const sharedTestOptions = {
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+  // Database tests create their own database per file; two cores in CI, so keep parallelism modest.
+  maxWorkers: 2,
+  pool: 'forks' as const,
+};
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
-    // Database tests create their own database per file; two cores in CI, so keep parallelism modest.
-    maxWorkers: 2,
-    pool: 'forks',
+    ...sharedTestOptions,
+    env: sizesOf('fast'),
+    projects: [
+      { extends: true, test: { name: 'one-backend', include: ONE_BACKEND } },
+      {
+        extends: true,
+        test: {
+          name: 'both-backends',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...ONE_BACKEND, ...SLOW_ONLY],
+        },
+      },
+    ],
   },
 });

@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import postgres from 'postgres';
 import { withCommitHooks } from './commit-hooks.js';
+import { assertDriverFixed } from './driver-fixes.js';
 import { lockEmbeddedDatabase } from './embedded-lock.js';
 
 export type Sql = postgres.Sql;
@@ -57,6 +58,8 @@ export interface OpenDatabaseOptions {
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  // An unpatched driver answers wrongly under faults without a word: refuse to start (src/db/driver-fixes.ts).
+  assertDriverFixed();
   if (options.databaseUrl) {
     const sql = withCommitHooks(postgres(options.databaseUrl, { ...clientOptions, max: options.max ?? 10 }));
     return { sql, kind: 'server', close: () => sql.end({ timeout: 5 }) };

@@ -1,12 +1,20 @@
-// The fixes scripts/patch-postgres.mjs applies to the installed `postgres` client: present in every build
-// of the package, and the pool's connection queue patched for its growth still behaves as a queue.
-import { readFileSync } from 'node:fs';
+// The fixes of patches/postgres+3.4.9.patch in the `postgres` client the service loads, the start-up
+// refusal of a driver without them, and the pool's connection queue patched for its growth still
+// behaving as a queue.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import {
+  assertDriverFixed,
+  DRIVER_FIXES,
+  loadedDriverFolder,
+  missingDriverFixes,
+} from '../../src/db/driver-fixes.js';
 
-const esmSource = path.dirname(fileURLToPath(import.meta.resolve('postgres')));
-const packageRoot = path.resolve(esmSource, '..');
+const esmSource = loadedDriverFolder();
+const patchFile = path.resolve('patches/postgres+3.4.9.patch');
 
 interface Queue<T> {
   readonly length: number;
@@ -16,16 +24,25 @@ interface Queue<T> {
 }
 
 describe('postgres client patches', () => {
-  it('are applied to the ESM, CommonJS and Workers builds', () => {
-    for (const dir of ['src', 'cjs/src', 'cf/src']) {
-      const connection = readFileSync(path.join(packageRoot, dir, 'connection.js'), 'utf8');
-      const queue = readFileSync(path.join(packageRoot, dir, 'queue.js'), 'utf8');
-      expect(connection).toContain('matchsim: socket closed after this write was buffered');
-      expect(connection).toContain('matchsim: reserve the connection of a BEGIN');
-      expect(connection).toContain('matchsim: the connection answers its own loss');
-      expect(connection).toContain('matchsim: a closed connection answers every query it holds');
-      expect(connection).toContain('matchsim: nothing of a lost answer reaches the next query');
-      expect(queue).toContain('matchsim: scan and keep the live part only');
+  it('are in the build that `import postgres` loads (its ESM build, src/)', () => {
+    expect(path.relative(path.resolve('node_modules'), esmSource)).toBe(path.join('postgres', 'src'));
+    expect(missingDriverFixes(esmSource)).toEqual([]);
+    expect(() => assertDriverFixed()).not.toThrow();
+  });
+
+  it('are refused when missing, as after `npm install --ignore-scripts`: the start names each fix', () => {
+    // The driver as npm unpacks it: the loaded files with the patch taken back out.
+    const install = mkdtempSync(path.join(tmpdir(), 'matchsim-driver-'));
+    try {
+      const unpatched = path.join(install, 'node_modules', 'postgres', 'src');
+      cpSync(esmSource, unpatched, { recursive: true });
+      execFileSync('git', ['apply', '--reverse', patchFile], { cwd: install });
+      expect(missingDriverFixes(unpatched)).toEqual(DRIVER_FIXES);
+      expect(() => assertDriverFixed(unpatched)).toThrow(
+        /lacks 7 of the fixes in patches\/postgres\+3\.4\.9\.patch .*porsager\/postgres#1119, #1181.*npm ci/,
+      );
+    } finally {
+      rmSync(install, { recursive: true, force: true });
     }
   });
 

@@ -1,7 +1,7 @@
 // Fault test: a connection terminated while the server is sending a query's rows (pg_terminate_backend
 // sends FATAL 57P01, then closes). The lost query is rejected, and the client's next queries, on the same
 // pool connection reconnected, get exactly their own answers: postgres.js 3.4.9 kept the lost answer's
-// rows, result and error for the next query (scripts/patch-postgres.mjs, "nothing of a lost answer"),
+// rows, result and error for the next query (patches/postgres+3.4.9.patch, "nothing of a lost answer"),
 // which then resolved with another query's rows or holes, or was rejected with the old error.
 // Real PostgreSQL only: PGlite has one in-process connection that cannot be terminated.
 import postgres from 'postgres';
