@@ -199,7 +199,7 @@ export async function deliverLockedJob(
     createdAt: deps.clock(),
   };
   // The delivery, the job's new status and the fixture's summary do not depend on each other: sent
-  // together (pipelined, one round trip; a lost connection rejects them all, scripts/patch-postgres.mjs).
+  // together (pipelined, one round trip; a lost connection rejects them all, patches/postgres+3.4.9.patch).
   const [stored, delivered] = await Promise.all([
     insertDelivery(tx, delivery),
     markDeliveryOutcome(tx, job.id, 'delivered'),

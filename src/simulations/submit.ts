@@ -152,7 +152,7 @@ async function submitCacheHit(
       createdAt: now,
     };
     // Sent together (pipelined, one round trip): they do not depend on each other. A connection lost
-    // while they are in flight rejects every one of them (scripts/patch-postgres.mjs, fifth fix; the
+    // while they are in flight rejects every one of them (patches/postgres+3.4.9.patch, fifth fix; the
     // fault test test/faults/one-commit.test.ts cuts the connection before and after each).
     const summary = shared(run, caller)
       ? recordFixtureSummary(tx, {
