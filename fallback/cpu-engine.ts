@@ -14,6 +14,7 @@ import {
 } from '../src/engine/contract/layout.js';
 import { startModuleWorker } from '../src/engine/contract/module-worker.js';
 import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine/contract/run.js';
+import { createThreadPool, type ThreadPool } from '../src/engine/contract/thread-pool.js';
 import type { RangeReply, RangeTask, RunTables } from './cpu-worker.js';
 import { simulateRange } from './engine.js';
 
@@ -70,12 +71,6 @@ function runTablesOf(compiled: CompiledFixture): RunTables {
   return tables;
 }
 
-interface PendingTask {
-  task: RangeTask;
-  resolve: (counters: Uint32Array) => void;
-  reject: (error: Error) => void;
-}
-
 /** A worker on cpu-worker (its .js in dist/, its .ts under tsx or vitest). */
 function startWorker(): Worker {
   return startModuleWorker(import.meta.url, 'cpu-worker');
@@ -86,31 +81,28 @@ function startWorker(): Worker {
  * synchronously (tests, benchmarks, tiny runs where a thread hop costs more than the work).
  */
 export function createCpuEngine(options: { threads?: number } = {}): CpuEngine {
+  const threads = options.threads ?? availableParallelism();
   const pool: WorkerPool = {
-    threads: options.threads ?? availableParallelism(),
-    queue: [],
-    idle: [],
-    busy: new Map(),
+    threads,
+    ranges: createThreadPool<RangeTask, RangeReply>({
+      size: threads,
+      name: 'cpu engine worker',
+      start: startWorker,
+    }),
     nextTaskId: 0,
-    closed: false,
   };
-  for (let i = 0; i < pool.threads; i++) spawn(pool);
   return {
-    threads: pool.threads,
+    threads,
     run: (compiled, runOptions) => runOnPool(pool, compiled, runOptions),
-    close: () => closePool(pool),
+    close: () => pool.ranges.close(),
   };
 }
 
 /** The pool's state, shared by the functions below. */
 interface WorkerPool {
   threads: number;
-  /** Ranges waiting for an idle worker, in order. */
-  queue: PendingTask[];
-  idle: Worker[];
-  busy: Map<Worker, PendingTask>;
+  ranges: ThreadPool<RangeTask, Exclude<RangeReply, { error: string }>>;
   nextTaskId: number;
-  closed: boolean;
 }
 
 async function runOnPool(
@@ -118,7 +110,6 @@ async function runOnPool(
   compiled: CompiledFixture,
   { draws, seed, onProgress }: EngineRunOptions,
 ): Promise<EngineRun> {
-  if (pool.closed) throw new Error('cpu engine is closed');
   const { threads } = pool;
   const started = performance.now();
   const counts = new Uint32Array(COUNTER_WORDS);
@@ -150,77 +141,22 @@ async function runOnPool(
   };
 }
 
-function runRange(
+async function runRange(
   pool: WorkerPool,
   compiled: CompiledFixture,
   seed: EngineSeed,
   firstDraw: number,
   endDraw: number,
 ): Promise<Uint32Array> {
-  return new Promise<Uint32Array>((resolve, reject) => {
-    const task: RangeTask = {
-      taskId: pool.nextTaskId++,
-      tables: runTablesOf(compiled),
-      seedLo: seed.lo,
-      seedHi: seed.hi,
-      firstDraw,
-      endDraw,
-    };
-    pool.queue.push({ task, resolve, reject });
-    dispatch(pool);
+  const reply = await pool.ranges.run({
+    taskId: pool.nextTaskId++,
+    tables: runTablesOf(compiled),
+    seedLo: seed.lo,
+    seedHi: seed.hi,
+    firstDraw,
+    endDraw,
   });
-}
-
-/** Hands queued ranges to idle workers. */
-function dispatch(pool: WorkerPool): void {
-  while (pool.idle.length > 0 && pool.queue.length > 0) {
-    const worker = pool.idle.pop()!;
-    const pending = pool.queue.shift()!;
-    pool.busy.set(worker, pending);
-    // A busy worker keeps the process alive until its range is back; an idle one does not.
-    worker.ref();
-    worker.postMessage(pending.task);
-  }
-}
-
-function spawn(pool: WorkerPool): void {
-  const { idle, busy } = pool;
-  const worker = startWorker();
-  worker.unref();
-  worker.on('message', (reply: RangeReply) => {
-    const pending = busy.get(worker);
-    busy.delete(worker);
-    worker.unref();
-    idle.push(worker);
-    if (pending !== undefined) {
-      if ('error' in reply) pending.reject(new Error(`cpu engine worker: ${reply.error}`));
-      else pending.resolve(reply.counters);
-    }
-    dispatch(pool);
-  });
-  worker.on('error', (error) => {
-    const pending = busy.get(worker);
-    busy.delete(worker);
-    pending?.reject(error);
-  });
-  worker.on('exit', () => {
-    const pending = busy.get(worker);
-    busy.delete(worker);
-    pending?.reject(new Error('cpu engine worker exited'));
-    const at = idle.indexOf(worker);
-    if (at >= 0) idle.splice(at, 1);
-    // A crashed worker is replaced so the pool keeps its size.
-    if (!pool.closed) spawn(pool);
-  });
-  idle.push(worker);
-  dispatch(pool);
-}
-
-async function closePool(pool: WorkerPool): Promise<void> {
-  pool.closed = true;
-  const workers = [...pool.idle, ...pool.busy.keys()];
-  for (const pending of pool.queue.splice(0)) pending.reject(new Error('cpu engine closed'));
-  await Promise.all(workers.map((worker) => worker.terminate()));
+  return reply.counters;
 }
 
 /** One run on a transient pool (`threads` default: one per core); prefer a long-lived createCpuEngine. */

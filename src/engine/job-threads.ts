@@ -3,8 +3,8 @@
 // host work at once and the event loop only moves bytes; and the cache of compiled fixtures, sized in
 // bytes, that every job of the process shares (a fixture version is compiled once while it stays in it).
 import { availableParallelism } from 'node:os';
-import type { Worker } from 'node:worker_threads';
 import { startModuleWorker } from './contract/module-worker.js';
+import { createThreadPool } from './contract/thread-pool.js';
 import type { JobThreadReply, JobThreadTask } from './job-thread.js';
 import {
   adoptCompiled,
@@ -52,21 +52,6 @@ export interface JobThreads {
 
 type TaskBody = JobThreadTask extends infer T ? (T extends unknown ? Omit<T, 'taskId'> : never) : never;
 
-interface Pending {
-  task: JobThreadTask;
-  resolve: (value: unknown) => void;
-  reject: (error: Error) => void;
-}
-
-interface Pool {
-  setting: JobWorkSetting;
-  queue: Pending[];
-  idle: Worker[];
-  busy: Map<Worker, Pending>;
-  nextTaskId: number;
-  closed: boolean;
-}
-
 export function createJobThreads(options: {
   setting: JobWorkSetting;
   /** Default one per core; 0 works on the calling thread. */
@@ -74,19 +59,17 @@ export function createJobThreads(options: {
   cacheBytes?: number | undefined;
 }): JobThreads {
   const threads = options.threads ?? availableParallelism();
-  const pool: Pool = {
-    setting: options.setting,
-    queue: [],
-    idle: [],
-    busy: new Map(),
-    nextTaskId: 0,
-    closed: false,
+  const pool = createThreadPool<JobThreadTask, JobThreadReply>({
+    size: threads,
+    name: 'job thread',
+    start: () => startModuleWorker(import.meta.url, 'job-thread', { workerData: options.setting }),
+  });
+  let nextTaskId = 0;
+  const perform = async <T>(body: TaskBody): Promise<T> => {
+    if (threads === 0) return performHere(options.setting, body) as T;
+    const reply = await pool.run({ ...body, taskId: nextTaskId++ } as JobThreadTask);
+    return reply.value as T;
   };
-  for (let i = 0; i < threads; i++) spawn(pool);
-  const perform = <T>(body: TaskBody): Promise<T> =>
-    threads === 0
-      ? Promise.resolve(performHere(pool.setting, body) as T)
-      : (submit(pool, body) as Promise<T>);
   const cache = makeCompileCache(options.cacheBytes ?? COMPILE_CACHE_BYTES, (job) =>
     perform<SharedCompiled>({ kind: 'compile', job }).then(adoptCompiled),
   );
@@ -97,7 +80,7 @@ export function createJobThreads(options: {
       perform({ kind: 'whole', job, compiled, backend: `cpu-job-threads-${threads}` }),
     finish: (job, compiled, counts, run) => perform({ kind: 'finish', job, compiled, counts, run }),
     cacheStats: cache.stats,
-    close: () => closePool(pool),
+    close: () => pool.close(),
   };
 }
 
@@ -153,59 +136,4 @@ function makeCompileCache(maxBytes: number, compile: (job: HostJob) => Promise<S
     return entry.compiled;
   }
   return { get, stats: (): CompileCacheStats => ({ entries: entries.size, bytes, hits, misses }) };
-}
-
-function submit(pool: Pool, body: TaskBody): Promise<unknown> {
-  if (pool.closed) return Promise.reject(new Error('job threads are closed'));
-  return new Promise((resolve, reject) => {
-    pool.queue.push({ task: { ...body, taskId: pool.nextTaskId++ } as JobThreadTask, resolve, reject });
-    dispatch(pool);
-  });
-}
-
-function dispatch(pool: Pool): void {
-  while (pool.idle.length > 0 && pool.queue.length > 0) {
-    const worker = pool.idle.pop()!;
-    const pending = pool.queue.shift()!;
-    pool.busy.set(worker, pending);
-    // A busy thread keeps the process alive until its task is back; an idle one does not.
-    worker.ref();
-    worker.postMessage(pending.task);
-  }
-}
-
-function spawn(pool: Pool): void {
-  const worker = startModuleWorker(import.meta.url, 'job-thread', { workerData: pool.setting });
-  worker.unref();
-  const settle = (settled: (pending: Pending) => void) => {
-    const pending = pool.busy.get(worker);
-    pool.busy.delete(worker);
-    if (pending) settled(pending);
-  };
-  worker.on('message', (reply: JobThreadReply) => {
-    settle((pending) =>
-      'error' in reply
-        ? pending.reject(new Error(`job thread: ${reply.error}`))
-        : pending.resolve(reply.value),
-    );
-    worker.unref();
-    pool.idle.push(worker);
-    dispatch(pool);
-  });
-  worker.on('error', (error) => settle((pending) => pending.reject(error)));
-  worker.on('exit', () => {
-    settle((pending) => pending.reject(new Error('job thread exited')));
-    const at = pool.idle.indexOf(worker);
-    if (at >= 0) pool.idle.splice(at, 1);
-    // A thread that crashed is replaced, so the pool keeps its size.
-    if (!pool.closed) spawn(pool);
-  });
-  pool.idle.push(worker);
-  dispatch(pool);
-}
-
-async function closePool(pool: Pool): Promise<void> {
-  pool.closed = true;
-  for (const pending of pool.queue.splice(0)) pending.reject(new Error('job threads closed'));
-  await Promise.all([...pool.idle, ...pool.busy.keys()].map((worker) => worker.terminate()));
 }
