@@ -9,7 +9,8 @@ import { adoptEventTables, eventTablesOf } from './contract/event-tables.js';
 import { COUNTER_WORDS, type CompiledFixture, type EngineSeed, finalizeCounters } from './contract/layout.js';
 import type { MatchInputs } from './contract/match-inputs.js';
 import type { ModelParams } from './contract/model-params.js';
-import { buildSimulationDocument, type DocumentSummary, documentSummary, SAMPLE_PATHS } from './document.js';
+import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
+import { type DocumentSummary, documentSummary } from './document-schema.js';
 import type { ModelStatus } from './model-status.js';
 
 /** What every job of a process shares: the model and what documents say of it. */

@@ -10,7 +10,7 @@ import { seedFromHex } from './contract/layout.js';
 import type { MatchInputs } from './contract/match-inputs.js';
 import { defaultModelParams, type ModelParams } from './contract/model-params.js';
 import { type EngineRun, MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from './contract/run.js';
-import type { DocumentSummary } from './document.js';
+import type { DocumentSummary } from './document-schema.js';
 import { createJobThreads, type JobThreads } from './job-threads.js';
 import type { FinishedDocument, HostJob, SharedCompiled } from './job-work.js';
 import { loadModelStatus } from './model-status.js';

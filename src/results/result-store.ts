@@ -7,7 +7,7 @@
 // the balance it left), so that the result path can give the same delivery again.
 import type { KeyMode } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
-import { type DocumentSummary, documentWireText } from '../engine/document.js';
+import { type DocumentSummary, documentWireText } from '../engine/document-schema.js';
 
 /** `shared`: reusable by every organisation; `private`: by the organisation that ran it alone. */
 export type ResultScope = 'shared' | 'private';

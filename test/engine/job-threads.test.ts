@@ -4,7 +4,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { compileKey } from '../../src/engine/compile.js';
 import { defaultModelParams } from '../../src/engine/contract/model-params.js';
-import { documentWireText } from '../../src/engine/document.js';
+import { documentWireText } from '../../src/engine/document-schema.js';
 import { createJobThreads } from '../../src/engine/job-threads.js';
 import type { HostJob } from '../../src/engine/job-work.js';
 import { loadModelStatus } from '../../src/engine/model-status.js';

@@ -17,7 +17,8 @@ import {
   type SideInputs,
 } from '../../src/engine/contract/match-inputs.js';
 import { defaultModelParams } from '../../src/engine/contract/model-params.js';
-import { buildSimulationDocument, simulationDocumentSchema } from '../../src/engine/document.js';
+import { buildSimulationDocument } from '../../src/engine/document.js';
+import { simulationDocumentSchema } from '../../src/engine/document-schema.js';
 
 const share = fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1, noNaN: true }));
 const player = fc.record({

@@ -10,14 +10,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { documentSummary } from '../../src/engine/document.js';
+import { documentSummary } from '../../src/engine/document-schema.js';
 import { requestBodyHash } from '../../src/http/idempotent.js';
 import { makeIdempotencyStore } from '../../src/idempotency/store.js';
 import type { Job } from '../../src/jobs/types.js';
 import { findDeliveryForJob, storeResult } from '../../src/results/result-store.js';
 import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase, usingServer } from '../helpers/database.js';
-import { chargeRows, deliver, documentFor, makeSimParts, type SimParts, submitJob } from '../sim/setup.js';
+import { chargeRows, deliver, documentFor, makeSimParts, type SimParts, submitJob } from '../jobs/setup.js';
 
 if (!usingServer) {
   console.info(

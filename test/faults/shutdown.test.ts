@@ -2,7 +2,7 @@
 // request is answered (200/202) or refused with retry advice (503 + Retry-After), the job either finishes
 // within the drain or goes back to the queue, and after a restart every job is delivered and charged
 // exactly once, with the ledger balanced. The in-process ordering (readiness before the listener) is
-// test/http/readiness.test.ts; the worker's release at the timeout is test/sim/worker.test.ts.
+// test/http/readiness.test.ts; the worker's release at the timeout is test/jobs/worker.test.ts.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

@@ -16,7 +16,7 @@ import {
   makeSimParts,
   type SimParts,
   submitJob,
-} from '../sim/setup.js';
+} from '../jobs/setup.js';
 
 if (!usingServer) {
   console.info(

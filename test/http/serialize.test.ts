@@ -2,7 +2,7 @@
 // serializer would, and still refuses a body that does not fit; a stored document spliced into its
 // envelope (serializeWithJsonField) gives the bytes of the whole body through its schema.
 import { describe, expect, it } from 'vitest';
-import { documentWireText } from '../../src/engine/document.js';
+import { documentWireText } from '../../src/engine/document-schema.js';
 import examples from '../../src/http/openapi/examples.json' with { type: 'json' };
 import { creditBalanceSchema } from '../../src/http/routes/credits.js';
 import { batchResultLineSchema, simulationSchema } from '../../src/http/schemas/simulations.js';

@@ -16,7 +16,7 @@ import {
   newJob,
   type SimParts,
   submitJob,
-} from '../sim/setup.js';
+} from './setup.js';
 
 const A_MINUTE = 60_000;
 

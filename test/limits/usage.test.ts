@@ -10,7 +10,7 @@ import { makeMemoryWindowCounter } from '../../src/limits/window-counter.js';
 import { storeResult } from '../../src/results/result-store.js';
 import { insertOrg, manualClock } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase, usingServer } from '../helpers/database.js';
-import { makeSimParts, newJob, type SimParts } from '../sim/setup.js';
+import { makeSimParts, newJob, type SimParts } from '../jobs/setup.js';
 
 let db: TestDatabase;
 let parts: SimParts;

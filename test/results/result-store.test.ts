@@ -3,7 +3,7 @@
 // own text) is put through the schema once when read, and stored so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from '../../src/db/connection.js';
-import { documentSummary, documentWireText } from '../../src/engine/document.js';
+import { documentSummary, documentWireText } from '../../src/engine/document-schema.js';
 import examples from '../../src/http/openapi/examples.json' with { type: 'json' };
 import { knownResultsOf, makeKnownResults } from '../../src/results/known-results.js';
 import {

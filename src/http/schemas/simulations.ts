@@ -2,7 +2,7 @@
 // order the views build, so a body serialised through its schema keeps its bytes.
 import { z } from 'zod';
 import { MAX_DRAWS_PER_JOB as MAX_DRAWS, MIN_DRAWS_PER_JOB as MIN_DRAWS } from '../../engine/contract/run.js';
-import { simulationDocumentSchema } from '../../engine/document.js';
+import { simulationDocumentSchema } from '../../engine/document-schema.js';
 import type { LineupsRequest } from '../../fixtures/lineups.js';
 import { BATCH_STATUSES } from '../../jobs/batch-store.js';
 import { JOB_STATUSES } from '../../jobs/types.js';

@@ -2,7 +2,7 @@
 // (docs/api.md §2.3, "Choosing sections"): the simulation document with only the sections asked for, in
 // the document's own (wire) order. One pure function of the stored document text, applied where the
 // response is serialised; what is stored, delivered and charged does not change.
-import { simulationDocumentSchema } from '../../engine/document.js';
+import { simulationDocumentSchema } from '../../engine/document-schema.js';
 
 /** The document's sections in wire order: every field but `schema`, which every answer keeps. */
 export const DOCUMENT_SECTIONS: readonly string[] = Object.keys(simulationDocumentSchema.shape).filter(

@@ -1,9 +1,9 @@
 // The engine states behind the 503 codes of docs/api.md §7, as submissions see them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EngineHealth } from '../../src/engine/runner.js';
-import { engineGate } from '../../src/wiring.js';
-import { FX } from '../fixtures/small-feed.js';
-import { createFeedTestContext, type TestContext } from '../helpers/app.js';
+import type { EngineHealth } from '../src/engine/runner.js';
+import { engineGate } from '../src/wiring.js';
+import { FX } from './fixtures/small-feed.js';
+import { createFeedTestContext, type TestContext } from './helpers/app.js';
 
 const engineIn = (health: EngineHealth) => ({
   estimateSeconds: (draws: number) => draws * 1e-6,

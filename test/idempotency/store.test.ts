@@ -11,7 +11,7 @@ import {
 } from '../../src/idempotency/store.js';
 import { insertOrg, manualClock } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { makeSimParts, submitJob } from './setup.js';
+import { makeSimParts, submitJob } from '../jobs/setup.js';
 
 let db: TestDatabase;
 let store: IdempotencyStore;

@@ -2,7 +2,7 @@
 // with DATABASE_URL, on a PostgreSQL server.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from '../../src/db/connection.js';
-import { documentSummary } from '../../src/engine/document.js';
+import { documentSummary } from '../../src/engine/document-schema.js';
 import { ApiError } from '../../src/errors.js';
 import { newId } from '../../src/ids.js';
 import { getBatch } from '../../src/jobs/job-store.js';

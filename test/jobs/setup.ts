@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import type { Caller } from '../../src/accounts/caller.js';
 import { type Ledger, makeLedger } from '../../src/billing/ledger.js';
 import type { Sql } from '../../src/db/connection.js';
-import { documentSummary } from '../../src/engine/document.js';
+import { documentSummary } from '../../src/engine/document-schema.js';
 import type { EngineJob, RunBatch, RunOutcome } from '../../src/engine/runner.js';
 import { newId } from '../../src/ids.js';
 import { type JobQueue, makeJobQueue } from '../../src/jobs/queue.js';
