@@ -242,15 +242,21 @@ async function settleHold(
   }
 }
 
-// The fixture list shows the latest shared live simulation of a fixture's data_version; the summary is
-// written in the delivery's transaction (an upsert that keeps the newest), so it commits with it.
-async function recordSummary(
+/** What a delivery's fixture summary says of its run. */
+export type SummaryFacts = Pick<Job, 'scope' | 'mode' | 'fixtureId' | 'dataVersion' | 'draws'>;
+
+/**
+ * The fixture list shows the latest shared live simulation of a fixture's data_version; the summary is
+ * written in the delivery's transaction (an upsert that keeps the newest), so it commits with it. The one
+ * writer of it: the result path's delivery and a cache hit's submission (submit.ts) both call it.
+ */
+export async function recordSummary(
   tx: TransactionSql,
   {
     job,
     delivery,
     result,
-  }: { job: Job; delivery: Pick<Delivery, 'id' | 'createdAt'>; result: SimulationResult },
+  }: { job: SummaryFacts; delivery: Pick<Delivery, 'id' | 'createdAt'>; result: SimulationResult },
 ): Promise<void> {
   if (job.scope !== 'shared' || job.mode !== 'live') return;
   await recordFixtureSummary(tx, {

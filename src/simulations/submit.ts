@@ -9,7 +9,6 @@ import {
   isTransientDatabaseError,
 } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
-import { recordFixtureSummary } from '../fixtures/fixture-list.js';
 import { newId } from '../ids.js';
 import { countOpenJobGroups } from '../jobs/job-store.js';
 import type { Job } from '../jobs/types.js';
@@ -27,6 +26,7 @@ import {
   deliverJob,
   type JobOutcome,
   pendingOutcome,
+  recordSummary,
 } from './deliver.js';
 import { type PreparedRun, prepareRun } from './prepare-run.js';
 import {
@@ -154,16 +154,17 @@ async function submitCacheHit(
     // Sent together (pipelined, one round trip): they do not depend on each other. A connection lost
     // while they are in flight rejects every one of them (patches/postgres+3.4.9.patch, fifth fix; the
     // fault test test/faults/one-commit.test.ts cuts the connection before and after each).
-    const summary = shared(run, caller)
-      ? recordFixtureSummary(tx, {
-          fixtureId: run.fixture.fixtureId,
-          dataVersion: run.fixture.dataVersion,
-          simulationId: delivery.id,
-          createdAt: now,
-          draws: run.draws,
-          ...result.summary,
-        })
-      : null;
+    const summary = recordSummary(tx, {
+      job: {
+        scope: run.resolved.scope,
+        mode: caller.mode,
+        fixtureId: run.fixture.fixtureId,
+        dataVersion: run.fixture.dataVersion,
+        draws: run.draws,
+      },
+      delivery,
+      result,
+    });
     const attached = ctx.idempotency ? deps.attachJob(tx, ctx.idempotency, { jobId }) : null;
     const [job, stored] = await Promise.all([
       deps.queue.enqueue(tx, { ...newJob, usageDay: admission.day }),
@@ -261,10 +262,6 @@ function asThisRequest(ctx: CallContext, outcome: JobOutcome): JobOutcome {
 }
 
 /** A shared live result shows on its fixture as the latest summary (docs/api.md §2.2). */
-function shared(run: PreparedRun, caller: CallContext['caller']): boolean {
-  return run.resolved.scope === 'shared' && caller.livemode;
-}
-
 async function finish(deps: SimulationDeps, ctx: CallContext, job: Job, waitMs: number): Promise<JobOutcome> {
   let current: Job | null = job;
   if ((job.status === 'queued' || job.status === 'running') && waitMs > 0) {
