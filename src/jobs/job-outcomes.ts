@@ -32,18 +32,10 @@ export function engineJob(job: Job): EngineJob {
 /** 'completed' or 'failed' as recorded; 'dropped' when the job was no longer this worker's. */
 export type RecordedOutcome = 'completed' | 'failed' | 'dropped';
 
-export async function recordOutcome(
-  ctx: OutcomeContext,
-  job: Job,
-  outcome: RunOutcome | undefined,
-): Promise<RecordedOutcome> {
-  return (await recordOutcomes(ctx, [{ job, outcome }]))[0]!;
-}
-
 /**
- * The outcomes of several jobs, as recordOutcome records one, in order: the failures one by one (rare),
- * the successes together in one transaction, one statement per table (the documents, the jobs and what
- * their ends change), however many there are. A success whose job is no longer this worker's is dropped.
+ * The outcomes of claimed jobs, in order: the failures one by one (rare), the successes together in one
+ * transaction, one statement per table (the documents, the jobs and what their ends change), however many
+ * there are. A success whose job is no longer this worker's is dropped, and stores nothing.
  */
 export async function recordOutcomes(
   ctx: OutcomeContext,
