@@ -240,7 +240,7 @@ async function prepareJob(deps: RunnerDeps, job: EngineJob): Promise<PreparedJob
 
 /** A job's document and how long its draws took. */
 type Finished = FinishedDocument & { runMs: number; gpuMs?: number | undefined };
-type Record = (item: PreparedJob, engine: RunResult['engine'], finished: Finished) => void;
+type RecordOutcome = (item: PreparedJob, engine: RunResult['engine'], finished: Finished) => void;
 type Failed = (job: EngineJob, error: unknown) => void;
 
 /** Runs the jobs as one GPU batch and records them; false when the batch failed outright. */
@@ -249,7 +249,7 @@ async function runOnGpu(
   gpu: GpuEngine,
   items: readonly PreparedJob[],
   context: RunContext,
-  record: Record,
+  record: RecordOutcome,
   failed: Failed,
 ): Promise<boolean> {
   let runs: RunResult[];
@@ -275,7 +275,7 @@ async function finishRun(
   deps: RunnerDeps,
   item: PreparedJob,
   run: RunResult,
-  record: Record,
+  record: RecordOutcome,
   failed: Failed,
 ) {
   try {
@@ -297,7 +297,7 @@ async function runOnCpu(
   deps: RunnerDeps,
   items: readonly PreparedJob[],
   context: RunContext,
-  record: Record,
+  record: RecordOutcome,
   failed: Failed,
 ): Promise<void> {
   await Promise.all(
