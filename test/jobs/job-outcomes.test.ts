@@ -1,0 +1,115 @@
+// Storing a worker's pack of outcomes (src/jobs/job-outcomes.ts recordOutcomes, docs/decisions.md §6):
+// one transaction whose statements do not grow with the pack, every job completed with its document.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sql, TransactionSql } from '../../src/db/connection.js';
+import { documentSummary } from '../../src/engine/document-schema.js';
+import { recordOutcomes } from '../../src/jobs/job-outcomes.js';
+import type { Job } from '../../src/jobs/types.js';
+import { insertOrg } from '../billing/fixtures.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { documentFor, makeSimParts, type SimParts, submitJob } from './setup.js';
+
+let db: TestDatabase;
+let parts: SimParts;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  parts = makeSimParts(db);
+});
+
+afterAll(async () => {
+  await parts.queue.close();
+  await db.close();
+});
+
+/** `sql` whose transactions count their statements: every tagged template called on the transaction. */
+function countingTransactions(sql: Sql) {
+  const counted = { statements: 0 };
+  const begin = (work: (tx: TransactionSql) => Promise<unknown>) =>
+    sql.begin((tx) =>
+      work(
+        new Proxy(tx, {
+          apply(target, thisArg, args) {
+            counted.statements++;
+            return Reflect.apply(target, thisArg, args);
+          },
+        }),
+      ),
+    );
+  return {
+    sql: new Proxy(sql, { get: (target, key) => (key === 'begin' ? begin : Reflect.get(target, key)) }),
+    counted,
+  };
+}
+
+/** `n` live jobs submitted and claimed by worker `w`, stored as one pack; the statements it took. */
+async function storePack(n: number): Promise<{ statements: number; jobs: Job[]; recorded: string[] }> {
+  const org = await insertOrg(db.sql);
+  await Promise.all(Array.from({ length: n }, (_, i) => submitJob(parts, org, { inputs: { n, i } })));
+  const claimed = await parts.queue.claim('w', n, 60_000);
+  expect(claimed).toHaveLength(n);
+  const { sql, counted } = countingTransactions(db.sql);
+  const items = claimed.map((job) => {
+    const document = documentFor(job);
+    const documentJson = JSON.stringify(document);
+    return {
+      job,
+      outcome: {
+        jobId: job.id,
+        summary: documentSummary(document),
+        documentJson,
+        engine: 'cpu',
+        runMs: 1,
+        gpuMs: 0,
+      },
+    };
+  });
+  const recorded = await recordOutcomes(
+    { queue: parts.queue, sql, workerId: 'w', clock: () => new Date() },
+    items,
+  );
+  const jobs = await Promise.all(claimed.map(async (job) => (await parts.queue.get(job.id))!));
+  return { statements: counted.statements, jobs, recorded };
+}
+
+describe('a pack of outcomes', () => {
+  it('is stored in one transaction of the same statements for one job as for twenty', async () => {
+    const one = await storePack(1);
+    const twenty = await storePack(20);
+    // Lock, documents, completions, hold ends, the waiters' news (no GPU time to settle here).
+    expect(one.statements).toBe(5);
+    expect(twenty.statements).toBe(one.statements);
+    for (const pack of [one, twenty]) {
+      expect(pack.recorded.every((outcome) => outcome === 'completed')).toBe(true);
+      expect(pack.jobs.every((job) => job.status === 'succeeded' && job.resultId !== null)).toBe(true);
+    }
+    expect(new Set(twenty.jobs.map((job) => job.resultId)).size).toBe(20);
+  });
+
+  it('drops the outcome of a job no longer this worker’s and stores nothing for it', async () => {
+    const org = await insertOrg(db.sql);
+    const job = await submitJob(parts, org, { inputs: { lost: true } });
+    const [claimed] = await parts.queue.claim('w-late', 1, 60_000);
+    await db.sql`UPDATE jobs SET lease_owner = 'w-other' WHERE id = ${job.id}`;
+    const document = documentFor(claimed!);
+    const [recorded] = await recordOutcomes(
+      { queue: parts.queue, sql: db.sql, workerId: 'w-late', clock: () => new Date() },
+      [
+        {
+          job: claimed!,
+          outcome: {
+            jobId: job.id,
+            summary: documentSummary(document),
+            documentJson: JSON.stringify(document),
+            engine: 'cpu',
+            runMs: 1,
+            gpuMs: 0,
+          },
+        },
+      ],
+    );
+    expect(recorded).toBe('dropped');
+    const [row] = await db.sql`SELECT count(*)::int AS n FROM results WHERE cache_key = ${claimed!.cacheKey}`;
+    expect(row!.n).toBe(0);
+  });
+});
