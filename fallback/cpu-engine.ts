@@ -44,7 +44,8 @@ function rangeDrawsOf(draws: number, threads: number): number {
 let nextTablesId = 0;
 const runTablesCache = new WeakMap<CompiledFixture, RunTables>();
 
-function sharedCopy(words: Uint32Array): Uint32Array {
+/** `words` on shared memory: a copy, or `words` themselves when they are there already. */
+export function sharedCopy(words: Uint32Array): Uint32Array {
   // Tables compiled on a job thread (src/engine/job-work.ts) are on shared memory already.
   if (words.buffer instanceof SharedArrayBuffer) return words;
   const copy = new Uint32Array(new SharedArrayBuffer(words.byteLength));

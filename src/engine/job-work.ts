@@ -3,6 +3,7 @@
 // pure functions of their arguments, run on the job threads (job-threads.ts, job-thread.ts) so that a
 // host with n cores does n jobs' host work at once and the event loop only moves bytes; `threads: 0`
 // runs them on the calling thread (tests).
+import { sharedCopy } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
 import { compileFixture } from './compile.js';
 import { adoptEventTables, eventTablesOf } from './contract/event-tables.js';
@@ -46,12 +47,6 @@ export interface RunFacts {
 export interface FinishedDocument {
   documentJson: string;
   summary: DocumentSummary;
-}
-
-function sharedCopy(words: Uint32Array): Uint32Array {
-  const copy = new Uint32Array(new SharedArrayBuffer(words.byteLength));
-  copy.set(words);
-  return copy;
 }
 
 /** compileFixture with its tables and event tables on shared memory. */
