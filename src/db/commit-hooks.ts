@@ -29,7 +29,15 @@ export function withCommitHooks(sql: Sql): Sql {
       hooksOf.set(tx, hooks);
       return work(tx);
     });
-    for (const hook of hooks) hook();
+    // The transaction has committed: a hook that throws must not make it look failed to its caller (a
+    // settled charge answered as an error), nor keep the hooks after it from running.
+    for (const hook of hooks) {
+      try {
+        hook();
+      } catch (error) {
+        process.emitWarning(`a commit hook failed: ${String(error)}`);
+      }
+    }
     return result;
   };
   sql.begin = wrapped as Sql['begin'];
