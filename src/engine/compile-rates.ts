@@ -17,6 +17,7 @@ import {
   STEP_BAND,
   STEPS,
   STRENGTH_BUCKETS,
+  THRESHOLD_STEP_STRIDE,
   THRESHOLD_WORDS,
   thresholdIndex,
 } from './contract/layout.js';
@@ -141,13 +142,21 @@ function writeCell(
  * are base goals * goal curve * score multiplier * red multiplier * strength multiplier, multiplied in
  * that order (floating-point products are rounded at each step, and the tables must keep their bits).
  */
-export function thresholdTable(rates: EventRates, strengthMultipliers: readonly number[]): Uint32Array {
-  const thresholds = new Uint32Array(THRESHOLD_WORDS);
+export function thresholdTable(
+  rates: EventRates,
+  strengthMultipliers: readonly number[],
+  thresholds: Uint32Array = new Uint32Array(THRESHOLD_WORDS),
+): Uint32Array {
   for (let side = 0; side < SIDES; side++) {
     for (let strength = 0; strength < STRENGTH_BUCKETS; strength++) {
       const multiplier = strengthMultipliers[strength]!;
       for (let step = 0; step < STEPS; step++) {
         const sideStep = side * STEPS + step;
+        const at = thresholdIndex(side, strength, step, 0, 0);
+        if (step > 0 && sameRates(rates, sideStep - 1, sideStep)) {
+          thresholds.copyWithin(at, at - THRESHOLD_STEP_STRIDE, at);
+          continue;
+        }
         for (let score = 0; score < SCORE_STATE_BUCKETS; score++) {
           const scoreGoals = rates.goals[sideStep]! * rates.scoreMultipliers[score]!;
           for (let red = 0; red < RED_CARD_BUCKETS; red++) {
@@ -159,6 +168,20 @@ export function thresholdTable(rates: EventRates, strengthMultipliers: readonly 
     }
   }
   return thresholds;
+}
+
+/**
+ * Whether two (side, step) entries of `rates` are equal: the model's rates change by 15-minute band, so
+ * most steps repeat the step before, and a cell is a function of its step's rates alone. Copying such a
+ * step's cells gives the bits computing them would (docs/decisions.md §6, "What a job costs the host").
+ */
+function sameRates(rates: EventRates, a: number, b: number): boolean {
+  return (
+    rates.goals[a] === rates.goals[b] &&
+    rates.yellow[a] === rates.yellow[b] &&
+    rates.red[a] === rates.red[b] &&
+    rates.substitution[a] === rates.substitution[b]
+  );
 }
 
 /** The rates' per-(side, step) factors but the goals, which setBaseGoals writes. */
@@ -333,6 +356,12 @@ function expectedGoalsUnderDynamics(
  */
 function stepProbabilities(rates: EventRates, out: StepProbabilities): void {
   for (let sideStep = 0; sideStep < SIDES * STEPS; sideStep++) {
+    if (sideStep % STEPS !== 0 && sameRates(rates, sideStep - 1, sideStep)) {
+      const at = sideStep * RATE_CELLS;
+      out.goal.copyWithin(at, at - RATE_CELLS, at);
+      out.red.copyWithin(at, at - RATE_CELLS, at);
+      continue;
+    }
     for (let score = 0; score < SCORE_STATE_BUCKETS; score++) {
       const scoreGoals = rates.goals[sideStep]! * rates.scoreMultipliers[score]!;
       for (let redBucket = 0; redBucket < RED_CARD_BUCKETS; redBucket++) {

@@ -14,6 +14,7 @@ import {
   FX_MAX_SUBSTITUTIONS,
   MAX_ADDED_MINUTES,
   sideBase,
+  THRESHOLD_WORDS,
 } from './contract/layout.js';
 import { expectedGoalsFromRatings, type MatchInputs, paramsForFixture } from './contract/match-inputs.js';
 import type { ModelParams } from './contract/model-params.js';
@@ -30,10 +31,17 @@ export function compileKey(inputs: MatchInputs, params: ModelParams): string {
     .digest('hex');
 }
 
-export function compileFixture(inputs: MatchInputs, globalParams: ModelParams): CompiledFixture {
+/** Where a compile puts a table of `words` u32 words: plain memory by default. */
+export type NewTable = (words: number) => Uint32Array;
+
+export function compileFixture(
+  inputs: MatchInputs,
+  globalParams: ModelParams,
+  newTable: NewTable = (words) => new Uint32Array(words),
+): CompiledFixture {
   // The competition's card and shot rates replace the global ones (docs/model.md, "League profiles").
   const params = paramsForFixture(globalParams, inputs.profile);
-  const fixture = new Uint32Array(FIXTURE_WORDS);
+  const fixture = newTable(FIXTURE_WORDS);
   const added = addedTimeModel(params);
   for (let k = 0; k < MAX_ADDED_MINUTES; k++) {
     fixture[FX_ADDED_TIME_FIRST + k] = probabilityThreshold(added.firstCumulative[k]!);
@@ -52,7 +60,7 @@ export function compileFixture(inputs: MatchInputs, globalParams: ModelParams): 
 
   const ratedGoals = expectedGoalsFromRatings(inputs);
   const rates = eventRates(params, added, [ratedGoals.home, ratedGoals.away]);
-  const thresholds = thresholdTable(rates, strengthMultipliers);
+  const thresholds = thresholdTable(rates, strengthMultipliers, newTable(THRESHOLD_WORDS));
 
   return {
     fixture,

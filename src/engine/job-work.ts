@@ -3,11 +3,16 @@
 // pure functions of their arguments, run on the job threads (job-threads.ts, job-thread.ts) so that a
 // host with n cores does n jobs' host work at once and the event loop only moves bytes; `threads: 0`
 // runs them on the calling thread (tests).
-import { sharedCopy } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
 import { compileFixture } from './compile.js';
-import { adoptEventTables, eventTablesOf } from './contract/event-tables.js';
-import { COUNTER_WORDS, type CompiledFixture, type EngineSeed, finalizeCounters } from './contract/layout.js';
+import { adoptEventTables, buildEventTables } from './contract/event-tables.js';
+import {
+  COUNTER_WORDS,
+  type CompiledFixture,
+  type EngineSeed,
+  EVENT_TABLE_WORDS,
+  finalizeCounters,
+} from './contract/layout.js';
 import type { MatchInputs } from './contract/match-inputs.js';
 import type { ModelParams } from './contract/model-params.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
@@ -49,13 +54,20 @@ export interface FinishedDocument {
   summary: DocumentSummary;
 }
 
-/** compileFixture with its tables and event tables on shared memory. */
+/** A table on shared memory, which every thread reads without a copy. */
+function sharedTable(words: number): Uint32Array {
+  return new Uint32Array(new SharedArrayBuffer(words * Uint32Array.BYTES_PER_ELEMENT));
+}
+
+/**
+ * compileFixture with its tables and event tables built on shared memory (about 0.8 MB a fixture: built
+ * there rather than copied, so a compile allocates each table once and leaves the collector nothing).
+ */
 export function compileShared(inputs: MatchInputs, params: ModelParams): SharedCompiled {
-  const compiled = compileFixture(inputs, params);
-  const thresholds = sharedCopy(compiled.thresholds);
-  const eventTables = sharedCopy(eventTablesOf(compiled.thresholds));
-  adoptEventTables(thresholds, eventTables);
-  return { ...compiled, fixture: sharedCopy(compiled.fixture), thresholds, eventTables };
+  const compiled = compileFixture(inputs, params, sharedTable);
+  const eventTables = buildEventTables(compiled.thresholds, sharedTable(EVENT_TABLE_WORDS));
+  adoptEventTables(compiled.thresholds, eventTables);
+  return { ...compiled, eventTables };
 }
 
 /** Bytes a compiled fixture holds (its caches are sized in bytes). */

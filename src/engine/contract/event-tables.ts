@@ -112,9 +112,14 @@ function sameWords(thresholds: Uint32Array, a: number, b: number): boolean {
   return true;
 }
 
-/** The event tables of a threshold table (THRESHOLD_WORDS words); EVENT_TABLE_WORDS words. */
-export function buildEventTables(thresholds: Uint32Array): Uint32Array {
-  const tables = new Uint32Array(EVENT_TABLE_WORDS);
+/**
+ * The event tables of a threshold table (THRESHOLD_WORDS words); EVENT_TABLE_WORDS words, written into
+ * `tables` (every word is written).
+ */
+export function buildEventTables(
+  thresholds: Uint32Array,
+  tables: Uint32Array = new Uint32Array(EVENT_TABLE_WORDS),
+): Uint32Array {
   fillLog2(tables);
   for (let side = 0; side < SIDES; side++) {
     for (let strength = 0; strength < STRENGTH_BUCKETS; strength++) {
