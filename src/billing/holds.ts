@@ -216,6 +216,102 @@ export async function settle(
   return outcome.charge;
 }
 
+/** What settling one of many holds came to: its charge, or 'expired' when the hold ended first. */
+export type ManySettled = SettledCharge | 'expired';
+
+/**
+ * `settle` for many holds of one organisation in the caller's transaction (a page of a batch's results
+ * stream, docs/decisions.md §6): the account locked once, the holds locked in one statement in id
+ * order, and every pending hold charged by one statement (their rows settled, the account's columns moved
+ * by the sums, one `charge` ledger row each). A hold that is settled already gives its charge again; one
+ * that ended, or is past its end (released here, as `settle` does), gives 'expired'.
+ */
+export async function settleMany(
+  deps: LedgerDeps,
+  orgId: string,
+  holdIds: readonly string[],
+  options: SettleOptions & { tx: TransactionSql },
+): Promise<Map<string, ManySettled>> {
+  const settled = new Map<string, ManySettled>();
+  if (holdIds.length === 0) return settled;
+  const { tx } = options;
+  const now = deps.clock();
+  const account = await lockAccount(tx, orgId, now);
+  const available = balanceOf(account).available;
+  const holds = await tx<Hold[]>`
+    SELECT * FROM credit_holds WHERE id = ANY(${tx.array([...holdIds])}::text[]) AND org_id = ${orgId}
+    ORDER BY id FOR NO KEY UPDATE`;
+  if (holds.length !== new Set(holdIds).size) {
+    const found = new Set(holds.map((hold) => hold.id));
+    throw holdMissing(holdIds.find((id) => !found.has(id))!);
+  }
+  const due: Hold[] = [];
+  for (const hold of holds) {
+    if (hold.status === 'released') settled.set(hold.id, 'expired');
+    else if (hold.status === 'settled')
+      due.push(hold); // its charge is read again below
+    else if (hold.expiresAt !== null && hold.expiresAt.getTime() <= now.getTime()) {
+      await releaseLocked(tx, account, hold, EXPIRED_RELEASE_REASON, null, now);
+      settled.set(hold.id, 'expired');
+    } else due.push(hold);
+  }
+  const pending = due.filter((hold) => hold.status === 'pending');
+  const again = due.filter((hold) => hold.status === 'settled').map((hold) => hold.id);
+  for (const entry of await chargeHolds(tx, account, pending, options, now))
+    settled.set(entry.holdId!, { ...chargeFromEntry(entry, false), available });
+  if (again.length > 0) {
+    const entries = await tx<LedgerEntry[]>`
+      SELECT * FROM credit_ledger WHERE hold_id = ANY(${tx.array(again)}::text[]) AND kind = 'charge'`;
+    for (const entry of entries) settled.set(entry.holdId!, { ...chargeFromEntry(entry, true), available });
+  }
+  return settled;
+}
+
+/**
+ * chargeHold for many pending holds of the locked account, in one statement: the holds settled, the
+ * account's columns moved by their sums under the same guard, and a `charge` row each, in id order.
+ */
+async function chargeHolds(
+  tx: TransactionSql,
+  account: AccountRow,
+  holds: readonly Hold[],
+  options: SettleOptions,
+  now: Date,
+): Promise<LedgerEntry[]> {
+  if (holds.length === 0) return [];
+  const sum = (part: (hold: Hold) => number) => holds.reduce((total, hold) => total + part(hold), 0);
+  const monthly = sum((hold) => hold.monthlyPart);
+  const topup = sum((hold) => hold.topupPart);
+  const ids = holds.map((hold) => hold.id);
+  // A data-modifying WITH runs to completion whether or not it is read; the account's guard is checked
+  // by counting the row it returns (none: the whole transaction is rolled back by the throw below).
+  const rows = await tx<Array<LedgerEntry & { accountsMoved: number }>>`
+    WITH settled AS (
+      UPDATE credit_holds SET status = 'settled', settled_at = ${now}
+      WHERE id = ANY(${tx.array(ids)}::text[]) AND status = 'pending'
+      RETURNING *
+    ), account AS (
+      UPDATE credit_accounts
+      SET monthly_remaining = monthly_remaining - ${monthly}, topup_remaining = topup_remaining - ${topup},
+          monthly_held = monthly_held - ${monthly}, topup_held = topup_held - ${topup},
+          spent_this_month = spent_this_month + ${monthly + topup}, updated_at = ${now}
+      WHERE org_id = ${account.orgId} AND monthly_held >= ${monthly} AND topup_held >= ${topup}
+      RETURNING org_id
+    ), entries AS (
+      INSERT INTO credit_ledger (org_id, kind, amount, monthly_delta, topup_delta, monthly_held_delta,
+                                 topup_held_delta, period_start, hold_id, request_id, idempotency_key, created_at)
+      SELECT h.org_id, 'charge', h.amount, -h.monthly_part, -h.topup_part, -h.monthly_part, -h.topup_part,
+             ${account.periodStart}, h.id, ${options.requestId},
+             COALESCE(${options.idempotencyKey ?? null}::text, h.idempotency_key), ${now}
+      FROM settled h ORDER BY h.id
+      RETURNING *
+    )
+    SELECT entries.*, (SELECT count(*) FROM account)::int AS accounts_moved FROM entries ORDER BY id`;
+  if (rows.length !== holds.length || rows.some((row) => row.accountsMoved !== 1))
+    throw new Error('credit settlement of a page refused by its guard under the account lock');
+  return rows.map(({ accountsMoved: _, ...entry }) => entry);
+}
+
 // The hold's parts leave both the held and the remaining columns; the caller holds both locks.
 async function chargeHold(
   tx: TransactionSql,

@@ -17,6 +17,7 @@ import { balance, chargeDirect, openAccount, type SettledAtOnce, settleAtOnce, t
 import {
   expireHolds,
   getHold,
+  type ManySettled,
   type NewHold,
   openHolds,
   release,
@@ -26,6 +27,7 @@ import {
   setHoldExpiry,
   setHoldsExpiry,
   settle,
+  settleMany,
 } from './holds.js';
 import { checkBalanced, entries, findUnbalancedAccounts, ledgerSum } from './ledger-audit.js';
 import type {
@@ -57,6 +59,15 @@ export interface Ledger {
   ): Promise<Hold[]>;
   /** The hold's charge, and the available credits it leaves (the same as before it). */
   settle(holdId: string, options: SettleOptions): Promise<SettledCharge>;
+  /**
+   * Many holds of one organisation settled in the caller's transaction, the pending ones by one statement;
+   * by hold id, each its charge or 'expired'.
+   */
+  settleMany(
+    orgId: string,
+    holdIds: readonly string[],
+    options: SettleOptions & { tx: TransactionSql },
+  ): Promise<Map<string, ManySettled>>;
   /** A hold made and settled at once in the caller's transaction (a cache hit); its charge and balance. */
   settleAtOnce(
     orgId: string,
@@ -90,6 +101,7 @@ export function makeLedger({ sql, clock = () => new Date() }: { sql: Sql; clock?
     reserve: (orgId, milli, options) => reserve(deps, orgId, milli, options),
     reserveMany: (orgId, holds, options) => reserveMany(deps, orgId, holds, options),
     settle: (holdId, options) => settle(deps, holdId, options),
+    settleMany: (orgId, holdIds, options) => settleMany(deps, orgId, holdIds, options),
     settleAtOnce: (orgId, milli, options) => settleAtOnce(deps, orgId, milli, options),
     release: (holdId, reason, options) => release(deps, holdId, reason, options),
     chargeDirect: (orgId, milli, options) => chargeDirect(deps, orgId, milli, options),

@@ -242,6 +242,21 @@ export async function markDeliveryOutcome(
   return row;
 }
 
+/** markDeliveryOutcome for many jobs in one statement; in the order given. */
+export async function markDeliveryOutcomes(
+  tx: TransactionSql,
+  jobIds: readonly string[],
+  status: 'delivered' | 'expired',
+): Promise<Job[]> {
+  if (jobIds.length === 0) return [];
+  const rows = await tx<Job[]>`
+    UPDATE jobs SET status = ${status} WHERE id = ANY(${tx.array([...jobIds])}::text[]) AND status = 'succeeded'
+    RETURNING ${jobColumns(tx)}`;
+  if (rows.length !== new Set(jobIds).size) throw new Error('a job left succeeded under its delivery lock');
+  const byId = new Map(rows.map((job) => [job.id, job]));
+  return jobIds.map((id) => byId.get(id)!);
+}
+
 /** Queued + running jobs of an organisation, a batch counting as one group (docs/api.md §8). */
 export async function countOpenJobGroups(db: Sql | TransactionSql, orgId: string): Promise<number> {
   const [row] = await db<{ n: number }[]>`

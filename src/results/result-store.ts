@@ -287,6 +287,71 @@ export async function getResult(
   return row ? resultOfRow(db, row, known) : null;
 }
 
+/** getResult for many ids in one statement (none when `known` has them all); by id, those that exist. */
+export async function getResults(
+  db: Sql | TransactionSql,
+  resultIds: readonly number[],
+  known?: KnownResults,
+): Promise<Map<number, SimulationResult>> {
+  const found = new Map<number, SimulationResult>();
+  const unknown: number[] = [];
+  for (const id of new Set(resultIds)) {
+    const seen = known?.byId(id);
+    if (seen) found.set(id, seen);
+    else unknown.push(id);
+  }
+  if (unknown.length === 0) return found;
+  const rows = await db<ResultRow[]>`
+    SELECT ${resultColumns(db)} FROM results WHERE id = ANY(${db.array(unknown)}::bigint[])`;
+  for (const row of rows) found.set(row.id, await resultOfRow(db, row, known));
+  return found;
+}
+
+/** insertDelivery for many deliveries in one statement; in the order given. */
+export async function insertDeliveries(
+  tx: TransactionSql,
+  deliveries: readonly NewDelivery[],
+): Promise<Delivery[]> {
+  if (deliveries.length === 0) return [];
+  const rows = deliveries.map((delivery, ordinal) => ({
+    ordinal,
+    id: delivery.id,
+    org_id: delivery.orgId,
+    job_id: delivery.jobId,
+    result_id: delivery.resultId,
+    mode: delivery.mode,
+    credits_charged_milli: delivery.creditsChargedMilli,
+    credits_remaining_milli: delivery.creditsRemainingMilli,
+    request_id: delivery.requestId ?? null,
+    idempotency_key: delivery.idempotencyKey ?? null,
+    created_at: delivery.createdAt.toISOString(),
+  }));
+  const inserted = await tx<Delivery[]>`
+    INSERT INTO deliveries (id, org_id, job_id, result_id, mode, credits_charged_milli, credits_remaining_milli,
+                            request_id, idempotency_key, created_at)
+    SELECT id, org_id, job_id, result_id, mode, credits_charged_milli, credits_remaining_milli, request_id,
+           idempotency_key, created_at
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) AS r(
+      ordinal integer, id text, org_id text, job_id text, result_id bigint, mode text,
+      credits_charged_milli bigint, credits_remaining_milli bigint, request_id text, idempotency_key text,
+      created_at timestamptz)
+    ORDER BY ordinal
+    RETURNING *`;
+  const byId = new Map(inserted.map((delivery) => [delivery.id, delivery]));
+  return deliveries.map((delivery) => byId.get(delivery.id)!);
+}
+
+/** findDeliveryForJob for many jobs in one statement; by job id. */
+export async function findDeliveriesForJobs(
+  db: Sql | TransactionSql,
+  jobIds: readonly string[],
+): Promise<Map<string, Delivery>> {
+  if (jobIds.length === 0) return new Map();
+  const rows = await db<Delivery[]>`
+    SELECT * FROM deliveries WHERE job_id = ANY(${db.array([...jobIds])}::text[])`;
+  return new Map(rows.map((row) => [row.jobId!, row]));
+}
+
 export async function insertDelivery(tx: TransactionSql, delivery: NewDelivery): Promise<Delivery> {
   const [row] = await tx<Delivery[]>`
     INSERT INTO deliveries (id, org_id, job_id, result_id, mode, credits_charged_milli, credits_remaining_milli,

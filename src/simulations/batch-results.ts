@@ -14,8 +14,8 @@ import {
   type DeliveredSimulation,
   type DeliveryDeps,
   type DeliveryRequest,
-  deliverLockedJob,
 } from './deliver.js';
+import { deliverLockedPage } from './deliver-page.js';
 import type { CallContext } from './types.js';
 
 /** Items settled per transaction. */
@@ -83,9 +83,9 @@ function inPositionOrder(items: BatchResultItem[]): BatchResultItem[] {
 }
 
 /**
- * A page's finished jobs delivered under their locks, in one transaction. The jobs are locked together in
- * id order before anything else (src/jobs/delivery-locks.ts), then delivered in the order of the fixture
- * summaries they write, so that two pages (of any organisations) take those rows in one order too.
+ * A page's finished jobs delivered under their locks, in one transaction: the jobs locked together in id
+ * order before anything else (src/jobs/delivery-locks.ts), then settled and delivered set-based
+ * (deliver-page.ts), taking the account, holds and fixture summaries in the order every delivery does.
  */
 async function deliverPage(
   deps: DeliveryDeps,
@@ -103,34 +103,14 @@ async function deliverPage(
     tx,
     finished.map((job) => job.id),
   );
-  for (const job of locked.sort(bySummaryRow)) items.push(await deliverPageItem(deps, request, tx, job));
-  return items;
-}
-
-/** Fixture summary rows (fixture, data_version) in one order; the job id within one. */
-function bySummaryRow(a: Job, b: Job): number {
-  if (a.fixtureId !== b.fixtureId) return a.fixtureId - b.fixtureId;
-  if (a.dataVersion !== b.dataVersion) return a.dataVersion < b.dataVersion ? -1 : 1;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-}
-
-async function deliverPageItem(
-  deps: DeliveryDeps,
-  request: DeliveryRequest,
-  tx: TransactionSql,
-  job: Job,
-): Promise<BatchResultItem> {
-  try {
-    const outcome = await deliverLockedJob(deps, request, tx, job);
-    if (outcome.status === 'delivered') return { kind: 'delivered', delivered: outcome.delivered };
-    if (outcome.status === 'pending') return { kind: 'pending', job: outcome.job };
-    return { kind: 'ended', job: outcome.job, error: expiredError(outcome.job) };
-  } catch (error) {
-    // simulation_failed, simulation_cancelled: the job ended without a document. These are answered
-    // before any statement of the item fails, so the page's transaction goes on. Anything else ends it.
-    if (!(error instanceof ApiError) || error.status >= 503) throw error;
-    return { kind: 'ended', job, error };
+  for (const outcome of await deliverLockedPage(deps, request, tx, locked)) {
+    if (outcome.status === 'delivered') items.push({ kind: 'delivered', delivered: outcome.delivered });
+    else if (outcome.status === 'pending') items.push({ kind: 'pending', job: outcome.job });
+    else if (outcome.status === 'expired')
+      items.push({ kind: 'ended', job: outcome.job, error: expiredError(outcome.job) });
+    else items.push({ kind: 'ended', job: outcome.job, error: outcome.error });
   }
+  return items;
 }
 
 function expiredError(job: Job): ApiError {

@@ -6,7 +6,7 @@ import type { SettledCharge } from '../billing/types.js';
 import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
-import { recordFixtureSummary } from '../fixtures/fixture-list.js';
+import { type FixtureSummary, recordFixtureSummary } from '../fixtures/fixture-list.js';
 import { summariesChanged } from '../fixtures/read-cache.js';
 import { newId } from '../ids.js';
 import { getOwnedJob, lockJobForDelivery, markDeliveryOutcome } from '../jobs/job-store.js';
@@ -165,17 +165,10 @@ export async function deliverLockedJob(
     case 'running':
       return { status: 'pending', job };
     case 'failed':
-      throw new ApiError('simulation_failed', {
-        message: job.error?.message ?? 'The simulation job failed.',
-        recovery: { job_id: job.id, reservation_id: job.reservationId },
-      });
+    case 'cancelled':
+      throw endedWithoutDocument(job);
     case 'expired':
       return { status: 'expired', job };
-    case 'cancelled':
-      throw new ApiError('simulation_cancelled', {
-        message: `The job ${job.id} was cancelled with its batch before it ran; its hold was released.`,
-        recovery: { job_id: job.id, reservation_id: job.reservationId },
-      });
     case 'delivered':
       return { status: 'delivered', delivered: await previousDelivery(deps, tx, job) };
     case 'succeeded':
@@ -206,6 +199,21 @@ export async function deliverLockedJob(
     recordSummary(tx, { job, result, delivery }),
   ]);
   return { status: 'delivered', delivered: { job: delivered, result, delivery: stored, replayed: false } };
+}
+
+/** The error of a job that ended without a document: simulation_failed, or simulation_cancelled. */
+export function endedWithoutDocument(job: Job): ApiError {
+  const recovery = { job_id: job.id, reservation_id: job.reservationId };
+  if (job.status === 'cancelled') {
+    return new ApiError('simulation_cancelled', {
+      message: `The job ${job.id} was cancelled with its batch before it ran; its hold was released.`,
+      recovery,
+    });
+  }
+  return new ApiError('simulation_failed', {
+    message: job.error?.message ?? 'The simulation job failed.',
+    recovery,
+  });
 }
 
 async function previousDelivery(
@@ -245,26 +253,35 @@ async function settleHold(
 /** What a delivery's fixture summary says of its run. */
 export type SummaryFacts = Pick<Job, 'scope' | 'mode' | 'fixtureId' | 'dataVersion' | 'draws'>;
 
+/** What a delivery's fixture summary is made of. */
+export interface SummarySource {
+  job: SummaryFacts;
+  delivery: Pick<Delivery, 'id' | 'createdAt'>;
+  result: SimulationResult;
+}
+
 /**
- * The fixture list shows the latest shared live simulation of a fixture's data_version; the summary is
- * written in the delivery's transaction (an upsert that keeps the newest), so it commits with it. The one
- * writer of it: the result path's delivery and a cache hit's submission (submit.ts) both call it.
+ * The fixture list shows the latest shared live simulation of a fixture's data_version: the summary a
+ * delivery writes, or null when it writes none (a private or test run).
  */
-export async function recordSummary(
-  tx: TransactionSql,
-  {
-    job,
-    delivery,
-    result,
-  }: { job: SummaryFacts; delivery: Pick<Delivery, 'id' | 'createdAt'>; result: SimulationResult },
-): Promise<void> {
-  if (job.scope !== 'shared' || job.mode !== 'live') return;
-  await recordFixtureSummary(tx, {
+export function summaryOf({ job, delivery, result }: SummarySource): FixtureSummary | null {
+  if (job.scope !== 'shared' || job.mode !== 'live') return null;
+  return {
     fixtureId: job.fixtureId,
     dataVersion: job.dataVersion,
     simulationId: delivery.id,
     createdAt: delivery.createdAt,
     draws: job.draws,
     ...result.summary,
-  });
+  };
+}
+
+/**
+ * The summary is written in the delivery's transaction (an upsert that keeps the newest), so it commits
+ * with it. The one writer of it: the result path's delivery and a cache hit's submission (submit.ts) call
+ * this, a page of the results stream writes its summaries in one statement (deliver-page.ts).
+ */
+export async function recordSummary(tx: TransactionSql, source: SummarySource): Promise<void> {
+  const summary = summaryOf(source);
+  if (summary) await recordFixtureSummary(tx, summary);
 }

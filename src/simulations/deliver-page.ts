@@ -1,0 +1,176 @@
+// A page of a batch's results stream delivered set-based (docs/decisions.md §6): the page's jobs, locked
+// by the caller in id order, are settled and delivered with one statement per table, not a delivery
+// each. The outcome of every job is the one its result path would give (deliver.ts): a finished job is
+// charged once and delivered, a delivered one is given again free, a job whose hold ended is
+// reservation_expired; locks are taken in the order every delivery takes them (jobs, the account, the
+// holds, the fixture summaries), so a page never waits in a circle with a single delivery.
+import type { ManySettled } from '../billing/holds.js';
+import type { TransactionSql } from '../db/connection.js';
+import { ApiError } from '../errors.js';
+import { recordFixtureSummaries } from '../fixtures/fixture-list.js';
+import { newId } from '../ids.js';
+import { markDeliveryOutcomes } from '../jobs/job-store.js';
+import type { Job } from '../jobs/types.js';
+import { knownResultsOf } from '../results/known-results.js';
+import {
+  type Delivery,
+  findDeliveriesForJobs,
+  getResults,
+  insertDeliveries,
+  type NewDelivery,
+  type SimulationResult,
+} from '../results/result-store.js';
+import {
+  type DeliveredSimulation,
+  type DeliveryDeps,
+  type DeliveryRequest,
+  endedWithoutDocument,
+  type LockedOutcome,
+  summaryOf,
+} from './deliver.js';
+
+/** A job's outcome on the page: as deliverLockedJob's, or the error of a job that ended without a document. */
+export type PageOutcome = LockedOutcome | { status: 'ended'; job: Job; error: ApiError };
+
+/**
+ * The page's locked jobs delivered in the caller's transaction: at most eight statements however many
+ * jobs (deliveries read again, results not in memory, the account and holds locked, the pending holds
+ * charged, then the deliveries, the jobs' new statuses and the summaries sent together).
+ */
+export async function deliverLockedPage(
+  deps: DeliveryDeps,
+  request: DeliveryRequest,
+  tx: TransactionSql,
+  jobs: readonly Job[],
+): Promise<PageOutcome[]> {
+  const outcomes: PageOutcome[] = [];
+  const succeeded: Job[] = [];
+  const delivered: Job[] = [];
+  for (const job of jobs) {
+    if (job.status === 'succeeded') succeeded.push(job);
+    else if (job.status === 'delivered') delivered.push(job);
+    else if (job.status === 'queued' || job.status === 'running') outcomes.push({ status: 'pending', job });
+    else if (job.status === 'expired') outcomes.push({ status: 'expired', job });
+    else outcomes.push({ status: 'ended', job, error: endedWithoutDocument(job) });
+  }
+  const previous = await findDeliveriesForJobs(
+    tx,
+    delivered.map((job) => job.id),
+  );
+  const results = await getResults(
+    tx,
+    [...succeeded.map((job) => job.resultId!), ...[...previous.values()].map((d) => d.resultId)],
+    knownResultsOf(deps.sql),
+  );
+  for (const job of delivered) outcomes.push(givenAgain(job, previous, results));
+  const charges = await settlePage(deps, request, tx, succeeded);
+  outcomes.push(...(await recordPage(deps, request, tx, { succeeded, results, charges })));
+  return outcomes;
+}
+
+function resultOf(results: Map<number, SimulationResult>, job: Job, resultId: number): SimulationResult {
+  const result = results.get(resultId);
+  if (!result) throw new ApiError('payload_missing', { message: `The result of ${job.id} is missing.` });
+  return result;
+}
+
+function givenAgain(
+  job: Job,
+  previous: Map<string, Delivery>,
+  results: Map<number, SimulationResult>,
+): PageOutcome {
+  const delivery = previous.get(job.id);
+  if (!delivery) throw new Error(`job ${job.id} is delivered but has no delivery`);
+  return {
+    status: 'delivered',
+    delivered: { job, result: resultOf(results, job, delivery.resultId), delivery, replayed: true },
+  };
+}
+
+/** The live jobs' holds settled, by organisation (a batch's jobs have one); test keys' jobs charge nothing. */
+async function settlePage(
+  deps: DeliveryDeps,
+  request: DeliveryRequest,
+  tx: TransactionSql,
+  jobs: readonly Job[],
+): Promise<Map<string, ManySettled>> {
+  const byOrg = new Map<string, string[]>();
+  for (const job of jobs) {
+    if (job.mode !== 'live') continue;
+    byOrg.set(job.orgId, [...(byOrg.get(job.orgId) ?? []), job.reservationId]);
+  }
+  const settled = new Map<string, ManySettled>();
+  for (const orgId of [...byOrg.keys()].sort()) {
+    const charges = await deps.ledger.settleMany(orgId, byOrg.get(orgId)!, {
+      tx,
+      orgId,
+      requestId: request.requestId,
+      idempotencyKey: request.idempotencyKey,
+    });
+    for (const [holdId, charge] of charges) settled.set(holdId, charge);
+  }
+  return settled;
+}
+
+/** The deliveries, the jobs' new statuses and the fixture summaries, sent together (one round trip). */
+async function recordPage(
+  deps: DeliveryDeps,
+  request: DeliveryRequest,
+  tx: TransactionSql,
+  page: { succeeded: Job[]; results: Map<number, SimulationResult>; charges: Map<string, ManySettled> },
+): Promise<PageOutcome[]> {
+  const now = deps.clock();
+  const expired: Job[] = [];
+  const deliveries: Array<{ job: Job; result: SimulationResult; delivery: NewDelivery }> = [];
+  for (const job of page.succeeded) {
+    const result = resultOf(page.results, job, job.resultId!);
+    const charge = job.mode === 'live' ? page.charges.get(job.reservationId) : null;
+    if (charge === undefined) throw new Error(`the hold of ${job.id} was not settled`);
+    if (charge === 'expired') {
+      expired.push(job);
+      continue;
+    }
+    const delivery: NewDelivery = {
+      id: newId('sim'),
+      orgId: job.orgId,
+      jobId: job.id,
+      resultId: result.id,
+      mode: job.mode,
+      creditsChargedMilli: charge?.amount ?? 0,
+      creditsRemainingMilli: charge ? charge.available : null,
+      requestId: request.requestId,
+      idempotencyKey: request.idempotencyKey,
+      createdAt: now,
+    };
+    deliveries.push({ job, result, delivery });
+  }
+  const summaries = deliveries.flatMap((item) => summaryOf(item) ?? []);
+  const [stored, deliveredJobs, expiredJobs] = await Promise.all([
+    insertDeliveries(
+      tx,
+      deliveries.map((item) => item.delivery),
+    ),
+    markDeliveryOutcomes(
+      tx,
+      deliveries.map((item) => item.job.id),
+      'delivered',
+    ),
+    markDeliveryOutcomes(
+      tx,
+      expired.map((job) => job.id),
+      'expired',
+    ),
+    recordFixtureSummaries(tx, summaries),
+  ]);
+  const outcomes: PageOutcome[] = expiredJobs.map((job) => ({ status: 'expired', job }));
+  deliveries.forEach((item, i) => {
+    const delivered: DeliveredSimulation = {
+      job: deliveredJobs[i]!,
+      result: item.result,
+      delivery: stored[i]!,
+      replayed: false,
+    };
+    outcomes.push({ status: 'delivered', delivered });
+  });
+  return outcomes;
+}
