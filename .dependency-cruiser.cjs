@@ -34,6 +34,18 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'jobs-one-door',
+      comment:
+        'The jobs and batches tables have one door: the JobQueue (src/jobs/queue.ts); outside src/jobs, ' +
+        'their statement modules are imported for types only (docs/ARCHITECTURE.md).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/jobs/' },
+      to: {
+        path: '^src/jobs/(job-store|batch-store|delivery-locks|leases|job-outcomes)\\.ts$',
+        dependencyTypesNot: ['type-only'],
+      },
+    },
+    {
       name: 'domain-not-http',
       comment: 'The domain returns domain values and errors; only src/http knows requests and responses.',
       severity: 'error',

@@ -257,6 +257,7 @@ function startEngineWorker(
   return startWorker({
     queue: graph.queue,
     sql: db.sql,
+    knownResults: graph.knownResults,
     runBatch: engine.runBatch,
     clock: () => new Date(),
     workerId: `${hostname()}:${process.pid}`,

@@ -16,6 +16,7 @@ import type { JobFinished } from './jobs/worker.js';
 import { makeUsageLimits } from './limits/usage.js';
 import type { WindowCounter } from './limits/window-counter.js';
 import { makeOperator } from './operations/operator.js';
+import { makeKnownResults } from './results/known-results.js';
 import { makeSimulationService } from './simulations/service.js';
 import type { EngineGate } from './simulations/types.js';
 import { QUEUE_BOUND } from './simulations/types.js';
@@ -81,6 +82,8 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     holdTtlSeconds: config.HOLD_TTL_SECONDS,
     notifications: db.kind === 'server',
   });
+  // The results rows this process has read or written: its deliveries and its worker share them.
+  const knownResults = makeKnownResults();
   const usage = makeUsageLimits({ sql, counters, clock });
   const idempotency = makeIdempotencyStore({ sql, clock });
   const sweeper = makeHoldSweeper({
@@ -104,6 +107,7 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     sql,
     ledger,
     queue,
+    knownResults,
     usage,
     fixtures: { fixture: async (fixtureId) => (await fixtureReadCache()).fixture(fixtureId) },
     attachJob: idempotency.attachJob,
@@ -138,7 +142,7 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
       outcome,
       run && { engine: run.engine, runSeconds: run.runMs / 1000, draws: job.draws },
     );
-  return { ledger, queue, usage, idempotency, sweeper, simulations, services, onJobFinished };
+  return { ledger, queue, knownResults, usage, idempotency, sweeper, simulations, services, onJobFinished };
 }
 
 export type ServiceGraph = ReturnType<typeof makeServiceGraph>;

@@ -4,7 +4,7 @@
 // organisation's jobs and batches newest first.
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { announceFinished, jobColumns } from './job-store.js';
-import type { Batch, Job, JobStatus, JobStoreDeps } from './types.js';
+import type { Batch, BatchJobTally, Job, JobStatus, JobStoreDeps, ListPage } from './types.js';
 
 type Db = Sql | TransactionSql;
 type Owner = { orgId: string; mode: Job['mode'] };
@@ -57,12 +57,6 @@ export async function batchJobsFrom(db: Db, batchId: string, from: number, limit
     ORDER BY batch_position LIMIT ${limit}`;
 }
 
-/** How many jobs of each batch are in each status, and when the last of them finished. */
-export interface BatchJobTally {
-  counts: Partial<Record<JobStatus, number>>;
-  lastFinishedAt: Date | null;
-}
-
 export async function tallyBatchJobs(
   db: Db,
   batchIds: readonly string[],
@@ -85,13 +79,6 @@ export async function tallyBatchJobs(
   return tallies;
 }
 
-export interface ListPage {
-  limit: number;
-  /** The id of the last row of the previous page: the page starts after it. */
-  startingAfter?: string | undefined;
-  status?: string | undefined;
-}
-
 /**
  * The organisation's jobs newest first (created_at, then id, both descending), `limit + 1` rows so that
  * the caller knows whether more follow. A cursor that is not the caller's own id starts nowhere: an
@@ -108,10 +95,6 @@ export async function listJobs(db: Db, owner: Owner, page: ListPage): Promise<Jo
     ORDER BY j.created_at DESC, j.id DESC
     LIMIT ${page.limit + 1}`;
 }
-
-/** A batch's status as the API names it (docs/decisions.md §6), from its open jobs and its cancellation. */
-export const BATCH_STATUSES = ['in_progress', 'completed', 'cancelling', 'cancelled'] as const;
-export type BatchStatusName = (typeof BATCH_STATUSES)[number];
 
 /** The organisation's batches newest first, `limit + 1` rows, optionally of one status only. */
 export async function listBatches(db: Db, owner: Owner, page: ListPage): Promise<Batch[]> {

@@ -4,14 +4,15 @@
 // the same transaction; a worker whose lease ran out finds the job no longer its own and drops it.
 import type { Sql } from '../db/connection.js';
 import type { EngineJob, JobPayload, RunOutcome, RunSuccess } from '../engine/runner.js';
-import { knownResultsOf } from '../results/known-results.js';
-import { findCachedResult, storeResults } from '../results/result-store.js';
+import { findCachedResult, type KnownResults, storeResults } from '../results/result-store.js';
 import type { JobQueue } from './queue.js';
 import type { Job } from './types.js';
 
 export interface OutcomeContext {
   queue: JobQueue;
   sql: Sql;
+  /** The results rows this process has read or written (src/results/known-results.ts). */
+  knownResults: KnownResults;
   workerId: string;
   clock: () => Date;
 }
@@ -92,7 +93,7 @@ export async function recordOutcomes(
       return { results, completed: new Set(completed.map((job) => job.id)) };
     });
     // Remembered once committed (a delivery by this process then reads no document back).
-    for (const result of stored.results) knownResultsOf(ctx.sql).remember(result);
+    for (const result of stored.results) ctx.knownResults.remember(result);
     for (const { job } of successes)
       recorded.set(job.id, stored.completed.has(job.id) ? 'completed' : 'dropped');
   }
@@ -115,7 +116,7 @@ export async function completeFromCache(
     const cached = await findCachedResult(
       tx,
       { cacheKey: owned.cacheKey, scope: owned.scope, orgId: owned.orgId },
-      knownResultsOf(ctx.sql),
+      ctx.knownResults,
     );
     if (!cached) return 'run';
     await ctx.queue.complete(job.id, {

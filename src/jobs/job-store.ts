@@ -5,7 +5,7 @@ import { afterCommit } from '../db/commit-hooks.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { newId } from '../ids.js';
 import { utcDay } from '../limits/daily-usage.js';
-import type { Batch, Job, JobStoreDeps, NewBatch, NewJob } from './types.js';
+import type { Batch, BatchItemJob, Job, JobStoreDeps, NewBatch, NewJob } from './types.js';
 
 /** Woken on commit of an enqueue. */
 export const JOBS_QUEUED_CHANNEL = 'matchsim_jobs_queued';
@@ -291,24 +291,6 @@ export async function sumQueuedDraws(db: Sql | TransactionSql): Promise<number> 
     SELECT COALESCE(sum(draws), 0)::bigint AS draws FROM jobs WHERE status = 'queued'`;
   return row?.draws ?? 0;
 }
-
-/** What a batch's status shows of each item (docs/api.md §2.6), and what its counts follow from. */
-export type BatchItemJob = Pick<
-  Job,
-  | 'id'
-  | 'mode'
-  | 'batchPosition'
-  | 'fixtureId'
-  | 'draws'
-  | 'priceMilli'
-  | 'status'
-  | 'drawsDone'
-  | 'scope'
-  | 'reservationId'
-  | 'error'
-  | 'customId'
-  | 'finishedAt'
->;
 
 /**
  * The batch of this organisation and key mode with its items as its status shows them; null for anyone

@@ -1,17 +1,31 @@
-// The job queue (docs/decisions.md §6) as one object for the submissions, the worker and the sweeper:
-// jobs live in PostgreSQL beside their credit holds. The statements are in job-store.ts (inserts,
-// reads, delivery and expiry) and leases.ts (claims, leases, completion); waits.ts wakes waiters.
+// The job queue (docs/decisions.md §6) as one object for the submissions, deliveries, views, the worker
+// and the sweeper: the one door to the jobs and batches tables (jobs live in PostgreSQL beside their
+// credit holds). The statements are in job-store.ts (inserts, reads, delivery and expiry), batch-store.ts
+// (batches, their pages and lists), delivery-locks.ts and leases.ts (claims, leases, completion);
+// waits.ts wakes waiters.
 import type { Ledger } from '../billing/ledger.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
-import { cancelQueuedItems } from './batch-store.js';
 import {
-  type BatchItemJob,
+  batchJobsFrom,
+  cancelQueuedItems,
+  getOwnedBatch,
+  listBatches,
+  listJobs,
+  tallyBatchJobs,
+} from './batch-store.js';
+import { lockJobsForDelivery } from './delivery-locks.js';
+import {
   countJobsByState,
   countOpenJobGroups,
+  countQueuedJobs,
   getBatch,
   getJob,
+  getOwnedJob,
   insertBatch,
   insertJobs,
+  lockJobForDelivery,
+  markDeliveryOutcome,
+  markDeliveryOutcomes,
   sumQueuedDraws,
 } from './job-store.js';
 import {
@@ -31,7 +45,17 @@ import {
   releaseJobs,
   rescueExpiredLeases,
 } from './leases.js';
-import type { Batch, Job, JobError, JobStoreDeps, NewBatch, NewJob } from './types.js';
+import type {
+  Batch,
+  BatchItemJob,
+  BatchJobTally,
+  Job,
+  JobError,
+  JobStoreDeps,
+  ListPage,
+  NewBatch,
+  NewJob,
+} from './types.js';
 import { makeJobWaits } from './waits.js';
 
 export interface JobQueue {
@@ -85,12 +109,42 @@ export interface JobQueue {
     batchId: string,
     owner: { orgId: string; mode: Batch['mode'] },
   ): Promise<{ batch: Batch; cancelled: Job[] } | null>;
+  /** Jobs waiting to run (the queue bound of admission). */
+  countQueued(): Promise<number>;
+  /** The job when it belongs to `owner` and carries its reservation; null for anyone else's. */
+  getOwned(
+    jobId: string,
+    owner: { orgId: string; mode: Job['mode']; reservationId: string },
+  ): Promise<Job | null>;
+  /** A job's delivery lock, taken before its organisation's account (docs/decisions.md §6). */
+  lockForDelivery(tx: TransactionSql, jobId: string): Promise<Job | null>;
+  /** A results page's jobs locked for delivery in one statement, in id order. */
+  lockManyForDelivery(tx: TransactionSql, jobIds: readonly string[]): Promise<Job[]>;
+  /** succeeded → delivered or expired, under the delivery lock. */
+  markDeliveryOutcome(tx: TransactionSql, jobId: string, status: DeliveryOutcome): Promise<Job>;
+  /** markDeliveryOutcome for many jobs in one statement; in the order given. */
+  markDeliveryOutcomes(
+    tx: TransactionSql,
+    jobIds: readonly string[],
+    status: DeliveryOutcome,
+  ): Promise<Job[]>;
+  /** The batch row of `owner`; null for anyone else's. */
+  getOwnedBatch(batchId: string, owner: { orgId: string; mode: Batch['mode'] }): Promise<Batch | null>;
+  /** Up to `limit` of a batch's jobs from position `from`, in position order (a results page). */
+  batchJobsFrom(batchId: string, from: number, limit: number): Promise<Job[]>;
+  /** The organisation's jobs and batches (key mode `owner.mode`), newest first (docs/decisions.md §6). */
+  listJobs(owner: { orgId: string; mode: Job['mode'] }, page: ListPage): Promise<Job[]>;
+  listBatches(owner: { orgId: string; mode: Batch['mode'] }, page: ListPage): Promise<Batch[]>;
+  /** Each batch's jobs counted by status, and when its last one finished. */
+  tallyBatchJobs(batchIds: readonly string[]): Promise<Map<string, BatchJobTally>>;
   /** Calls `onWork` when jobs are queued (this process directly; others by NOTIFY on a server). */
   listenForWork(onWork: () => void): Promise<() => Promise<void>>;
   /** Shutdown: every wait ends now with the job's current state, and later ones at once. */
   endWaits(): void;
   close(): Promise<void>;
 }
+
+type DeliveryOutcome = 'delivered' | 'expired';
 
 /** How old the queued draws figure of retry advice may be. */
 const QUEUED_DRAWS_MAX_AGE_MS = 1000;
@@ -154,6 +208,17 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
     openJobCount: (orgId, { tx } = {}) => countOpenJobGroups(tx ?? options.sql, orgId),
     getBatch: (batchId, owner) => getBatch(options.sql, batchId, owner),
     cancelQueued: (tx, batchId, owner) => cancelQueuedItems(deps, tx, batchId, owner, deps.clock()),
+    countQueued: () => countQueuedJobs(options.sql),
+    getOwned: (jobId, owner) => getOwnedJob(options.sql, jobId, owner),
+    lockForDelivery: lockJobForDelivery,
+    lockManyForDelivery: lockJobsForDelivery,
+    markDeliveryOutcome,
+    markDeliveryOutcomes,
+    getOwnedBatch: (batchId, owner) => getOwnedBatch(options.sql, batchId, owner),
+    batchJobsFrom: (batchId, from, limit) => batchJobsFrom(options.sql, batchId, from, limit),
+    listJobs: (owner, page) => listJobs(options.sql, owner, page),
+    listBatches: (owner, page) => listBatches(options.sql, owner, page),
+    tallyBatchJobs: (batchIds) => tallyBatchJobs(options.sql, batchIds),
     listenForWork: waits.listenForWork,
     endWaits: waits.endWaits,
     close: waits.close,

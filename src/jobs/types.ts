@@ -156,3 +156,38 @@ export interface JobWakeUps {
 export function isOpenStatus(status: JobStatus): boolean {
   return status === 'queued' || status === 'running';
 }
+
+/** How many jobs of each batch are in each status, and when the last of them finished. */
+export interface BatchJobTally {
+  counts: Partial<Record<JobStatus, number>>;
+  lastFinishedAt: Date | null;
+}
+
+export interface ListPage {
+  limit: number;
+  /** The id of the last row of the previous page: the page starts after it. */
+  startingAfter?: string | undefined;
+  status?: string | undefined;
+}
+
+/** A batch's status as the API names it (docs/decisions.md §6), from its open jobs and its cancellation. */
+export const BATCH_STATUSES = ['in_progress', 'completed', 'cancelling', 'cancelled'] as const;
+export type BatchStatusName = (typeof BATCH_STATUSES)[number];
+
+/** What a batch's status shows of each item (docs/api.md §2.6), and what its counts follow from. */
+export type BatchItemJob = Pick<
+  Job,
+  | 'id'
+  | 'mode'
+  | 'batchPosition'
+  | 'fixtureId'
+  | 'draws'
+  | 'priceMilli'
+  | 'status'
+  | 'drawsDone'
+  | 'scope'
+  | 'reservationId'
+  | 'error'
+  | 'customId'
+  | 'finishedAt'
+>;

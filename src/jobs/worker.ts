@@ -6,6 +6,8 @@
 // It also does the periodic chores of the queue: rescuing lapsed leases and sweeping ended holds.
 import type { Sql } from '../db/connection.js';
 import type { RunBatch, RunOutcome } from '../engine/runner.js';
+import { makeKnownResults } from '../results/known-results.js';
+import type { KnownResults } from '../results/result-store.js';
 import { cachedKeysAmong } from '../results/result-store.js';
 import {
   completeFromCache,
@@ -27,6 +29,12 @@ export interface WorkerLogger {
 export interface WorkerOptions {
   queue: JobQueue;
   sql: Sql;
+  /**
+   * The results rows this process has read or written (src/results/known-results.ts), shared with its
+   * deliveries (src/wiring.ts), so that a result this worker stored is delivered without reading it back;
+   * default a cache of the worker's own.
+   */
+  knownResults?: KnownResults;
   /** The engine (src/engine/runner.ts), injected: one outcome per job (missing ones fail their job). */
   runBatch: RunBatch;
   clock?: () => Date;
@@ -403,6 +411,7 @@ export function startWorker(options: WorkerOptions): Worker {
   const state: WorkerState = {
     queue: options.queue,
     sql: options.sql,
+    knownResults: options.knownResults ?? makeKnownResults(),
     workerId: options.workerId,
     clock: options.clock ?? (() => new Date()),
     runBatch: options.runBatch,

@@ -3,9 +3,8 @@
 // (result-store.ts; its organisation cannot be deleted while it names it), so a row known once is known
 // for good: a cache hit's submission and a finished job's delivery then take the result, some 70 KB of
 // document included, from memory instead of a statement. A lookup that found nothing is not kept (the
-// row may come later). One cache per database (the root `Sql` of a service graph or of a test's
-// database): result ids are unique only within one.
-import type { Sql } from '../db/connection.js';
+// row may come later). One cache per database, made by the service graph (src/wiring.ts) and passed to
+// the deliveries, submissions and worker of a process: result ids are unique only within one database.
 import type { KnownResults, ResultLookup, SimulationResult } from './result-store.js';
 
 /** 64 Mi characters of documents: about 900 of 100,000 draws (documents are ASCII, a byte each). */
@@ -56,16 +55,4 @@ export function makeKnownResults(maxChars = DEFAULT_KNOWN_RESULT_CHARS): KnownRe
     /** The document characters held. */
     chars: () => chars,
   };
-}
-
-const byDatabase = new WeakMap<Sql, KnownResults>();
-
-/** The known results of the database `sql` connects to (its root client, not a transaction's). */
-export function knownResultsOf(sql: Sql): KnownResults {
-  let known = byDatabase.get(sql);
-  if (known === undefined) {
-    known = makeKnownResults();
-    byDatabase.set(sql, known);
-  }
-  return known;
 }

@@ -5,7 +5,6 @@ import { priceOfDrawsMilli } from '../billing/amounts.js';
 import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
-import { countQueuedJobs } from '../jobs/job-store.js';
 import type { NewJob } from '../jobs/types.js';
 import type { PreparedRun } from './prepare-run.js';
 import type { CallContext, SimulationDeps } from './types.js';
@@ -13,7 +12,7 @@ import type { CallContext, SimulationDeps } from './types.js';
 /** engine_cold_start / engine_unavailable from the engine, engine_overloaded past the queue bound. */
 export async function assertQueueHasRoom(deps: SimulationDeps): Promise<void> {
   deps.engine.assertAvailable();
-  const queued = await databaseRead(() => countQueuedJobs(deps.sql));
+  const queued = await databaseRead(() => deps.queue.countQueued());
   if (queued >= deps.queueBound) {
     throw new ApiError('engine_overloaded', {
       message: `The simulation queue holds ${queued} jobs; try again shortly.`,

@@ -6,8 +6,6 @@
 import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
-import { batchJobsFrom, getOwnedBatch } from '../jobs/batch-store.js';
-import { lockJobsForDelivery } from '../jobs/delivery-locks.js';
 import type { Batch, Job, RejectedBatchItem } from '../jobs/types.js';
 import {
   announceDeliveries,
@@ -41,7 +39,7 @@ export async function openBatchResults(
   batchId: string,
 ): Promise<BatchResults> {
   const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
-  const batch = await databaseRead(() => getOwnedBatch(deps.sql, batchId, owner));
+  const batch = await databaseRead(() => deps.queue.getOwnedBatch(batchId, owner));
   if (!batch) throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });
   const request = { requestId: ctx.requestId, idempotencyKey: null };
   return { batch, pages: resultPages(deps, request, batch) };
@@ -54,7 +52,7 @@ async function* resultPages(
 ): AsyncGenerator<BatchResultItem[]> {
   let from = 0;
   for (;;) {
-    const jobs = await databaseRead(() => batchJobsFrom(deps.sql, batch.id, from, RESULTS_PAGE_SIZE));
+    const jobs = await databaseRead(() => deps.queue.batchJobsFrom(batch.id, from, RESULTS_PAGE_SIZE));
     const last = jobs.length === RESULTS_PAGE_SIZE ? jobs[jobs.length - 1]!.batchPosition! : Infinity;
     const delivered = await inTransaction(deps.sql, { onConnectionLost: 'settlement_unknown' }, (tx) =>
       deliverPage(deps, request, tx, jobs),
@@ -84,7 +82,7 @@ function inPositionOrder(items: BatchResultItem[]): BatchResultItem[] {
 
 /**
  * A page's finished jobs delivered under their locks, in one transaction: the jobs locked together in id
- * order before anything else (src/jobs/delivery-locks.ts), then settled and delivered set-based
+ * order before anything else (queue.lockManyForDelivery, src/jobs/delivery-locks.ts), then settled and delivered set-based
  * (deliver-page.ts), taking the account, holds and fixture summaries in the order every delivery does.
  */
 async function deliverPage(
@@ -99,7 +97,7 @@ async function deliverPage(
     if (job.status === 'queued' || job.status === 'running') items.push({ kind: 'pending', job });
     else finished.push(job);
   }
-  const locked = await lockJobsForDelivery(
+  const locked = await deps.queue.lockManyForDelivery(
     tx,
     finished.map((job) => job.id),
   );

@@ -5,9 +5,15 @@ import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { loadFreshnessFacts } from '../fixtures/fixture-record.js';
 import { type Freshness, freshnessOf } from '../fixtures/freshness.js';
-import type { BatchJobTally, BatchStatusName } from '../jobs/batch-store.js';
-import { type BatchItemJob, getBatch } from '../jobs/job-store.js';
-import type { Batch, Job, JobStatus, RejectedBatchItem } from '../jobs/types.js';
+import type {
+  Batch,
+  BatchItemJob,
+  BatchJobTally,
+  BatchStatusName,
+  Job,
+  JobStatus,
+  RejectedBatchItem,
+} from '../jobs/types.js';
 import { chargesOfJobs } from '../results/result-store.js';
 import type { CallContext, SimulationDeps } from './types.js';
 
@@ -95,7 +101,7 @@ export async function batchStatus(
   batchId: string,
 ): Promise<BatchStatus> {
   const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
-  const found = await databaseRead(() => getBatch(deps.sql, batchId, owner));
+  const found = await databaseRead(() => deps.queue.getBatch(batchId, owner));
   if (!found) throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });
   const now = deps.clock();
   const [fixtures, charges] = await Promise.all([

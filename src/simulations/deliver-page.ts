@@ -9,9 +9,7 @@ import type { TransactionSql } from '../db/connection.js';
 import { ApiError } from '../errors.js';
 import { recordFixtureSummaries } from '../fixtures/fixture-list.js';
 import { newId } from '../ids.js';
-import { markDeliveryOutcomes } from '../jobs/job-store.js';
 import type { Job } from '../jobs/types.js';
-import { knownResultsOf } from '../results/known-results.js';
 import {
   type Delivery,
   findDeliveriesForJobs,
@@ -60,7 +58,7 @@ export async function deliverLockedPage(
   const results = await getResults(
     tx,
     [...succeeded.map((job) => job.resultId!), ...[...previous.values()].map((d) => d.resultId)],
-    knownResultsOf(deps.sql),
+    deps.knownResults,
   );
   for (const job of delivered) outcomes.push(givenAgain(job, previous, results));
   const charges = await settlePage(deps, request, tx, succeeded);
@@ -150,12 +148,12 @@ async function recordPage(
       tx,
       deliveries.map((item) => item.delivery),
     ),
-    markDeliveryOutcomes(
+    deps.queue.markDeliveryOutcomes(
       tx,
       deliveries.map((item) => item.job.id),
       'delivered',
     ),
-    markDeliveryOutcomes(
+    deps.queue.markDeliveryOutcomes(
       tx,
       expired.map((job) => job.id),
       'expired',

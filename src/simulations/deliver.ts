@@ -9,9 +9,7 @@ import { ApiError } from '../errors.js';
 import { type FixtureSummary, recordFixtureSummary } from '../fixtures/fixture-list.js';
 import { summariesChanged } from '../fixtures/read-cache.js';
 import { newId } from '../ids.js';
-import { getOwnedJob, lockJobForDelivery, markDeliveryOutcome } from '../jobs/job-store.js';
 import type { Job } from '../jobs/types.js';
-import { knownResultsOf } from '../results/known-results.js';
 import {
   type Delivery,
   findDeliveryForJob,
@@ -23,7 +21,10 @@ import { retryAfterSeconds } from './retry-advice.js';
 import type { CallContext, SimulationDeps } from './types.js';
 
 /** What delivery needs: the database, the ledger, the clock, and the engine for retry advice. */
-export type DeliveryDeps = Pick<SimulationDeps, 'sql' | 'ledger' | 'clock' | 'engine' | 'onCharged'>;
+export type DeliveryDeps = Pick<
+  SimulationDeps,
+  'sql' | 'ledger' | 'queue' | 'knownResults' | 'clock' | 'engine' | 'onCharged'
+>;
 
 /** The request that delivers: its id and Idempotency-Key go on the delivery and its charge. */
 export interface DeliveryRequest {
@@ -58,7 +59,7 @@ export async function deliverResult(
   reservationId: string,
 ): Promise<JobOutcome> {
   const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode, reservationId };
-  const job = await databaseRead(() => getOwnedJob(deps.sql, jobId, owner));
+  const job = await databaseRead(() => deps.queue.getOwned(jobId, owner));
   if (!job) {
     throw new ApiError('resource_missing', {
       message: `No simulation job ${jobId} with reservation ${reservationId}.`,
@@ -144,13 +145,13 @@ export async function deliverInTransaction(
   tx: TransactionSql,
   jobId: string,
 ): Promise<LockedOutcome> {
-  const job = await lockJobForDelivery(tx, jobId);
+  const job = await deps.queue.lockForDelivery(tx, jobId);
   if (!job) throw new ApiError('resource_missing', { message: `No simulation job ${jobId}.` });
   return deliverLockedJob(deps, ctx, tx, job);
 }
 
 /**
- * The delivery of a job its caller has locked (`lockJobForDelivery`, or a page's `lockJobsForDelivery`):
+ * The delivery of a job its caller has locked (`queue.lockForDelivery`, or a page's `queue.lockManyForDelivery`):
  * the account is locked only after the job, by every delivery, so deliveries never wait for each other
  * in a circle (docs/decisions.md §6).
  */
@@ -174,11 +175,11 @@ export async function deliverLockedJob(
     case 'succeeded':
       break;
   }
-  const result = await getResult(tx, job.resultId!, knownResultsOf(deps.sql));
+  const result = await getResult(tx, job.resultId!, deps.knownResults);
   if (!result) throw new ApiError('payload_missing', { message: `The result of ${job.id} is missing.` });
   const charge = await settleHold(deps, ctx, tx, job);
   if (charge === 'expired')
-    return { status: 'expired', job: await markDeliveryOutcome(tx, job.id, 'expired') };
+    return { status: 'expired', job: await deps.queue.markDeliveryOutcome(tx, job.id, 'expired') };
   const delivery = {
     id: newId('sim'),
     orgId: job.orgId,
@@ -195,7 +196,7 @@ export async function deliverLockedJob(
   // together (pipelined, one round trip; a lost connection rejects them all, patches/postgres+3.4.9.patch).
   const [stored, delivered] = await Promise.all([
     insertDelivery(tx, delivery),
-    markDeliveryOutcome(tx, job.id, 'delivered'),
+    deps.queue.markDeliveryOutcome(tx, job.id, 'delivered'),
     recordSummary(tx, { job, result, delivery }),
   ]);
   return { status: 'delivered', delivered: { job: delivered, result, delivery: stored, replayed: false } };
@@ -223,7 +224,7 @@ async function previousDelivery(
 ): Promise<DeliveredSimulation> {
   const delivery = await findDeliveryForJob(tx, job.id);
   if (!delivery) throw new Error(`job ${job.id} is delivered but has no delivery`);
-  const result = await getResult(tx, delivery.resultId, knownResultsOf(deps.sql));
+  const result = await getResult(tx, delivery.resultId, deps.knownResults);
   if (!result) throw new ApiError('payload_missing', { message: `The result of ${job.id} is missing.` });
   return { job, result, delivery, replayed: true };
 }

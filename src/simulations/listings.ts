@@ -2,8 +2,7 @@
 // batches (organisation and key mode), newest first, a page at a time after a cursor, optionally of one
 // status.
 import { databaseRead } from '../db/transactions.js';
-import { type ListPage, listBatches, listJobs, tallyBatchJobs } from '../jobs/batch-store.js';
-import type { Batch, Job } from '../jobs/types.js';
+import type { Batch, Job, ListPage } from '../jobs/types.js';
 import { type BatchSummary, summariseBatch } from './batch-status.js';
 import type { CallContext, SimulationDeps } from './types.js';
 
@@ -17,27 +16,22 @@ function pageOf<T>(rows: T[], limit: number): Page<T> {
 }
 
 export async function listSimulationJobs(
-  deps: Pick<SimulationDeps, 'sql'>,
+  deps: Pick<SimulationDeps, 'queue'>,
   ctx: CallContext,
   page: ListPage,
 ): Promise<Page<Job>> {
   const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
-  return pageOf(await databaseRead(() => listJobs(deps.sql, owner, page)), page.limit);
+  return pageOf(await databaseRead(() => deps.queue.listJobs(owner, page)), page.limit);
 }
 
 export async function listSimulationBatches(
-  deps: Pick<SimulationDeps, 'sql'>,
+  deps: Pick<SimulationDeps, 'queue'>,
   ctx: CallContext,
   page: ListPage,
 ): Promise<Page<{ batch: Batch; summary: BatchSummary }>> {
   const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
-  const rows = pageOf(await databaseRead(() => listBatches(deps.sql, owner, page)), page.limit);
-  const tallies = await databaseRead(() =>
-    tallyBatchJobs(
-      deps.sql,
-      rows.data.map((batch) => batch.id),
-    ),
-  );
+  const rows = pageOf(await databaseRead(() => deps.queue.listBatches(owner, page)), page.limit);
+  const tallies = await databaseRead(() => deps.queue.tallyBatchJobs(rows.data.map((batch) => batch.id)));
   return {
     hasMore: rows.hasMore,
     data: rows.data.map((batch) => ({ batch, summary: summariseBatch(batch, tallies.get(batch.id)!) })),

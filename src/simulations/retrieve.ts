@@ -2,14 +2,12 @@
 // again by its `sim_…` id. It is the same delivery given again, so nothing is charged (credits_charged 0).
 import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
-import { getJob } from '../jobs/job-store.js';
-import { knownResultsOf } from '../results/known-results.js';
 import { findOwnedDelivery, getResult } from '../results/result-store.js';
 import type { DeliveredSimulation } from './deliver.js';
 import type { CallContext, SimulationDeps } from './types.js';
 
 export async function retrieveSimulation(
-  deps: Pick<SimulationDeps, 'sql'>,
+  deps: Pick<SimulationDeps, 'sql' | 'queue' | 'knownResults'>,
   ctx: CallContext,
   simulationId: string,
 ): Promise<DeliveredSimulation> {
@@ -19,8 +17,8 @@ export async function retrieveSimulation(
     const delivery = await findOwnedDelivery(deps.sql, simulationId, owner);
     if (!delivery?.jobId) throw missing();
     const [job, result] = await Promise.all([
-      getJob(deps.sql, delivery.jobId),
-      getResult(deps.sql, delivery.resultId, knownResultsOf(deps.sql)),
+      deps.queue.get(delivery.jobId),
+      getResult(deps.sql, delivery.resultId, deps.knownResults),
     ]);
     if (!job || !result) throw missing();
     return { job, result, delivery, replayed: true };

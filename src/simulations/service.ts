@@ -1,9 +1,8 @@
 // The simulation use cases bound to their dependencies, as the HTTP layer calls them.
 import type { Caller } from '../accounts/caller.js';
 import { databaseRead } from '../db/transactions.js';
-import type { ListPage } from '../jobs/batch-store.js';
+import type { ListPage } from '../jobs/types.js';
 import { isOpenStatus, type Job } from '../jobs/types.js';
-import { knownResultsOf } from '../results/known-results.js';
 import { getResult } from '../results/result-store.js';
 import { openBatchResults } from './batch-results.js';
 import { batchStatus } from './batch-status.js';
@@ -39,7 +38,7 @@ export function makeSimulationService(deps: SimulationDeps) {
     listBatches: (ctx: CallContext, page: ListPage) => listSimulationBatches(deps, ctx, page),
     /** A stored result's document text (an idempotent replay puts it back into the body it recorded). */
     storedDocument: async (resultId: number) => {
-      const result = await databaseRead(() => getResult(deps.sql, resultId, knownResultsOf(deps.sql)));
+      const result = await databaseRead(() => getResult(deps.sql, resultId, deps.knownResults));
       if (!result) throw new Error(`result ${resultId} is gone`);
       return result.documentJson;
     },

@@ -9,7 +9,6 @@ import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { loadFixtures } from '../fixtures/fixture-record.js';
-import { countOpenJobGroups } from '../jobs/job-store.js';
 import type { Batch, Job, NewJob, RejectedBatchItem } from '../jobs/types.js';
 import { findCachedResultIds } from '../results/result-store.js';
 import { assertQueueHasRoom, newJobFor, usageOrg } from './admission.js';
@@ -241,7 +240,7 @@ async function reserveAndEnqueue(
     org: usageOrg(caller),
     kind: 'batch',
     gpuSecondsEstimates: caller.livemode ? toRun.map(() => deps.engine.estimateSeconds(draws)) : [],
-    countOpenJobGroups: toRun.length > 0 ? (db) => countOpenJobGroups(db, caller.org.id) : undefined,
+    countOpenJobGroups: toRun.length > 0 ? (tx) => deps.queue.openJobCount(caller.org.id, { tx }) : undefined,
   });
   const metadata = request.metadata ?? {};
   let reservedIndex = 0;

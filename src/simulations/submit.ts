@@ -10,9 +10,7 @@ import {
 } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
-import { countOpenJobGroups } from '../jobs/job-store.js';
 import type { Job } from '../jobs/types.js';
-import { knownResultsOf } from '../results/known-results.js';
 import {
   findCachedResult,
   findDeliveryForJob,
@@ -55,7 +53,7 @@ export async function submitSimulation(
     findCachedResult(
       deps.sql,
       { cacheKey: run.cacheKey, scope: run.resolved.scope, orgId: caller.org.id },
-      knownResultsOf(deps.sql),
+      deps.knownResults,
     ),
   );
   if (cached) return submitCacheHit(deps, ctx, request, run, cached);
@@ -77,7 +75,7 @@ async function createJob(
     org: usageOrg(caller),
     kind: 'simulation',
     gpuSecondsEstimates: caller.livemode ? [deps.engine.estimateSeconds(draws)] : [],
-    countOpenJobGroups: (db) => countOpenJobGroups(db, caller.org.id),
+    countOpenJobGroups: (tx) => deps.queue.openJobCount(caller.org.id, { tx }),
   });
   const newJob = newJobFor(ctx, run, draws, {
     id: newId('job'),

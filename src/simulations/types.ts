@@ -10,6 +10,7 @@ import type { IdempotencyRecord } from '../idempotency/store.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Metadata } from '../jobs/types.js';
 import type { UsageLimits } from '../limits/usage.js';
+import type { KnownResults } from '../results/result-store.js';
 
 /** The price revision quotes carry (docs/api.md §2.5): one credit per 1,000 draws. */
 export const RATE_CARD = '2026-11-01';
@@ -71,6 +72,8 @@ export interface SimulationDeps {
   fixtures?: { fixture(fixtureId: number): Promise<FixtureRecord | null> } | undefined;
   ledger: Ledger;
   queue: JobQueue;
+  /** The results rows this process has read or written (src/results/known-results.ts). */
+  knownResults: KnownResults;
   usage: UsageLimits;
   /** Records on the idempotency record, in the creating transaction, what this attempt created. */
   attachJob: (

@@ -12,7 +12,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeLedger } from '../../src/billing/ledger.js';
 import { ingestFeed } from '../../src/fixtures/feed-loader.js';
-import { lockJobForDelivery } from '../../src/jobs/job-store.js';
+import { makeJobQueue } from '../../src/jobs/queue.js';
+import { makeKnownResults } from '../../src/results/known-results.js';
 import { deliverInTransaction } from '../../src/simulations/deliver.js';
 import { MANY_FIXTURES_FROM, NOW, withManyFixtures } from '../fixtures/small-feed.js';
 import { createTestContext, type TestContext } from '../helpers/app.js';
@@ -82,9 +83,19 @@ describe.skipIf(!usingServer)('a results stream beside a single delivery of one 
     // The page reaches this job after it has settled an earlier one (and so, before the fix, holds the account).
     const held = jobs[ITEMS - 1]!;
 
+    const ledger = makeLedger({ sql: t.db.sql, clock: () => NOW });
+    const queue = makeJobQueue({
+      sql: t.db.sql,
+      ledger,
+      clock: () => NOW,
+      holdTtlSeconds: 3600,
+      notifications: false,
+    });
     const deps = {
       sql: t.db.sql,
-      ledger: makeLedger({ sql: t.db.sql, clock: () => NOW }),
+      ledger,
+      queue,
+      knownResults: makeKnownResults(),
       clock: () => NOW,
       engine: { estimateSeconds: (draws: number) => draws * 1e-6, assertAvailable() {} },
     };
@@ -93,7 +104,7 @@ describe.skipIf(!usingServer)('a results stream beside a single delivery of one 
       // This session is the one a deadlock check would abort, and it checks almost at once.
       await tx`SET LOCAL deadlock_timeout = '10ms'`;
       const [{ pid }] = (await tx`SELECT pg_backend_pid() AS pid`) as unknown as [{ pid: number }];
-      expect(await lockJobForDelivery(tx, held.id)).not.toBeNull();
+      expect(await queue.lockForDelivery(tx, held.id)).not.toBeNull();
       stream = t.app.inject({ method: 'GET', url: batch.results_url, headers: auth }).then((r) => r);
       await waitUntil(() => pageWaitsForAJob(pid), 'the results page to wait for the held job');
       // The rest of the single delivery: the account, the hold, the delivery row.

@@ -5,7 +5,8 @@
 import { makeLedger } from '../../src/billing/ledger.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { ApiError } from '../../src/errors.js';
-import { getJob } from '../../src/jobs/job-store.js';
+import { makeJobQueue } from '../../src/jobs/queue.js';
+import { makeKnownResults } from '../../src/results/known-results.js';
 import { deliverJob } from '../../src/simulations/deliver.js';
 
 const [url, orgId, jobId, reservationId, requestId] = process.argv.slice(2);
@@ -18,12 +19,13 @@ const db = await openDatabase({ databaseUrl: url, max: 2 });
 const ledger = makeLedger({ sql: db.sql });
 const clock = () => new Date();
 const engine = { estimateSeconds: (draws: number) => draws * 1e-6, assertAvailable() {} };
+const queue = makeJobQueue({ sql: db.sql, ledger, clock, holdTtlSeconds: 3600, notifications: false });
 let outcome: string;
 try {
-  const job = await getJob(db.sql, jobId);
+  const job = await queue.get(jobId);
   if (!job || job.orgId !== orgId || job.reservationId !== reservationId) throw new Error('no such job');
   const delivered = await deliverJob(
-    { sql: db.sql, ledger, clock, engine },
+    { sql: db.sql, ledger, queue, knownResults: makeKnownResults(), clock, engine },
     { requestId, idempotencyKey: null },
     job,
   );

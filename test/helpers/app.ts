@@ -145,6 +145,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     ? startWorker({
         queue: graph.queue,
         sql: db.sql,
+        knownResults: graph.knownResults,
         runBatch: engine.runBatch,
         clock,
         workerId: 'test-worker',

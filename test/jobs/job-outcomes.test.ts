@@ -65,7 +65,7 @@ async function storePack(n: number): Promise<{ statements: number; jobs: Job[]; 
     };
   });
   const recorded = await recordOutcomes(
-    { queue: parts.queue, sql, workerId: 'w', clock: () => new Date() },
+    { queue: parts.queue, sql, knownResults: parts.knownResults, workerId: 'w', clock: () => new Date() },
     items,
   );
   const jobs = await Promise.all(claimed.map(async (job) => (await parts.queue.get(job.id))!));
@@ -93,7 +93,13 @@ describe('a pack of outcomes', () => {
     await db.sql`UPDATE jobs SET lease_owner = 'w-other' WHERE id = ${job.id}`;
     const document = documentFor(claimed!);
     const [recorded] = await recordOutcomes(
-      { queue: parts.queue, sql: db.sql, workerId: 'w-late', clock: () => new Date() },
+      {
+        queue: parts.queue,
+        sql: db.sql,
+        knownResults: parts.knownResults,
+        workerId: 'w-late',
+        clock: () => new Date(),
+      },
       [
         {
           job: claimed!,

@@ -11,6 +11,8 @@ import { newId } from '../../src/ids.js';
 import { type JobQueue, makeJobQueue } from '../../src/jobs/queue.js';
 import { type HoldSweeper, makeHoldSweeper } from '../../src/jobs/sweeper.js';
 import type { Job, NewJob } from '../../src/jobs/types.js';
+import { makeKnownResults } from '../../src/results/known-results.js';
+import type { KnownResults } from '../../src/results/result-store.js';
 import {
   type DeliveryDeps,
   deliverJob,
@@ -25,6 +27,8 @@ export interface SimParts {
   sql: Sql;
   ledger: Ledger;
   queue: JobQueue;
+  /** The results rows the deliveries (and the workers given it) have read or written. */
+  knownResults: KnownResults;
   sweeper: HoldSweeper;
   /** What the result path delivers with (src/simulations/deliver.ts). */
   delivery: DeliveryDeps;
@@ -41,13 +45,16 @@ export function makeSimParts(db: TestDatabase, clock: () => Date = () => new Dat
     pollMs: 20,
   });
   const sweeper = makeHoldSweeper({ sql: db.sql, ledger, clock, holdTtlSeconds: HOLD_TTL_SECONDS });
+  const knownResults = makeKnownResults();
   const delivery: DeliveryDeps = {
     sql: db.sql,
     ledger,
+    queue,
+    knownResults,
     clock,
     engine: { estimateSeconds: (draws) => draws * 1e-6, assertAvailable() {} },
   };
-  return { sql: db.sql, ledger, queue, sweeper, delivery };
+  return { sql: db.sql, ledger, queue, knownResults, sweeper, delivery };
 }
 
 /** The result path for a job, as a request with this id (and Idempotency-Key) follows it. */

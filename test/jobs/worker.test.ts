@@ -3,7 +3,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../src/jobs/types.js';
 import { PROGRESS_INTERVAL_MS, startWorker, type Worker } from '../../src/jobs/worker.js';
-import { knownResultsOf } from '../../src/results/known-results.js';
 import { getResult } from '../../src/results/result-store.js';
 import { insertOrg, manualClock } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase, usingServer } from '../helpers/database.js';
@@ -40,6 +39,7 @@ function worker(options: Partial<Parameters<typeof startWorker>[0]> & { workerId
   const started = startWorker({
     queue: parts.queue,
     sql: parts.sql,
+    knownResults: parts.knownResults,
     runBatch: deterministicEngine(),
     concurrency: 4,
     pollMs: 20,
@@ -110,7 +110,7 @@ describe('worker', () => {
       const result = await getResult(db.sql, job!.resultId!);
       expect(JSON.parse(result!.documentJson)).toEqual(documentFor(job!));
       // The stored row is remembered once committed: a delivery in this process reads no document back.
-      expect(knownResultsOf(parts.sql).byId(job!.resultId!)).toEqual(result);
+      expect(parts.knownResults.byId(job!.resultId!)).toEqual(result);
       expect(job).toMatchObject({ engine: 'cpu', drawsDone: 1000, attempts: 1 });
     }
     expect(runner.stats).toMatchObject({ claimed: 3, completed: 3, dropped: 0 });

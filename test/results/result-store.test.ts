@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from '../../src/db/connection.js';
 import { documentSummary, documentWireText } from '../../src/engine/document-schema.js';
 import examples from '../../src/http/openapi/examples.json' with { type: 'json' };
-import { knownResultsOf, makeKnownResults } from '../../src/results/known-results.js';
+import { makeKnownResults } from '../../src/results/known-results.js';
 import {
   findCachedResult,
   getResult,
@@ -116,14 +116,6 @@ describe('stored documents', () => {
     const elsewhere = makeKnownResults();
     expect(await findCachedResult(db.sql, lookup, elsewhere)).toEqual(stored);
     expect(await getResult(noStatement, stored.id, elsewhere)).toEqual(stored);
-    // Another database has its own.
-    const other = await createTestDatabase();
-    try {
-      expect(knownResultsOf(other.sql)).not.toBe(knownResultsOf(db.sql));
-      expect(knownResultsOf(db.sql)).toBe(knownResultsOf(db.sql));
-    } finally {
-      await other.close();
-    }
   });
 
   it('keeps the most recently used rows within its bound of document characters', () => {

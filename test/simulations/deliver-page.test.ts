@@ -36,7 +36,13 @@ async function finishedJobs(n: number, draws = 1000): Promise<{ orgId: string; j
   const claimed = await parts.queue.claim('w', n, 60_000);
   expect(claimed).toHaveLength(n);
   await recordOutcomes(
-    { queue: parts.queue, sql: db.sql, workerId: 'w', clock: () => new Date() },
+    {
+      queue: parts.queue,
+      sql: db.sql,
+      knownResults: parts.knownResults,
+      workerId: 'w',
+      clock: () => new Date(),
+    },
     claimed.map((job) => {
       const document = documentFor(job);
       return {
