@@ -96,11 +96,13 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
   // The fixture read cache (src/fixtures/read-cache.ts), made on first use: an API process's fixture
   // routes and its quotes and simulations share it; a worker never makes one.
   let fixtureCache: Promise<FixtureReadCache> | null = null;
+  // Held once made, so that a change empties it at once (a cache not made yet holds nothing to empty).
+  let madeFixtureCache: FixtureReadCache | null = null;
   const fixtureReadCache = () => {
     fixtureCache ??= makeFixtureReadCache(
       db,
       options.fixtureCacheTtlMs === undefined ? {} : { ttlMs: options.fixtureCacheTtlMs },
-    );
+    ).then((cache) => (madeFixtureCache = cache));
     return fixtureCache;
   };
   const simulations = makeSimulationService({
@@ -114,6 +116,7 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     engine: engineGate(config.ENGINE, options.engine, queue.queuedDraws),
     clock,
     onCharged: (milli) => metrics.addCreditsCharged(milli, 'simulation'),
+    onSummariesChanged: () => madeFixtureCache?.summariesChanged(),
     queueBound: options.queueBound ?? QUEUE_BOUND,
   });
   const services: Services = {

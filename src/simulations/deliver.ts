@@ -7,7 +7,6 @@ import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { type FixtureSummary, recordFixtureSummary } from '../fixtures/fixture-list.js';
-import { summariesChanged } from '../fixtures/read-cache.js';
 import { newId } from '../ids.js';
 import type { Job } from '../jobs/types.js';
 import {
@@ -23,7 +22,7 @@ import type { CallContext, SimulationDeps } from './types.js';
 /** What delivery needs: the database, the ledger, the clock, and the engine for retry advice. */
 export type DeliveryDeps = Pick<
   SimulationDeps,
-  'sql' | 'ledger' | 'queue' | 'knownResults' | 'clock' | 'engine' | 'onCharged'
+  'sql' | 'ledger' | 'queue' | 'knownResults' | 'clock' | 'engine' | 'onCharged' | 'onSummariesChanged'
 >;
 
 /** The request that delivers: its id and Idempotency-Key go on the delivery and its charge. */
@@ -130,8 +129,9 @@ export function announceDeliveries(deps: DeliveryDeps, deliveries: readonly Deli
       deps.onCharged?.(delivered.delivery.creditsChargedMilli, true);
     if (delivered.job.scope === 'shared' && delivered.job.mode === 'live') summaryChanged = true;
   }
-  // The fixture list shows the new summaries: at once here, within the cache's lifetime elsewhere.
-  if (summaryChanged) summariesChanged(deps.sql);
+  // The fixture list shows the new summaries: at once here (the read cache's lists are emptied), within
+  // the cache's lifetime elsewhere.
+  if (summaryChanged) deps.onSummariesChanged?.();
 }
 
 /**

@@ -84,6 +84,8 @@ export interface SimulationDeps {
   engine: EngineGate;
   clock: () => Date;
   onCharged?: ((milli: number, livemode: boolean) => void) | undefined;
+  /** After a delivery that wrote a fixture summary committed: the fixture list's cached pages go. */
+  onSummariesChanged?: (() => void) | undefined;
   /** Queued jobs beyond which submissions answer engine_overloaded. */
   queueBound: number;
 }

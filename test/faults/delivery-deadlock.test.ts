@@ -11,7 +11,6 @@
 // Real PostgreSQL only: PGlite runs one transaction at a time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeLedger } from '../../src/billing/ledger.js';
-import { ingestFeed } from '../../src/fixtures/feed-loader.js';
 import { makeJobQueue } from '../../src/jobs/queue.js';
 import { makeKnownResults } from '../../src/results/known-results.js';
 import { deliverInTransaction } from '../../src/simulations/deliver.js';
@@ -36,7 +35,7 @@ beforeAll(async () => {
   if (!usingServer) return;
   t = await createTestContext({ worker: true });
   t.setNow(NOW);
-  await ingestFeed(t.db.sql, withManyFixtures(BIG), { clock: () => NOW });
+  await t.loadFeed(withManyFixtures(BIG), { clock: () => NOW });
 }, 120_000);
 
 afterAll(async () => {

@@ -5,7 +5,7 @@ import type { KeyMode, Scope } from '../../src/accounts/keys.js';
 import type { Plan } from '../../src/accounts/orgs.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createSimulationEngine, type SimulationEngine } from '../../src/engine/runner.js';
-import { ingestFeed } from '../../src/fixtures/feed-loader.js';
+import { type IngestOptions, type IngestSummary, ingestFeed } from '../../src/fixtures/feed-loader.js';
 import { type App, buildApp } from '../../src/http/app.js';
 import { makeMetrics } from '../../src/http/metrics.js';
 import type { Lifecycle } from '../../src/http/readiness.js';
@@ -43,6 +43,11 @@ export interface TestContext {
    * they go to stdout.
    */
   serverErrors(requestId?: string): string[];
+  /**
+   * Loads a feed as the service's own loads do (the admin route): the app's fixture read cache forgets
+   * what it holds once the load commits.
+   */
+  loadFeed(feed: string | unknown, options?: IngestOptions): Promise<IngestSummary>;
   /** Stops the worker (its jobs stay as they are); close() still closes the rest. */
   stopWorker(): Promise<void>;
   close(): Promise<void>;
@@ -89,7 +94,7 @@ function recentErrorLog(): { logger: FastifyBaseLogger; lines: string[] } {
 export async function createFeedTestContext(options: TestContextOptions = {}): Promise<TestContext> {
   const t = await createTestContext(options);
   t.setNow(NOW);
-  await ingestFeed(t.db.sql, smallFeed(), { clock: () => NOW });
+  await t.loadFeed(smallFeed(), { clock: () => NOW });
   return t;
 }
 
@@ -164,6 +169,10 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     graph,
     setNow(date) {
       pinned = date;
+    },
+    async loadFeed(feed, ingest = {}) {
+      const cache = await services.fixtureCache();
+      return ingestFeed(db.sql, feed, { ...ingest, onChanged: cache.changed });
     },
     serverErrors: (requestId) =>
       errors.lines.filter((line) => requestId === undefined || line.includes(`"${requestId}"`)),

@@ -1,5 +1,4 @@
 // Requests and reads the batch tests share (test/http/batches.test.ts, test/http/batch-stream.test.ts).
-import { ingestFeed } from '../../src/fixtures/feed-loader.js';
 import { NOW, withManyFixtures } from '../fixtures/small-feed.js';
 import { createTestContext, type TestContext } from './app.js';
 
@@ -12,7 +11,7 @@ export const ROOMY = { simulations_rpm: 100_000 };
 export async function setup(options: { worker: boolean; fixtures: number }) {
   const t = await createTestContext({ worker: options.worker });
   t.setNow(NOW);
-  await ingestFeed(t.db.sql, withManyFixtures(options.fixtures), { clock: () => NOW });
+  await t.loadFeed(withManyFixtures(options.fixtures), { clock: () => NOW });
   return t;
 }
 

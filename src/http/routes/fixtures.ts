@@ -54,7 +54,7 @@ export function registerFixtureRoutes(app: App, deps: AppDeps, cache: FixtureRea
   registerFixtureList(app, deps, cache);
   registerSquads(app, deps, cache);
   registerExpectedLineup(app, deps);
-  registerFeedLoad(app, deps);
+  registerFeedLoad(app, deps, cache);
 }
 
 function registerFixtureList(app: App, deps: AppDeps, cache: FixtureReadCache) {
@@ -151,7 +151,7 @@ function registerExpectedLineup(app: App, deps: AppDeps) {
   );
 }
 
-function registerFeedLoad(app: App, deps: AppDeps) {
+function registerFeedLoad(app: App, deps: AppDeps, cache: FixtureReadCache) {
   // The feed is read as text so that a refused feed can be answered with its line and column.
   app.register(async (scope) => {
     scope.removeContentTypeParser('application/json');
@@ -171,7 +171,10 @@ function registerFeedLoad(app: App, deps: AppDeps) {
         },
       },
       async (request) => {
-        const summary = await ingestFeed(deps.db.sql, request.body as string, { clock: deps.clock });
+        const summary = await ingestFeed(deps.db.sql, request.body as string, {
+          clock: deps.clock,
+          onChanged: cache.changed,
+        });
         return { object: 'feed_load' as const, ...summary };
       },
     );
