@@ -325,18 +325,28 @@ export async function succeededLiveJobsBefore(
 /** succeeded → expired for these live jobs (their holds ended without delivery). */
 export async function expireJobs(db: Sql, jobIds: readonly string[]): Promise<string[]> {
   if (jobIds.length === 0) return [];
+  // Locked in id order first, as a results page locks its jobs (delivery-locks.ts): an UPDATE alone
+  // locks in scan order and could wait in a circle with a page.
   const rows = await db<{ id: string }[]>`
-    UPDATE jobs SET status = 'expired'
-    WHERE id = ANY(${db.array([...jobIds])}::text[]) AND status = 'succeeded'
-    RETURNING id`;
+    WITH locked AS (
+      SELECT id FROM jobs WHERE id = ANY(${db.array([...jobIds])}::text[]) AND status = 'succeeded'
+      ORDER BY id FOR NO KEY UPDATE
+    )
+    UPDATE jobs SET status = 'expired' FROM locked
+    WHERE jobs.id = locked.id AND jobs.status = 'succeeded'
+    RETURNING jobs.id`;
   return rows.map((row) => row.id);
 }
 
 /** Test-key jobs have no hold; they expire undelivered on the same clock. */
 export async function expireTestJobsBefore(db: Sql, cutoff: Date): Promise<string[]> {
   const rows = await db<{ id: string }[]>`
-    UPDATE jobs SET status = 'expired'
-    WHERE status = 'succeeded' AND mode = 'test' AND finished_at <= ${cutoff}
-    RETURNING id`;
+    WITH locked AS (
+      SELECT id FROM jobs WHERE status = 'succeeded' AND mode = 'test' AND finished_at <= ${cutoff}
+      ORDER BY id FOR NO KEY UPDATE
+    )
+    UPDATE jobs SET status = 'expired' FROM locked
+    WHERE jobs.id = locked.id AND jobs.status = 'succeeded'
+    RETURNING jobs.id`;
   return rows.map((row) => row.id);
 }
