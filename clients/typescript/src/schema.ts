@@ -470,6 +470,11 @@ export interface components {
             };
             credits_charged: number;
             replay: boolean;
+            first_delivery?: {
+                request_id: string | null;
+                delivered_at: string;
+                credits_charged: number;
+            };
             livemode: boolean;
             receipt?: {
                 request_id: string;

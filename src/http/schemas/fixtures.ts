@@ -130,6 +130,16 @@ export const expectedLineupSchema = z
     model: z.object({ public_name: z.string(), version: z.string() }),
     credits_charged: z.number().describe('1 on the first live delivery of a data_version, else 0.'),
     replay: z.boolean().describe('True when this organisation was already delivered this data_version.'),
+    first_delivery: z
+      .object({
+        request_id: z.string().nullable(),
+        delivered_at: z.string(),
+        credits_charged: z.number(),
+      })
+      .optional()
+      .describe(
+        'On a replay: the first delivery of this data_version, the request charged for it (a client whose first answer was lost learns what it charged).',
+      ),
     livemode: z.boolean(),
     receipt: z
       .object({

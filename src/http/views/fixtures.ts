@@ -85,10 +85,20 @@ export function expectedLineupView(delivery: ExpectedLineupDelivery, requestId: 
             credits_remaining: creditsNumber(delivery.balanceAfterMilli),
           },
         };
+  const first = delivery.firstDelivery;
   return {
     ...delivery.content,
     credits_charged: charged,
     replay: delivery.replay,
+    ...(first
+      ? {
+          first_delivery: {
+            request_id: first.requestId,
+            delivered_at: first.deliveredAt.toISOString(),
+            credits_charged: creditsNumber(first.chargedMilli),
+          },
+        }
+      : {}),
     livemode: delivery.livemode,
     ...receipt,
   };
