@@ -16,6 +16,8 @@ import type { JobFinished } from './jobs/worker.js';
 import { makeUsageLimits } from './limits/usage.js';
 import type { WindowCounter } from './limits/window-counter.js';
 import { makeOperator } from './operations/operator.js';
+import { expireUndeliveredProjections } from './projections/projection-store.js';
+import { makeProjectionService } from './projections/service.js';
 import { makeSimulationService } from './simulations/service.js';
 import type { EngineGate } from './simulations/types.js';
 import { QUEUE_BOUND } from './simulations/types.js';
@@ -88,7 +90,13 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     ledger,
     clock,
     holdTtlSeconds: config.HOLD_TTL_SECONDS,
-    chores: [(now) => idempotency.purgeExpired(now)],
+    chores: [
+      (now) => idempotency.purgeExpired(now),
+      (now) =>
+        expireUndeliveredProjections(sql, new Date(now.getTime() - config.HOLD_TTL_SECONDS * 1000), (ids) =>
+          ledger.releasedHoldIds(ids),
+        ),
+    ],
   });
   // The fixture read cache (src/fixtures/read-cache.ts), made on first use: an API process's fixture
   // routes and its quotes and simulations share it; a worker never makes one.
@@ -112,9 +120,18 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     onCharged: (milli) => metrics.addCreditsCharged(milli, 'simulation'),
     queueBound: options.queueBound ?? QUEUE_BOUND,
   });
+  const projections = makeProjectionService({
+    sql,
+    ledger,
+    usage,
+    attachJob: idempotency.attachJob,
+    clock,
+    onCharged: (milli) => metrics.addCreditsCharged(milli, 'projection'),
+  });
   const services: Services = {
     ledger,
     simulations,
+    projections,
     usage,
     idempotency,
     expectedLineups: makeExpectedLineupSales({
