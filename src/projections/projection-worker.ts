@@ -93,7 +93,8 @@ async function finishOutcome(
   const now = deps.clock();
   await inTransaction(deps.sql, {}, async (tx) => {
     const finished = await finishProjectionJob(tx, job.id, { ...outcome, workerId: deps.workerId, now });
-    if (!finished || job.mode !== 'live') {
+    // A job without a hold (a test key, or nothing left to simulate) has no hold to end or release.
+    if (!finished || job.priceMilli === 0) {
       if (finished) announceProjectionFinished(tx, job.id);
       return;
     }
