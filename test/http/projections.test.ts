@@ -183,6 +183,25 @@ describe('season projections', () => {
     expect((await get(stranger.auth, `/v1/projections/${delivered.json().id}`)).statusCode).toBe(404);
   });
 
+  it('settles once when the result path is read many times at once', async () => {
+    const { auth, orgId } = await t.newOrg({ plan: 'plus' });
+    const before = await t.graph.ledger.balance(orgId);
+    const job = (
+      await post(auth, '/v1/projections', { competition_id: COMPETITION, seasons: 1000, wait_seconds: 0 })
+    ).json();
+    await finishedJob(job.job_id);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => get(auth, job.result_url)));
+    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200, 200, 200, 200]);
+    const charged = answers.map((answer) => answer.json().credits_charged).sort();
+    expect(charged).toEqual([0, 0, 0, 0, 0, 0.05]);
+    expect(new Set(answers.map((answer) => answer.json().id)).size).toBe(1);
+    const after = await t.graph.ledger.balance(orgId);
+    expect(before.available - after.available).toBe(50);
+    expect(after.held).toBe(0);
+    const charges = (await t.graph.ledger.entries(orgId)).filter((entry) => entry.kind === 'charge');
+    expect(charges).toHaveLength(1);
+  });
+
   it('replays an Idempotency-Key byte for byte and charges once', async () => {
     const { auth, orgId } = await t.newOrg({ plan: 'plus' });
     const before = await t.graph.ledger.balance(orgId);
