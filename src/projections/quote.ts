@@ -4,7 +4,12 @@ import { priceOfProjectionMilli } from '../billing/amounts.js';
 import { databaseRead } from '../db/transactions.js';
 import { type CompetitionSeason, readCompetitionSeason } from '../fixtures/competition-season.js';
 import { RATE_CARD } from '../simulations/types.js';
-import { DEFAULT_SEASONS, type ProjectionDeps, type ProjectionRequest } from './types.js';
+import {
+  DEFAULT_SEASONS,
+  type ProjectionDeps,
+  type ProjectionRequest,
+  TEST_KEY_MAX_SEASONS,
+} from './types.js';
 
 export interface ProjectionQuote {
   competitionId: number;
@@ -22,7 +27,8 @@ export async function preparedProjection(deps: ProjectionDeps, caller: Caller, r
   const season: CompetitionSeason = await databaseRead(() =>
     readCompetitionSeason(deps.sql, request.competition_id, deps.clock()),
   );
-  const seasons = request.seasons ?? DEFAULT_SEASONS;
+  const asked = request.seasons ?? DEFAULT_SEASONS;
+  const seasons = caller.livemode ? asked : Math.min(asked, TEST_KEY_MAX_SEASONS);
   const priceMilli = caller.livemode ? priceOfProjectionMilli(seasons, season.remaining.length) : 0;
   return { season, seasons, priceMilli };
 }

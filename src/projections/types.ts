@@ -10,6 +10,11 @@ import type { UsageLimits } from '../limits/usage.js';
 export const DEFAULT_SEASONS = 10_000;
 export const MIN_SEASONS = 1000;
 export const MAX_SEASONS = 100_000;
+/**
+ * Seasons of one test-key projection: test keys cost nothing, so their work is bounded instead, as a
+ * test-key simulation's draws are (TEST_KEY_MAX_DRAWS, docs/decisions.md §2); a request for more runs this many.
+ */
+export const TEST_KEY_MAX_SEASONS = 10_000;
 
 export interface ProjectionRequest {
   competition_id: number;

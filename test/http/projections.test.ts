@@ -94,6 +94,12 @@ describe('season projections', () => {
       seasons: 1000,
     });
     expect(free.json().price).toEqual({ seasons: 1000, remaining_fixtures: 5, credits: '0.000' });
+    // A test key's work is bounded instead of priced: at most 10,000 seasons.
+    const capped = await post(test.auth, '/v1/projections/quote', {
+      competition_id: COMPETITION,
+      seasons: 50_000,
+    });
+    expect(capped.json().price).toEqual({ seasons: 10_000, remaining_fixtures: 5, credits: '0.000' });
   });
 
   it('delivers within the wait, charges the quoted price once and states the table from the results', async () => {
