@@ -18,6 +18,8 @@ import type { RunSeasons } from './season-runner.js';
 
 /** A lease far longer than a run (100,000 seasons from round 1 take about 6 s on one core). */
 const LEASE_MS = 120_000;
+/** Claims of one job after which it fails instead of running again (its runs never stored an outcome). */
+const MAX_ATTEMPTS = 3;
 /** How often an idle worker looks for jobs queued by other processes. */
 const IDLE_POLL_MS = 1000;
 
@@ -49,14 +51,25 @@ export function makeProjectionRunner(deps: ProjectionWorkerDeps): () => Promise<
       leaseMs: LEASE_MS,
     });
     if (!job) return false;
-    const season = seasonFromStored(job.inputs);
-    try {
-      const tally = await deps.runSeasons(samplerInput(season), job.seasons, job.seed);
-      await finishOutcome(deps, job, { status: 'succeeded', result: buildProjectionContent(season, tally) });
-    } catch (error) {
-      deps.onError?.(error);
-      await finishOutcome(deps, job, { status: 'failed', error: { message: 'the season sampler failed' } });
+    if (job.attempts > MAX_ATTEMPTS) {
+      await finishOutcome(deps, job, {
+        status: 'failed',
+        error: { message: 'the projection did not finish' },
+      });
+      return true;
     }
+    const season = seasonFromStored(job.inputs);
+    const tally = await deps
+      .runSeasons(samplerInput(season), job.seasons, job.seed)
+      .catch((error: unknown) => {
+        deps.onError?.(error);
+        return null;
+      });
+    // A failure to store the outcome is left to the lease: the job is claimed and run again.
+    if (tally)
+      await finishOutcome(deps, job, { status: 'succeeded', result: buildProjectionContent(season, tally) });
+    else
+      await finishOutcome(deps, job, { status: 'failed', error: { message: 'the season sampler failed' } });
     return true;
   };
 }

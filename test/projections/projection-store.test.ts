@@ -12,6 +12,7 @@ import {
   getProjectionJob,
   insertProjectionJob,
 } from '../../src/projections/projection-store.js';
+import { makeProjectionRunner } from '../../src/projections/projection-worker.js';
 import { NOW, smallFeed } from '../fixtures/small-feed.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
@@ -26,26 +27,30 @@ beforeAll(async () => {
 });
 afterAll(async () => db.close());
 
+async function queuedJob(id: string) {
+  const season = await readCompetitionSeason(db.sql, 1, NOW);
+  return inTransaction(db.sql, {}, (tx) =>
+    insertProjectionJob(tx, {
+      id,
+      orgId,
+      mode: 'test',
+      reservationId: `res_${id}`,
+      competitionId: 1,
+      dataVersion: season.dataVersion,
+      seasons: 1000,
+      seed: 'seed',
+      inputs: { ...season, asOf: null },
+      priceMilli: 0,
+      createdAt: NOW,
+      requestId: 'req_lease',
+      idempotencyKey: null,
+    }),
+  );
+}
+
 describe('the projection queue', () => {
   it('claims a job once, lets another worker take it over when the lease ran out, and refuses the old worker', async () => {
-    const season = await readCompetitionSeason(db.sql, 1, NOW);
-    const job = await inTransaction(db.sql, {}, (tx) =>
-      insertProjectionJob(tx, {
-        id: 'pjob_lease',
-        orgId,
-        mode: 'test',
-        reservationId: 'res_lease',
-        competitionId: 1,
-        dataVersion: season.dataVersion,
-        seasons: 1000,
-        seed: 'seed',
-        inputs: { ...season, asOf: null },
-        priceMilli: 0,
-        createdAt: NOW,
-        requestId: 'req_lease',
-        idempotencyKey: null,
-      }),
-    );
+    const job = await queuedJob('pjob_lease');
     const first = await claimProjectionJob(db.sql, { workerId: 'a', now: NOW, leaseMs: 60_000 });
     expect(first).toMatchObject({ id: job.id, status: 'running', leaseOwner: 'a', attempts: 1 });
     expect(await claimProjectionJob(db.sql, { workerId: 'b', now: NOW, leaseMs: 60_000 })).toBeNull();
@@ -60,5 +65,31 @@ describe('the projection queue', () => {
       await inTransaction(db.sql, {}, (tx) => finishProjectionJob(tx, job.id, { ...failed, workerId: 'b' })),
     ).toBe(true);
     expect(await getProjectionJob(db.sql, job.id)).toMatchObject({ status: 'failed', leaseOwner: null });
+  });
+
+  it('fails a job whose runs never stored an outcome, after three claims, without running it again', async () => {
+    const job = await queuedJob('pjob_crashing');
+    let at = NOW.getTime();
+    for (let claim = 0; claim < 3; claim++) {
+      at += 121_000;
+      expect(
+        await claimProjectionJob(db.sql, { workerId: `gone-${claim}`, now: new Date(at), leaseMs: 120_000 }),
+      ).not.toBeNull();
+    }
+    let runs = 0;
+    const run = makeProjectionRunner({
+      sql: db.sql,
+      ledger: makeLedger({ sql: db.sql }),
+      runSeasons: async () => {
+        runs++;
+        throw new Error('not reached');
+      },
+      clock: () => new Date(at + 121_000),
+      workerId: 'last',
+      holdTtlSeconds: 3600,
+    });
+    expect(await run()).toBe(true);
+    expect(runs).toBe(0);
+    expect(await getProjectionJob(db.sql, job.id)).toMatchObject({ status: 'failed', attempts: 4 });
   });
 });
