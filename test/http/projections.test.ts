@@ -2,12 +2,15 @@
 // prices, the wait and the result path, holds and settlement, idempotency, a finished season, failures
 // and expired holds, as simulations have them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readCompetitionSeason } from '../../src/fixtures/competition-season.js';
 import { ingestFeed } from '../../src/fixtures/feed-loader.js';
+import { samplerInput } from '../../src/projections/projection-document.js';
 import { getProjectionJob } from '../../src/projections/projection-store.js';
 import { type ProjectionWorker, startProjectionWorker } from '../../src/projections/projection-worker.js';
 import { type RunSeasons, runSeasonsOnThread } from '../../src/projections/season-runner.js';
 import { NOW, smallFeed } from '../fixtures/small-feed.js';
 import { createFeedTestContext, type TestContext } from '../helpers/app.js';
+import { expectedPointsByFixture } from '../projections/expected-points.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field in assertions
 type Json = Record<string, any>;
@@ -147,6 +150,15 @@ describe('season projections', () => {
     }
     const expected = body.teams.map((entry: Json) => entry.expected_points);
     expect(expected).toEqual([...expected].sort((a, b) => b - a));
+    // Expected minus earned points: each club's 3 P(win) + P(draw) over its remaining fixtures from the
+    // same model (the served strength sd), within four of the served Monte Carlo standard errors.
+    const season = await readCompetitionSeason(t.db.sql, COMPETITION, NOW);
+    const byFixture = expectedPointsByFixture(samplerInput(season));
+    for (const entry of body.teams) {
+      const club = season.clubs.findIndex((c) => c.teamId === entry.team.team_id);
+      const gap = Math.abs(entry.expected_points - entry.points - byFixture[club]!);
+      expect(gap, entry.team.name).toBeLessThan(4 * entry.standard_error.expected_points);
+    }
     const after = await t.graph.ledger.balance(orgId);
     expect(before.available - after.available).toBe(500);
     expect(after.held).toBe(0);
