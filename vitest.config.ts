@@ -11,6 +11,7 @@ export const SLOW_ONLY = [
   'test/faults/batch-reservation.test.ts',
   // The connection lost at each statement of a cache hit's commit, ~32 s.
   'test/faults/one-commit.test.ts',
+  'test/faults/projection-delivery.test.ts',
   // Two API and two worker processes on one server and Redis, ~8 s.
   'test/faults/several-processes.test.ts',
 ];
@@ -40,6 +41,7 @@ const ONE_BACKEND = [
   'test/engine/**/*.test.ts',
   'test/gpu/**/*.test.ts',
   'test/model/**/*.test.ts',
+  'test/projections/season-sampler.test.ts',
   'test/browser/**/*.test.ts',
   'test/clients/**/*.test.ts',
   'test/cli/npm-start.test.ts',

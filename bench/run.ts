@@ -1,11 +1,12 @@
 // `npm run bench`: every figure the issues ask for, each next to its reference measured in the same run.
-// BENCH_ONLY=engine,gpu,host,http,simulations runs a subset. Set DATABASE_URL to measure the HTTP figures on a
+// BENCH_ONLY=engine,gpu,host,http,projections,simulations runs a subset. Set DATABASE_URL to measure the HTTP figures on a
 // PostgreSQL server (the goals are stated for one); without it they run on the embedded PGlite.
 // BENCH_JSON=file also writes every row there as JSON (bench/report.ts).
 import { benchEngine } from './engine.js';
 import { benchGpu } from './gpu.js';
 import { benchHost } from './host.js';
 import { benchHttp } from './http.js';
+import { benchProjections } from './projections.js';
 import { type BenchRow, printRows, writeJsonRows } from './report.js';
 import { benchChildren } from './servers.js';
 import { benchSimulations } from './simulations.js';
@@ -16,6 +17,7 @@ const benches: Record<string, Bench> = {
   gpu: benchGpu,
   host: benchHost,
   http: benchHttp,
+  projections: benchProjections,
   simulations: benchSimulations,
 };
 

@@ -65,6 +65,9 @@ const COMPONENT_BY_OBJECT: Record<string, string> = {
   simulation: 'Simulation',
   simulation_job: 'SimulationJob',
   simulation_batch: 'Batch',
+  projection_quote: 'ProjectionQuote',
+  projection_job: 'ProjectionJob',
+  season_projection: 'SeasonProjection',
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies read field by field below.
@@ -110,6 +113,11 @@ async function captureExamples(service: Service): Promise<Examples> {
   examples.SimulationBatchResult = lines.find((line: Body) => line.status === 'rejected') ?? lines[0];
   examples.SimulationJobList = await call('GET', '/v1/simulations/jobs?limit=1');
   examples.BatchList = await call('GET', '/v1/simulations/batches?limit=1');
+  const competition = { competition_id: list.data[0].competition.competition_id as number, seasons: 1000 };
+  await call('POST', '/v1/projections/quote', competition);
+  await call('POST', '/v1/projections', { ...competition, wait_seconds: 0 });
+  const projected = await call('POST', '/v1/projections', { ...competition, wait_seconds: 25 });
+  if (projected.object !== 'season_projection') throw new Error('the projection did not deliver within 25 s');
   return examples;
 }
 

@@ -77,6 +77,32 @@ export const ERRORS = {
       'new',
     ),
   },
+  competition_not_covered: {
+    status: 400,
+    ...fixRequest(
+      'The competition is not available for projection.',
+      'Choose a covered competition; see the competitions of GET /v1/fixtures.',
+      'new',
+    ),
+  },
+  competition_not_found: {
+    status: 404,
+    ...fixRequest('No competition with that id.', 'Check competition_id against GET /v1/fixtures.', 'new'),
+  },
+  competition_inputs_missing: {
+    status: 409,
+    ...waitForChange(
+      'A club of the competition has no ratings in any of its fixtures, so its remaining fixtures cannot be simulated.',
+      'Project the competition again once its feed carries inputs for every club.',
+      true,
+      'new',
+    ),
+  },
+  projection_failed: {
+    status: 500,
+    ...backoff('The projection job failed.', 'Submit the projection again; nothing was charged.'),
+    idempotencyKey: 'new',
+  },
   lineup_invalid: {
     status: 400,
     ...fixRequest(

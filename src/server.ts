@@ -23,6 +23,8 @@ import {
 } from './limits/window-counter.js';
 import { type Logger, makeLogger } from './logger.js';
 import { ensureDemoData, ensureDemoOrganisation } from './operations/demo.js';
+import { type ProjectionWorker, startProjectionWorker } from './projections/projection-worker.js';
+import { runSeasonsOnThread } from './projections/season-runner.js';
 import { makeServiceGraph, type ServiceGraph } from './wiring.js';
 
 export type Role = 'api' | 'worker' | 'all';
@@ -126,6 +128,8 @@ interface ServiceParts {
   app: App | null;
   operations: App | null;
   worker: Worker | null;
+  /** Season projections' own worker, beside the engine's (src/projections/projection-worker.ts). */
+  projectionWorker: ProjectionWorker | null;
 }
 
 export async function startService(
@@ -150,6 +154,17 @@ export async function startService(
   const operations = await startOperations(deps, logger);
   const worker = engine ? startEngineWorker(db, graph, engine, logger) : null;
   if (worker) logger.info({ worker_id: worker.workerId, engine: config.ENGINE }, 'worker running');
+  const projectionWorker = engine
+    ? startProjectionWorker({
+        sql: db.sql,
+        ledger: graph.ledger,
+        runSeasons: runSeasonsOnThread,
+        clock,
+        workerId: `${hostname()}:${process.pid}:projections`,
+        holdTtlSeconds: config.HOLD_TTL_SECONDS,
+        onError: (error) => logger.error({ err: error }, 'projection job failed'),
+      })
+    : null;
   if (engine) void engine.ready().then(() => logEngineStart(engine, logger));
   const parts: ServiceParts = {
     config,
@@ -163,6 +178,7 @@ export async function startService(
     app,
     operations,
     worker,
+    projectionWorker,
   };
   let stopping: Promise<ShutdownReport> | null = null;
   const stop = () => {
@@ -298,6 +314,7 @@ async function shutdown(parts: ServiceParts): Promise<ShutdownReport> {
   const [, drained] = await Promise.all([
     closeHttp(parts.app, timeoutMs),
     parts.worker?.stop({ timeoutMs }) ?? { released: [] },
+    parts.projectionWorker?.stop(),
   ]);
   await parts.operations?.close();
   await parts.engine?.close();

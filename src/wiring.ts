@@ -16,6 +16,8 @@ import type { JobFinished } from './jobs/worker.js';
 import { makeUsageLimits } from './limits/usage.js';
 import type { WindowCounter } from './limits/window-counter.js';
 import { makeOperator } from './operations/operator.js';
+import { countOpenProjectionJobs, expireUndeliveredProjections } from './projections/projection-store.js';
+import { makeProjectionService } from './projections/service.js';
 import { makeKnownResults } from './results/known-results.js';
 import { makeSimulationService } from './simulations/service.js';
 import type { EngineGate } from './simulations/types.js';
@@ -71,6 +73,25 @@ export interface ServiceGraphOptions {
   fixtureCacheTtlMs?: number | undefined;
 }
 
+/**
+ * The fixture read cache (src/fixtures/read-cache.ts), made on first use: an API process's fixture routes
+ * and its quotes and simulations share it; a worker never makes one. `made` is the cache once made, so
+ * that a change empties it at once (a cache not made yet holds nothing to empty).
+ */
+function lazyFixtureCache(db: Database, ttlMs: number | undefined) {
+  let making: Promise<FixtureReadCache> | null = null;
+  let made: FixtureReadCache | null = null;
+  return {
+    get(): Promise<FixtureReadCache> {
+      making ??= makeFixtureReadCache(db, ttlMs === undefined ? {} : { ttlMs }).then(
+        (cache) => (made = cache),
+      );
+      return making;
+    },
+    made: () => made,
+  };
+}
+
 export function makeServiceGraph(options: ServiceGraphOptions) {
   const { config, db, clock, counters, metrics } = options;
   const sql = db.sql;
@@ -91,37 +112,43 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     ledger,
     clock,
     holdTtlSeconds: config.HOLD_TTL_SECONDS,
-    chores: [(now) => idempotency.purgeExpired(now)],
+    chores: [
+      (now) => idempotency.purgeExpired(now),
+      (now) =>
+        expireUndeliveredProjections(sql, new Date(now.getTime() - config.HOLD_TTL_SECONDS * 1000), (ids) =>
+          ledger.releasedHoldIds(ids),
+        ),
+    ],
   });
-  // The fixture read cache (src/fixtures/read-cache.ts), made on first use: an API process's fixture
-  // routes and its quotes and simulations share it; a worker never makes one.
-  let fixtureCache: Promise<FixtureReadCache> | null = null;
-  // Held once made, so that a change empties it at once (a cache not made yet holds nothing to empty).
-  let madeFixtureCache: FixtureReadCache | null = null;
-  const fixtureReadCache = () => {
-    fixtureCache ??= makeFixtureReadCache(
-      db,
-      options.fixtureCacheTtlMs === undefined ? {} : { ttlMs: options.fixtureCacheTtlMs },
-    ).then((cache) => (madeFixtureCache = cache));
-    return fixtureCache;
-  };
+  const fixtureCache = lazyFixtureCache(db, options.fixtureCacheTtlMs);
   const simulations = makeSimulationService({
     sql,
     ledger,
     queue,
     knownResults,
     usage,
-    fixtures: { fixture: async (fixtureId) => (await fixtureReadCache()).fixture(fixtureId) },
+    fixtures: { fixture: async (fixtureId) => (await fixtureCache.get()).fixture(fixtureId) },
     attachJob: idempotency.attachJob,
     engine: engineGate(config.ENGINE, options.engine, queue.queuedDraws),
     clock,
     onCharged: (milli) => metrics.addCreditsCharged(milli, 'simulation'),
-    onSummariesChanged: () => madeFixtureCache?.summariesChanged(),
+    onSummariesChanged: () => fixtureCache.made()?.summariesChanged(),
+    countOtherOpenJobs: countOpenProjectionJobs,
     queueBound: options.queueBound ?? QUEUE_BOUND,
+  });
+  const projections = makeProjectionService({
+    sql,
+    ledger,
+    queue,
+    usage,
+    attachJob: idempotency.attachJob,
+    clock,
+    onCharged: (milli) => metrics.addCreditsCharged(milli, 'projection'),
   });
   const services: Services = {
     ledger,
     simulations,
+    projections,
     usage,
     idempotency,
     expectedLineups: makeExpectedLineupSales({
@@ -131,7 +158,7 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
       onCharged: (milli) => metrics.addCreditsCharged(milli, 'expected_lineup'),
     }),
     operator: makeOperator({ sql, ledger, clock }),
-    fixtureCache: fixtureReadCache,
+    fixtureCache: fixtureCache.get,
     ...(options.engine ? { engineHealth: () => options.engine!.health() } : {}),
   };
   metrics.watch({

@@ -36,6 +36,20 @@ export function priceOfDrawsMilli(draws: number): number {
   return draws;
 }
 
+/**
+ * Fixture-seasons one milli-credit buys in a season projection (docs/decisions.md, "Projection price"):
+ * one milli-credit per 100 remaining fixtures simulated, so 10,000 seasons of a 380-fixture season cost
+ * 38 credits and of its last 100 fixtures 10 credits.
+ */
+export const PROJECTION_FIXTURE_SEASONS_PER_MILLI = 100;
+
+/** The price of a projection: seasons x remaining fixtures / 100 milli-credits, rounded up; 0 with none left. */
+export function priceOfProjectionMilli(seasons: number, remainingFixtures: number): number {
+  const milli = Math.ceil((seasons * remainingFixtures) / PROJECTION_FIXTURE_SEASONS_PER_MILLI);
+  assertMilli(milli);
+  return milli;
+}
+
 function assertMilli(milli: number): void {
   if (!Number.isSafeInteger(milli))
     throw new RangeError(`milli-credits must be a safe integer, got ${milli}`);

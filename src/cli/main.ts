@@ -146,6 +146,8 @@ const RUNNERS: Record<string, Runner> = {
   },
   'model fit': ({ flags }) => modelCommand('fit', flags),
   'model backtest': ({ flags }) => modelCommand('backtest', flags),
+  projection: ({ flags }) => projectionCommand(flags),
+  'projection backtest': ({ flags }) => projectionBacktestCommand(flags),
   ratings: ({ flags }) => leagueCommand('ratings', flags),
   'feed build': ({ flags }) => leagueCommand('feed build', flags),
   'feed squads': ({ flags }) => leagueCommand('feed squads', flags),
@@ -214,6 +216,41 @@ async function modelCommand(sub: 'fit' | 'backtest', flags: Flags): Promise<Outp
   const result = await backtestModel({ dataDir, ...knobs, onProgress: progress });
   files.writeModelAccuracy(files.modelAccuracyPath(), result);
   return shown({ ...result });
+}
+
+/** `projection`: one projection on the configured database (src/cli/projection-command.ts). */
+async function projectionCommand(flags: Flags): Promise<Output> {
+  const competitionId = countArgument(required(flags.competition, 'competition'), 'competition');
+  if (!competitionId) throw usage('--competition must be a competition id');
+  const projection = await import('./projection-command.js');
+  const seasons = (() => {
+    try {
+      return projection.seasonsArgument(flags.seasons);
+    } catch (error) {
+      throw usage((error as Error).message);
+    }
+  })();
+  const content = await withOperator((_operator, db) =>
+    projection.projectCompetition(db, competitionId, seasons),
+  );
+  const about = content;
+  const head = `${about.competition.name} ${about.competition.season}: ${about.seasons} seasons, ${about.played_fixtures} played, ${about.remaining_fixtures} to play`;
+  const rows = projection.projectionRows(content);
+  const columns = Object.keys(rows[0] ?? {}).map((key) => [key, key] as const);
+  return { value: { ...content }, human: `${head}\n${table(rows, columns)}` };
+}
+
+/** `projection backtest`: offline, on ../shared/data (or --data); rewrites projection-model.json. */
+async function projectionBacktestCommand(flags: Flags): Promise<Output> {
+  const seasons = countArgument(flags.seasons, 'seasons');
+  const { resolveDataDir } = await import('../../model/data-dir.js');
+  const { runProjectionBacktest } = await import('../../model/projection-backtest-command.js');
+  const written = runProjectionBacktest({
+    dataDir: resolveDataDir(flags.data),
+    ...(seasons ? { seasons } : {}),
+    log: (line) => console.error(line),
+  });
+  return shown({ ...written });
 }
 
 /** A calendar day given to a flag (undefined when the flag is absent). */

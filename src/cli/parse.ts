@@ -34,6 +34,8 @@ export const FLAGS = {
   deadline: { type: 'string' },
   scale: { type: 'string' },
   'allow-software': { type: 'boolean' },
+  // projection (docs/api.md §4.12)
+  competition: { type: 'string' },
 } as const;
 
 export type FlagName = keyof typeof FLAGS;
@@ -97,6 +99,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     '[--data DIR] [--draws N] [--every N] [--threads N] [--seasons 2018,2019,...] [--model-version V]',
     'walk-forward backtest; rewrites src/engine/model-accuracy.json',
     ['data', 'draws', 'every', 'threads', 'seasons', 'model-version'],
+  ),
+  spec(
+    'projection',
+    '--competition ID [--seasons N]',
+    'a season projection of a competition on this database: title, zone and place odds (no charge)',
+    ['competition', 'seasons'],
+  ),
+  spec(
+    'projection backtest',
+    '[--data DIR] [--seasons N]',
+    'walk-forward backtest of season projections; rewrites src/projections/projection-model.json',
+    ['data', 'seasons'],
   ),
   spec(
     'ratings',

@@ -31,6 +31,7 @@ import { registerDocsRoutes } from './routes/docs.js';
 import { registerFixtureRoutes } from './routes/fixtures.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerPlaygroundRoutes } from './routes/playground.js';
+import { registerProjectionRoutes } from './routes/projections.js';
 import { registerSimulationReadRoutes } from './routes/simulation-reads.js';
 import { registerSimulationRoutes } from './routes/simulations.js';
 import { wireSchemas } from './schemas/registry.js';
@@ -103,6 +104,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerAdminRoutes(app, deps, keyCache);
   registerSimulationRoutes(app, deps);
   registerSimulationReadRoutes(app, deps);
+  registerProjectionRoutes(app, deps);
   registerFixtureRoutes(app, deps, fixtureCache);
 
   await app.ready();

@@ -14,7 +14,7 @@ const DRAWS_PER_SECOND_BUCKETS = [1e4, 3e4, 1e5, 3e5, 1e6, 3e6, 1e7, 3e7, 1e8, 3
 
 export type JobOutcomeLabel = 'completed' | 'cached' | 'failed' | 'dropped';
 export type RefusalReason = 'event_loop_delay' | 'shutting_down';
-export type ChargedItem = 'simulation' | 'expected_lineup';
+export type ChargedItem = 'simulation' | 'expected_lineup' | 'projection';
 
 /** What the scrape reads from the rest of the service; each is optional (a process without an engine). */
 export interface MetricSources {

@@ -6,11 +6,14 @@ import type { FixtureReadCache } from '../fixtures/read-cache.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
 import type { UsageLimits } from '../limits/usage.js';
 import type { Operator } from '../operations/operator.js';
+import type { ProjectionService } from '../projections/service.js';
 import type { SimulationService } from '../simulations/service.js';
 
 export interface Services {
   ledger: Ledger;
   simulations: SimulationService;
+  /** Season projections (src/projections). */
+  projections: ProjectionService;
   usage: UsageLimits;
   idempotency: IdempotencyStore;
   expectedLineups: ExpectedLineupSales;

@@ -2,6 +2,7 @@
 // reserved, and the job rows they write beside their holds.
 import type { Caller } from '../accounts/caller.js';
 import { priceOfDrawsMilli } from '../billing/amounts.js';
+import type { TransactionSql } from '../db/connection.js';
 import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -19,6 +20,18 @@ export async function assertQueueHasRoom(deps: SimulationDeps): Promise<void> {
       retryAfterSeconds: 5,
     });
   }
+}
+
+/**
+ * The organisation's open job groups in the admission's transaction (docs/api.md §8): its simulation
+ * jobs (a batch once) and its open jobs of other kinds.
+ */
+export function openJobGroupsOf(
+  deps: Pick<SimulationDeps, 'queue' | 'countOtherOpenJobs'>,
+  orgId: string,
+): (tx: TransactionSql) => Promise<number> {
+  return async (tx) =>
+    (await deps.queue.openJobCount(orgId, { tx })) + ((await deps.countOtherOpenJobs?.(tx, orgId)) ?? 0);
 }
 
 /** The organisation as admission sees it (plan, overrides). */

@@ -11,7 +11,7 @@ import { ApiError } from '../errors.js';
 import { loadFixtures } from '../fixtures/fixture-record.js';
 import type { Batch, Job, NewJob, RejectedBatchItem } from '../jobs/types.js';
 import { findCachedResultIds } from '../results/result-store.js';
-import { assertQueueHasRoom, newJobFor, usageOrg } from './admission.js';
+import { assertQueueHasRoom, newJobFor, openJobGroupsOf, usageOrg } from './admission.js';
 import { type BatchStatus, type BatchSummary, batchStatus, summariseBatch, tallyOf } from './batch-status.js';
 import { type PreparedRun, prepareRun, runDraws } from './prepare-run.js';
 import {
@@ -240,7 +240,7 @@ async function reserveAndEnqueue(
     org: usageOrg(caller),
     kind: 'batch',
     gpuSecondsEstimates: caller.livemode ? toRun.map(() => deps.engine.estimateSeconds(draws)) : [],
-    countOpenJobGroups: toRun.length > 0 ? (tx) => deps.queue.openJobCount(caller.org.id, { tx }) : undefined,
+    countOpenJobGroups: toRun.length > 0 ? openJobGroupsOf(deps, caller.org.id) : undefined,
   });
   const metadata = request.metadata ?? {};
   let reservedIndex = 0;

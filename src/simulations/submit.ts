@@ -17,7 +17,7 @@ import {
   insertDelivery,
   type SimulationResult,
 } from '../results/result-store.js';
-import { assertQueueHasRoom, newJobFor, usageOrg } from './admission.js';
+import { assertQueueHasRoom, newJobFor, openJobGroupsOf, usageOrg } from './admission.js';
 import {
   announceDelivery,
   type DeliveredSimulation,
@@ -75,7 +75,7 @@ async function createJob(
     org: usageOrg(caller),
     kind: 'simulation',
     gpuSecondsEstimates: caller.livemode ? [deps.engine.estimateSeconds(draws)] : [],
-    countOpenJobGroups: (tx) => deps.queue.openJobCount(caller.org.id, { tx }),
+    countOpenJobGroups: openJobGroupsOf(deps, caller.org.id),
   });
   const newJob = newJobFor(ctx, run, draws, {
     id: newId('job'),

@@ -84,6 +84,11 @@ export interface SimulationDeps {
   engine: EngineGate;
   clock: () => Date;
   onCharged?: ((milli: number, livemode: boolean) => void) | undefined;
+  /**
+   * The organisation's open jobs of other kinds (season projections, src/projections), counted in the
+   * admission's transaction with its simulation jobs: the concurrent-jobs limit counts every kind.
+   */
+  countOtherOpenJobs?: ((tx: TransactionSql, orgId: string) => Promise<number>) | undefined;
   /** After a delivery that wrote a fixture summary committed: the fixture list's cached pages go. */
   onSummariesChanged?: (() => void) | undefined;
   /** Queued jobs beyond which submissions answer engine_overloaded. */

@@ -198,6 +198,38 @@ describe.skipIf(!present)('in chromium', () => {
     await page.close();
   }, 240_000);
 
+  it('projects a season: the table with expected points, the places heat map, title and relegation bars', async () => {
+    const page = await openPage();
+    await page.goto(`${demo.baseUrl}/playground`);
+    // The chosen fixture's competition is projected when no id is typed.
+    await page.fill('#key', demo.liveKey);
+    await page.click('#load-fixtures');
+    await expect.poll(() => page.locator('#fixture option').count()).toBeGreaterThan(1);
+    await page.fill('#key', demo.testKey);
+    await page.fill('#seasons', '2000');
+    await page.click('#project');
+    await page.locator('#chart-relegation svg').waitFor({ timeout: 120_000 });
+    const rows = page.locator('#projection-table tbody tr');
+    const clubs = await rows.count();
+    expect(clubs).toBeGreaterThan(10);
+    expect(await page.locator('#projection-table thead').textContent()).toContain('Expected points');
+    expect(await page.locator('#projection-table thead').textContent()).toContain('relegation');
+    // Ordered by expected points, as the projection is.
+    const expected = await page.locator('#projection-table tbody tr td:nth-child(5)').allTextContents();
+    expect(expected.map(Number)).toEqual([...expected.map(Number)].sort((a, b) => b - a));
+    // One shaded cell per club and place, one bar per club shown.
+    expect(await page.locator('#chart-places svg rect').count()).toBe(clubs * clubs);
+    expect(await page.locator('#chart-title svg rect').count()).toBe(8);
+    expect(await page.locator('#chart-relegation svg rect').count()).toBe(8);
+    expect(await page.locator('#projection-summary').textContent()).toContain('2000 seasons');
+    expect(await page.locator('#projection-summary').textContent()).toContain('0 credits charged');
+    expect(await layoutProblems(page)).toEqual([]);
+    mkdirSync(OUTPUT, { recursive: true });
+    await page.locator('#projection-title').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: new URL('playground-projection.png', OUTPUT).pathname, fullPage: true });
+    await page.close();
+  }, 240_000);
+
   it('lists every market with its fair price, downloads JSON and CSV, shares a run and compares two', async () => {
     const fixtureId = await freshFixtureId();
     const page = await openPage();

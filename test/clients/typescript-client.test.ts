@@ -14,6 +14,7 @@ import {
   retryingFetch,
   unwrap,
   waitForJob,
+  waitForProjection,
 } from '../../clients/typescript/src/index.js';
 import { type DemoService, startDemoService } from '../helpers/demo-service.js';
 
@@ -34,6 +35,8 @@ beforeAll(async () => {
   });
 }, 120_000);
 afterAll(() => demo?.close());
+
+const creditsOf = (text: string) => Number(text);
 
 describe('the typed client', () => {
   it('calls every customer operation of the document against the service', async () => {
@@ -108,6 +111,26 @@ describe('the typed client', () => {
       }),
     );
     expect(cancelled.counts).toMatchObject({ cancelled: 0, delivered: 1 });
+
+    // A season projection of the fixture's competition: quoted, followed through its job, read again.
+    const competition = { competition_id: list.data[0]!.competition.competition_id, seasons: 1000 };
+    const projectionQuote = unwrap(await client.POST('/v1/projections/quote', { body: competition }));
+    expect(projectionQuote.object).toBe('projection_quote');
+    const projecting = unwrap(
+      await client.POST('/v1/projections', { body: { ...competition, wait_seconds: 0 } }),
+    );
+    expect(projecting.object).toBe('projection_job');
+    const projection = await waitForProjection(
+      client,
+      projecting as Extract<typeof projecting, { object: 'projection_job' }>,
+    );
+    expect(projection.credits_charged).toBe(creditsOf(projectionQuote.price.credits));
+    const projectionAgain = unwrap(
+      await client.GET('/v1/projections/{projection_id}', {
+        params: { path: { projection_id: projection.id } },
+      }),
+    );
+    expect(projectionAgain.teams).toEqual(projection.teams);
 
     const operations = Object.entries(storedDocument.paths).flatMap(([p, methods]) =>
       Object.keys(methods as object).map((method) => `${method} ${p}`),

@@ -59,9 +59,18 @@ const SPEC_CODES = [
   'request_timeout',
   'request_headers_too_large',
   'response_timeout',
+  // season projections (docs/api.md §4.12)
+  'competition_not_covered',
+  'competition_not_found',
+  'competition_inputs_missing',
+  'projection_failed',
 ];
 
 const SPEC_STATUS: Record<string, number> = {
+  competition_not_covered: 400,
+  competition_not_found: 404,
+  competition_inputs_missing: 409,
+  projection_failed: 500,
   parameter_invalid: 400,
   parameter_missing: 400,
   fixture_not_covered: 400,

@@ -3,7 +3,6 @@
 // (src/http/schemas/primitives.ts), and a batch whose every item is rejected is a 400 that carries each
 // item's error, holding and counting nothing (docs/api.md §4.5).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingestFeed } from '../../src/fixtures/feed-loader.js';
 import { FX, smallFeed } from '../fixtures/small-feed.js';
 import { createFeedTestContext, type TestContext } from '../helpers/app.js';
 
@@ -248,7 +247,7 @@ describe('dates outside 1900-01-01 to 2199-12-31', () => {
     }
     const feed = smallFeed();
     feed.fixtures[0]!.kickoff = '0000-01-01T00:00:00Z';
-    await expect(ingestFeed(t.db.sql, feed)).rejects.toMatchObject({ code: 'parameter_invalid' });
+    await expect(t.loadFeed(feed)).rejects.toMatchObject({ code: 'parameter_invalid' });
   });
 });
 

@@ -2,7 +2,6 @@
 // batch's NDJSON results send only the document sections asked for, in the document's order, each the
 // same bytes as in the whole document; an unknown section is refused; the default is the whole document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingestFeed } from '../../src/fixtures/feed-loader.js';
 import {
   DOCUMENT_SECTIONS,
   includedSections,
@@ -18,7 +17,7 @@ let t: TestContext;
 beforeAll(async () => {
   t = await createTestContext({ worker: true });
   t.setNow(NOW);
-  await ingestFeed(t.db.sql, withManyFixtures(3), { clock: () => NOW });
+  await t.loadFeed(withManyFixtures(3), { clock: () => NOW });
 });
 afterAll(async () => t.close());
 

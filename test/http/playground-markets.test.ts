@@ -2,7 +2,6 @@
 // market of a real document in its order, fair prices as 1/p (a push refunded on Asian handicaps), and
 // CSV that survives names with commas and quotes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingestFeed } from '../../src/fixtures/feed-loader.js';
 import {
   fairOdds,
   MARKET_COLUMNS,
@@ -24,7 +23,7 @@ let doc: Json;
 beforeAll(async () => {
   t = await createTestContext({ worker: true });
   t.setNow(NOW);
-  await ingestFeed(t.db.sql, withManyFixtures(1), { clock: () => NOW });
+  await t.loadFeed(withManyFixtures(1), { clock: () => NOW });
   const { auth } = await t.newOrg();
   const response = await t.app.inject({
     method: 'POST',

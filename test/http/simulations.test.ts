@@ -2,7 +2,6 @@
 // 4.8 and docs/decisions.md §5-7 that a subscriber can see.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingestFeed } from '../../src/fixtures/feed-loader.js';
 import { TEST_KEY_MAX_DRAWS } from '../../src/limits/plans.js';
 import { storeResult } from '../../src/results/result-store.js';
 import { FX, NOW, smallFeed } from '../fixtures/small-feed.js';
@@ -588,7 +587,7 @@ describe('simulations without a worker (jobs stay queued)', () => {
       home_team_id: 7,
       kickoff: new Date(NOW.getTime() + 50 * 3_600_000).toISOString(),
     });
-    await ingestFeed(t.db.sql, feed, { clock: () => NOW });
+    await t.loadFeed(feed, { clock: () => NOW });
     const { auth } = await t.newOrg();
     const ambiguous = expectError(
       await post(t, '/v1/simulations/quote', auth, { home: 'Northbridge', away: 'Southport' }),

@@ -13,6 +13,8 @@ export type ApiErrorObject = Schemas['Error']['error'];
 export type Simulation = Schemas['Simulation'];
 export type SimulationJob = Schemas['SimulationJob'];
 export type Batch = Schemas['Batch'];
+export type SeasonProjection = Schemas['SeasonProjection'];
+export type ProjectionJob = Schemas['ProjectionJob'];
 /** A batch in a list: the batch without its items. */
 export type BatchSummary = Schemas['BatchList']['data'][number];
 export type MatchsimClient = Client<paths>;
@@ -149,6 +151,23 @@ export async function waitForJob(
     const running = body as SimulationJob;
     options.onProgress?.(running);
     await sleep(Math.max(0.25, running.retry_after_seconds) * 1000, options.signal);
+  }
+}
+
+/** Follows a projection job's result path until it delivers (200) the season projection. */
+export async function waitForProjection(
+  client: MatchsimClient,
+  job: Pick<ProjectionJob, 'job_id' | 'reservation_id'>,
+  options: { signal?: AbortSignal } = {},
+): Promise<SeasonProjection> {
+  for (;;) {
+    const result = await client.GET('/v1/projections/jobs/{job_id}', {
+      params: { path: { job_id: job.job_id }, query: { reservation_id: job.reservation_id } },
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    const body = unwrap(result);
+    if (body.object === 'season_projection') return body as SeasonProjection;
+    await sleep(Math.max(0.25, (body as ProjectionJob).retry_after_seconds) * 1000, options.signal);
   }
 }
 

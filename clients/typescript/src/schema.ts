@@ -215,6 +215,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Project a season: title, places and relegation odds
+         * @description Price: seasons x remaining fixtures / 100,000 credits per live delivery. 200 with the season projection when it is ready within wait_seconds, else 202 with a job whose result_url delivers it. Optional Idempotency-Key header (1-255 characters).
+         */
+        post: operations["runProjection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projections/quote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Quote the exact price of a projection
+         * @description Reserves nothing. Same body as POST /v1/projections.
+         */
+        post: operations["quoteProjection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projections/jobs/{job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Result path: deliver and settle a projection job
+         * @description queued or running: 202; succeeded: settles the hold and answers 200 with the projection; delivered: the same delivery again with credits_charged 0; failed: 500 projection_failed; hold ended: 409 reservation_expired.
+         */
+        get: operations["getProjectionJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projections/{projection_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A delivered projection again, free */
+        get: operations["getProjection"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/fixtures": {
         parameters: {
             query?: never;
@@ -421,8 +498,8 @@ export interface components {
         };
         Error: {
             error: {
-                type: ("invalid_request_error" | "authentication_error" | "billing_error" | "permission_error" | "not_found_error" | "conflict_error" | "rate_limit_error" | "api_error" | "service_unavailable_error") | string;
-                code: ("parameter_invalid" | "parameter_missing" | "batch_rejected" | "fixture_not_covered" | "lineup_invalid" | "player_not_in_squad" | "request_timeout" | "request_headers_too_large" | "invalid_api_key" | "key_revoked" | "key_expired" | "balance_too_low" | "max_credits_exceeded" | "scope_missing" | "tier_restricted" | "org_suspended" | "ip_not_allowed" | "email_unverified" | "fixture_not_found" | "resource_missing" | "not_found" | "fixture_ambiguous" | "ambiguous_team" | "idempotency_conflict" | "simulation_cancelled" | "reservation_expired" | "lineups_not_announced" | "email_conflict" | "retrieval_required" | "rate_limited" | "concurrency_limited" | "loop_guard" | "lineup_cooldown" | "simulation_failed" | "internal_error" | "payload_missing" | "provenance_missing" | "provenance_mismatch" | "fixture_lookup_incomplete" | "settlement_unknown" | "dependency_unavailable" | "response_timeout" | "engine_cold_start" | "engine_overloaded" | "engine_unavailable" | "storage_unavailable" | "refreshing" | "coverage_unavailable" | "data_stale" | "capability_off" | "capability_disabled" | "maintenance" | "lever_unsupported" | "connector_sign_in_required") | string;
+                type: ("invalid_request_error" | "not_found_error" | "conflict_error" | "api_error" | "authentication_error" | "billing_error" | "permission_error" | "rate_limit_error" | "service_unavailable_error") | string;
+                code: ("parameter_invalid" | "parameter_missing" | "batch_rejected" | "fixture_not_covered" | "competition_not_covered" | "competition_not_found" | "competition_inputs_missing" | "projection_failed" | "lineup_invalid" | "player_not_in_squad" | "request_timeout" | "request_headers_too_large" | "invalid_api_key" | "key_revoked" | "key_expired" | "balance_too_low" | "max_credits_exceeded" | "scope_missing" | "tier_restricted" | "org_suspended" | "ip_not_allowed" | "email_unverified" | "fixture_not_found" | "resource_missing" | "not_found" | "fixture_ambiguous" | "ambiguous_team" | "idempotency_conflict" | "simulation_cancelled" | "reservation_expired" | "lineups_not_announced" | "email_conflict" | "retrieval_required" | "rate_limited" | "concurrency_limited" | "loop_guard" | "lineup_cooldown" | "simulation_failed" | "internal_error" | "payload_missing" | "provenance_missing" | "provenance_mismatch" | "fixture_lookup_incomplete" | "settlement_unknown" | "dependency_unavailable" | "response_timeout" | "engine_cold_start" | "engine_overloaded" | "engine_unavailable" | "storage_unavailable" | "refreshing" | "coverage_unavailable" | "data_stale" | "capability_off" | "capability_disabled" | "maintenance" | "lever_unsupported" | "connector_sign_in_required") | string;
                 message: string;
                 cause?: string;
                 fix?: string;
@@ -559,6 +636,42 @@ export interface components {
             draws: number;
             credits: string;
         };
+        ProjectionJob: {
+            /** @constant */
+            object: "projection_job";
+            job_id: string;
+            competition_id: number;
+            reservation_id: string;
+            result_url: string;
+            status: ("queued" | "running" | "succeeded" | "delivered" | "failed" | "expired") | string;
+            price: components["schemas"]["ProjectionPrice"];
+            credits_reserved: number;
+            retry_after_seconds: number;
+            livemode: boolean;
+            created_at: string;
+        };
+        ProjectionPrice: {
+            seasons: number;
+            remaining_fixtures: number;
+            credits: string;
+        };
+        ProjectionQuote: {
+            /** @constant */
+            object: "projection_quote";
+            competition_id: number;
+            price: components["schemas"]["ProjectionPrice"];
+            credits: number;
+            /** @constant */
+            credits_charged: 0;
+            rate_card: string;
+            livemode: boolean;
+            data_version: string;
+        };
+        ProjectionRequest: {
+            competition_id: number;
+            seasons?: number;
+            wait_seconds?: number;
+        };
         Quote: {
             /** @constant */
             object: "simulation_quote";
@@ -579,6 +692,93 @@ export interface components {
             };
             warnings: string[];
             data_version: string;
+        };
+        SeasonProjection: {
+            /** @constant */
+            object: "season_projection";
+            id: string;
+            competition: {
+                competition_id: number;
+                name: string;
+                country: string;
+                season: string;
+            };
+            as_of: string | null;
+            data_version: string;
+            seasons: number;
+            played_fixtures: number;
+            remaining_fixtures: number;
+            livemode: boolean;
+            created_at: string;
+            credits_charged: number;
+            receipt: {
+                request_id: string;
+                delivery_request_id: string;
+                idempotency_key: string | null;
+                price: components["schemas"]["ProjectionPrice"];
+                credits_charged: number;
+                credits_remaining: number | null;
+                job_id: string;
+                reservation_id: string;
+            };
+            model: {
+                version: string;
+                sampler: string;
+                strength_sd: number;
+                backtest: {
+                    held_out_seasons: number[];
+                    leagues: string[];
+                    seasons_simulated: number;
+                    rounds: {
+                        [key: string]: {
+                            projections: number;
+                            model: {
+                                [key: string]: number;
+                            };
+                            without_uncertainty: {
+                                [key: string]: number;
+                            };
+                            table_as_it_stood: {
+                                [key: string]: number;
+                            };
+                        };
+                    };
+                };
+            };
+            rules: {
+                points: {
+                    win: number;
+                    draw: number;
+                };
+                tie_breakers: string[];
+            };
+            zones: {
+                name: string;
+                from: number;
+                to: number;
+            }[];
+            teams: {
+                team: {
+                    team_id: number;
+                    name: string;
+                };
+                played: number;
+                points: number;
+                goals_for: number;
+                goals_against: number;
+                goal_difference: number;
+                expected_points: number;
+                expected_goal_difference: number;
+                positions: number[];
+                title: number;
+                zones: {
+                    [key: string]: number;
+                };
+                standard_error: {
+                    expected_points: number;
+                    title: number;
+                };
+            }[];
         };
         SideTeam: {
             team_id: number;
@@ -2439,6 +2639,474 @@ export interface operations {
             };
             /** @description Forbidden. Codes: [`ip_not_allowed`](http://127.0.0.1:8080/docs#ip_not_allowed), [`org_suspended`](http://127.0.0.1:8080/docs#org_suspended), [`scope_missing`](http://127.0.0.1:8080/docs#scope_missing), [`tier_restricted`](http://127.0.0.1:8080/docs#tier_restricted). */
             403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests. Codes: [`rate_limited`](http://127.0.0.1:8080/docs#rate_limited). */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error. Codes: [`internal_error`](http://127.0.0.1:8080/docs#internal_error). */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable. Codes: [`dependency_unavailable`](http://127.0.0.1:8080/docs#dependency_unavailable), [`response_timeout`](http://127.0.0.1:8080/docs#response_timeout). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    runProjection: {
+        parameters: {
+            query?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectionRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeasonProjection"];
+                };
+            };
+            /** @description Success */
+            202: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectionJob"];
+                };
+            };
+            /** @description Bad request. Codes: [`competition_not_covered`](http://127.0.0.1:8080/docs#competition_not_covered), [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated. Codes: [`invalid_api_key`](http://127.0.0.1:8080/docs#invalid_api_key), [`key_expired`](http://127.0.0.1:8080/docs#key_expired), [`key_revoked`](http://127.0.0.1:8080/docs#key_revoked). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payment required. Codes: [`balance_too_low`](http://127.0.0.1:8080/docs#balance_too_low), [`max_credits_exceeded`](http://127.0.0.1:8080/docs#max_credits_exceeded). */
+            402: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden. Codes: [`ip_not_allowed`](http://127.0.0.1:8080/docs#ip_not_allowed), [`org_suspended`](http://127.0.0.1:8080/docs#org_suspended), [`scope_missing`](http://127.0.0.1:8080/docs#scope_missing), [`tier_restricted`](http://127.0.0.1:8080/docs#tier_restricted). */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. Codes: [`competition_not_found`](http://127.0.0.1:8080/docs#competition_not_found), [`resource_missing`](http://127.0.0.1:8080/docs#resource_missing). */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request timeout. Codes: [`request_timeout`](http://127.0.0.1:8080/docs#request_timeout). */
+            408: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict. Codes: [`competition_inputs_missing`](http://127.0.0.1:8080/docs#competition_inputs_missing), [`idempotency_conflict`](http://127.0.0.1:8080/docs#idempotency_conflict), [`reservation_expired`](http://127.0.0.1:8080/docs#reservation_expired). */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests. Codes: [`concurrency_limited`](http://127.0.0.1:8080/docs#concurrency_limited), [`loop_guard`](http://127.0.0.1:8080/docs#loop_guard), [`rate_limited`](http://127.0.0.1:8080/docs#rate_limited). */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error. Codes: [`internal_error`](http://127.0.0.1:8080/docs#internal_error), [`projection_failed`](http://127.0.0.1:8080/docs#projection_failed). */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable. Codes: [`dependency_unavailable`](http://127.0.0.1:8080/docs#dependency_unavailable), [`refreshing`](http://127.0.0.1:8080/docs#refreshing), [`response_timeout`](http://127.0.0.1:8080/docs#response_timeout), [`settlement_unknown`](http://127.0.0.1:8080/docs#settlement_unknown). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    quoteProjection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectionRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectionQuote"];
+                };
+            };
+            /** @description Bad request. Codes: [`competition_not_covered`](http://127.0.0.1:8080/docs#competition_not_covered), [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated. Codes: [`invalid_api_key`](http://127.0.0.1:8080/docs#invalid_api_key), [`key_expired`](http://127.0.0.1:8080/docs#key_expired), [`key_revoked`](http://127.0.0.1:8080/docs#key_revoked). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden. Codes: [`ip_not_allowed`](http://127.0.0.1:8080/docs#ip_not_allowed), [`org_suspended`](http://127.0.0.1:8080/docs#org_suspended), [`scope_missing`](http://127.0.0.1:8080/docs#scope_missing), [`tier_restricted`](http://127.0.0.1:8080/docs#tier_restricted). */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. Codes: [`competition_not_found`](http://127.0.0.1:8080/docs#competition_not_found). */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request timeout. Codes: [`request_timeout`](http://127.0.0.1:8080/docs#request_timeout). */
+            408: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict. Codes: [`competition_inputs_missing`](http://127.0.0.1:8080/docs#competition_inputs_missing). */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests. Codes: [`loop_guard`](http://127.0.0.1:8080/docs#loop_guard), [`rate_limited`](http://127.0.0.1:8080/docs#rate_limited). */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error. Codes: [`internal_error`](http://127.0.0.1:8080/docs#internal_error). */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable. Codes: [`dependency_unavailable`](http://127.0.0.1:8080/docs#dependency_unavailable), [`refreshing`](http://127.0.0.1:8080/docs#refreshing), [`response_timeout`](http://127.0.0.1:8080/docs#response_timeout). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getProjectionJob: {
+        parameters: {
+            query: {
+                reservation_id: string;
+            };
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeasonProjection"];
+                };
+            };
+            /** @description Success */
+            202: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectionJob"];
+                };
+            };
+            /** @description Bad request. Codes: [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated. Codes: [`invalid_api_key`](http://127.0.0.1:8080/docs#invalid_api_key), [`key_expired`](http://127.0.0.1:8080/docs#key_expired), [`key_revoked`](http://127.0.0.1:8080/docs#key_revoked). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden. Codes: [`ip_not_allowed`](http://127.0.0.1:8080/docs#ip_not_allowed), [`org_suspended`](http://127.0.0.1:8080/docs#org_suspended), [`scope_missing`](http://127.0.0.1:8080/docs#scope_missing), [`tier_restricted`](http://127.0.0.1:8080/docs#tier_restricted). */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. Codes: [`resource_missing`](http://127.0.0.1:8080/docs#resource_missing). */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict. Codes: [`reservation_expired`](http://127.0.0.1:8080/docs#reservation_expired). */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests. Codes: [`rate_limited`](http://127.0.0.1:8080/docs#rate_limited). */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error. Codes: [`internal_error`](http://127.0.0.1:8080/docs#internal_error), [`projection_failed`](http://127.0.0.1:8080/docs#projection_failed). */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable. Codes: [`dependency_unavailable`](http://127.0.0.1:8080/docs#dependency_unavailable), [`response_timeout`](http://127.0.0.1:8080/docs#response_timeout), [`settlement_unknown`](http://127.0.0.1:8080/docs#settlement_unknown). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getProjection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeasonProjection"];
+                };
+            };
+            /** @description Bad request. Codes: [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated. Codes: [`invalid_api_key`](http://127.0.0.1:8080/docs#invalid_api_key), [`key_expired`](http://127.0.0.1:8080/docs#key_expired), [`key_revoked`](http://127.0.0.1:8080/docs#key_revoked). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden. Codes: [`ip_not_allowed`](http://127.0.0.1:8080/docs#ip_not_allowed), [`org_suspended`](http://127.0.0.1:8080/docs#org_suspended), [`scope_missing`](http://127.0.0.1:8080/docs#scope_missing), [`tier_restricted`](http://127.0.0.1:8080/docs#tier_restricted). */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. Codes: [`resource_missing`](http://127.0.0.1:8080/docs#resource_missing). */
+            404: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;

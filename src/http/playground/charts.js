@@ -260,3 +260,70 @@ export function matchPath(container, sample, labels) {
   }
   return mount(container, root);
 }
+
+/**
+ * A season projection's places × clubs heat map: one row per club (in the order given), one column per
+ * final place, each cell shaded by its probability and labelled with whole percents from 1%.
+ */
+export function placesHeatMap(container, teams) {
+  const places = teams.length;
+  const cell = 30;
+  const left = 150;
+  const root = svg(
+    left + cell * places,
+    cell * (places + 1),
+    'Final place probabilities, clubs down, places across',
+  );
+  for (let place = 0; place < places; place += 1) {
+    add(
+      root,
+      'text',
+      { x: left + cell * (place + 0.5), y: 20, 'text-anchor': 'middle', 'font-size': 12 },
+      String(place + 1),
+    );
+  }
+  teams.forEach((team, row) => {
+    const y = cell * (row + 1);
+    const name = team.team.name.length > 20 ? `${team.team.name.slice(0, 19)}…` : team.team.name;
+    add(root, 'text', { x: 3, y: y + cell / 2 + 4, 'font-size': 12 }, name);
+    team.positions.forEach((p, place) => {
+      const shade = Math.round(255 - Math.min(1, p / 0.5) * 200);
+      add(root, 'rect', {
+        x: left + place * cell,
+        y,
+        width: cell - 1,
+        height: cell - 1,
+        fill: `rgb(${shade},${Math.min(255, shade + 30)},${shade})`,
+      });
+      if (p >= 0.01) {
+        add(
+          root,
+          'text',
+          {
+            x: left + place * cell + cell / 2,
+            y: y + cell / 2 + 4,
+            'text-anchor': 'middle',
+            'font-size': 10,
+            fill: p > 0.3 ? '#fff' : '#111',
+          },
+          String(Math.round(p * 100)),
+        );
+      }
+    });
+  });
+  return mount(container, root);
+}
+
+/** Horizontal bars, one per item ({label, value} with value in [0, 1]), the percentage beside each. */
+export function horizontalBars(container, items, label, color = HOME) {
+  const width = 420;
+  const root = svg(width, items.length * 22 + 8, label);
+  items.forEach((item, index) => {
+    const y = 4 + index * 22;
+    const name = item.label.length > 22 ? `${item.label.slice(0, 21)}…` : item.label;
+    add(root, 'text', { x: 3, y: y + 14, 'font-size': 12 }, name);
+    add(root, 'rect', { x: 170, y, width: Math.max(1, item.value * 190), height: 16, fill: color });
+    add(root, 'text', { x: 175 + item.value * 190, y: y + 13, 'font-size': 11 }, percent(item.value));
+  });
+  return mount(container, root);
+}

@@ -14,6 +14,7 @@ import {
   playerRows,
   toCsv,
 } from './markets.js';
+import { setupProjection } from './projection.js';
 
 const $ = (id) => document.getElementById(id);
 /** `runs`: every simulation drawn in this tab, newest last, for the comparison; `current`: the one shown. */
@@ -69,6 +70,7 @@ async function loadFixtures() {
   for (const fixture of body.data) {
     const option = document.createElement('option');
     option.value = String(fixture.fixture_id);
+    option.dataset.competition = String(fixture.competition.competition_id);
     const when = new Date(fixture.kickoff).toISOString().slice(0, 16).replace('T', ' ');
     option.textContent = `${fixture.home.name} – ${fixture.away.name} (${when} UTC)`;
     select.append(option);
@@ -446,4 +448,10 @@ $('fixture').addEventListener('change', () => {
   state.squads = null;
   $('lineups').replaceChildren();
   $('lineups-from-run').hidden = true;
+});
+setupProjection({
+  $,
+  api,
+  guarded,
+  selectedCompetition: () => Number($('fixture').selectedOptions[0]?.dataset.competition ?? 0),
 });

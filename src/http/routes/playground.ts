@@ -10,6 +10,7 @@ const FILES: Record<string, string> = {
   'playground.js': 'text/javascript; charset=utf-8',
   'charts.js': 'text/javascript; charset=utf-8',
   'markets.js': 'text/javascript; charset=utf-8',
+  'projection.js': 'text/javascript; charset=utf-8',
 };
 
 const folder = new URL('../playground/', import.meta.url);

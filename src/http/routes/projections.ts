@@ -1,0 +1,157 @@
+// POST /v1/projections, /v1/projections/quote, the projection result path and GET /v1/projections/{id}
+// (docs/api.md §4.12). Thin: the loop guard and idempotency as for simulations, then one use case of
+// src/projections and its view.
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { ErrorCode } from '../../errors.js';
+import type { App, AppDeps } from '../app-types.js';
+import { requestBodyHash, sendIdempotent } from '../idempotent.js';
+import {
+  projectionBodySchema,
+  projectionJobParamsSchema,
+  projectionJobSchema,
+  projectionParamsSchema,
+  projectionQuoteSchema,
+  projectionResultQuerySchema,
+  projectionSchema,
+} from '../schemas/projections.js';
+import { projectionJobView, projectionQuoteView, projectionView } from '../views/projections.js';
+import { callContext, sim } from './simulations.js';
+
+const tags = ['projections'];
+
+/** What reading a competition's season can answer (src/fixtures/competition-season.ts). */
+const COMPETITION_ERRORS: ErrorCode[] = [
+  'competition_not_found',
+  'competition_not_covered',
+  'competition_inputs_missing',
+  'refreshing',
+  'loop_guard',
+];
+const SUBMISSION_ERRORS: ErrorCode[] = [
+  'balance_too_low',
+  'max_credits_exceeded',
+  'idempotency_conflict',
+  'concurrency_limited',
+];
+const DELIVERY_ERRORS: ErrorCode[] = [
+  'resource_missing',
+  'reservation_expired',
+  'projection_failed',
+  'settlement_unknown',
+];
+
+function pendingHeaders(job: { result_url: string; retry_after_seconds: number }) {
+  return { location: job.result_url, 'retry-after': String(job.retry_after_seconds) };
+}
+
+export function registerProjectionRoutes(app: App, deps: AppDeps) {
+  const service = deps.services.projections;
+  const loopGuard = (request: FastifyRequest) =>
+    deps.services.usage.checkLoopGuard({
+      orgId: request.auth!.org.id,
+      method: request.method,
+      path: request.url,
+      bodyHash: requestBodyHash(request.rawBody),
+    });
+
+  app.post(
+    '/v1/projections',
+    {
+      config: { ...sim, errors: [...COMPETITION_ERRORS, ...SUBMISSION_ERRORS, ...DELIVERY_ERRORS] },
+      schema: {
+        operationId: 'runProjection',
+        tags,
+        summary: 'Project a season: title, places and relegation odds',
+        description:
+          'Price: seasons x remaining fixtures / 100,000 credits per live delivery. 200 with the season projection when it is ready within wait_seconds, else 202 with a job whose result_url delivers it. Optional Idempotency-Key header (1-255 characters).',
+        body: projectionBodySchema,
+        headers: z.object({ 'idempotency-key': z.string().optional() }).passthrough(),
+        response: { 200: projectionSchema, 202: projectionJobSchema },
+      },
+    },
+    async (request, reply) => {
+      await loopGuard(request);
+      return sendIdempotent(request, reply, {
+        store: deps.services.idempotency,
+        docsUrl: deps.config.docsUrl,
+        schemas: { 200: projectionSchema, 202: projectionJobSchema },
+        run: async (record) => {
+          const outcome = await service.submit(callContext(request, record), request.body);
+          if (outcome.kind === 'pending') {
+            const body = projectionJobView(outcome.job, outcome.retryAfterSeconds);
+            return { status: 202, body, headers: pendingHeaders(body) };
+          }
+          return { status: 200, body: projectionView(outcome.delivered) };
+        },
+      });
+    },
+  );
+
+  app.post(
+    '/v1/projections/quote',
+    {
+      config: { ...sim, errors: COMPETITION_ERRORS },
+      schema: {
+        operationId: 'quoteProjection',
+        tags,
+        summary: 'Quote the exact price of a projection',
+        description: 'Reserves nothing. Same body as POST /v1/projections.',
+        body: projectionBodySchema,
+        response: { 200: projectionQuoteSchema },
+      },
+    },
+    async (request) => {
+      await loopGuard(request);
+      return projectionQuoteView(await service.quote(request.auth!, request.body));
+    },
+  );
+  registerProjectionReads(app, deps);
+}
+
+/** The result path and a delivered projection by id. */
+function registerProjectionReads(app: App, deps: AppDeps) {
+  const service = deps.services.projections;
+  app.get(
+    '/v1/projections/jobs/:job_id',
+    {
+      config: { ...sim, errors: DELIVERY_ERRORS },
+      schema: {
+        operationId: 'getProjectionJob',
+        tags,
+        summary: 'Result path: deliver and settle a projection job',
+        description:
+          'queued or running: 202; succeeded: settles the hold and answers 200 with the projection; delivered: the same delivery again with credits_charged 0; failed: 500 projection_failed; hold ended: 409 reservation_expired.',
+        params: projectionJobParamsSchema,
+        querystring: projectionResultQuerySchema,
+        response: { 200: projectionSchema, 202: projectionJobSchema },
+      },
+    },
+    async (request, reply) => {
+      const outcome = await service.result(
+        callContext(request, null),
+        request.params.job_id,
+        request.query.reservation_id,
+      );
+      if (outcome.kind === 'delivered') return reply.code(200).send(projectionView(outcome.delivered));
+      const body = projectionJobView(outcome.job, outcome.retryAfterSeconds);
+      return reply.code(202).headers(pendingHeaders(body)).send(body);
+    },
+  );
+
+  app.get(
+    '/v1/projections/:projection_id',
+    {
+      config: { ...sim, errors: ['resource_missing'] },
+      schema: {
+        operationId: 'getProjection',
+        tags,
+        summary: 'A delivered projection again, free',
+        params: projectionParamsSchema,
+        response: { 200: projectionSchema },
+      },
+    },
+    async (request) =>
+      projectionView(await service.retrieve(callContext(request, null), request.params.projection_id)),
+  );
+}

@@ -1,0 +1,180 @@
+// The projection result path (docs/api.md §4.12), as a simulation's (docs/decisions.md §6): delivering a
+// finished job settles its hold, records the delivery and marks the job delivered in one transaction;
+// a delivered job is given again, charging nothing; a hold that ended first answers reservation_expired.
+import type { SettledCharge } from '../billing/types.js';
+import type { TransactionSql } from '../db/connection.js';
+import { databaseRead, inTransaction } from '../db/transactions.js';
+import { ApiError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { CallContext } from '../simulations/types.js';
+import { nextProjectionNews } from './projection-signals.js';
+import {
+  findProjectionDeliveryForJob,
+  getProjectionJob,
+  insertProjectionDelivery,
+  lockProjectionJob,
+  type ProjectionDelivery,
+  type ProjectionJob,
+  setProjectionJobStatus,
+} from './projection-store.js';
+import type { ProjectionDeps } from './types.js';
+
+export interface DeliveredProjection {
+  job: ProjectionJob;
+  delivery: ProjectionDelivery;
+  /** The job was delivered before: the same delivery is given again and nothing is charged. */
+  replayed: boolean;
+}
+
+export type ProjectionOutcome =
+  | { kind: 'pending'; job: ProjectionJob; retryAfterSeconds: number }
+  | { kind: 'delivered'; delivered: DeliveredProjection };
+
+/** A queued or running projection is done within seconds: ask again in one. */
+const PENDING_RETRY_AFTER_SECONDS = 1;
+/** How often a waiting request reads its job when no news comes (a job run by another process). */
+const WAIT_POLL_MS = 1000;
+
+function pending(job: ProjectionJob): ProjectionOutcome {
+  return { kind: 'pending', job, retryAfterSeconds: PENDING_RETRY_AFTER_SECONDS };
+}
+
+function isOpen(job: ProjectionJob): boolean {
+  return job.status === 'queued' || job.status === 'running';
+}
+
+/** Waits up to `waitMs` for the job to finish; the job as last read. */
+export async function waitForProjection(deps: ProjectionDeps, job: ProjectionJob, waitMs: number) {
+  const deadline = Date.now() + waitMs;
+  let current = job;
+  while (isOpen(current) && Date.now() < deadline) {
+    await nextProjectionNews({ finished: job.id }, Math.min(WAIT_POLL_MS, deadline - Date.now()));
+    const read = await databaseRead(() => getProjectionJob(deps.sql, job.id)).catch(() => current);
+    if (read) current = read;
+  }
+  return current;
+}
+
+/** GET /v1/projections/jobs/{job_id}?reservation_id=…: only the organisation and key mode that made it. */
+export async function deliverProjectionResult(
+  deps: ProjectionDeps,
+  ctx: CallContext,
+  jobId: string,
+  reservationId: string,
+): Promise<ProjectionOutcome> {
+  const job = await databaseRead(() => getProjectionJob(deps.sql, jobId));
+  const owned =
+    job &&
+    job.orgId === ctx.caller.org.id &&
+    job.mode === ctx.caller.mode &&
+    job.reservationId === reservationId;
+  if (!owned) {
+    throw new ApiError('resource_missing', {
+      message: `No projection job ${jobId} with reservation ${reservationId}.`,
+    });
+  }
+  return deliverProjectionJob(deps, ctx, job);
+}
+
+export async function deliverProjectionJob(
+  deps: ProjectionDeps,
+  ctx: Pick<CallContext, 'requestId' | 'idempotencyKey'>,
+  job: ProjectionJob,
+): Promise<ProjectionOutcome> {
+  if (isOpen(job)) return pending(job);
+  const decided = await inTransaction(deps.sql, { onConnectionLost: 'settlement_unknown' }, (tx) =>
+    deliverLocked(deps, ctx, tx, job.id),
+  ).catch((error: unknown) => {
+    throw withProjectionRecovery(error, job);
+  });
+  if (decided === 'pending') return pending(job);
+  if (decided === 'expired') {
+    throw new ApiError('reservation_expired', {
+      message: `The credit hold ${job.reservationId} ended without delivery.`,
+      recovery: { job_id: job.id, reservation_id: job.reservationId },
+    });
+  }
+  const charged = decided.delivery.creditsChargedMilli;
+  if (!decided.replayed && charged > 0) deps.onCharged?.(charged, true);
+  return { kind: 'delivered', delivered: decided };
+}
+
+/** A 503 of a delivery names its job, so its result path can tell the one true outcome. */
+function withProjectionRecovery(error: unknown, job: ProjectionJob): unknown {
+  if (!(error instanceof ApiError) || error.status !== 503) return error;
+  return new ApiError(error.code, {
+    ...error.options,
+    message: error.message,
+    recovery: { ...error.options.recovery, job_id: job.id, reservation_id: job.reservationId },
+  });
+}
+
+async function deliverLocked(
+  deps: ProjectionDeps,
+  ctx: Pick<CallContext, 'requestId' | 'idempotencyKey'>,
+  tx: TransactionSql,
+  jobId: string,
+): Promise<DeliveredProjection | 'pending' | 'expired'> {
+  const job = await lockProjectionJob(tx, jobId);
+  if (!job) throw new ApiError('resource_missing', { message: `No projection job ${jobId}.` });
+  switch (job.status) {
+    case 'queued':
+    case 'running':
+      return 'pending';
+    case 'failed':
+      throw new ApiError('projection_failed', {
+        message: job.error?.message ?? 'The projection job failed.',
+        recovery: { job_id: job.id, reservation_id: job.reservationId },
+      });
+    case 'expired':
+      return 'expired';
+    case 'delivered': {
+      const delivery = await findProjectionDeliveryForJob(tx, job.id);
+      if (!delivery) throw new Error(`projection job ${job.id} is delivered but has no delivery`);
+      return { job, delivery, replayed: true };
+    }
+    case 'succeeded':
+      break;
+  }
+  const charge = await settleHold(deps, ctx, tx, job);
+  if (charge === 'expired') {
+    await setProjectionJobStatus(tx, job.id, 'expired');
+    return 'expired';
+  }
+  const [delivery] = await Promise.all([
+    insertProjectionDelivery(tx, {
+      id: newId('proj'),
+      jobId: job.id,
+      orgId: job.orgId,
+      mode: job.mode,
+      creditsChargedMilli: charge?.amount ?? 0,
+      creditsRemainingMilli: charge ? charge.available : null,
+      requestId: ctx.requestId,
+      idempotencyKey: ctx.idempotencyKey,
+      createdAt: deps.clock(),
+    }),
+    setProjectionJobStatus(tx, job.id, 'delivered'),
+  ]);
+  return { job: { ...job, status: 'delivered' }, delivery, replayed: false };
+}
+
+/** The live job's hold becomes its charge; 'expired' when it ended first; null without a hold. */
+async function settleHold(
+  deps: ProjectionDeps,
+  ctx: Pick<CallContext, 'requestId' | 'idempotencyKey'>,
+  tx: TransactionSql,
+  job: ProjectionJob,
+): Promise<SettledCharge | null | 'expired'> {
+  if (job.mode !== 'live' || job.priceMilli === 0) return null;
+  try {
+    return await deps.ledger.settle(job.reservationId, {
+      tx,
+      orgId: job.orgId,
+      requestId: ctx.requestId,
+      idempotencyKey: ctx.idempotencyKey,
+    });
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'reservation_expired') return 'expired';
+    throw error;
+  }
+}

@@ -1,0 +1,194 @@
+// Every statement on projection_jobs and projections (migrations/0012_projections.sql): the queue of
+// projection jobs with its own claim and lease (River's shape: one statement, FOR UPDATE SKIP LOCKED),
+// the stored result, the delivery row, and the sweeper's chore. Wake-ups are in-process only
+// (projection-signals.ts); other processes find work and outcomes by polling.
+import type { Sql, TransactionSql } from '../db/connection.js';
+import type { CompetitionSeason } from '../fixtures/competition-season.js';
+import type { ProjectionContent } from './projection-document.js';
+
+export type ProjectionJobStatus = 'queued' | 'running' | 'succeeded' | 'delivered' | 'failed' | 'expired';
+
+/** The season as a job stores it (JSON: its as_of as an ISO string). */
+export type StoredSeason = Omit<CompetitionSeason, 'asOf'> & { asOf: string | null };
+
+export interface ProjectionJob {
+  id: string;
+  orgId: string;
+  mode: 'live' | 'test';
+  reservationId: string;
+  competitionId: number;
+  dataVersion: string;
+  seasons: number;
+  seed: string;
+  inputs: StoredSeason;
+  priceMilli: number;
+  status: ProjectionJobStatus;
+  attempts: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: Date | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  result: ProjectionContent | null;
+  error: { message: string } | null;
+  requestId: string;
+  idempotencyKey: string | null;
+}
+
+export type NewProjectionJob = Pick<
+  ProjectionJob,
+  | 'id'
+  | 'orgId'
+  | 'mode'
+  | 'reservationId'
+  | 'competitionId'
+  | 'dataVersion'
+  | 'seasons'
+  | 'seed'
+  | 'inputs'
+  | 'priceMilli'
+  | 'createdAt'
+  | 'requestId'
+  | 'idempotencyKey'
+>;
+
+export interface ProjectionDelivery {
+  id: string;
+  jobId: string;
+  orgId: string;
+  mode: 'live' | 'test';
+  creditsChargedMilli: number;
+  creditsRemainingMilli: number | null;
+  requestId: string;
+  idempotencyKey: string | null;
+  createdAt: Date;
+}
+
+type Db = Sql | TransactionSql;
+
+export async function insertProjectionJob(tx: TransactionSql, job: NewProjectionJob): Promise<ProjectionJob> {
+  const [row] = await tx<ProjectionJob[]>`
+    INSERT INTO projection_jobs (id, org_id, mode, reservation_id, competition_id, data_version, seasons, seed,
+                                 inputs, price_milli, created_at, request_id, idempotency_key)
+    VALUES (${job.id}, ${job.orgId}, ${job.mode}, ${job.reservationId}, ${job.competitionId},
+            ${job.dataVersion}, ${job.seasons}, ${job.seed}, ${tx.json(job.inputs as never)}, ${job.priceMilli},
+            ${job.createdAt}, ${job.requestId}, ${job.idempotencyKey})
+    RETURNING *`;
+  return row!;
+}
+
+export async function getProjectionJob(db: Db, jobId: string): Promise<ProjectionJob | null> {
+  const [row] = await db<ProjectionJob[]>`SELECT * FROM projection_jobs WHERE id = ${jobId}`;
+  return row ?? null;
+}
+
+export async function lockProjectionJob(tx: TransactionSql, jobId: string): Promise<ProjectionJob | null> {
+  const [row] = await tx<ProjectionJob[]>`SELECT * FROM projection_jobs WHERE id = ${jobId} FOR UPDATE`;
+  return row ?? null;
+}
+
+export async function countOpenProjectionJobs(db: Db, orgId: string): Promise<number> {
+  const [row] = await db<{ count: number }[]>`
+    SELECT count(*)::int AS count FROM projection_jobs WHERE org_id = ${orgId} AND status IN ('queued', 'running')`;
+  return row!.count;
+}
+
+/** Claims the oldest queued job, or a running one whose lease ran out (its worker is gone). */
+export async function claimProjectionJob(
+  sql: Sql,
+  claim: { workerId: string; now: Date; leaseMs: number },
+): Promise<ProjectionJob | null> {
+  const [row] = await sql<ProjectionJob[]>`
+    WITH next AS (
+      SELECT id FROM projection_jobs
+      WHERE status = 'queued' OR (status = 'running' AND lease_expires_at < ${claim.now})
+      ORDER BY created_at, id
+      LIMIT 1
+      FOR UPDATE SKIP LOCKED
+    )
+    UPDATE projection_jobs j
+    SET status = 'running', lease_owner = ${claim.workerId},
+        lease_expires_at = ${new Date(claim.now.getTime() + claim.leaseMs)},
+        attempts = j.attempts + 1, started_at = COALESCE(j.started_at, ${claim.now})
+    FROM next WHERE j.id = next.id
+    RETURNING j.*`;
+  return row ?? null;
+}
+
+/** Ends a running job this worker still holds; false when its lease was taken over. */
+export async function finishProjectionJob(
+  tx: TransactionSql,
+  jobId: string,
+  outcome: { workerId: string; now: Date } & (
+    | { status: 'succeeded'; result: ProjectionContent }
+    | { status: 'failed'; error: { message: string } }
+  ),
+): Promise<boolean> {
+  const result = outcome.status === 'succeeded' ? tx.json(outcome.result as never) : null;
+  const error = outcome.status === 'failed' ? tx.json(outcome.error) : null;
+  const rows = await tx`
+    UPDATE projection_jobs
+    SET status = ${outcome.status}, result = ${result}, error = ${error}, finished_at = ${outcome.now},
+        lease_owner = NULL, lease_expires_at = NULL
+    WHERE id = ${jobId} AND status = 'running' AND lease_owner = ${outcome.workerId}`;
+  return rows.count === 1;
+}
+
+export async function setProjectionJobStatus(
+  tx: TransactionSql,
+  jobId: string,
+  status: 'delivered' | 'expired',
+): Promise<void> {
+  await tx`UPDATE projection_jobs SET status = ${status} WHERE id = ${jobId}`;
+}
+
+export async function insertProjectionDelivery(
+  tx: TransactionSql,
+  delivery: ProjectionDelivery,
+): Promise<ProjectionDelivery> {
+  const [row] = await tx<ProjectionDelivery[]>`
+    INSERT INTO projections (id, job_id, org_id, mode, credits_charged_milli, credits_remaining_milli,
+                             request_id, idempotency_key, created_at)
+    VALUES (${delivery.id}, ${delivery.jobId}, ${delivery.orgId}, ${delivery.mode},
+            ${delivery.creditsChargedMilli}, ${delivery.creditsRemainingMilli}, ${delivery.requestId},
+            ${delivery.idempotencyKey}, ${delivery.createdAt})
+    RETURNING *`;
+  return row!;
+}
+
+export async function findProjectionDeliveryForJob(
+  db: Db,
+  jobId: string,
+): Promise<ProjectionDelivery | null> {
+  const [row] = await db<ProjectionDelivery[]>`SELECT * FROM projections WHERE job_id = ${jobId}`;
+  return row ?? null;
+}
+
+export async function getProjectionDelivery(db: Db, id: string): Promise<ProjectionDelivery | null> {
+  const [row] = await db<ProjectionDelivery[]>`SELECT * FROM projections WHERE id = ${id}`;
+  return row ?? null;
+}
+
+/**
+ * The sweeper's chore (src/jobs/sweeper.ts): succeeded jobs whose hold has ended (live) or that waited
+ * past the hold's time (test) become expired, so their result path answers reservation_expired.
+ */
+export async function expireUndeliveredProjections(
+  sql: Sql,
+  cutoff: Date,
+  releasedHoldIds: (holdIds: readonly string[]) => Promise<string[]>,
+): Promise<string[]> {
+  const waiting = await sql<{ id: string; mode: string; reservationId: string }[]>`
+    SELECT id, mode, reservation_id FROM projection_jobs WHERE status = 'succeeded' AND finished_at < ${cutoff}`;
+  const released = new Set(
+    await releasedHoldIds(waiting.filter((job) => job.mode === 'live').map((job) => job.reservationId)),
+  );
+  const ids = waiting
+    .filter((job) => job.mode === 'test' || released.has(job.reservationId))
+    .map((job) => job.id);
+  if (ids.length === 0) return [];
+  const rows = await sql<{ id: string }[]>`
+    UPDATE projection_jobs SET status = 'expired'
+    WHERE id = ANY(${ids}) AND status = 'succeeded' RETURNING id`;
+  return rows.map((row) => row.id);
+}

@@ -1,0 +1,127 @@
+// The projection worker (docs/ARCHITECTURE.md): claims projection jobs one at a time with its own claim
+// and lease (projection-store.ts), runs their seasons off the event loop (season-runner.ts), and stores
+// the outcome. A succeeded live job's hold gets its end (HOLD_TTL after the job's end), as the engine
+// worker gives a simulation's; a failed job's hold is released. Started beside the engine worker by roles
+// worker and all (src/server.ts); it is separate from src/jobs so that each queue keeps one owner.
+import type { Ledger } from '../billing/ledger.js';
+import type { Sql } from '../db/connection.js';
+import { inTransaction } from '../db/transactions.js';
+import { buildProjectionContent, samplerInput } from './projection-document.js';
+import { announceProjectionFinished, nextProjectionNews } from './projection-signals.js';
+import {
+  claimProjectionJob,
+  finishProjectionJob,
+  type ProjectionJob,
+  type StoredSeason,
+} from './projection-store.js';
+import type { RunSeasons } from './season-runner.js';
+
+/** A lease far longer than a run (100,000 seasons from round 1 take about 6 s on one core). */
+const LEASE_MS = 120_000;
+/** Claims of one job after which it fails instead of running again (its runs never stored an outcome). */
+const MAX_ATTEMPTS = 3;
+/** How often an idle worker looks for jobs queued by other processes. */
+const IDLE_POLL_MS = 1000;
+
+export interface ProjectionWorkerDeps {
+  sql: Sql;
+  ledger: Pick<Ledger, 'setHoldExpiry' | 'release'>;
+  runSeasons: RunSeasons;
+  clock: () => Date;
+  workerId: string;
+  holdTtlSeconds: number;
+  onError?: ((error: unknown) => void) | undefined;
+}
+
+export interface ProjectionWorker {
+  /** Stops claiming; resolves once the job in hand is stored. */
+  stop(): Promise<void>;
+}
+
+export function seasonFromStored(stored: StoredSeason) {
+  return { ...stored, asOf: stored.asOf === null ? null : new Date(stored.asOf) };
+}
+
+/** The worker's step: runs one queued job if there is one; false when none was claimed. */
+export function makeProjectionRunner(deps: ProjectionWorkerDeps): () => Promise<boolean> {
+  return async () => {
+    const job = await claimProjectionJob(deps.sql, {
+      workerId: deps.workerId,
+      now: deps.clock(),
+      leaseMs: LEASE_MS,
+    });
+    if (!job) return false;
+    if (job.attempts > MAX_ATTEMPTS) {
+      await finishOutcome(deps, job, {
+        status: 'failed',
+        error: { message: 'the projection did not finish' },
+      });
+      return true;
+    }
+    const season = seasonFromStored(job.inputs);
+    const tally = await deps
+      .runSeasons(samplerInput(season), job.seasons, job.seed)
+      .catch((error: unknown) => {
+        deps.onError?.(error);
+        return null;
+      });
+    // A failure to store the outcome is left to the lease: the job is claimed and run again.
+    if (tally)
+      await finishOutcome(deps, job, { status: 'succeeded', result: buildProjectionContent(season, tally) });
+    else
+      await finishOutcome(deps, job, { status: 'failed', error: { message: 'the season sampler failed' } });
+    return true;
+  };
+}
+
+/** Runs jobs until stopped: at once when this process queues one, else polling every second. */
+export function startProjectionWorker(deps: ProjectionWorkerDeps): ProjectionWorker {
+  const runOnce = makeProjectionRunner(deps);
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const ran = await runOnce().catch((error: unknown) => {
+        deps.onError?.(error);
+        return false;
+      });
+      if (!ran && running) await nextProjectionNews('queued', IDLE_POLL_MS);
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+    },
+  };
+}
+
+/** The job's outcome and its hold's fate in one transaction. */
+async function finishOutcome(
+  deps: ProjectionWorkerDeps,
+  job: ProjectionJob,
+  outcome:
+    | { status: 'succeeded'; result: ProjectionJob['result'] & object }
+    | { status: 'failed'; error: { message: string } },
+): Promise<void> {
+  const now = deps.clock();
+  await inTransaction(deps.sql, {}, async (tx) => {
+    const finished = await finishProjectionJob(tx, job.id, { ...outcome, workerId: deps.workerId, now });
+    // A job without a hold (a test key, or nothing left to simulate) has no hold to end or release.
+    if (!finished || job.priceMilli === 0) {
+      if (finished) announceProjectionFinished(tx, job.id);
+      return;
+    }
+    if (outcome.status === 'succeeded') {
+      await deps.ledger.setHoldExpiry(
+        job.reservationId,
+        new Date(now.getTime() + deps.holdTtlSeconds * 1000),
+        {
+          tx,
+        },
+      );
+    } else {
+      await deps.ledger.release(job.reservationId, 'projection_failed', { tx });
+    }
+    announceProjectionFinished(tx, job.id);
+  });
+}

@@ -1,0 +1,94 @@
+// POST /v1/projections (docs/api.md §4.12), as POST /v1/simulations: admission, the hold and the job in
+// one transaction, then a wait of up to wait_seconds; a projection ready in time is delivered and charged
+// in the same response, else the job (202) whose result path delivers it. A retry with the same
+// Idempotency-Key continues with the job its first attempt created (docs/decisions.md §7).
+import { databaseRead, inTransaction } from '../db/transactions.js';
+import { newId, randomBase62 } from '../ids.js';
+import { usageOrg } from '../simulations/admission.js';
+import { type CallContext, DEFAULT_WAIT_SECONDS } from '../simulations/types.js';
+import { deliverProjectionJob, type ProjectionOutcome, waitForProjection } from './deliver.js';
+import { announceProjectionQueued } from './projection-signals.js';
+import {
+  countOpenProjectionJobs,
+  getProjectionJob,
+  insertProjectionJob,
+  type ProjectionJob,
+} from './projection-store.js';
+import { preparedProjection } from './quote.js';
+import type { ProjectionDeps, ProjectionRequest } from './types.js';
+
+export async function submitProjection(
+  deps: ProjectionDeps,
+  ctx: CallContext,
+  request: ProjectionRequest,
+): Promise<ProjectionOutcome> {
+  const waitMs = (request.wait_seconds ?? DEFAULT_WAIT_SECONDS) * 1000;
+  const earlierId = ctx.idempotency?.jobId;
+  const earlier = earlierId ? await databaseRead(() => getProjectionJob(deps.sql, earlierId)) : null;
+  if (earlier) return finish(deps, ctx, earlier, waitMs);
+  const job = await createProjectionJob(deps, ctx, request);
+  return finish(deps, ctx, job, waitMs);
+}
+
+/** Admission (open jobs counted with the simulations'), the hold of a live key and the queued job. */
+async function createProjectionJob(
+  deps: ProjectionDeps,
+  ctx: CallContext,
+  request: ProjectionRequest,
+): Promise<ProjectionJob> {
+  const { caller } = ctx;
+  const { season, seasons, priceMilli } = await preparedProjection(deps, caller, request);
+  return inTransaction(deps.sql, {}, async (tx) => {
+    await deps.usage.admitSubmission(tx, {
+      org: usageOrg(caller),
+      kind: 'simulation',
+      // Projections run on the CPU: they take nothing from the daily GPU-seconds budget.
+      gpuSecondsEstimates: [],
+      countOpenJobGroups: async (db) =>
+        (await deps.queue.openJobCount(caller.org.id, { tx: db })) +
+        (await countOpenProjectionJobs(db, caller.org.id)),
+    });
+    const reservationId = newId('res');
+    if (priceMilli > 0) {
+      await deps.ledger.reserve(caller.org.id, priceMilli, {
+        holdId: reservationId,
+        requestId: ctx.requestId,
+        idempotencyKey: ctx.idempotencyKey,
+        tx,
+      });
+    }
+    const job = await insertProjectionJob(tx, {
+      id: newId('pjob'),
+      orgId: caller.org.id,
+      mode: caller.mode,
+      reservationId,
+      competitionId: season.competition.competitionId,
+      dataVersion: season.dataVersion,
+      seasons,
+      seed: randomBase62(16),
+      inputs: { ...season, asOf: season.asOf ? season.asOf.toISOString() : null },
+      priceMilli,
+      createdAt: deps.clock(),
+      requestId: ctx.requestId,
+      idempotencyKey: ctx.idempotencyKey,
+    });
+    if (ctx.idempotency) await deps.attachJob(tx, ctx.idempotency, { jobId: job.id });
+    announceProjectionQueued(tx);
+    return job;
+  });
+}
+
+async function finish(
+  deps: ProjectionDeps,
+  ctx: CallContext,
+  job: ProjectionJob,
+  waitMs: number,
+): Promise<ProjectionOutcome> {
+  const current = await waitForProjection(deps, job, waitMs);
+  const outcome = await deliverProjectionJob(deps, ctx, current);
+  if (outcome.kind !== 'delivered' || !outcome.delivered.replayed) return outcome;
+  // A retry that finds its own earlier delivery answers it as this request's outcome, charged as it was.
+  const { delivery } = outcome.delivered;
+  if (ctx.idempotencyKey === null || delivery.idempotencyKey !== ctx.idempotencyKey) return outcome;
+  return { kind: 'delivered', delivered: { ...outcome.delivered, replayed: false } };
+}

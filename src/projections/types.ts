@@ -1,0 +1,36 @@
+// What the projection use cases take and share (docs/api.md §4.12). Each use case is a file: quote.ts,
+// submit.ts, deliver.ts (the result path) and retrieve.ts; they return domain values that the HTTP layer
+// turns into responses (src/http/routes/projections.ts).
+import type { Ledger } from '../billing/ledger.js';
+import type { Sql, TransactionSql } from '../db/connection.js';
+import type { IdempotencyRecord } from '../idempotency/store.js';
+import type { JobQueue } from '../jobs/queue.js';
+import type { UsageLimits } from '../limits/usage.js';
+
+/** docs/api.md §4.12: 1,000 to 100,000 seasons, 10,000 unless asked. */
+export const DEFAULT_SEASONS = 10_000;
+export const MIN_SEASONS = 1000;
+export const MAX_SEASONS = 100_000;
+/**
+ * Seasons of one test-key projection: test keys cost nothing, so their work is bounded instead, as a
+ * test-key simulation's draws are (TEST_KEY_MAX_DRAWS, docs/decisions.md §2); a request for more runs this many.
+ */
+export const TEST_KEY_MAX_SEASONS = 10_000;
+
+export interface ProjectionRequest {
+  competition_id: number;
+  seasons?: number | undefined;
+  wait_seconds?: number | undefined;
+}
+
+export interface ProjectionDeps {
+  sql: Sql;
+  ledger: Ledger;
+  /** The simulation jobs' queue: its open jobs count toward the same concurrent-jobs limit. */
+  queue: Pick<JobQueue, 'openJobCount'>;
+  usage: UsageLimits;
+  /** Records on the idempotency record, in the creating transaction, the job this attempt created. */
+  attachJob: (tx: TransactionSql, record: IdempotencyRecord, created: { jobId: string }) => Promise<void>;
+  clock: () => Date;
+  onCharged?: ((milli: number, livemode: boolean) => void) | undefined;
+}
