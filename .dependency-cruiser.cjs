@@ -1,7 +1,8 @@
 // The arrows of docs/ARCHITECTURE.md, checked by `npm run lint:deps` (part of `npm test`).
 // http → domain → db; the engine (src/engine, gpu/, fallback/) knows nothing of HTTP or the database;
 // gpu/ and fallback/ share only the engine contract; the offline model tooling stays offline; no cycles.
-const DOMAIN = '^src/(accounts|billing|limits|fixtures|idempotency|jobs|results|simulations|operations)/';
+const DOMAIN =
+  '^src/(accounts|billing|limits|fixtures|idempotency|jobs|results|simulations|webhooks|operations)/';
 
 // The domain's rooms from the bottom up: a room imports only rooms below it (no cycles between rooms).
 const LAYERS = [
@@ -13,6 +14,7 @@ const LAYERS = [
   'results',
   'jobs',
   'simulations',
+  'webhooks',
   'operations',
 ];
 const layerRules = LAYERS.slice(0, -1).map((room, index) => ({

@@ -126,6 +126,7 @@ interface ServiceParts {
   app: App | null;
   operations: App | null;
   worker: Worker | null;
+  deliverer: { stop(): Promise<void> } | null;
 }
 
 export async function startService(
@@ -149,6 +150,8 @@ export async function startService(
       : null;
   const operations = await startOperations(deps, logger);
   const worker = engine ? startEngineWorker(db, graph, engine, logger) : null;
+  // Worker processes deliver webhook events too (src/webhooks/delivery.ts), each under its own leases.
+  const deliverer = worker ? graph.startDeliverer({ workerId: worker.workerId, logger }) : null;
   if (worker) logger.info({ worker_id: worker.workerId, engine: config.ENGINE }, 'worker running');
   if (engine) void engine.ready().then(() => logEngineStart(engine, logger));
   const parts: ServiceParts = {
@@ -163,6 +166,7 @@ export async function startService(
     app,
     operations,
     worker,
+    deliverer,
   };
   let stopping: Promise<ShutdownReport> | null = null;
   const stop = () => {
@@ -297,6 +301,8 @@ async function shutdown(parts: ServiceParts): Promise<ShutdownReport> {
   const [, drained] = await Promise.all([
     closeHttp(parts.app, timeoutMs),
     parts.worker?.stop({ timeoutMs }) ?? { released: [] },
+    // A delivery cut short by the exit is sent again once its lease ends (at least once).
+    parts.deliverer?.stop(),
   ]);
   await parts.operations?.close();
   await parts.engine?.close();

@@ -9,6 +9,7 @@ import { makeExpectedLineupSales } from './fixtures/expected-lineup-sales.js';
 import { type FixtureReadCache, makeFixtureReadCache } from './fixtures/read-cache.js';
 import type { Metrics } from './http/metrics.js';
 import type { Services } from './http/services.js';
+import { eventObjects } from './http/views/webhooks.js';
 import { makeIdempotencyStore } from './idempotency/store.js';
 import { makeJobQueue } from './jobs/queue.js';
 import { makeHoldSweeper } from './jobs/sweeper.js';
@@ -19,6 +20,12 @@ import { makeOperator } from './operations/operator.js';
 import { makeSimulationService } from './simulations/service.js';
 import type { EngineGate } from './simulations/types.js';
 import { QUEUE_BOUND } from './simulations/types.js';
+import { type DelivererLogger, makeWebhookDeliverer, type WebhookDeliverer } from './webhooks/delivery.js';
+import { purgeOldEvents } from './webhooks/events.js';
+import { makeWebhookOutbox } from './webhooks/outbox.js';
+import { makeSender } from './webhooks/sender.js';
+import { makeWebhookService } from './webhooks/service.js';
+import type { UrlPolicy } from './webhooks/url-guard.js';
 
 /** Seconds per draw assumed by an API process that runs no engine itself (the CPU engine's order). */
 const REMOTE_ENGINE_SECONDS_PER_DRAW = 1e-6;
@@ -58,6 +65,37 @@ export function engineGate(
   };
 }
 
+/**
+ * The webhooks room (src/webhooks): its service, the outbox that the job and ledger transactions write
+ * their events through, and deliverers for worker processes, woken by this process's commits that wrote
+ * events (others' are found by polling).
+ */
+function makeWebhookParts(config: Config, sql: Database['sql'], clock: () => Date) {
+  const deliverers = new Set<WebhookDeliverer>();
+  const outbox = makeWebhookOutbox({
+    clock,
+    objects: eventObjects(),
+    onCommitted: () => {
+      for (const deliverer of deliverers) deliverer.wake();
+    },
+  });
+  const policy: UrlPolicy = { publicOnly: config.production && !config.WEBHOOKS_ALLOW_PRIVATE };
+  const webhooks = makeWebhookService({ sql, clock, policy });
+  const startDeliverer = (options: { workerId: string; logger?: DelivererLogger | undefined }) => {
+    const deliverer = makeWebhookDeliverer({ sql, clock, send: makeSender(policy), ...options });
+    deliverers.add(deliverer);
+    deliverer.start();
+    return {
+      ...deliverer,
+      stop: async () => {
+        deliverers.delete(deliverer);
+        await deliverer.stop();
+      },
+    };
+  };
+  return { outbox, webhooks, startDeliverer };
+}
+
 export interface ServiceGraphOptions {
   config: Config;
   db: Database;
@@ -73,13 +111,15 @@ export interface ServiceGraphOptions {
 export function makeServiceGraph(options: ServiceGraphOptions) {
   const { config, db, clock, counters, metrics } = options;
   const sql = db.sql;
-  const ledger = makeLedger({ sql, clock });
+  const { outbox, webhooks, startDeliverer } = makeWebhookParts(config, sql, clock);
+  const ledger = makeLedger({ sql, clock, balanceWatch: outbox });
   const queue = makeJobQueue({
     sql,
     ledger,
     clock,
     holdTtlSeconds: config.HOLD_TTL_SECONDS,
     notifications: db.kind === 'server',
+    events: outbox,
   });
   const usage = makeUsageLimits({ sql, counters, clock });
   const idempotency = makeIdempotencyStore({ sql, clock });
@@ -88,7 +128,7 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     ledger,
     clock,
     holdTtlSeconds: config.HOLD_TTL_SECONDS,
-    chores: [(now) => idempotency.purgeExpired(now)],
+    chores: [(now) => idempotency.purgeExpired(now), (now) => purgeOldEvents({ sql }, now)],
   });
   // The fixture read cache (src/fixtures/read-cache.ts), made on first use: an API process's fixture
   // routes and its quotes and simulations share it; a worker never makes one.
@@ -124,6 +164,7 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
       onCharged: (milli) => metrics.addCreditsCharged(milli, 'expected_lineup'),
     }),
     operator: makeOperator({ sql, ledger, clock }),
+    webhooks,
     fixtureCache: fixtureReadCache,
     ...(options.engine ? { engineHealth: () => options.engine!.health() } : {}),
   };
@@ -138,7 +179,17 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
       outcome,
       run && { engine: run.engine, runSeconds: run.runMs / 1000, draws: job.draws },
     );
-  return { ledger, queue, usage, idempotency, sweeper, simulations, services, onJobFinished };
+  return {
+    ledger,
+    queue,
+    usage,
+    idempotency,
+    sweeper,
+    simulations,
+    services,
+    onJobFinished,
+    startDeliverer,
+  };
 }
 
 export type ServiceGraph = ReturnType<typeof makeServiceGraph>;

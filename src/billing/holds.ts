@@ -11,6 +11,7 @@ import {
   balanceOf,
   guardedUpdate,
   lockAccount,
+  loweredBy,
   refuseUnaffordable,
   spendCapOf,
   splitPrice,
@@ -204,7 +205,9 @@ export async function settle(
         // Past its end but not yet swept: end it now, so the answer and the money agree.
         return { expired: await releaseLocked(tx, account, hold, EXPIRED_RELEASE_REASON, null, now) };
       }
-      return { charge: { ...(await chargeHold(tx, account, hold, options, now)), available } };
+      const charge = await chargeHold(tx, account, hold, options, now);
+      await deps.balanceWatch?.balanceLowered(tx, loweredBy(account, hold.amount));
+      return { charge: { ...charge, available } };
     },
   );
   if ('expired' in outcome) {

@@ -33,6 +33,7 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerPlaygroundRoutes } from './routes/playground.js';
 import { registerSimulationReadRoutes } from './routes/simulation-reads.js';
 import { registerSimulationRoutes } from './routes/simulations.js';
+import { registerWebhookRoutes } from './routes/webhooks.js';
 import { wireSchemas } from './schemas/registry.js';
 import { responseSerializerCompiler } from './serialize.js';
 import { refuseTunnels, serverBounds } from './server-bounds.js';
@@ -103,6 +104,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerAdminRoutes(app, deps, keyCache);
   registerSimulationRoutes(app, deps);
   registerSimulationReadRoutes(app, deps);
+  registerWebhookRoutes(app, deps);
   registerFixtureRoutes(app, deps, fixtureCache);
 
   await app.ready();

@@ -23,7 +23,7 @@ export async function getOwnedBatch(db: Db, batchId: string, owner: Owner): Prom
  * (none on a repeated call), whose holds the caller releases in the same transaction.
  */
 export async function cancelQueuedItems(
-  deps: Pick<JobStoreDeps, 'wake'>,
+  deps: Pick<JobStoreDeps, 'wake' | 'events'>,
   tx: TransactionSql,
   batchId: string,
   owner: Owner,
@@ -46,7 +46,18 @@ export async function cancelQueuedItems(
     tx,
     cancelled.map((job) => job.id),
   );
+  if (cancelled.length > 0) await deps.events?.jobsEnded(tx, cancelled);
   return { batch: batch!, cancelled };
+}
+
+/**
+ * Batches locked in id order until `tx` ends: a transaction that ends a batch's jobs and then counts the
+ * open ones under this lock sees every other end committed, so exactly one finds the batch complete.
+ */
+export async function lockBatches(tx: TransactionSql, batchIds: readonly string[]): Promise<Batch[]> {
+  if (batchIds.length === 0) return [];
+  return tx<Batch[]>`
+    SELECT * FROM batches WHERE id = ANY(${tx.array([...batchIds])}::text[]) ORDER BY id FOR UPDATE`;
 }
 
 /** A page of a batch's jobs in submission order, from position `from` on. */

@@ -31,7 +31,7 @@ import {
   releaseJobs,
   rescueExpiredLeases,
 } from './leases.js';
-import type { Batch, Job, JobError, JobStoreDeps, NewBatch, NewJob } from './types.js';
+import type { Batch, Job, JobError, JobEvents, JobStoreDeps, NewBatch, NewJob } from './types.js';
 import { makeJobWaits } from './waits.js';
 
 export interface JobQueue {
@@ -103,6 +103,8 @@ export interface JobQueueDeps {
   holdTtlSeconds: number;
   /** True on a PostgreSQL server (LISTEN/NOTIFY reach other processes); false on PGlite. */
   notifications: boolean;
+  /** The webhooks' outbox, told of jobs that ended in the transaction that ended them. */
+  events?: JobEvents | undefined;
   maxAttempts?: number;
   /** How often waitFor polls: a fallback to the wake-ups of waits.ts. */
   pollMs?: number;
@@ -120,6 +122,7 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
     clock: options.clock ?? (() => new Date()),
     holdTtlSeconds: options.holdTtlSeconds,
     wake: waits.wake,
+    events: options.events,
   };
   const maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
   const queued = { draws: 0, countedAt: -Infinity, counting: false };
