@@ -110,6 +110,10 @@ async function captureExamples(service: Service): Promise<Examples> {
   examples.SimulationBatchResult = lines.find((line: Body) => line.status === 'rejected') ?? lines[0];
   examples.SimulationJobList = await call('GET', '/v1/simulations/jobs?limit=1');
   examples.BatchList = await call('GET', '/v1/simulations/batches?limit=1');
+  // The events the runs above wrote (src/webhooks/outbox.ts), the newest one as the Event example.
+  const events = await call('GET', '/v1/events?limit=1');
+  examples.Event = events.data[0];
+  examples.EventList = events;
   return examples;
 }
 

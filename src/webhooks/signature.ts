@@ -1,7 +1,7 @@
 // The Matchsim-Signature header (docs/api.md §2.9): `t=<unix seconds>,v1=<hex HMAC-SHA256 of
 // "<t>.<raw body>" with the endpoint's secret>`, with a second v1= while a rotated secret is still valid.
 // Clients verify with the typed client's verifyWebhook (clients/typescript/src/webhooks.ts).
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 
 export const SIGNATURE_HEADER = 'matchsim-signature';
 
@@ -14,22 +14,4 @@ export function signatureHeader(secrets: readonly string[], timestamp: number, b
   return [`t=${timestamp}`, ...secrets.map((secret) => `v1=${signatureOf(secret, timestamp, body)}`)].join(
     ',',
   );
-}
-
-/** True when one v1= of `header` is the signature of `body` with `secret` and t is within the tolerance. */
-export function verifySignature(
-  body: string,
-  header: string,
-  secret: string,
-  nowSeconds: number,
-  toleranceSeconds = 300,
-): boolean {
-  const parts = header.split(',').map((part) => part.trim().split('='));
-  const t = Number(parts.find(([key]) => key === 't')?.[1]);
-  if (!Number.isInteger(t) || Math.abs(nowSeconds - t) > toleranceSeconds) return false;
-  const expected = Buffer.from(signatureOf(secret, t, body), 'hex');
-  return parts.some(([key, value]) => {
-    if (key !== 'v1' || !value || !/^[0-9a-f]{64}$/.test(value)) return false;
-    return timingSafeEqual(Buffer.from(value, 'hex'), expected);
-  });
 }
