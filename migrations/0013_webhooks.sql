@@ -1,11 +1,11 @@
--- Signed webhooks (docs/api.md §2.9, §4.12): endpoints an organisation registers, the events its jobs,
+-- Signed webhooks (docs/api.md §6): endpoints an organisation registers, the events its jobs,
 -- batches, projections and credits produce (an outbox: each row is written in the transaction that made
 -- the change it reports), and one delivery row per event and endpoint, claimed by the workers under a
 -- lease as jobs are (src/webhooks/delivery-store.ts).
 
 -- At most 16 per organisation (src/webhooks/endpoints.ts). A test key's endpoints (mode 'test') receive
 -- only test events, a live key's only live ones. The secret is kept as issued: signing needs it
--- (docs/api.md §2.9); it is shown once, in the answer that created or rotated it.
+-- (docs/api.md §6); it is shown once, in the answer that created or rotated it.
 CREATE TABLE webhook_endpoints (
   id text PRIMARY KEY,
   org_id text NOT NULL REFERENCES orgs (id),

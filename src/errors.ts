@@ -179,7 +179,7 @@ export const ERRORS = {
     status: 400,
     ...fixRequest(
       'Webhooks cannot be sent to this URL.',
-      'Use an https URL whose host resolves to public addresses only (docs/api.md §2.9).',
+      'Use an https URL whose host resolves to public addresses only (docs/api.md §6).',
     ),
   },
   webhook_endpoints_exceeded: {

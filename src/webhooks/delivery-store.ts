@@ -1,4 +1,4 @@
-// Every statement on webhook_deliveries (docs/api.md §2.9, Delivery): the fan-out of new events to the
+// Every statement on webhook_deliveries (docs/api.md §6, Delivery): the fan-out of new events to the
 // endpoints subscribed to them, the workers' claim (one statement, FOR UPDATE SKIP LOCKED, under a lease
 // as jobs are claimed: a worker that dies mid-delivery leaves a lease that runs out, and another worker
 // sends the same event again), the outcomes, and resends.

@@ -1,4 +1,4 @@
-// The deliverer (docs/api.md §2.9, Delivery), run by every worker process beside the job worker
+// The deliverer (docs/api.md §6, Delivery), run by every worker process beside the job worker
 // (src/server.ts): claims due deliveries under a lease (delivery-store.ts), POSTs each event signed with
 // its endpoint's secrets, and records the outcome: delivered, due again after a backoff with jitter, or
 // failed for good once its 3 days are over. An endpoint is failing from its first failure and disabled

@@ -1,4 +1,4 @@
-// Every statement on webhook_endpoints (docs/api.md §2.9): registration, reads by owner, changes,
+// Every statement on webhook_endpoints (docs/api.md §6): registration, reads by owner, changes,
 // rotation and the delivery outcomes that mark an endpoint failing or disabled.
 import type { Sql, TransactionSql } from '../db/connection.js';
 import type { EventType, Owner, WebhookEndpoint } from './types.js';

@@ -1,4 +1,4 @@
-// The webhook endpoint use cases (docs/api.md §2.9, §4.12): register (at most 16 an organisation; the
+// The webhook endpoint use cases (docs/api.md §6): register (at most 16 an organisation; the
 // URL checked by url-guard.ts), list, read, change, delete, rotate the secret. The secret is shown only
 // in the answers of registration and rotation; every other view leaves it out (src/http/views/webhooks.ts).
 import type { Sql } from '../db/connection.js';
@@ -18,7 +18,7 @@ import {
 import type { EventType, Owner, WebhookEndpoint } from './types.js';
 import { checkEndpointUrl, type UrlPolicy } from './url-guard.js';
 
-/** docs/api.md §2.9: endpoints an organisation may have, live and test together. */
+/** docs/api.md §6: endpoints an organisation may have, live and test together. */
 export const ENDPOINTS_PER_ORG = 16;
 /** After a rotation the old secret still signs (a second v1=) for this long. */
 export const PREVIOUS_SECRET_VALID_MS = 24 * 3600 * 1000;

@@ -1,11 +1,11 @@
-// Every statement on webhook_events (docs/api.md §2.9): the outbox's inserts, in the transaction of the
+// Every statement on webhook_events (docs/api.md §6): the outbox's inserts, in the transaction of the
 // change each event reports; the reads of the events API (30 days back); the purge of older ones.
 import type { Sql, TransactionSql } from '../db/connection.js';
 import type { EventType, Owner, WebhookEvent } from './types.js';
 
 type Db = Sql | TransactionSql;
 
-/** How long events are kept and listed (docs/api.md §2.9). */
+/** How long events are kept and listed (docs/api.md §6). */
 export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
 /**

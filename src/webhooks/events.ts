@@ -1,4 +1,4 @@
-// The events use cases (docs/api.md §2.9, §4.12): the caller's events of the last 30 days, newest first,
+// The events use cases (docs/api.md §6): the caller's events of the last 30 days, newest first,
 // optionally of one type; one event; and a resend of one event to one of the caller's endpoints.
 import type { Sql } from '../db/connection.js';
 import { databaseRead, databaseWrite } from '../db/transactions.js';

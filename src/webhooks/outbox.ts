@@ -1,4 +1,4 @@
-// The outbox (docs/api.md §2.9, Events): events are written in the transaction of the change they
+// The outbox (docs/api.md §6): events are written in the transaction of the change they
 // report, so an event exists exactly when its change committed, and a worker delivers it later (at least
 // once: delivery.ts). The job statements call `jobsEnded` (src/jobs: JobEvents), the ledger calls
 // `balanceLowered` (src/billing: BalanceWatch) and projections call `projectionSucceeded`, each with their

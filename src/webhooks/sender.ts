@@ -1,4 +1,4 @@
-// One POST of an event to an endpoint (docs/api.md §2.9, Delivery): a 2xx within 10 s is success,
+// One POST of an event to an endpoint (docs/api.md §6, Delivery): a 2xx within 10 s is success,
 // anything else (another status, a timeout, a refused or failed connection) is a failure to retry.
 // Redirects are not followed (a 3xx is a failure); the answer's body is read up to 4 KiB and dropped.
 // Under the production policy the socket's own DNS lookup refuses private addresses (url-guard.ts).
@@ -6,7 +6,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { checkUrlForm, guardedLookup, type UrlPolicy } from './url-guard.js';
 
-/** A 2xx must arrive within this (docs/api.md §2.9). */
+/** A 2xx must arrive within this (docs/api.md §6). */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** How much of an answer is read; the rest is cut off (an endpoint's answer is not stored). */
 const ANSWER_BYTES_MAX = 4096;

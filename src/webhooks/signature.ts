@@ -1,4 +1,4 @@
-// The Matchsim-Signature header (docs/api.md §2.9): `t=<unix seconds>,v1=<hex HMAC-SHA256 of
+// The Matchsim-Signature header (docs/api.md §6): `t=<unix seconds>,v1=<hex HMAC-SHA256 of
 // "<t>.<raw body>" with the endpoint's secret>`, with a second v1= while a rotated secret is still valid.
 // Clients verify with the typed client's verifyWebhook (clients/typescript/src/webhooks.ts).
 import { createHmac } from 'node:crypto';

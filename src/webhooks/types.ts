@@ -1,4 +1,4 @@
-// The webhooks room's values (docs/api.md §2.9): endpoints, events and their deliveries.
+// The webhooks room's values (docs/api.md §6): endpoints, events and their deliveries.
 import type { TransactionSql } from '../db/connection.js';
 
 export const EVENT_TYPES = [

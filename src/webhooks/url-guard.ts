@@ -1,4 +1,4 @@
-// Where a webhook may be sent (docs/api.md §2.9, Safety). In production an endpoint's URL must be https
+// Where a webhook may be sent (docs/api.md §6, Safety). In production an endpoint's URL must be https
 // and its host must not be, nor resolve to, a loopback, private, link-local, shared (CGNAT), multicast or
 // cloud-metadata address, unless WEBHOOKS_ALLOW_PRIVATE is set. The check runs at registration and again
 // on every connection, inside the socket's own DNS lookup (`guardedLookup`), so a name that resolves to

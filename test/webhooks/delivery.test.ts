@@ -1,4 +1,4 @@
-// Delivery (docs/api.md §2.9): a receiver started by the test gets a job's and a batch's events with
+// Delivery (docs/api.md §6): a receiver started by the test gets a job's and a batch's events with
 // valid signatures (checked with the typed client's verifyWebhook), live events only at a live endpoint;
 // a receiver that answers 500 then 200 gets the same event again after the backoff, on a clock the test
 // moves; 3 days of failures fail the delivery and disable the endpoint with the reason; a worker that

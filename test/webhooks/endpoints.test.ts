@@ -1,4 +1,4 @@
-// Webhook endpoints and the events API (docs/api.md §2.9, §4.12): the secret shown once, changes and
+// Webhook endpoints and the events API (docs/api.md §6): the secret shown once, changes and
 // rotation, 16 endpoints an organisation, the simulations.run scope, isolation between organisations and
 // between live and test keys; events listed with cursors and a type filter for 30 days, read, resent; the
 // credits.low threshold and the event a charge across it writes.

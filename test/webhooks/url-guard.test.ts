@@ -1,4 +1,4 @@
-// The SSRF guard (docs/api.md §2.9, Safety): in production, URLs must be https and must not be, nor
+// The SSRF guard (docs/api.md §6, Safety): in production, URLs must be https and must not be, nor
 // resolve to, loopback, private, link-local or metadata addresses, checked at registration and again on
 // each connection (the socket's own lookup), unless WEBHOOKS_ALLOW_PRIVATE; outside production anything
 // http(s) goes, so the demo can post to a local receiver.

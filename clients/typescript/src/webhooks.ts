@@ -1,4 +1,4 @@
-// Verifying a webhook delivery (docs/api.md §2.9): the Matchsim-Signature header is
+// Verifying a webhook delivery (docs/api.md §6): the Matchsim-Signature header is
 // `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">` (two v1= while a rotated secret is still
 // valid). Verify against the raw body as received, before any JSON parsing; reject old timestamps so a
 // captured delivery cannot be replayed later. Web Crypto: runs in Node 22+, Deno, Bun and browsers.

@@ -1,4 +1,4 @@
-// The webhooks routes (docs/api.md §2.9, §4.12): endpoints, events and the credits.low threshold. Each
+// The webhooks routes (docs/api.md §6): endpoints, events and the credits.low threshold. Each
 // answers only the organisation and key mode that made the resource; anyone else's is resource_missing.
 import type { FastifyRequest } from 'fastify';
 import type { Owner } from '../../webhooks/types.js';

@@ -1,4 +1,4 @@
-// Wire schemas of the webhooks routes (docs/api.md §2.9, §4.12). Field order is the order the views build.
+// Wire schemas of the webhooks routes (docs/api.md §6). Field order is the order the views build.
 import { z } from 'zod';
 import { EVENT_TYPES } from '../../webhooks/types.js';
 import { URL_MAX_LENGTH } from '../../webhooks/url-guard.js';
@@ -6,7 +6,7 @@ import { boundedText, creditAmount, opaqueId } from './primitives.js';
 import { named, openEnum } from './registry.js';
 import { listQueryFields } from './simulations.js';
 
-const eventType = openEnum(EVENT_TYPES, 'An event type (docs/api.md §2.9).');
+const eventType = openEnum(EVENT_TYPES, 'An event type (docs/api.md §6).');
 const eventTypeInput = z.enum(EVENT_TYPES);
 const endpointUrl = boundedText(URL_MAX_LENGTH).describe(
   'Where events are POSTed. In production: https, and a host that resolves to public addresses only.',
@@ -93,7 +93,7 @@ export const eventSchema = named(
           .describe('The job, batch or projection as its GET shows it when the event happened.'),
       }),
     })
-    .describe('Something happened to one of your objects (docs/api.md §2.9).'),
+    .describe('Something happened to one of your objects (docs/api.md §6).'),
 );
 
 export const eventListSchema = named(

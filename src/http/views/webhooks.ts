@@ -1,4 +1,4 @@
-// The wire shapes of the webhooks routes (docs/api.md §2.9) and of the objects events carry: a job or a
+// The wire shapes of the webhooks routes (docs/api.md §6) and of the objects events carry: a job or a
 // batch in an event is what its GET shows (a job's result_url, never its document; a batch's head and
 // counts, as in the batch list), rendered once, when the event is written.
 import type { Page } from '../../simulations/listings.js';
