@@ -50,14 +50,23 @@ export async function cancelQueuedItems(
   return { batch: batch!, cancelled };
 }
 
+/** The class of the advisory locks of lockBatchEnds (its second key is the batch id's hash). */
+const BATCH_END_LOCK_CLASS = 0x6d7362;
+
 /**
- * Batches locked in id order until `tx` ends: a transaction that ends a batch's jobs and then counts the
- * open ones under this lock sees every other end committed, so exactly one finds the batch complete.
+ * Serialises, batch by batch until `tx` ends, the transactions that end a batch's jobs: one that ends
+ * some and then counts the open ones under this lock sees every other end committed, so exactly one
+ * finds the batch complete (the webhooks' batch.completed). An advisory lock, not the batch row's: a
+ * cancel holds the row while it waits for job rows that a delivery may hold while it waits for a
+ * worker's, and a worker waiting for the row would close that circle. Returns the batches.
  */
-export async function lockBatches(tx: TransactionSql, batchIds: readonly string[]): Promise<Batch[]> {
+export async function lockBatchEnds(tx: TransactionSql, batchIds: readonly string[]): Promise<Batch[]> {
   if (batchIds.length === 0) return [];
-  return tx<Batch[]>`
-    SELECT * FROM batches WHERE id = ANY(${tx.array([...batchIds])}::text[]) ORDER BY id FOR UPDATE`;
+  const ids = tx.array([...batchIds].sort());
+  await tx`
+    SELECT pg_advisory_xact_lock(${BATCH_END_LOCK_CLASS}, hashtext(id))
+    FROM (SELECT unnest(${ids}::text[]) AS id ORDER BY 1) ordered`;
+  return tx<Batch[]>`SELECT * FROM batches WHERE id = ANY(${ids}::text[]) ORDER BY id`;
 }
 
 /** A page of a batch's jobs in submission order, from position `from` on. */

@@ -128,20 +128,3 @@ export async function scheduleResend(db: Db, eventId: string, endpointId: string
     ON CONFLICT (event_id, endpoint_id) WHERE status = 'pending'
     DO UPDATE SET next_attempt_at = ${now}`;
 }
-
-export interface DeliverySummary {
-  endpointId: string;
-  status: 'pending' | 'succeeded' | 'failed';
-  attempts: number;
-  nextAttemptAt: Date;
-  lastStatus: number | null;
-  lastError: string | null;
-  deliveredAt: Date | null;
-}
-
-/** The deliveries of one event, oldest first. */
-export async function deliveriesOfEvent(db: Db, eventId: string): Promise<DeliverySummary[]> {
-  return db<DeliverySummary[]>`
-    SELECT endpoint_id, status, attempts, next_attempt_at, last_status, last_error, delivered_at
-    FROM webhook_deliveries WHERE event_id = ${eventId} ORDER BY id`;
-}

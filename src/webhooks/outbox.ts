@@ -9,7 +9,7 @@ import type { BalanceLowered, BalanceWatch } from '../billing/types.js';
 import { afterCommit } from '../db/commit-hooks.js';
 import type { TransactionSql } from '../db/connection.js';
 import { newId } from '../ids.js';
-import { lockBatches, tallyBatchJobs } from '../jobs/batch-store.js';
+import { lockBatchEnds, tallyBatchJobs } from '../jobs/batch-store.js';
 import type { Batch, Job, JobEvents } from '../jobs/types.js';
 import { type BatchSummary, summariseBatch } from '../simulations/batch-status.js';
 import { fanOut } from './delivery-store.js';
@@ -85,7 +85,7 @@ export function makeWebhookOutbox(deps: OutboxDeps): WebhookOutbox {
   /** batch.completed for each batch of `jobs` that has no queued or running job left. */
   async function completedBatches(tx: TransactionSql, jobs: readonly Job[]): Promise<NewEvent[]> {
     const ids = [...new Set(jobs.flatMap((job) => (job.batchId ? [job.batchId] : [])))].sort();
-    const batches = await lockBatches(tx, ids);
+    const batches = await lockBatchEnds(tx, ids);
     if (batches.length === 0) return [];
     const tallies = await tallyBatchJobs(tx, ids);
     return batches.flatMap((batch) => {

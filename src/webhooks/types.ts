@@ -1,6 +1,4 @@
 // The webhooks room's values (docs/api.md §6): endpoints, events and their deliveries.
-import type { TransactionSql } from '../db/connection.js';
-
 export const EVENT_TYPES = [
   'simulation.succeeded',
   'simulation.failed',
@@ -55,6 +53,3 @@ export interface Owner {
   orgId: string;
   mode: Mode;
 }
-
-/** The one door for writes into the outbox: in the caller's transaction, beside the change it reports. */
-export type WriteEvents = (tx: TransactionSql, events: readonly NewEvent[]) => Promise<void>;

@@ -1,6 +1,6 @@
 // batch.completed exactly once (docs/api.md §6.2, docs/ARCHITECTURE.md "Webhooks"): two transactions that
 // end a batch's last two jobs at once each count the open jobs under the batch's lock (batch-store.ts
-// lockBatches), so the later one sees the earlier's end committed and writes the one event; without the
+// lockBatchEnds), so the later one sees the earlier's end committed and writes the one event; without the
 // lock each would still see the other's job open and neither would write it. Also: the job events are
 // written in the transaction of the change, so a rolled-back end writes none.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
