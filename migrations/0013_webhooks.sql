@@ -69,3 +69,12 @@ CREATE TABLE webhook_settings (
   credits_low_threshold_milli bigint CHECK (credits_low_threshold_milli >= 0),
   updated_at timestamptz NOT NULL
 );
+
+-- Batches whose completion is still to be decided (src/webhooks/batch-completions.ts): written in the
+-- transaction that ended some of a batch's jobs while another transaction ending jobs of the same batch
+-- was under way, and decided by a worker once they have committed. Rows only ever appended and deleted.
+CREATE TABLE webhook_batch_checks (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  batch_id text NOT NULL,
+  created_at timestamptz NOT NULL
+);

@@ -82,7 +82,13 @@ function makeWebhookParts(config: Config, sql: Database['sql'], clock: () => Dat
   const policy: UrlPolicy = { publicOnly: config.production && !config.WEBHOOKS_ALLOW_PRIVATE };
   const webhooks = makeWebhookService({ sql, clock, policy });
   const startDeliverer = (options: { workerId: string; logger?: DelivererLogger | undefined }) => {
-    const deliverer = makeWebhookDeliverer({ sql, clock, send: makeSender(policy), ...options });
+    const deliverer = makeWebhookDeliverer({
+      sql,
+      clock,
+      send: makeSender(policy),
+      beforeRound: () => outbox.decideBatchChecks(sql),
+      ...options,
+    });
     deliverers.add(deliverer);
     deliverer.start();
     return {

@@ -50,23 +50,10 @@ export async function cancelQueuedItems(
   return { batch: batch!, cancelled };
 }
 
-/** The class of the advisory locks of lockBatchEnds (its second key is the batch id's hash). */
-const BATCH_END_LOCK_CLASS = 0x6d7362;
-
-/**
- * Serialises, batch by batch until `tx` ends, the transactions that end a batch's jobs: one that ends
- * some and then counts the open ones under this lock sees every other end committed, so exactly one
- * finds the batch complete (the webhooks' batch.completed). An advisory lock, not the batch row's: a
- * cancel holds the row while it waits for job rows that a delivery may hold while it waits for a
- * worker's, and a worker waiting for the row would close that circle. Returns the batches.
- */
-export async function lockBatchEnds(tx: TransactionSql, batchIds: readonly string[]): Promise<Batch[]> {
+/** The batches of these ids, in id order (the webhooks' batch.completed reads them with their tallies). */
+export async function batchesByIds(db: Db, batchIds: readonly string[]): Promise<Batch[]> {
   if (batchIds.length === 0) return [];
-  const ids = tx.array([...batchIds].sort());
-  await tx`
-    SELECT pg_advisory_xact_lock(${BATCH_END_LOCK_CLASS}, hashtext(id))
-    FROM (SELECT unnest(${ids}::text[]) AS id ORDER BY 1) ordered`;
-  return tx<Batch[]>`SELECT * FROM batches WHERE id = ANY(${ids}::text[]) ORDER BY id`;
+  return db<Batch[]>`SELECT * FROM batches WHERE id = ANY(${db.array([...batchIds])}::text[]) ORDER BY id`;
 }
 
 /** A page of a batch's jobs in submission order, from position `from` on. */

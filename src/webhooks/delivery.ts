@@ -48,6 +48,8 @@ export interface DelivererDeps {
   /** Idle wait between claims when nothing wakes the deliverer. */
   pollMs?: number;
   logger?: DelivererLogger | undefined;
+  /** Work each round does first (the batch checks of src/webhooks/batch-completions.ts). */
+  beforeRound?: (() => Promise<unknown>) | undefined;
 }
 
 export interface DeliveryRound {
@@ -116,6 +118,7 @@ export function makeWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
   const logger = deps.logger ?? silent;
 
   async function deliverDue(): Promise<DeliveryRound> {
+    await deps.beforeRound?.();
     const claimed = await claimDeliveries(
       sql,
       workerId,

@@ -7,11 +7,11 @@
 import { creditsNumber } from '../billing/amounts.js';
 import type { BalanceLowered, BalanceWatch } from '../billing/types.js';
 import { afterCommit } from '../db/commit-hooks.js';
-import type { TransactionSql } from '../db/connection.js';
+import type { Sql, TransactionSql } from '../db/connection.js';
 import { newId } from '../ids.js';
-import { lockBatchEnds, tallyBatchJobs } from '../jobs/batch-store.js';
 import type { Batch, Job, JobEvents } from '../jobs/types.js';
-import { type BatchSummary, summariseBatch } from '../simulations/batch-status.js';
+import type { BatchSummary } from '../simulations/batch-status.js';
+import { batchesCompletedIn, type CompletedBatch, decideBatchChecks } from './batch-completions.js';
 import { fanOut } from './delivery-store.js';
 import { insertEvents } from './event-store.js';
 import { creditsLowThreshold } from './settings-store.js';
@@ -34,6 +34,8 @@ export interface SucceededProjection {
 export interface WebhookOutbox extends JobEvents, BalanceWatch {
   /** The one door into webhook_events: writes `events` in `tx` and schedules their deliveries. */
   write(tx: TransactionSql, events: readonly NewEvent[]): Promise<WebhookEvent[]>;
+  /** Decides the batch checks left by transactions that ended jobs together (batch-completions.ts). */
+  decideBatchChecks(sql: Sql): Promise<number>;
   /** For the projections of issue 28: call in the transaction that stores a succeeded projection. */
   projectionSucceeded(tx: TransactionSql, projection: SucceededProjection): Promise<void>;
 }
@@ -82,25 +84,15 @@ export function makeWebhookOutbox(deps: OutboxDeps): WebhookOutbox {
     return inserted;
   }
 
-  /** batch.completed for each batch of `jobs` that has no queued or running job left. */
-  async function completedBatches(tx: TransactionSql, jobs: readonly Job[]): Promise<NewEvent[]> {
-    const ids = [...new Set(jobs.flatMap((job) => (job.batchId ? [job.batchId] : [])))].sort();
-    const batches = await lockBatchEnds(tx, ids);
-    if (batches.length === 0) return [];
-    const tallies = await tallyBatchJobs(tx, ids);
-    return batches.flatMap((batch) => {
-      const summary = summariseBatch(batch, tallies.get(batch.id)!);
-      if (summary.status !== 'completed' && summary.status !== 'cancelled') return [];
-      const event: NewEvent = {
-        orgId: batch.orgId,
-        mode: batch.mode,
-        type: 'batch.completed',
-        objectId: batch.id,
-        object: deps.objects.batch(batch, summary),
-      };
-      return [event];
-    });
-  }
+  /** batch.completed events of batches found complete. */
+  const completionEvents = (completed: readonly CompletedBatch[]): NewEvent[] =>
+    completed.map(({ batch, summary }) => ({
+      orgId: batch.orgId,
+      mode: batch.mode,
+      type: 'batch.completed',
+      objectId: batch.id,
+      object: deps.objects.batch(batch, summary),
+    }));
 
   async function jobsEnded(tx: TransactionSql, jobs: readonly Job[]): Promise<void> {
     const events: NewEvent[] = [];
@@ -115,7 +107,8 @@ export function makeWebhookOutbox(deps: OutboxDeps): WebhookOutbox {
         object: deps.objects.job(job),
       });
     }
-    events.push(...(await completedBatches(tx, jobs)));
+    const batchIds = [...new Set(jobs.flatMap((job) => (job.batchId ? [job.batchId] : [])))];
+    events.push(...completionEvents(await batchesCompletedIn(tx, batchIds, deps.clock())));
     await write(tx, events);
   }
 
@@ -150,5 +143,12 @@ export function makeWebhookOutbox(deps: OutboxDeps): WebhookOutbox {
     ]);
   }
 
-  return { write, jobsEnded, balanceLowered, projectionSucceeded };
+  return {
+    write,
+    jobsEnded,
+    balanceLowered,
+    projectionSucceeded,
+    decideBatchChecks: (sql) =>
+      decideBatchChecks(sql, (tx, completed) => write(tx, completionEvents(completed))),
+  };
 }

@@ -1,26 +1,28 @@
-// batch.completed exactly once (docs/api.md §6.2, docs/ARCHITECTURE.md "Webhooks"): two transactions that
-// end a batch's last two jobs at once each count the open jobs under the batch's lock (batch-store.ts
-// lockBatchEnds), so the later one sees the earlier's end committed and writes the one event; without the
-// lock each would still see the other's job open and neither would write it. Also: the job events are
-// written in the transaction of the change, so a rolled-back end writes none.
+// batch.completed exactly once (docs/api.md §6.2, src/webhooks/batch-completions.ts): a transaction
+// that ends a batch's jobs decides under the batch's advisory lock when it can take it at once; one that
+// finds it taken leaves a check, which a worker decides after the lock's holder has committed. Two
+// transactions ending the last two jobs together, with the check decided while the first is still open:
+// one event (without the checker's wait for the lock, none on PostgreSQL). A rolled-back end writes no
+// event and no check.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeLedger } from '../../src/billing/ledger.js';
 import { eventObjects } from '../../src/http/views/webhooks.js';
 import { newId } from '../../src/ids.js';
 import { type JobQueue, makeJobQueue } from '../../src/jobs/queue.js';
-import { makeWebhookOutbox } from '../../src/webhooks/outbox.js';
+import { makeWebhookOutbox, type WebhookOutbox } from '../../src/webhooks/outbox.js';
 import { insertOrg, manualClock } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { newJob } from '../jobs/setup.js';
 
 let db: TestDatabase;
 let queue: JobQueue;
+let outbox: WebhookOutbox;
 const clock = manualClock('2026-03-10T12:00:00Z');
 const failure = { code: 'simulation_failed', message: 'test' };
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  const outbox = makeWebhookOutbox({ clock, objects: eventObjects() });
+  outbox = makeWebhookOutbox({ clock, objects: eventObjects() });
   queue = makeJobQueue({
     sql: db.sql,
     ledger: makeLedger({ sql: db.sql, clock }),
@@ -66,16 +68,21 @@ describe('batch.completed', () => {
     const ended = new Promise<void>((resolve) => {
       firstEnded = resolve;
     });
-    // The first ends job 0 and stays open; the second ends job 1 meanwhile and must wait for the lock.
+    // The first ends job 0 under the batch's lock and stays open: it counted job 1 as running.
     const first = db.sql.begin(async (tx) => {
       await queue.fail(jobs[0]!.id, failure, { tx });
       firstEnded();
       await gate;
     });
     await ended;
+    // The second ends job 1 meanwhile (on a server: the lock is taken, so it leaves a check) and commits;
+    // the check is decided while the first is still open, and must wait for it.
     const second = db.sql.begin((tx) => queue.fail(jobs[1]!.id, failure, { tx }));
+    if (db.url) await second;
+    const decided = outbox.decideBatchChecks(db.sql);
     setTimeout(release, 200);
-    await Promise.all([first, second]);
+    await Promise.all([first, second, decided]);
+    await outbox.decideBatchChecks(db.sql);
     const events = await eventsOf([batch.id, jobs[0]!.id, jobs[1]!.id]);
     expect(events.map((e) => e.type)).toEqual(['batch.completed', 'simulation.failed', 'simulation.failed']);
     const completed = JSON.parse(events[0]!.body);
@@ -85,6 +92,7 @@ describe('batch.completed', () => {
       livemode: false,
       data: { object: { batch_id: batch.id, status: 'completed', counts: { total: 2, failed: 2 } } },
     });
+    expect(await db.sql`SELECT 1 FROM webhook_batch_checks WHERE batch_id = ${batch.id}`).toHaveLength(0);
   });
 
   it('is not written while an item is open, and a rolled-back end writes no event', async () => {
@@ -99,6 +107,7 @@ describe('batch.completed', () => {
       }),
     ).rejects.toThrow('rolled back');
     expect((await eventsOf([batch.id, jobs[1]!.id])).map((e) => e.type)).toEqual([]);
+    expect(await db.sql`SELECT 1 FROM webhook_batch_checks WHERE batch_id = ${batch.id}`).toHaveLength(0);
     await queue.fail(jobs[1]!.id, failure);
     expect((await eventsOf([batch.id])).map((e) => e.type)).toEqual(['batch.completed']);
   });

@@ -31,14 +31,17 @@ const later = (ms: number) => new Date(now.getTime() + ms);
 const seconds = (at: Date) => Math.floor(at.getTime() / 1000);
 
 // Equal jitter with random() = 1: each delay is its full value (delivery.ts retryDelayMs).
-const deliverer = (workerId: string) =>
-  makeWebhookDeliverer({
+const deliverer = (workerId: string) => {
+  const outbox = makeWebhookOutbox({ clock, objects: eventObjects() });
+  return makeWebhookDeliverer({
     sql: t.db.sql,
     clock,
     send: makeSender({ publicOnly: false }),
     workerId,
     random: () => 1,
+    beforeRound: () => outbox.decideBatchChecks(t.db.sql),
   });
+};
 
 beforeAll(async () => {
   t = await createFeedTestContext({ worker: true });
