@@ -15,7 +15,7 @@ export interface NewEndpoint {
 
 /**
  * Inserts the endpoint unless the owner's organisation already has `max` (both modes counted); null
- * then. The organisation's endpoints are locked first, so two registrations at once cannot both pass.
+ * then. The organisation's row is locked first, so two registrations at once cannot both pass.
  */
 export async function insertEndpoint(
   tx: TransactionSql,
@@ -24,7 +24,9 @@ export async function insertEndpoint(
   max: number,
   now: Date,
 ): Promise<WebhookEndpoint | null> {
-  await tx`SELECT id FROM orgs WHERE id = ${owner.orgId} FOR UPDATE`;
+  // NO KEY UPDATE: two registrations wait for each other, while the outbox's inserts (a key share of the
+  // same row, through the foreign key) never wait for a registration.
+  await tx`SELECT id FROM orgs WHERE id = ${owner.orgId} FOR NO KEY UPDATE`;
   const [count] = await tx<{ n: number }[]>`
     SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = ${owner.orgId}`;
   if (count!.n >= max) return null;
