@@ -2,7 +2,7 @@
 // http → domain → db; the engine (src/engine, gpu/, fallback/) knows nothing of HTTP or the database;
 // gpu/ and fallback/ share only the engine contract; the offline model tooling stays offline; no cycles.
 const DOMAIN =
-  '^src/(accounts|billing|limits|fixtures|idempotency|jobs|results|simulations|projections|operations)/';
+  '^src/(accounts|billing|limits|fixtures|idempotency|jobs|results|simulations|projections|webhooks|operations)/';
 
 // The domain's rooms from the bottom up: a room imports only rooms below it (no cycles between rooms).
 const LAYERS = [
@@ -15,6 +15,7 @@ const LAYERS = [
   'jobs',
   'simulations',
   'projections',
+  'webhooks',
   'operations',
 ];
 const layerRules = LAYERS.slice(0, -1).map((room, index) => ({

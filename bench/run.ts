@@ -1,5 +1,5 @@
 // `npm run bench`: every figure the issues ask for, each next to its reference measured in the same run.
-// BENCH_ONLY=engine,gpu,host,http,projections,simulations runs a subset. Set DATABASE_URL to measure the HTTP figures on a
+// BENCH_ONLY=engine,gpu,host,http,projections,simulations,webhooks runs a subset. Set DATABASE_URL to measure the HTTP figures on a
 // PostgreSQL server (the goals are stated for one); without it they run on the embedded PGlite.
 // BENCH_JSON=file also writes every row there as JSON (bench/report.ts).
 import { benchEngine } from './engine.js';
@@ -10,6 +10,7 @@ import { benchProjections } from './projections.js';
 import { type BenchRow, printRows, writeJsonRows } from './report.js';
 import { benchChildren } from './servers.js';
 import { benchSimulations } from './simulations.js';
+import { benchWebhooks } from './webhooks.js';
 
 type Bench = () => Promise<BenchRow[]>;
 const benches: Record<string, Bench> = {
@@ -19,6 +20,7 @@ const benches: Record<string, Bench> = {
   http: benchHttp,
   projections: benchProjections,
   simulations: benchSimulations,
+  webhooks: benchWebhooks,
 };
 
 // Server processes the benches fork end with this process, also when a bench fails.

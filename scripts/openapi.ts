@@ -118,6 +118,10 @@ async function captureExamples(service: Service): Promise<Examples> {
   await call('POST', '/v1/projections', { ...competition, wait_seconds: 0 });
   const projected = await call('POST', '/v1/projections', { ...competition, wait_seconds: 25 });
   if (projected.object !== 'season_projection') throw new Error('the projection did not deliver within 25 s');
+  // The events the runs above wrote (src/webhooks/outbox.ts), the newest one as the Event example.
+  const events = await call('GET', '/v1/events?limit=1');
+  examples.Event = events.data[0];
+  examples.EventList = events;
   return examples;
 }
 

@@ -50,6 +50,8 @@ const envSchema = z.object({
   SHUTDOWN_DELAY_SECONDS: z.coerce.number().min(0).max(300).default(0),
   /** After SIGTERM: seconds in-flight requests and running jobs get to finish; unfinished jobs are queued again. */
   SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().min(0).max(3600).default(30),
+  /** With NODE_ENV=production: let webhook endpoints be http and resolve to private addresses (docs/api.md §6). */
+  WEBHOOKS_ALLOW_PRIVATE: booleanString.default(false),
   /** Mean event-loop delay past which requests answer 503 with retry advice; 0 turns the check off. */
   MAX_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
 });

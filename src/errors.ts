@@ -201,6 +201,20 @@ export const ERRORS = {
       'not_applicable',
     ),
   },
+  webhook_url_refused: {
+    status: 400,
+    ...fixRequest(
+      'Webhooks cannot be sent to this URL.',
+      'Use an https URL whose host resolves to public addresses only (docs/api.md §6).',
+    ),
+  },
+  webhook_endpoints_exceeded: {
+    status: 409,
+    ...fixRequest(
+      'The organisation already has the most webhook endpoints allowed (16).',
+      'Delete an endpoint you no longer use, or subscribe one endpoint to more event types.',
+    ),
+  },
   fixture_not_found: {
     status: 404,
     ...fixRequest(

@@ -28,7 +28,19 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-export type IdPrefix = 'org' | 'key' | 'req' | 'res' | 'job' | 'sim' | 'batch' | 'pjob' | 'proj';
+export type IdPrefix =
+  | 'org'
+  | 'key'
+  | 'req'
+  | 'res'
+  | 'job'
+  | 'sim'
+  | 'batch'
+  | 'pjob'
+  | 'proj'
+  | 'we'
+  | 'evt'
+  | 'whsec';
 
 export function newId(prefix: IdPrefix, length = 20): string {
   return `${prefix}_${randomBase62(length)}`;

@@ -130,6 +130,7 @@ interface ServiceParts {
   worker: Worker | null;
   /** Season projections' own worker, beside the engine's (src/projections/projection-worker.ts). */
   projectionWorker: ProjectionWorker | null;
+  deliverer: { stop(): Promise<void> } | null;
 }
 
 export async function startService(
@@ -153,11 +154,14 @@ export async function startService(
       : null;
   const operations = await startOperations(deps, logger);
   const worker = engine ? startEngineWorker(db, graph, engine, logger) : null;
+  // Worker processes deliver webhook events too (src/webhooks/delivery.ts), each under its own leases.
+  const deliverer = worker ? graph.startDeliverer({ workerId: worker.workerId, logger }) : null;
   if (worker) logger.info({ worker_id: worker.workerId, engine: config.ENGINE }, 'worker running');
   const projectionWorker = engine
     ? startProjectionWorker({
         sql: db.sql,
         ledger: graph.ledger,
+        events: graph.projectionEvents,
         runSeasons: runSeasonsOnThread,
         clock,
         workerId: `${hostname()}:${process.pid}:projections`,
@@ -179,6 +183,7 @@ export async function startService(
     operations,
     worker,
     projectionWorker,
+    deliverer,
   };
   let stopping: Promise<ShutdownReport> | null = null;
   const stop = () => {
@@ -315,6 +320,8 @@ async function shutdown(parts: ServiceParts): Promise<ShutdownReport> {
     closeHttp(parts.app, timeoutMs),
     parts.worker?.stop({ timeoutMs }) ?? { released: [] },
     parts.projectionWorker?.stop(),
+    // A delivery cut short by the exit is sent again once its lease ends (at least once).
+    parts.deliverer?.stop(),
   ]);
   await parts.operations?.close();
   await parts.engine?.close();

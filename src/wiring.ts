@@ -1,6 +1,6 @@
 // Builds the service graph once: ledger, queue, limits, idempotency, the simulation use cases and
 // the operator's operations, for the server (src/server.ts), the CLI and the tests. Nothing here starts work.
-import { makeLedger } from './billing/ledger.js';
+import { type Ledger, makeLedger } from './billing/ledger.js';
 import type { Config } from './config.js';
 import type { Database } from './db/connection.js';
 import type { EngineHealth } from './engine/runner.js';
@@ -9,7 +9,9 @@ import { makeExpectedLineupSales } from './fixtures/expected-lineup-sales.js';
 import { type FixtureReadCache, makeFixtureReadCache } from './fixtures/read-cache.js';
 import type { Metrics } from './http/metrics.js';
 import type { Services } from './http/services.js';
-import { makeIdempotencyStore } from './idempotency/store.js';
+import { projectionJobView } from './http/views/projections.js';
+import { eventObjects } from './http/views/webhooks.js';
+import { type IdempotencyStore, makeIdempotencyStore } from './idempotency/store.js';
 import { makeJobQueue } from './jobs/queue.js';
 import { makeHoldSweeper } from './jobs/sweeper.js';
 import type { JobFinished } from './jobs/worker.js';
@@ -17,11 +19,18 @@ import { makeUsageLimits } from './limits/usage.js';
 import type { WindowCounter } from './limits/window-counter.js';
 import { makeOperator } from './operations/operator.js';
 import { countOpenProjectionJobs, expireUndeliveredProjections } from './projections/projection-store.js';
+import type { ProjectionEvents } from './projections/projection-worker.js';
 import { makeProjectionService } from './projections/service.js';
 import { makeKnownResults } from './results/known-results.js';
 import { makeSimulationService } from './simulations/service.js';
 import type { EngineGate } from './simulations/types.js';
 import { QUEUE_BOUND } from './simulations/types.js';
+import { type DelivererLogger, makeWebhookDeliverer, type WebhookDeliverer } from './webhooks/delivery.js';
+import { purgeOldEvents } from './webhooks/events.js';
+import { makeWebhookOutbox } from './webhooks/outbox.js';
+import { makeSender } from './webhooks/sender.js';
+import { makeWebhookService } from './webhooks/service.js';
+import type { UrlPolicy } from './webhooks/url-guard.js';
 
 /** Seconds per draw assumed by an API process that runs no engine itself (the CPU engine's order). */
 const REMOTE_ENGINE_SECONDS_PER_DRAW = 1e-6;
@@ -61,6 +70,53 @@ export function engineGate(
   };
 }
 
+/**
+ * The webhooks room (src/webhooks): its service, the outbox that the job and ledger transactions write
+ * their events through, and deliverers for worker processes, woken by this process's commits that wrote
+ * events (others' are found by polling).
+ */
+function makeWebhookParts(config: Config, sql: Database['sql'], clock: () => Date) {
+  const deliverers = new Set<WebhookDeliverer>();
+  const outbox = makeWebhookOutbox({
+    clock,
+    objects: eventObjects(),
+    onCommitted: () => {
+      for (const deliverer of deliverers) deliverer.wake();
+    },
+  });
+  const policy: UrlPolicy = { publicOnly: config.production && !config.WEBHOOKS_ALLOW_PRIVATE };
+  const webhooks = makeWebhookService({ sql, clock, policy });
+  const startDeliverer = (options: { workerId: string; logger?: DelivererLogger | undefined }) => {
+    const deliverer = makeWebhookDeliverer({
+      sql,
+      clock,
+      send: makeSender(policy),
+      beforeRound: () => outbox.decideBatchChecks(sql),
+      ...options,
+    });
+    deliverers.add(deliverer);
+    deliverer.start();
+    return {
+      ...deliverer,
+      stop: async () => {
+        deliverers.delete(deliverer);
+        await deliverer.stop();
+      },
+    };
+  };
+  // A projection in its event is its job as the result path shows it (its result_url, not the table).
+  const projectionEvents: ProjectionEvents = {
+    projectionSucceeded: (tx, job) =>
+      outbox.projectionSucceeded(tx, {
+        id: job.id,
+        orgId: job.orgId,
+        livemode: job.mode === 'live',
+        object: projectionJobView(job, 0),
+      }),
+  };
+  return { outbox, webhooks, startDeliverer, projectionEvents };
+}
+
 export interface ServiceGraphOptions {
   config: Config;
   db: Database;
@@ -92,34 +148,47 @@ function lazyFixtureCache(db: Database, ttlMs: number | undefined) {
   };
 }
 
-export function makeServiceGraph(options: ServiceGraphOptions) {
-  const { config, db, clock, counters, metrics } = options;
-  const sql = db.sql;
-  const ledger = makeLedger({ sql, clock });
-  const queue = makeJobQueue({
-    sql,
-    ledger,
-    clock,
-    holdTtlSeconds: config.HOLD_TTL_SECONDS,
-    notifications: db.kind === 'server',
-  });
-  // The results rows this process has read or written: its deliveries and its worker share them.
-  const knownResults = makeKnownResults();
-  const usage = makeUsageLimits({ sql, counters, clock });
-  const idempotency = makeIdempotencyStore({ sql, clock });
-  const sweeper = makeHoldSweeper({
+/**
+ * The hold sweeper and its chores: old idempotency records and webhook events purged, undelivered
+ * projections' holds ended as simulations' are.
+ */
+function makeSweeper(
+  config: Config,
+  deps: { sql: Database['sql']; ledger: Ledger; clock: () => Date; idempotency: IdempotencyStore },
+) {
+  const { sql, ledger, clock, idempotency } = deps;
+  const holdEndedBefore = (now: Date) => new Date(now.getTime() - config.HOLD_TTL_SECONDS * 1000);
+  return makeHoldSweeper({
     sql,
     ledger,
     clock,
     holdTtlSeconds: config.HOLD_TTL_SECONDS,
     chores: [
       (now) => idempotency.purgeExpired(now),
-      (now) =>
-        expireUndeliveredProjections(sql, new Date(now.getTime() - config.HOLD_TTL_SECONDS * 1000), (ids) =>
-          ledger.releasedHoldIds(ids),
-        ),
+      (now) => purgeOldEvents({ sql }, now),
+      (now) => expireUndeliveredProjections(sql, holdEndedBefore(now), (ids) => ledger.releasedHoldIds(ids)),
     ],
   });
+}
+
+export function makeServiceGraph(options: ServiceGraphOptions) {
+  const { config, db, clock, counters, metrics } = options;
+  const sql = db.sql;
+  const { outbox, webhooks, startDeliverer, projectionEvents } = makeWebhookParts(config, sql, clock);
+  const ledger = makeLedger({ sql, clock, balanceWatch: outbox });
+  const queue = makeJobQueue({
+    sql,
+    ledger,
+    clock,
+    holdTtlSeconds: config.HOLD_TTL_SECONDS,
+    notifications: db.kind === 'server',
+    events: outbox,
+  });
+  // The results rows this process has read or written: its deliveries and its worker share them.
+  const knownResults = makeKnownResults();
+  const usage = makeUsageLimits({ sql, counters, clock });
+  const idempotency = makeIdempotencyStore({ sql, clock });
+  const sweeper = makeSweeper(config, { sql, ledger, clock, idempotency });
   const fixtureCache = lazyFixtureCache(db, options.fixtureCacheTtlMs);
   const simulations = makeSimulationService({
     sql,
@@ -158,6 +227,7 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
       onCharged: (milli) => metrics.addCreditsCharged(milli, 'expected_lineup'),
     }),
     operator: makeOperator({ sql, ledger, clock }),
+    webhooks,
     fixtureCache: fixtureCache.get,
     ...(options.engine ? { engineHealth: () => options.engine!.health() } : {}),
   };
@@ -172,7 +242,19 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
       outcome,
       run && { engine: run.engine, runSeconds: run.runMs / 1000, draws: job.draws },
     );
-  return { ledger, queue, knownResults, usage, idempotency, sweeper, simulations, services, onJobFinished };
+  return {
+    ledger,
+    queue,
+    knownResults,
+    usage,
+    idempotency,
+    sweeper,
+    simulations,
+    services,
+    onJobFinished,
+    startDeliverer,
+    projectionEvents,
+  };
 }
 
 export type ServiceGraph = ReturnType<typeof makeServiceGraph>;

@@ -9,6 +9,7 @@ import {
   balanceOf,
   guardedUpdate,
   lockAccount,
+  loweredBy,
   readAccount,
   refuseUnaffordable,
   spendCapOf,
@@ -92,7 +93,7 @@ export async function topUp(
 }
 
 export async function chargeDirect(
-  { sql, clock }: LedgerDeps,
+  { sql, clock, balanceWatch }: LedgerDeps,
   orgId: string,
   milli: number,
   options: ChargeDirectOptions,
@@ -127,6 +128,7 @@ export async function chargeDirect(
       reference: options.reference ?? null,
       createdAt: now,
     });
+    await balanceWatch?.balanceLowered(tx, loweredBy(account, milli));
     return chargeFromEntry(entry, false);
   });
 }
@@ -170,7 +172,7 @@ export interface SettledAtOnce {
  * The caller's transaction carries it (settlement_unknown when its commit is not acknowledged).
  */
 export async function settleAtOnce(
-  { clock }: LedgerDeps,
+  { clock, balanceWatch }: LedgerDeps,
   orgId: string,
   milli: number,
   options: ReserveOptions & { holdId: string; tx: TransactionSql },
@@ -210,6 +212,7 @@ export async function settleAtOnce(
     SELECT entries.*, moved.available FROM entries, moved WHERE entries.kind = 'charge'`;
   // The lock proved the guard must hold: no row means a broken invariant, not a refusal.
   if (!row) throw new Error('credit settlement at once refused by its guard under the account lock');
+  await balanceWatch?.balanceLowered(tx, loweredBy(account, milli));
   const { available, ...entry } = row;
   return { charge: chargeFromEntry(entry, false), available };
 }

@@ -6,7 +6,7 @@ import { ApiError } from '../errors.js';
 import { monthlyAllowanceMilli, spendCapMilli } from '../limits/plans.js';
 import { creditsNumber, formatCredits } from './amounts.js';
 import { periodStart } from './billing-period.js';
-import type { Balance, LedgerEntry } from './types.js';
+import type { Balance, BalanceLowered, LedgerEntry } from './types.js';
 
 /** A credit_accounts row with the plan terms of its organisation (read in the same statement). */
 export interface AccountRow {
@@ -205,4 +205,10 @@ export function balanceOf(account: AccountRow): Balance {
     spentThisMonth: account.spentThisMonth,
     spendCap: spendCapOf(account),
   };
+}
+
+/** What a charge of `milli` under the account lock does to the balance (the balance watch's news). */
+export function loweredBy(account: AccountRow, milli: number): BalanceLowered {
+  const beforeMilli = account.monthlyRemaining + account.topupRemaining;
+  return { orgId: account.orgId, beforeMilli, afterMilli: beforeMilli - milli };
 }

@@ -11,6 +11,7 @@ import {
   balanceOf,
   guardedUpdate,
   lockAccount,
+  loweredBy,
   refuseUnaffordable,
   spendCapOf,
   splitPrice,
@@ -204,7 +205,9 @@ export async function settle(
         // Past its end but not yet swept: end it now, so the answer and the money agree.
         return { expired: await releaseLocked(tx, account, hold, EXPIRED_RELEASE_REASON, null, now) };
       }
-      return { charge: { ...(await chargeHold(tx, account, hold, options, now)), available } };
+      const charge = await chargeHold(tx, account, hold, options, now);
+      await deps.balanceWatch?.balanceLowered(tx, loweredBy(account, hold.amount));
+      return { charge: { ...charge, available } };
     },
   );
   if ('expired' in outcome) {
@@ -257,8 +260,10 @@ export async function settleMany(
   }
   const pending = due.filter((hold) => hold.status === 'pending');
   const again = due.filter((hold) => hold.status === 'settled').map((hold) => hold.id);
-  for (const entry of await chargeHolds(tx, account, pending, options, now))
-    settled.set(entry.holdId!, { ...chargeFromEntry(entry, false), available });
+  const charged = await chargeHolds(tx, account, pending, options, now);
+  for (const entry of charged) settled.set(entry.holdId!, { ...chargeFromEntry(entry, false), available });
+  const chargedMilli = charged.reduce((total, entry) => total + entry.amount, 0);
+  if (chargedMilli > 0) await deps.balanceWatch?.balanceLowered(tx, loweredBy(account, chargedMilli));
   if (again.length > 0) {
     const entries = await tx<LedgerEntry[]>`
       SELECT * FROM credit_ledger WHERE hold_id = ANY(${tx.array(again)}::text[]) AND kind = 'charge'`;

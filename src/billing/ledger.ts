@@ -32,6 +32,7 @@ import {
 import { checkBalanced, entries, findUnbalancedAccounts, ledgerSum } from './ledger-audit.js';
 import type {
   Balance,
+  BalanceWatch,
   Charge,
   ChargeDirectOptions,
   Hold,
@@ -93,8 +94,17 @@ export interface Ledger {
   findUnbalancedAccounts(): Promise<string[]>;
 }
 
-export function makeLedger({ sql, clock = () => new Date() }: { sql: Sql; clock?: () => Date }): Ledger {
-  const deps: LedgerDeps = { sql, clock };
+export function makeLedger({
+  sql,
+  clock = () => new Date(),
+  balanceWatch,
+}: {
+  sql: Sql;
+  clock?: () => Date;
+  /** Told of every charge in its transaction (credits.low webhooks). */
+  balanceWatch?: BalanceWatch | undefined;
+}): Ledger {
+  const deps: LedgerDeps = { sql, clock, balanceWatch };
   return {
     openAccount: (orgId, options) => openAccount(deps, orgId, options),
     topUp: (orgId, milli, options) => topUp(deps, orgId, milli, options),

@@ -140,4 +140,17 @@ export interface ReleaseOutcome {
 export interface LedgerDeps {
   sql: Sql;
   clock: () => Date;
+  /** Told of every charge in its transaction (the webhooks' credits.low, src/webhooks/outbox.ts). */
+  balanceWatch?: BalanceWatch | undefined;
+}
+
+/** A charge moved an organisation's balance (monthly + top-up remaining) from `beforeMilli` to `afterMilli`. */
+export interface BalanceLowered {
+  orgId: string;
+  beforeMilli: number;
+  afterMilli: number;
+}
+
+export interface BalanceWatch {
+  balanceLowered(tx: TransactionSql, change: BalanceLowered): Promise<void>;
 }

@@ -34,6 +34,7 @@ import { registerPlaygroundRoutes } from './routes/playground.js';
 import { registerProjectionRoutes } from './routes/projections.js';
 import { registerSimulationReadRoutes } from './routes/simulation-reads.js';
 import { registerSimulationRoutes } from './routes/simulations.js';
+import { registerWebhookRoutes } from './routes/webhooks.js';
 import { wireSchemas } from './schemas/registry.js';
 import { responseSerializerCompiler } from './serialize.js';
 import { refuseTunnels, serverBounds } from './server-bounds.js';
@@ -105,6 +106,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerSimulationRoutes(app, deps);
   registerSimulationReadRoutes(app, deps);
   registerProjectionRoutes(app, deps);
+  registerWebhookRoutes(app, deps);
   registerFixtureRoutes(app, deps, fixtureCache);
 
   await app.ready();

@@ -8,6 +8,7 @@ import type { UsageLimits } from '../limits/usage.js';
 import type { Operator } from '../operations/operator.js';
 import type { ProjectionService } from '../projections/service.js';
 import type { SimulationService } from '../simulations/service.js';
+import type { WebhookService } from '../webhooks/service.js';
 
 export interface Services {
   ledger: Ledger;
@@ -18,6 +19,7 @@ export interface Services {
   idempotency: IdempotencyStore;
   expectedLineups: ExpectedLineupSales;
   operator: Operator;
+  webhooks: WebhookService;
   /** The process's fixture read cache, made on first use (src/wiring.ts); its simulations read it too. */
   fixtureCache: () => Promise<FixtureReadCache>;
   /** The engine of this process, when it runs one (role worker or all). */

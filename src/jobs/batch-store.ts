@@ -23,7 +23,7 @@ export async function getOwnedBatch(db: Db, batchId: string, owner: Owner): Prom
  * (none on a repeated call), whose holds the caller releases in the same transaction.
  */
 export async function cancelQueuedItems(
-  deps: Pick<JobStoreDeps, 'wake'>,
+  deps: Pick<JobStoreDeps, 'wake' | 'events'>,
   tx: TransactionSql,
   batchId: string,
   owner: Owner,
@@ -46,7 +46,14 @@ export async function cancelQueuedItems(
     tx,
     cancelled.map((job) => job.id),
   );
+  if (cancelled.length > 0) await deps.events?.jobsEnded(tx, cancelled);
   return { batch: batch!, cancelled };
+}
+
+/** The batches of these ids, in id order (the webhooks' batch.completed reads them with their tallies). */
+export async function batchesByIds(db: Db, batchIds: readonly string[]): Promise<Batch[]> {
+  if (batchIds.length === 0) return [];
+  return db<Batch[]>`SELECT * FROM batches WHERE id = ANY(${db.array([...batchIds])}::text[]) ORDER BY id`;
 }
 
 /** A page of a batch's jobs in submission order, from position `from` on. */

@@ -171,6 +171,8 @@ export async function insertJobs(
     .map((job) => job.reservationId);
   await deps.ledger.setHoldsExpiry(finishedHolds, holdEnd(deps, now), { tx });
   if (inserted.some((job) => job.status === 'queued')) await announceQueued(deps, tx);
+  const born = inserted.filter((job) => job.status !== 'queued');
+  if (born.length > 0) await deps.events?.jobsEnded(tx, born);
   return inserted;
 }
 

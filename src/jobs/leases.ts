@@ -126,6 +126,7 @@ async function finishJob(deps: JobStoreDeps, tx: TransactionSql, job: Job): Prom
     await deps.ledger.setHoldExpiry(job.reservationId, holdEnd(deps, job.finishedAt!), { tx });
   }
   await announceFinished(deps, tx, [job.id]);
+  await deps.events?.jobsEnded(tx, [job]);
 }
 
 /** succeeded; null (a no-op) when the job is not running or, with workerId, not under that lease. */
@@ -208,6 +209,7 @@ async function finishJobs(deps: JobStoreDeps, tx: TransactionSql, jobs: readonly
     tx,
     jobs.map((job) => job.id),
   );
+  await deps.events?.jobsEnded(tx, jobs);
 }
 
 /** failed, from queued or running; null (a no-op) otherwise. */

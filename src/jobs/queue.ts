@@ -6,6 +6,7 @@
 import type { Ledger } from '../billing/ledger.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import {
+  batchesByIds,
   batchJobsFrom,
   cancelQueuedItems,
   getOwnedBatch,
@@ -51,6 +52,7 @@ import type {
   BatchJobTally,
   Job,
   JobError,
+  JobEvents,
   JobStoreDeps,
   ListPage,
   NewBatch,
@@ -146,6 +148,19 @@ export interface JobQueue {
 
 type DeliveryOutcome = 'delivered' | 'expired';
 
+/**
+ * Batches by id and their jobs counted by status, read in `db`: in the transaction that ended some of
+ * their jobs (src/webhooks/batch-completions.ts decides batch.completed there, where no JobQueue exists
+ * yet: the queue is built with the webhooks' outbox).
+ */
+export async function batchTalliesIn(
+  db: Sql | TransactionSql,
+  batchIds: readonly string[],
+): Promise<{ batches: Batch[]; tallies: Map<string, BatchJobTally> }> {
+  const batches = await batchesByIds(db, batchIds);
+  return { batches, tallies: await tallyBatchJobs(db, batchIds) };
+}
+
 /** How old the queued draws figure of retry advice may be. */
 const QUEUED_DRAWS_MAX_AGE_MS = 1000;
 
@@ -157,6 +172,8 @@ export interface JobQueueDeps {
   holdTtlSeconds: number;
   /** True on a PostgreSQL server (LISTEN/NOTIFY reach other processes); false on PGlite. */
   notifications: boolean;
+  /** The webhooks' outbox, told of jobs that ended in the transaction that ended them. */
+  events?: JobEvents | undefined;
   maxAttempts?: number;
   /** How often waitFor polls: a fallback to the wake-ups of waits.ts. */
   pollMs?: number;
@@ -174,6 +191,7 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
     clock: options.clock ?? (() => new Date()),
     holdTtlSeconds: options.holdTtlSeconds,
     wake: waits.wake,
+    events: options.events,
   };
   const maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
   const queued = { draws: 0, countedAt: -Infinity, counting: false };

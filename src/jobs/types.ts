@@ -1,7 +1,7 @@
 // The records of the job queue (docs/decisions.md §6): jobs and the batches that group them.
 import type { KeyMode } from '../accounts/keys.js';
 import type { Ledger } from '../billing/ledger.js';
-import type { Sql } from '../db/connection.js';
+import type { Sql, TransactionSql } from '../db/connection.js';
 import type { ResultScope } from '../results/result-store.js';
 
 export const JOB_STATUSES = [
@@ -145,6 +145,16 @@ export interface JobStoreDeps {
   ledger: Pick<Ledger, 'setHoldExpiry' | 'setHoldsExpiry'>;
   /** This process's worker and waiters, woken on commit (waits.ts); other processes hear NOTIFY. */
   wake?: JobWakeUps | undefined;
+  /** Told, in the transaction that ended them, of jobs that left queued/running (the webhooks' outbox). */
+  events?: JobEvents | undefined;
+}
+
+/**
+ * The outbox of src/webhooks/outbox.ts as the job statements see it: called in the transaction that
+ * ended the jobs (succeeded, delivered at birth, failed, cancelled), so the events commit with the change.
+ */
+export interface JobEvents {
+  jobsEnded(tx: TransactionSql, jobs: readonly Job[]): Promise<void>;
 }
 
 /** In-process wake-ups: the worker for queued jobs, the requests waiting for a finished one. */

@@ -4,7 +4,7 @@
 // worker gives a simulation's; a failed job's hold is released. Started beside the engine worker by roles
 // worker and all (src/server.ts); it is separate from src/jobs so that each queue keeps one owner.
 import type { Ledger } from '../billing/ledger.js';
-import type { Sql } from '../db/connection.js';
+import type { Sql, TransactionSql } from '../db/connection.js';
 import { inTransaction } from '../db/transactions.js';
 import { buildProjectionContent, samplerInput } from './projection-document.js';
 import { announceProjectionFinished, nextProjectionNews } from './projection-signals.js';
@@ -23,8 +23,17 @@ const MAX_ATTEMPTS = 3;
 /** How often an idle worker looks for jobs queued by other processes. */
 const IDLE_POLL_MS = 1000;
 
+/**
+ * Told of a projection job that succeeded, in the transaction that stores it (the webhooks'
+ * projection.succeeded, filled by src/wiring.ts: src/projections sits below src/webhooks).
+ */
+export interface ProjectionEvents {
+  projectionSucceeded(tx: TransactionSql, job: ProjectionJob): Promise<void>;
+}
+
 export interface ProjectionWorkerDeps {
   sql: Sql;
+  events?: ProjectionEvents | undefined;
   ledger: Pick<Ledger, 'setHoldExpiry' | 'release'>;
   runSeasons: RunSeasons;
   clock: () => Date;
@@ -106,6 +115,10 @@ async function finishOutcome(
   const now = deps.clock();
   await inTransaction(deps.sql, {}, async (tx) => {
     const finished = await finishProjectionJob(tx, job.id, { ...outcome, workerId: deps.workerId, now });
+    if (finished && outcome.status === 'succeeded') {
+      const succeeded = { ...job, status: 'succeeded' as const, result: outcome.result, finishedAt: now };
+      await deps.events?.projectionSucceeded(tx, { ...succeeded, leaseOwner: null, leaseExpiresAt: null });
+    }
     // A job without a hold (a test key, or nothing left to simulate) has no hold to end or release.
     if (!finished || job.priceMilli === 0) {
       if (finished) announceProjectionFinished(tx, job.id);

@@ -11,7 +11,7 @@ export interface Page<T> {
   hasMore: boolean;
 }
 
-function pageOf<T>(rows: T[], limit: number): Page<T> {
+export function pageOf<T>(rows: T[], limit: number): Page<T> {
   return { data: rows.slice(0, limit), hasMore: rows.length > limit };
 }
 

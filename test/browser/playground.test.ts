@@ -187,6 +187,8 @@ describe.skipIf(!present)('in chromium', () => {
       expect(box && box.width > 100 && box.height > 50, id).toBe(true);
     }
     expect(await page.locator('#summary').textContent()).toContain('0 credits charged');
+    // The run's event (docs/api.md §6), listed for the test key after the run.
+    await expect.poll(() => page.locator('#events table').textContent()).toContain('simulation.succeeded');
     expect(await labelProblems(page)).toEqual([]);
     mkdirSync(OUTPUT, { recursive: true });
     await page.screenshot({ path: new URL('playground.png', OUTPUT).pathname, fullPage: true });

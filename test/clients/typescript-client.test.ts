@@ -132,6 +132,49 @@ describe('the typed client', () => {
     );
     expect(projectionAgain.teams).toEqual(projection.teams);
 
+    // Webhooks: an endpoint (its secret shown once), its changes and rotation, the events the runs above
+    // wrote, a resend, the credits.low threshold.
+    const endpoint = unwrap(
+      await client.POST('/v1/webhook_endpoints', {
+        body: { url: 'http://127.0.0.1:9/hook', events: ['simulation.succeeded', 'batch.completed'] },
+      }),
+    );
+    expect(endpoint.secret).toMatch(/^whsec_/);
+    const endpointPath = { params: { path: { endpoint_id: endpoint.id } } };
+    const endpoints = unwrap(await client.GET('/v1/webhook_endpoints'));
+    expect(endpoints.data.map((e) => e.id)).toContain(endpoint.id);
+    expect(unwrap(await client.GET('/v1/webhook_endpoints/{endpoint_id}', endpointPath)).url).toBe(
+      endpoint.url,
+    );
+    const changed = unwrap(
+      await client.PATCH('/v1/webhook_endpoints/{endpoint_id}', {
+        ...endpointPath,
+        body: { description: 'typed' },
+      }),
+    );
+    expect(changed.description).toBe('typed');
+    const rotated = unwrap(
+      await client.POST('/v1/webhook_endpoints/{endpoint_id}/rotate_secret', endpointPath),
+    );
+    expect(rotated.secret).not.toBe(endpoint.secret);
+    // Written with the batch's last end, or by the worker's next round when two ends met (batch-completions.ts).
+    const completions = () => client.GET('/v1/events', { params: { query: { type: 'batch.completed' } } });
+    await expect
+      .poll(async () => unwrap(await completions()).data.map((e) => e.data.object.batch_id))
+      .toContain(batch.batch_id);
+    const events = unwrap(await completions());
+    const eventPath = { params: { path: { event_id: events.data[0]!.id } } };
+    expect(unwrap(await client.GET('/v1/events/{event_id}', eventPath))).toEqual(events.data[0]);
+    const resent = unwrap(
+      await client.POST('/v1/events/{event_id}/resend', { ...eventPath, body: { endpoint_id: endpoint.id } }),
+    );
+    expect(resent.id).toBe(events.data[0]!.id);
+    unwrap(await client.PUT('/v1/credits/low_threshold', { body: { threshold: 10 } }));
+    expect(unwrap(await client.GET('/v1/credits/low_threshold')).threshold).toBe(10);
+    expect(unwrap(await client.DELETE('/v1/webhook_endpoints/{endpoint_id}', endpointPath)).deleted).toBe(
+      true,
+    );
+
     const operations = Object.entries(storedDocument.paths).flatMap(([p, methods]) =>
       Object.keys(methods as object).map((method) => `${method} ${p}`),
     );

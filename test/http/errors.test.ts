@@ -4,6 +4,8 @@ import { createTestContext, type TestContext } from '../helpers/app.js';
 
 const SPEC_CODES = [
   'parameter_invalid',
+  'webhook_url_refused',
+  'webhook_endpoints_exceeded',
   'parameter_missing',
   'fixture_not_covered',
   'lineup_invalid',
@@ -72,6 +74,8 @@ const SPEC_STATUS: Record<string, number> = {
   competition_inputs_missing: 409,
   projection_failed: 500,
   parameter_invalid: 400,
+  webhook_url_refused: 400,
+  webhook_endpoints_exceeded: 409,
   parameter_missing: 400,
   fixture_not_covered: 400,
   lineup_invalid: 400,

@@ -58,6 +58,7 @@ describe('season projections', () => {
     worker = startProjectionWorker({
       sql: t.db.sql,
       ledger: t.graph.ledger,
+      events: t.graph.projectionEvents,
       runSeasons,
       clock: () => NOW,
       workerId: 'test-projections',
@@ -198,6 +199,22 @@ describe('season projections', () => {
     const stranger = await t.newOrg({ plan: 'plus' });
     expect((await get(stranger.auth, job.result_url)).json().error.code).toBe('resource_missing');
     expect((await get(stranger.auth, `/v1/projections/${delivered.json().id}`)).statusCode).toBe(404);
+  });
+
+  it('writes a projection.succeeded event with the job as its result path shows it (docs/api.md §6)', async () => {
+    const { auth } = await t.newOrg({ plan: 'plus' });
+    const held = await post(auth, '/v1/projections', { competition_id: COMPETITION, wait_seconds: 0 });
+    expect(held.statusCode, held.body).toBe(202);
+    const { job_id, result_url } = held.json();
+    await finishedJob(job_id);
+    const events = (await get(auth, '/v1/events?type=projection.succeeded')).json();
+    expect(events.data).toHaveLength(1);
+    expect(events.data[0]).toMatchObject({
+      object: 'event',
+      type: 'projection.succeeded',
+      livemode: true,
+      data: { object: { object: 'projection_job', job_id, result_url, status: 'succeeded' } },
+    });
   });
 
   it('settles once when the result path is read many times at once', async () => {

@@ -3,11 +3,14 @@
 // and each job's outcome the one its result path gives (a replay free, an ended hold released and
 // reservation_expired, a failed job simulation_failed), with the ledger balanced.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeLedger } from '../../src/billing/ledger.js';
+import type { BalanceLowered } from '../../src/billing/types.js';
 import type { Sql, TransactionSql } from '../../src/db/connection.js';
 import { documentSummary } from '../../src/engine/document-schema.js';
 import { lockJobsForDelivery } from '../../src/jobs/delivery-locks.js';
 import { recordOutcomes } from '../../src/jobs/job-outcomes.js';
 import type { Job } from '../../src/jobs/types.js';
+import type { DeliveryDeps } from '../../src/simulations/deliver.js';
 import { deliverLockedPage, type PageOutcome } from '../../src/simulations/deliver-page.js';
 import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -68,7 +71,10 @@ function isStatement(strings: unknown): boolean {
 }
 
 /** The page delivered in one transaction whose statements are counted (its lock and its delivery). */
-async function deliverPage(jobs: readonly Job[]): Promise<{ outcomes: PageOutcome[]; statements: number }> {
+async function deliverPage(
+  jobs: readonly Job[],
+  deps: DeliveryDeps = parts.delivery,
+): Promise<{ outcomes: PageOutcome[]; statements: number }> {
   let statements = 0;
   const outcomes = await db.sql.begin((tx) => {
     const counted = new Proxy(tx, {
@@ -81,7 +87,7 @@ async function deliverPage(jobs: readonly Job[]): Promise<{ outcomes: PageOutcom
       counted,
       jobs.map((job) => job.id),
     ).then((locked) =>
-      deliverLockedPage(parts.delivery, { requestId: 'req_page', idempotencyKey: null }, counted, locked),
+      deliverLockedPage(deps, { requestId: 'req_page', idempotencyKey: null }, counted, locked),
     );
   });
   return { outcomes, statements };
@@ -151,5 +157,18 @@ describe('a page of the results stream', () => {
     // Settling moves held credits to spent ones; the lapsed hold's credits come back.
     expect(after.available).toBe(before.available + 1000);
     expect((await parts.ledger.checkBalanced(orgId)).balanced).toBe(true);
+  });
+
+  it("tells the balance watch (the webhooks' credits.low) of the page's charges once, with their sum", async () => {
+    const { orgId, jobs } = await finishedJobs(3, 700);
+    const seen: BalanceLowered[] = [];
+    const ledger = makeLedger({
+      sql: db.sql,
+      balanceWatch: { balanceLowered: async (_tx, change) => void seen.push(change) },
+    });
+    const before = await parts.ledger.balance(orgId);
+    await deliverPage(jobs, { ...parts.delivery, ledger });
+    const remaining = before.monthlyRemaining + before.topupRemaining;
+    expect(seen).toEqual([{ orgId, beforeMilli: remaining, afterMilli: remaining - 2100 }]);
   });
 });

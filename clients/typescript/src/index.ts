@@ -8,6 +8,7 @@ import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { components, operations, paths } from './schema.js';
 
 export type { components, operations, paths } from './schema.js';
+export { verifyWebhook, type WebhookEvent, WebhookSignatureError } from './webhooks.js';
 export type Schemas = components['schemas'];
 export type ApiErrorObject = Schemas['Error']['error'];
 export type Simulation = Schemas['Simulation'];

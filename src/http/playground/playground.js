@@ -2,7 +2,8 @@
 // its job with a progress bar, then draw its charts (charts.js) and list every market with its fair price
 // (markets.js). A run can be downloaded (JSON, CSV), shared as `/playground?simulation=sim_…` (read back
 // through GET /v1/simulations/{id}) and compared side by side with another run of this tab, e.g. the
-// predicted lineups against a custom XI. Calls the API of this same service.
+// predicted lineups against a custom XI. The last events of the key (GET /v1/events, what webhooks send,
+// docs/api.md §6) are listed after each run. Calls the API of this same service.
 import { goalDistributions, heatMap, lines, matchPath, outcomeBars, scorers } from './charts.js';
 import {
   formatOdds,
@@ -155,6 +156,31 @@ function show(delivered) {
   $('share-link').textContent = share.href;
   $('exports').hidden = false;
   refreshComparison(true);
+  guarded(loadEvents)();
+}
+
+/** The key's last 10 events: when, what, about which object and its status then. */
+async function loadEvents() {
+  const { body } = await api('GET', '/v1/events?limit=10');
+  if (body.data.length === 0) {
+    const none = document.createElement('p');
+    none.textContent = 'No events in the last 30 days.';
+    $('events').replaceChildren(none);
+    return;
+  }
+  const rows = body.data.map((event) => {
+    const object = event.data.object;
+    return [
+      new Date(event.created * 1000).toISOString().replace('.000Z', 'Z'),
+      event.type,
+      object.job_id ?? object.batch_id ?? object.id ?? object.object,
+      object.status ?? '',
+      event.id,
+    ];
+  });
+  $('events').replaceChildren(
+    table('The last events', ['Created (UTC)', 'Type', 'Object', 'Status', 'Event'], rows),
+  );
 }
 
 function draw(delivered) {
@@ -439,6 +465,7 @@ $('setup').addEventListener('submit', guarded(run));
 $('load-squads').addEventListener('click', guarded(loadSquads));
 $('lineups-from-run').addEventListener('click', lineupsFromRun);
 $('load-shared').addEventListener('click', guarded(loadShared));
+$('load-events').addEventListener('click', guarded(loadEvents));
 for (const kind of ['json', 'markets', 'players'])
   $(`export-${kind}`).addEventListener('click', () => exportRun(kind));
 for (const id of ['compare-a', 'compare-b']) $(id).addEventListener('change', () => refreshComparison());

@@ -289,7 +289,7 @@ export const batchSummarySchema = z
   .object({ ...batchHeadFields, credits_reserved_total: z.number() })
   .describe('A batch in a list: the batch object without its items.');
 
-const listQueryFields = {
+export const listQueryFields = {
   limit: z.coerce
     .number()
     .int()

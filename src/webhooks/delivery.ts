@@ -1,0 +1,184 @@
+// The deliverer (docs/api.md §6, Delivery), run by every worker process beside the job worker
+// (src/server.ts): claims due deliveries under a lease (delivery-store.ts), POSTs each event signed with
+// its endpoint's secrets, and records the outcome: delivered, due again after a backoff with jitter, or
+// failed for good once its 3 days are over. An endpoint is failing from its first failure and disabled
+// after 3 days of failures without a success. Time comes from `clock`, so tests move it by hand.
+import type { Sql } from '../db/connection.js';
+import {
+  type ClaimedDelivery,
+  claimDeliveries,
+  recordAttemptFailed,
+  recordDelivered,
+} from './delivery-store.js';
+import { markEndpointFailed, markEndpointHealthy } from './endpoint-store.js';
+import type { SendEvent } from './sender.js';
+import { SIGNATURE_HEADER, signatureHeader } from './signature.js';
+
+/** How long an event is retried, and how long an endpoint may fail before it is disabled. */
+export const RETRY_WINDOW_MS = 3 * 24 * 3600 * 1000;
+/** The first retry's delay; each later one doubles it, up to RETRY_DELAY_MAX_MS. */
+export const RETRY_DELAY_FIRST_MS = 60_000;
+export const RETRY_DELAY_MAX_MS = 6 * 3600 * 1000;
+/** A delivery's lease: well past the 10 s a POST may take (sender.ts), so only a dead worker loses it. */
+export const DELIVERY_LEASE_MS = 60_000;
+
+/**
+ * The delay after failed attempt `attempt` (1, 2, …): 1 min doubling to at most 6 h, with equal jitter
+ * (between half and all of it) so that endpoints coming back are not hit by every retry at once.
+ */
+export function retryDelayMs(attempt: number, random: () => number = Math.random): number {
+  const full = Math.min(RETRY_DELAY_FIRST_MS * 2 ** Math.max(0, attempt - 1), RETRY_DELAY_MAX_MS);
+  return Math.round(full * (0.5 + random() / 2));
+}
+
+export interface DelivererLogger {
+  warn(details: object, message?: string): void;
+  error(details: object, message?: string): void;
+}
+
+export interface DelivererDeps {
+  sql: Sql;
+  clock: () => Date;
+  send: SendEvent;
+  workerId: string;
+  random?: () => number;
+  /** Deliveries in flight at most. */
+  concurrency?: number;
+  leaseMs?: number;
+  /** Idle wait between claims when nothing wakes the deliverer. */
+  pollMs?: number;
+  logger?: DelivererLogger | undefined;
+  /** Work each round does first (the batch checks of src/webhooks/batch-completions.ts). */
+  beforeRound?: (() => Promise<unknown>) | undefined;
+}
+
+export interface DeliveryRound {
+  delivered: number;
+  failed: number;
+}
+
+export interface WebhookDeliverer {
+  /** Claims what is due at the clock's now and delivers it; resolves when every claimed one is recorded. */
+  deliverDue(): Promise<DeliveryRound>;
+  /** Runs deliverDue in a loop until stop(); `wake` starts a round at once. */
+  start(): void;
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+/** The secrets that sign now: the current one, and the previous one during its 24 h after a rotation. */
+function signingSecrets(delivery: ClaimedDelivery, now: Date): string[] {
+  const previous = delivery.previousSecret;
+  const until = delivery.previousSecretExpiresAt;
+  return previous && until && until > now ? [delivery.secret, previous] : [delivery.secret];
+}
+
+/** Sends one claimed delivery and records its outcome, if the lease is still this worker's. */
+async function deliverOne(deps: DelivererDeps, delivery: ClaimedDelivery): Promise<boolean> {
+  const { sql, clock, workerId } = deps;
+  const random = deps.random ?? Math.random;
+  const sentAt = clock();
+  const timestamp = Math.floor(sentAt.getTime() / 1000);
+  const signature = signatureHeader(signingSecrets(delivery, sentAt), timestamp, delivery.body);
+  const sent = await deps.send({
+    url: delivery.url,
+    body: delivery.body,
+    headers: { [SIGNATURE_HEADER]: signature },
+  });
+  const now = clock();
+  const outcome = { status: sent.status, error: sent.error };
+  if (sent.ok) {
+    await sql.begin(async (tx) => {
+      if (await recordDelivered(tx, delivery.id, workerId, outcome, now)) {
+        await markEndpointHealthy(tx, delivery.endpointId);
+      }
+    });
+    return true;
+  }
+  const retryAt = new Date(now.getTime() + retryDelayMs(delivery.attempts, random));
+  const giveUpAt = delivery.createdAt.getTime() + RETRY_WINDOW_MS;
+  await sql.begin(async (tx) => {
+    const mine = await recordAttemptFailed(
+      tx,
+      delivery.id,
+      workerId,
+      { ...outcome, retryAt: retryAt.getTime() <= giveUpAt ? retryAt : null },
+      now,
+    );
+    if (!mine) return;
+    const reason = `every delivery failed for 3 days; the last: ${sent.error ?? 'no answer'}`;
+    await markEndpointFailed(tx, delivery.endpointId, now, { afterMs: RETRY_WINDOW_MS, reason });
+  });
+  return false;
+}
+
+export function makeWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
+  const { sql, clock, workerId } = deps;
+  const silent: DelivererLogger = { warn() {}, error() {} };
+  const logger = deps.logger ?? silent;
+
+  async function deliverDue(): Promise<DeliveryRound> {
+    await deps.beforeRound?.();
+    const claimed = await claimDeliveries(
+      sql,
+      workerId,
+      deps.concurrency ?? 16,
+      deps.leaseMs ?? DELIVERY_LEASE_MS,
+      clock(),
+    );
+    const outcomes = await Promise.all(
+      claimed.map((delivery) =>
+        deliverOne(deps, delivery).catch((error: unknown) => {
+          // Its lease runs out and another round sends it again.
+          logger.error({ err: error, event_id: delivery.eventId }, 'webhook delivery not recorded');
+          return false;
+        }),
+      ),
+    );
+    const delivered = outcomes.filter(Boolean).length;
+    return { delivered, failed: outcomes.length - delivered };
+  }
+
+  let running: Promise<void> | null = null;
+  let stopping = false;
+  let wakeUp: (() => void) | null = null;
+  let woken = false;
+
+  async function loop(): Promise<void> {
+    while (!stopping) {
+      woken = false;
+      let round: DeliveryRound = { delivered: 0, failed: 0 };
+      try {
+        round = await deliverDue();
+      } catch (error) {
+        logger.warn({ err: error, worker_id: workerId }, 'webhook claim failed');
+      }
+      // A full round may have left more due: claim again at once.
+      if (stopping || woken || round.delivered + round.failed >= (deps.concurrency ?? 16)) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, deps.pollMs ?? 1000);
+        wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wakeUp = null;
+    }
+  }
+
+  return {
+    deliverDue,
+    start() {
+      running ??= loop();
+    },
+    wake() {
+      woken = true;
+      wakeUp?.();
+    },
+    async stop() {
+      stopping = true;
+      wakeUp?.();
+      await running;
+    },
+  };
+}

@@ -1,0 +1,69 @@
+// Every statement on webhook_events (docs/api.md §6): the outbox's inserts, in the transaction of the
+// change each event reports; the reads of the events API (30 days back); the purge of older ones.
+import type { Sql, TransactionSql } from '../db/connection.js';
+import type { EventType, Owner, WebhookEvent } from './types.js';
+
+type Db = Sql | TransactionSql;
+
+/** How long events are kept and listed (docs/api.md §6). */
+export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
+
+/**
+ * Inserts events; one already recorded for the same type and object (a job succeeds once, a batch
+ * completes once) is skipped. Returns the ones inserted.
+ */
+export async function insertEvents(
+  tx: TransactionSql,
+  events: readonly WebhookEvent[],
+): Promise<WebhookEvent[]> {
+  if (events.length === 0) return [];
+  const rows = events.map((event) => ({
+    id: event.id,
+    org_id: event.orgId,
+    mode: event.mode,
+    type: event.type,
+    object_id: event.objectId,
+    body: event.body,
+    created_at: event.createdAt.toISOString(),
+  }));
+  return tx<WebhookEvent[]>`
+    INSERT INTO webhook_events (id, org_id, mode, type, object_id, body, created_at)
+    SELECT id, org_id, mode, type, object_id, body, created_at
+    FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS r(
+      id text, org_id text, mode text, type text, object_id text, body text, created_at timestamptz)
+    ON CONFLICT (type, object_id) WHERE type <> 'credits.low' DO NOTHING
+    RETURNING *`;
+}
+
+export async function getEvent(db: Db, owner: Owner, id: string, since: Date): Promise<WebhookEvent | null> {
+  const [row] = await db<WebhookEvent[]>`
+    SELECT * FROM webhook_events
+    WHERE id = ${id} AND org_id = ${owner.orgId} AND mode = ${owner.mode} AND created_at >= ${since}`;
+  return row ?? null;
+}
+
+/** The owner's events since `since`, newest first, `limit + 1` rows, optionally of one type. */
+export async function listEvents(
+  db: Db,
+  owner: Owner,
+  page: { limit: number; startingAfter?: string | undefined; type?: EventType | undefined; since: Date },
+): Promise<WebhookEvent[]> {
+  return db<WebhookEvent[]>`
+    SELECT * FROM webhook_events e
+    WHERE e.org_id = ${owner.orgId} AND e.mode = ${owner.mode} AND e.created_at >= ${page.since}
+      AND (${page.type ?? null}::text IS NULL OR e.type = ${page.type ?? null})
+      AND (${page.startingAfter ?? null}::text IS NULL OR (e.created_at, e.id) < (
+        SELECT c.created_at, c.id FROM webhook_events c
+        WHERE c.id = ${page.startingAfter ?? null} AND c.org_id = ${owner.orgId} AND c.mode = ${owner.mode}))
+    ORDER BY e.created_at DESC, e.id DESC
+    LIMIT ${page.limit + 1}`;
+}
+
+/** Deletes events older than `before` (their deliveries go with them), up to `limit` a call. */
+export async function purgeEventsBefore(db: Db, before: Date, limit = 1000): Promise<number> {
+  const rows = await db`
+    DELETE FROM webhook_events WHERE id IN (
+      SELECT id FROM webhook_events WHERE created_at < ${before} ORDER BY created_at LIMIT ${limit})
+    RETURNING id`;
+  return rows.length;
+}
