@@ -27,7 +27,16 @@ export interface CompletedBatch {
 /** Of these batches, the ones with no queued or running job left, read in `tx`. */
 async function completedAmong(tx: TransactionSql, batchIds: readonly string[]): Promise<CompletedBatch[]> {
   if (batchIds.length === 0) return [];
-  const { batches, tallies } = await batchTalliesIn(tx, batchIds);
+  // Most packs end jobs of a batch still running: one look for an open job (the first found ends it)
+  // settles those, and only a batch with none left is read whole and counted.
+  const ended = await tx<{ id: string }[]>`
+    SELECT b.id FROM unnest(${tx.array([...batchIds])}::text[]) AS b(id)
+    WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.batch_id = b.id AND j.status IN ('queued', 'running'))`;
+  if (ended.length === 0) return [];
+  const { batches, tallies } = await batchTalliesIn(
+    tx,
+    ended.map((row) => row.id),
+  );
   return batches.flatMap((batch) => {
     const summary = summariseBatch(batch, tallies.get(batch.id)!);
     const ended = summary.status === 'completed' || summary.status === 'cancelled';
