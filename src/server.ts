@@ -130,7 +130,7 @@ interface ServiceParts {
   worker: Worker | null;
   /** Season projections' own worker, beside the engine's (src/projections/projection-worker.ts). */
   projectionWorker: ProjectionWorker | null;
-  deliverer: { stop(): Promise<void> } | null;
+  deliverer: { stop(options?: { timeoutMs?: number | undefined }): Promise<void> } | null;
 }
 
 export async function startService(
@@ -321,7 +321,7 @@ async function shutdown(parts: ServiceParts): Promise<ShutdownReport> {
     parts.worker?.stop({ timeoutMs }) ?? { released: [] },
     parts.projectionWorker?.stop(),
     // A delivery cut short by the exit is sent again once its lease ends (at least once).
-    parts.deliverer?.stop(),
+    parts.deliverer?.stop({ timeoutMs }),
   ]);
   await parts.operations?.close();
   await parts.engine?.close();

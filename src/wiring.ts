@@ -98,9 +98,9 @@ function makeWebhookParts(config: Config, sql: Database['sql'], clock: () => Dat
     deliverer.start();
     return {
       ...deliverer,
-      stop: async () => {
+      stop: async (stopOptions?: { timeoutMs?: number | undefined }) => {
         deliverers.delete(deliverer);
-        await deliverer.stop();
+        await deliverer.stop(stopOptions);
       },
     };
   };

@@ -63,7 +63,12 @@ export interface WebhookDeliverer {
   /** Runs deliverDue in a loop until stop(); `wake` starts a round at once. */
   start(): void;
   wake(): void;
-  stop(): Promise<void>;
+  /**
+   * Stops claiming and waits for the round in hand, at most `timeoutMs` when given (a shutdown's
+   * SHUTDOWN_TIMEOUT_SECONDS): a delivery still in flight then is left to its lease and sent again by
+   * another round, with the same event id (at least once).
+   */
+  stop(options?: { timeoutMs?: number | undefined }): Promise<void>;
 }
 
 /** The secrets that sign now: the current one, and the previous one during its 24 h after a rotation. */
@@ -175,10 +180,16 @@ export function makeWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
       woken = true;
       wakeUp?.();
     },
-    async stop() {
+    async stop(options = {}) {
       stopping = true;
       wakeUp?.();
-      await running;
+      if (running === null || options.timeoutMs === undefined) return void (await running);
+      let timer: NodeJS.Timeout | undefined;
+      const timeUp = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, options.timeoutMs);
+      });
+      await Promise.race([running, timeUp]);
+      clearTimeout(timer);
     },
   };
 }

@@ -262,6 +262,26 @@ describe('a worker lost mid-delivery', () => {
   });
 });
 
+describe('a deliverer stopped by a shutdown', () => {
+  it('stops within the time it is given, leaving a request still in flight to its lease', async () => {
+    const { auth, orgId } = await t.newOrg();
+    await register(auth);
+    const event = await writeEvent(orgId, 'job_shutdown');
+    const from = receiver.received.length;
+    receiver.answers.push('hold');
+    const stopping = deliverer('s');
+    stopping.start();
+    await receiver.until(from + 1);
+    // The receiver holds the request (the sender would wait for it up to its 10 s timeout).
+    await stopping.stop({ timeoutMs: 10 });
+    const [row] = await t.db.sql<{ status: string; leaseOwner: string | null }[]>`
+      SELECT status, lease_owner FROM webhook_deliveries WHERE event_id = ${event.id}`;
+    // Not recorded: the lease decides, and another round sends it again once it ends.
+    expect(row).toMatchObject({ status: 'pending', leaseOwner: 's' });
+    receiver.release(200);
+  });
+});
+
 describe('a rotated secret', () => {
   it('signs beside the new one for 24 hours, then only the new one signs', async () => {
     const { auth, orgId } = await t.newOrg();
