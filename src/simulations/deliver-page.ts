@@ -31,9 +31,10 @@ import {
 export type PageOutcome = LockedOutcome | { status: 'ended'; job: Job; error: ApiError };
 
 /**
- * The page's locked jobs delivered in the caller's transaction: at most eight statements however many
- * jobs (deliveries read again, results not in memory, the account and holds locked, the pending holds
- * charged, then the deliveries, the jobs' new statuses and the summaries sent together).
+ * The page's locked jobs delivered in the caller's transaction, in statements whose number does not grow
+ * with the page: deliveries read again and results not in memory (one each, when there are any), the
+ * account and the holds locked, the pending holds charged (and the credits.low threshold read), then the
+ * deliveries, the jobs' new statuses (delivered, expired) and the summaries sent together.
  */
 export async function deliverLockedPage(
   deps: DeliveryDeps,
