@@ -18,6 +18,8 @@ export const RATE_CARD = '2026-11-01';
 export const QUEUE_BOUND = 20_000;
 export const DEFAULT_DRAWS = 1000;
 export const DEFAULT_WAIT_SECONDS = 25;
+/** The longest a submission (a simulation, a season projection) waits for its result: wait_seconds 0 to 25. */
+export const MAX_WAIT_SECONDS = 25;
 
 /** How a request names its fixture: by id, or by team names and an optional day. */
 export interface FixtureSelector {

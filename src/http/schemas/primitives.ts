@@ -10,6 +10,7 @@ import {
   LATEST_DAY,
   withinDateRange,
 } from '../../db/value-limits.js';
+import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from '../../simulations/types.js';
 
 const STORABLE_TEXT = 'must not contain the NUL character or unpaired surrogates';
 
@@ -75,3 +76,15 @@ export const positiveCreditAmount = creditAmount.refine((value) => value >= 0.00
 
 /** A limit an operator sets: a whole number 0 to 1,000,000,000. */
 export const limitValue = z.number().int().min(0).max(MAX_CREDITS);
+
+/** A submission's `wait_seconds`: how long to wait for `what` before a job is returned. */
+export function waitSeconds(what: string) {
+  return z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_WAIT_SECONDS)
+    .describe(
+      `Seconds to wait for ${what} before a job is returned, 0 to ${MAX_WAIT_SECONDS}; default ${DEFAULT_WAIT_SECONDS}.`,
+    );
+}

@@ -1,8 +1,7 @@
 // The wire forms of season projections (docs/api.md §2.10, §2.11, §4.12): zod = validation = OpenAPI.
 import { z } from 'zod';
 import { DEFAULT_SEASONS, MAX_SEASONS, MIN_SEASONS } from '../../projections/types.js';
-import { DEFAULT_WAIT_SECONDS } from '../../simulations/types.js';
-import { int4Id, opaqueId } from './primitives.js';
+import { int4Id, opaqueId, waitSeconds } from './primitives.js';
 import { named, openEnum } from './registry.js';
 
 const seasons = z
@@ -15,15 +14,7 @@ const seasons = z
 export const projectionBodySchema = z.strictObject({
   competition_id: int4Id.describe('The competition to project (a covered one; see GET /v1/fixtures).'),
   seasons: seasons.optional(),
-  wait_seconds: z
-    .number()
-    .int()
-    .min(0)
-    .max(25)
-    .optional()
-    .describe(
-      `Seconds to wait for the projection before a job is returned, 0 to 25; default ${DEFAULT_WAIT_SECONDS}.`,
-    ),
+  wait_seconds: waitSeconds('the projection').optional(),
 });
 
 export const projectionPriceSchema = named(

@@ -5,10 +5,10 @@ import { MAX_DRAWS_PER_JOB as MAX_DRAWS, MIN_DRAWS_PER_JOB as MIN_DRAWS } from '
 import { simulationDocumentSchema } from '../../engine/document-schema.js';
 import type { LineupsRequest } from '../../fixtures/lineups.js';
 import { BATCH_STATUSES, JOB_STATUSES } from '../../jobs/types.js';
-import { DEFAULT_DRAWS, DEFAULT_WAIT_SECONDS } from '../../simulations/types.js';
+import { DEFAULT_DRAWS } from '../../simulations/types.js';
 import { DOCUMENT_SECTIONS, isSectionList } from '../views/document-sections.js';
 import { freshnessSchema, priceSchema } from './common.js';
-import { boundedText, int4Id, int4IdOrDigits, isoDay, opaqueId } from './primitives.js';
+import { boundedText, int4Id, int4IdOrDigits, isoDay, opaqueId, waitSeconds } from './primitives.js';
 import { named, openEnum } from './registry.js';
 
 const MAX_BATCH_ITEMS = 1000;
@@ -94,15 +94,7 @@ export const simulationBodySchema = z.strictObject({
   ...selectorFields,
   metadata: metadataRequestSchema.optional(),
   draws: draws.optional(),
-  wait_seconds: z
-    .number()
-    .int()
-    .min(0)
-    .max(25)
-    .optional()
-    .describe(
-      `Seconds to wait for the result before a job is returned, 0 to 25; default ${DEFAULT_WAIT_SECONDS}.`,
-    ),
+  wait_seconds: waitSeconds('the result').optional(),
 });
 
 export const batchBodySchema = z.strictObject({
