@@ -223,6 +223,23 @@ export async function settle(
 export type ManySettled = SettledCharge | 'expired';
 
 /**
+ * `settle` for a delivery: the hold's charge, or 'expired' when the hold ended before it (released here
+ * if the sweeper had not yet), instead of the reservation_expired error.
+ */
+export async function settleUnlessEnded(
+  deps: LedgerDeps,
+  holdId: string,
+  options: SettleOptions,
+): Promise<ManySettled> {
+  try {
+    return await settle(deps, holdId, options);
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'reservation_expired') return 'expired';
+    throw error;
+  }
+}
+
+/**
  * `settle` for many holds of one organisation in the caller's transaction (a page of a batch's results
  * stream, docs/decisions.md §6): the account locked once, the holds locked in one statement in id
  * order, and every pending hold charged by one statement (their rows settled, the account's columns moved

@@ -28,6 +28,7 @@ import {
   setHoldsExpiry,
   settle,
   settleMany,
+  settleUnlessEnded,
 } from './holds.js';
 import { checkBalanced, entries, findUnbalancedAccounts, ledgerSum } from './ledger-audit.js';
 import type {
@@ -60,6 +61,8 @@ export interface Ledger {
   ): Promise<Hold[]>;
   /** The hold's charge, and the available credits it leaves (the same as before it). */
   settle(holdId: string, options: SettleOptions): Promise<SettledCharge>;
+  /** settle for a delivery: the charge, or 'expired' when the hold ended first (released if not yet). */
+  settleUnlessEnded(holdId: string, options: SettleOptions): Promise<SettledCharge | 'expired'>;
   /**
    * Many holds of one organisation settled in the caller's transaction, the pending ones by one statement;
    * by hold id, each its charge or 'expired'.
@@ -112,6 +115,7 @@ export function makeLedger({
     reserveMany: (orgId, holds, options) => reserveMany(deps, orgId, holds, options),
     settle: (holdId, options) => settle(deps, holdId, options),
     settleMany: (orgId, holdIds, options) => settleMany(deps, orgId, holdIds, options),
+    settleUnlessEnded: (holdId, options) => settleUnlessEnded(deps, holdId, options),
     settleAtOnce: (orgId, milli, options) => settleAtOnce(deps, orgId, milli, options),
     release: (holdId, reason, options) => release(deps, holdId, reason, options),
     chargeDirect: (orgId, milli, options) => chargeDirect(deps, orgId, milli, options),

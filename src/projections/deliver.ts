@@ -166,15 +166,10 @@ async function settleHold(
   job: ProjectionJob,
 ): Promise<SettledCharge | null | 'expired'> {
   if (job.mode !== 'live' || job.priceMilli === 0) return null;
-  try {
-    return await deps.ledger.settle(job.reservationId, {
-      tx,
-      orgId: job.orgId,
-      requestId: ctx.requestId,
-      idempotencyKey: ctx.idempotencyKey,
-    });
-  } catch (error) {
-    if (error instanceof ApiError && error.code === 'reservation_expired') return 'expired';
-    throw error;
-  }
+  return deps.ledger.settleUnlessEnded(job.reservationId, {
+    tx,
+    orgId: job.orgId,
+    requestId: ctx.requestId,
+    idempotencyKey: ctx.idempotencyKey,
+  });
 }

@@ -237,18 +237,12 @@ async function settleHold(
   job: Job,
 ): Promise<SettledCharge | null | 'expired'> {
   if (job.mode !== 'live') return null;
-  try {
-    return await deps.ledger.settle(job.reservationId, {
-      tx,
-      orgId: job.orgId,
-      requestId: ctx.requestId,
-      idempotencyKey: ctx.idempotencyKey,
-    });
-  } catch (error) {
-    // The hold ended before this delivery (the ledger released it if the sweeper had not yet).
-    if (error instanceof ApiError && error.code === 'reservation_expired') return 'expired';
-    throw error;
-  }
+  return deps.ledger.settleUnlessEnded(job.reservationId, {
+    tx,
+    orgId: job.orgId,
+    requestId: ctx.requestId,
+    idempotencyKey: ctx.idempotencyKey,
+  });
 }
 
 /** What a delivery's fixture summary says of its run. */
