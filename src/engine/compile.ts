@@ -31,17 +31,27 @@ export function compileKey(inputs: MatchInputs, params: ModelParams): string {
     .digest('hex');
 }
 
-/** Where a compile puts a table of `words` u32 words: plain memory by default. */
-export type NewTable = (words: number) => Uint32Array;
+/**
+ * Where a compile writes its tables: new plain memory by default, or memory used before (a slot of
+ * compiled-slots.ts). The fixture table is cleared first (a squad leaves later player slots unwritten);
+ * the threshold table has every word written.
+ */
+export interface CompileInto {
+  fixture: Uint32Array;
+  thresholds: Uint32Array;
+}
 
 export function compileFixture(
   inputs: MatchInputs,
   globalParams: ModelParams,
-  newTable: NewTable = (words) => new Uint32Array(words),
+  into: CompileInto = {
+    fixture: new Uint32Array(FIXTURE_WORDS),
+    thresholds: new Uint32Array(THRESHOLD_WORDS),
+  },
 ): CompiledFixture {
   // The competition's card and shot rates replace the global ones (docs/model.md, "League profiles").
   const params = paramsForFixture(globalParams, inputs.profile);
-  const fixture = newTable(FIXTURE_WORDS);
+  const fixture = into.fixture.fill(0);
   const added = addedTimeModel(params);
   for (let k = 0; k < MAX_ADDED_MINUTES; k++) {
     fixture[FX_ADDED_TIME_FIRST + k] = probabilityThreshold(added.firstCumulative[k]!);
@@ -60,7 +70,7 @@ export function compileFixture(
 
   const ratedGoals = expectedGoalsFromRatings(inputs);
   const rates = eventRates(params, added, [ratedGoals.home, ratedGoals.away]);
-  const thresholds = thresholdTable(rates, strengthMultipliers, newTable(THRESHOLD_WORDS));
+  const thresholds = thresholdTable(rates, strengthMultipliers, into.thresholds);
 
   return {
     fixture,

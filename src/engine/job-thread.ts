@@ -2,6 +2,7 @@
 // this host work of many jobs runs on all cores at once instead of on the event loop. It keeps nothing:
 // compiled fixtures live on shared memory in the pool's cache, and every task carries what it needs.
 import { parentPort, workerData } from 'node:worker_threads';
+import type { SlotTables } from './compiled-slots.js';
 import {
   adoptCompiled,
   compileShared,
@@ -14,7 +15,7 @@ import {
 } from './job-work.js';
 
 export type JobThreadTask =
-  | { taskId: number; kind: 'compile'; job: HostJob }
+  | { taskId: number; kind: 'compile'; job: HostJob; tables: SlotTables }
   | { taskId: number; kind: 'whole'; job: HostJob; compiled: SharedCompiled; backend: string }
   | {
       taskId: number;
@@ -32,7 +33,7 @@ const setting = workerData as JobWorkSetting;
 function perform(task: JobThreadTask): unknown {
   switch (task.kind) {
     case 'compile':
-      return compileShared(task.job.inputs, setting.params);
+      return compileShared(task.job.inputs, setting.params, task.tables);
     case 'whole':
       return runWholeJob(setting, task.job, adoptCompiled(task.compiled), task.backend);
     case 'finish':

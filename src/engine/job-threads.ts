@@ -3,12 +3,12 @@
 // host work at once and the event loop only moves bytes; and the cache of compiled fixtures, sized in
 // bytes, that every job of the process shares (a fixture version is compiled once while it stays in it).
 import { availableParallelism } from 'node:os';
+import { createSlotPool, SLOT_BYTES, type SlotPool, type SlotTables } from './compiled-slots.js';
 import { startModuleWorker } from './contract/module-worker.js';
 import { createThreadPool } from './contract/thread-pool.js';
 import type { JobThreadReply, JobThreadTask } from './job-thread.js';
 import {
   adoptCompiled,
-  compiledBytes,
   compileShared,
   type FinishedDocument,
   finishJob,
@@ -30,13 +30,27 @@ export interface CompileCacheStats {
   bytes: number;
   hits: number;
   misses: number;
+  /** Compiled fixtures acquired and not yet released (jobs running, or a leak). */
+  inUse: number;
+  /** Slots the cache's pool made (compiled-slots.ts), and how many are free. */
+  slots: number;
+  slotsFree: number;
+}
+
+/**
+ * A compiled fixture in use: its slot stays its own until release, which every acquire is owed once the
+ * job is done with it (the cache may then give the slot to another fixture).
+ */
+export interface CompiledInUse {
+  compiled: SharedCompiled;
+  release(): void;
 }
 
 export interface JobThreads {
   /** Threads in the pool; 0 does the work on the calling thread. */
   readonly threads: number;
   /** The job's compiled fixture: from the cache, or compiled on a thread (once, however many ask). */
-  compiled(job: HostJob): Promise<SharedCompiled>;
+  acquire(job: HostJob): Promise<CompiledInUse>;
   /** A whole job (its draws on one thread, then its document). */
   whole(job: HostJob, compiled: SharedCompiled): Promise<FinishedDocument & { runMs: number }>;
   /** The document of a job whose draws were counted elsewhere (the GPU, the CPU pool). */
@@ -70,12 +84,12 @@ export function createJobThreads(options: {
     const reply = await pool.run({ ...body, taskId: nextTaskId++ } as JobThreadTask);
     return reply.value as T;
   };
-  const cache = makeCompileCache(options.cacheBytes ?? COMPILE_CACHE_BYTES, (job) =>
-    perform<SharedCompiled>({ kind: 'compile', job }).then(adoptCompiled),
+  const cache = makeCompileCache(options.cacheBytes ?? COMPILE_CACHE_BYTES, (job, tables) =>
+    perform<SharedCompiled>({ kind: 'compile', job, tables }).then(adoptCompiled),
   );
   return {
     threads,
-    compiled: cache.get,
+    acquire: cache.acquire,
     whole: (job, compiled) =>
       perform({ kind: 'whole', job, compiled, backend: `cpu-job-threads-${threads}` }),
     finish: (job, compiled, counts, run) => perform({ kind: 'finish', job, compiled, counts, run }),
@@ -88,7 +102,7 @@ export function createJobThreads(options: {
 function performHere(setting: JobWorkSetting, body: TaskBody): unknown {
   switch (body.kind) {
     case 'compile':
-      return compileShared(body.job.inputs, setting.params);
+      return compileShared(body.job.inputs, setting.params, body.tables);
     case 'whole':
       return runWholeJob(setting, body.job, body.compiled, body.backend);
     case 'finish':
@@ -97,43 +111,95 @@ function performHere(setting: JobWorkSetting, body: TaskBody): unknown {
 }
 
 /**
- * Compiled fixtures by compile key, least recently used first, bounded in bytes. A key being compiled is
- * kept as its promise, so jobs of the same fixture that arrive together wait for one compile.
+ * Compiled fixtures by compile key, least recently used first, bounded in bytes, each in a slot of the
+ * cache's pool (compiled-slots.ts). A key being compiled is kept as its promise, so jobs of the same
+ * fixture that arrive together wait for one compile. An entry counts its users: one pushed out while in
+ * use leaves the cache at once but keeps its slot until its last user releases it, so a slot is never
+ * written while a job reads it. Slots come back to the pool, never to the system: the pool holds at most
+ * the cache's bytes plus the fixtures in use.
  */
-function makeCompileCache(maxBytes: number, compile: (job: HostJob) => Promise<SharedCompiled>) {
-  const entries = new Map<string, { compiled: Promise<SharedCompiled>; bytes: number }>();
-  let bytes = 0;
+function makeCompileCache(
+  maxBytes: number,
+  compile: (job: HostJob, tables: SlotTables) => Promise<SharedCompiled>,
+) {
+  interface Entry {
+    compiled: Promise<SharedCompiled>;
+    tables: SlotTables;
+    users: number;
+    /** Out of the cache: its slot goes back to the pool when its last user releases it. */
+    dropped: boolean;
+  }
+  const slots = createSlotPool();
+  const entries = new Map<string, Entry>();
   let hits = 0;
   let misses = 0;
+  let inUse = 0;
+  const bytes = () => entries.size * SLOT_BYTES;
+  function drop(key: string, entry: Entry) {
+    entries.delete(key);
+    entry.dropped = true;
+    if (entry.users === 0) slots.give(entry.tables);
+  }
   function evict() {
     for (const [key, entry] of entries) {
-      if (bytes <= maxBytes || entries.size <= 1) return;
-      entries.delete(key);
-      bytes -= entry.bytes;
+      if (bytes() <= maxBytes || entries.size <= 1) return;
+      drop(key, entry);
     }
   }
-  function get(job: HostJob): Promise<SharedCompiled> {
-    const found = entries.get(job.key);
-    if (found) {
+  function release(entry: Entry) {
+    if (entry.users <= 0) throw new Error('a compiled fixture released more often than acquired');
+    entry.users--;
+    inUse--;
+    if (entry.users === 0 && entry.dropped) slots.give(entry.tables);
+  }
+  async function acquire(job: HostJob): Promise<CompiledInUse> {
+    let entry = entries.get(job.key);
+    if (entry) {
       hits++;
       entries.delete(job.key);
-      entries.set(job.key, found);
-      return found.compiled;
+      entries.set(job.key, entry);
+    } else {
+      misses++;
+      const tables = slots.take();
+      entry = { compiled: compile(job, tables), tables, users: 0, dropped: false };
+      entries.set(job.key, entry);
+      evict();
     }
-    misses++;
-    const entry = { compiled: compile(job), bytes: 0 };
-    entries.set(job.key, entry);
-    entry.compiled.then(
-      (compiled) => {
-        if (entries.get(job.key) !== entry) return;
-        entry.bytes = compiledBytes(compiled);
-        bytes += entry.bytes;
-        evict();
-      },
+    const used = entry;
+    used.users++;
+    inUse++;
+    try {
+      const compiled = await used.compiled;
+      let released = false;
+      return {
+        compiled,
+        release() {
+          if (released) return;
+          released = true;
+          release(used);
+        },
+      };
+    } catch (error) {
       // A compile that failed is not kept: the next job of those inputs tries (and fails) again.
-      () => entries.get(job.key) === entry && entries.delete(job.key),
-    );
-    return entry.compiled;
+      if (entries.get(job.key) === used) drop(job.key, used);
+      release(used);
+      throw error;
+    }
   }
-  return { get, stats: (): CompileCacheStats => ({ entries: entries.size, bytes, hits, misses }) };
+  return {
+    acquire,
+    stats: (): CompileCacheStats => ({
+      entries: entries.size,
+      bytes: bytes(),
+      hits,
+      misses,
+      inUse,
+      ...poolStats(slots),
+    }),
+  };
+}
+
+function poolStats(slots: SlotPool) {
+  const { slots: made, free } = slots.stats();
+  return { slots: made, slotsFree: free };
 }

@@ -5,14 +5,9 @@
 // runs them on the calling thread (tests).
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
 import { compileFixture } from './compile.js';
+import type { SlotTables } from './compiled-slots.js';
 import { adoptEventTables, buildEventTables } from './contract/event-tables.js';
-import {
-  COUNTER_WORDS,
-  type CompiledFixture,
-  type EngineSeed,
-  EVENT_TABLE_WORDS,
-  finalizeCounters,
-} from './contract/layout.js';
+import { COUNTER_WORDS, type CompiledFixture, type EngineSeed, finalizeCounters } from './contract/layout.js';
 import type { MatchInputs } from './contract/match-inputs.js';
 import type { ModelParams } from './contract/model-params.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
@@ -54,18 +49,13 @@ export interface FinishedDocument {
   summary: DocumentSummary;
 }
 
-/** A table on shared memory, which every thread reads without a copy. */
-function sharedTable(words: number): Uint32Array {
-  return new Uint32Array(new SharedArrayBuffer(words * Uint32Array.BYTES_PER_ELEMENT));
-}
-
 /**
- * compileFixture with its tables and event tables built on shared memory (about 0.8 MB a fixture: built
- * there rather than copied, so a compile allocates each table once and leaves the collector nothing).
+ * compileFixture with its tables and event tables written into `tables`, a slot of shared memory
+ * (compiled-slots.ts) that every thread reads without a copy; the compile allocates no table.
  */
-export function compileShared(inputs: MatchInputs, params: ModelParams): SharedCompiled {
-  const compiled = compileFixture(inputs, params, sharedTable);
-  const eventTables = buildEventTables(compiled.thresholds, sharedTable(EVENT_TABLE_WORDS));
+export function compileShared(inputs: MatchInputs, params: ModelParams, tables: SlotTables): SharedCompiled {
+  const compiled = compileFixture(inputs, params, tables);
+  const eventTables = buildEventTables(compiled.thresholds, tables.eventTables);
   adoptEventTables(compiled.thresholds, eventTables);
   return { ...compiled, eventTables };
 }

@@ -166,11 +166,12 @@ interface RunnerDeps {
   secondsPerDraw: { cpu: number; gpu: number };
 }
 
-/** A job whose draws are in range and whose inputs compiled. */
+/** A job whose draws are in range and whose inputs compiled; `release` once its outcome is known. */
 interface PreparedJob {
   job: EngineJob;
   host: HostJob;
   compiled: SharedCompiled;
+  release(): void;
 }
 
 /**
@@ -196,26 +197,28 @@ async function runBatch(deps: RunnerDeps, jobs: EngineJob[], context: RunContext
     emit({ jobId: job.id, error: { code: 'simulation_failed', message: (error as Error).message } });
   const record = (item: PreparedJob, engine: RunResult['engine'], finished: Finished) =>
     emit(recordRun(deps, item, engine, finished));
-  // A job whose draws are out of range or whose inputs do not compile fails alone; the others run.
-  const prepared = (
-    await Promise.all(
-      jobs.map(async (job) => {
-        try {
-          return [await prepareJob(deps, job)];
-        } catch (error) {
-          failed(job, error);
-          return [];
-        }
-      }),
-    )
-  ).flat();
   if (!deps.gpu || !usingGpu(deps)) {
-    await runOnCpu(deps, prepared, context, record, failed);
+    await runOnCpu(deps, jobs, context, record, failed);
     return outcomes;
   }
-  // Test keys always run on the CPU engine (docs/api.md §1: synthetic output); live jobs on the GPU.
-  const onGpu = prepared.filter(({ job }) => job.mode === 'live');
-  let onCpu = prepared.filter((item) => !onGpu.includes(item));
+  // Test keys always run on the CPU engine (docs/api.md §1: synthetic output); live jobs on the GPU, as
+  // one dispatch, so they are all compiled first. A job whose draws are out of range or whose inputs do
+  // not compile fails alone; the others run.
+  const onGpu = (
+    await Promise.all(
+      jobs
+        .filter((job) => job.mode === 'live')
+        .map(async (job) => {
+          try {
+            return [await prepareJob(deps, job)];
+          } catch (error) {
+            failed(job, error);
+            return [];
+          }
+        }),
+    )
+  ).flat();
+  let onCpu: (EngineJob | PreparedJob)[] = jobs.filter((job) => job.mode !== 'live');
   if (onGpu.length > 0 && !(await runOnGpu(deps, deps.gpu, onGpu, context, record, failed))) {
     // A dispatch that failed outright: the CPU engine gives the same counts.
     onCpu = [...onCpu, ...onGpu];
@@ -235,7 +238,8 @@ async function prepareJob(deps: RunnerDeps, job: EngineJob): Promise<PreparedJob
     basis: { as_of: job.payload.as_of, data_version: job.dataVersion },
     queuedMs: job.queuedMs,
   };
-  return { job, host, compiled: await deps.jobThreads.compiled(host) };
+  const { compiled, release } = await deps.jobThreads.acquire(host);
+  return { job, host, compiled, release };
 }
 
 /** A job's document and how long its draws took. */
@@ -266,7 +270,9 @@ async function runOnGpu(
     return false;
   }
   // The documents on the job threads, all at once.
-  await Promise.all(runs.map((run, i) => finishRun(deps, items[i]!, run, record, failed)));
+  await Promise.all(
+    runs.map((run, i) => finishRun(deps, items[i]!, run, record, failed).finally(items[i]!.release)),
+  );
   return true;
 }
 
@@ -288,39 +294,56 @@ async function finishRun(
 }
 
 /**
- * Without a GPU: small jobs run whole on the job threads, as many at once as there are threads; larger
- * ones share their draws out over the CPU engine's pool and get their documents on a job thread. A job
- * that fails fails alone. Aborted (a shutdown): the jobs not yet started get no outcome; their leases
- * run out.
+ * Jobs in flight on the CPU path per job thread: enough that a thread always has its next task queued,
+ * few enough that a batch of a thousand distinct fixtures holds a handful of compiled fixtures (about
+ * 0.8 MB each) at a time, not all of them. Holding them all cost more in page faults than the compiles
+ * themselves (docs/decisions.md §6, "What a job costs the host").
+ */
+const CPU_LANES_PER_THREAD = 4;
+
+/**
+ * Without a GPU: each job is compiled, then run; small jobs run whole on the job threads, larger ones
+ * share their draws out over the CPU engine's pool and get their documents on a job thread. A job that
+ * fails fails alone. Aborted (a shutdown): the jobs not yet started get no outcome; their leases run out.
  */
 async function runOnCpu(
   deps: RunnerDeps,
-  items: readonly PreparedJob[],
+  jobs: readonly (EngineJob | PreparedJob)[],
   context: RunContext,
   record: RecordOutcome,
   failed: Failed,
 ): Promise<void> {
-  await Promise.all(
-    items.map(async (item) => {
-      const { job, host, compiled } = item;
-      if (context.signal.aborted) return;
+  let next = 0;
+  const lane = async () => {
+    while (next < jobs.length && !context.signal.aborted) {
+      const entry = jobs[next++]!;
+      const job = 'host' in entry ? entry.job : entry;
+      let item: PreparedJob | undefined;
       try {
+        item = 'host' in entry ? entry : await prepareJob(deps, entry);
+        if (context.signal.aborted) return;
         if (job.draws <= WHOLE_JOB_MAX_DRAWS) {
-          record(item, 'cpu', await deps.jobThreads.whole(host, compiled));
+          record(item, 'cpu', await deps.jobThreads.whole(item.host, item.compiled));
           void context.progress(job.id, job.draws);
-          return;
+          continue;
         }
-        const run = await deps.cpu.run(compiled, {
+        const run = await deps.cpu.run(item.compiled, {
           draws: job.draws,
-          seed: host.seed,
+          seed: item.host.seed,
           onProgress: (done) => void context.progress(job.id, done),
         });
         await finishRun(deps, item, run, record, failed);
       } catch (error) {
         failed(job, error);
+      } finally {
+        item?.release();
       }
-    }),
-  );
+    }
+  };
+  const lanes = Math.min(jobs.length, Math.max(1, deps.jobThreads.threads) * CPU_LANES_PER_THREAD);
+  await Promise.all(Array.from({ length: lanes }, lane));
+  // Aborted: jobs compiled for the GPU but not started here give their compiled fixtures back.
+  for (const entry of jobs.slice(next)) if ('host' in entry) entry.release();
 }
 
 /** A finished run's outcome; the run also updates the engine's measured seconds per draw. */

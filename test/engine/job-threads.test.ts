@@ -1,11 +1,12 @@
 // The job threads (src/engine/job-threads.ts): the host's share of a job done on worker threads gives
 // the same document as on the calling thread; a fixture version is compiled once however many jobs ask;
-// the compile cache is bounded in bytes.
+// the compile cache is bounded in bytes; its slots (src/engine/compiled-slots.ts) are reused only once
+// no job uses them, and a compile into a used slot gives the bits of a compile into new memory.
 import { afterAll, describe, expect, it } from 'vitest';
 import { compileKey } from '../../src/engine/compile.js';
 import { defaultModelParams } from '../../src/engine/contract/model-params.js';
 import { documentWireText } from '../../src/engine/document-schema.js';
-import { createJobThreads } from '../../src/engine/job-threads.js';
+import { createJobThreads, type JobThreads } from '../../src/engine/job-threads.js';
 import type { HostJob } from '../../src/engine/job-work.js';
 import { loadModelStatus } from '../../src/engine/model-status.js';
 import { plausibleFixture } from './plausible-teams.js';
@@ -40,11 +41,18 @@ function withoutTiming(documentJson: string) {
   return rest;
 }
 
+/** The job's compiled fixture; its slot stays the cache's (tests that do not care release at once). */
+async function compiledOf(threads: JobThreads, job: HostJob) {
+  const { compiled, release } = await threads.acquire(job);
+  release();
+  return compiled;
+}
+
 describe('job threads', () => {
   it('run a whole job to the same document as the calling thread, in the wire text of the schema', async () => {
     const job = hostJob(1);
-    const threaded = await onThreads.whole(job, await onThreads.compiled(job));
-    const inline = await here.whole(job, await here.compiled(job));
+    const threaded = await onThreads.whole(job, await compiledOf(onThreads, job));
+    const inline = await here.whole(job, await compiledOf(here, job));
     expect(withoutTiming(threaded.documentJson)).toEqual(withoutTiming(inline.documentJson));
     expect(threaded.documentJson).toBe(documentWireText(JSON.parse(threaded.documentJson)));
     const result = JSON.parse(threaded.documentJson).result;
@@ -53,9 +61,9 @@ describe('job threads', () => {
 
   it('finish a run counted elsewhere to the document of the whole job', async () => {
     const job = hostJob(2);
-    const compiled = await onThreads.compiled(job);
+    const compiled = await compiledOf(onThreads, job);
     const whole = await onThreads.whole(job, compiled);
-    const counted = await here.whole(job, await here.compiled(job));
+    const counted = await here.whole(job, await compiledOf(here, job));
     // The counters of the same draws, taken from a run on the calling thread, finished on a thread.
     const { simulateRange } = await import('../../fallback/engine.js');
     const { COUNTER_WORDS, finalizeCounters } = await import('../../src/engine/contract/layout.js');
@@ -74,7 +82,10 @@ describe('job threads', () => {
   it('compile a fixture version once however many jobs ask, on shared memory', async () => {
     const before = onThreads.cacheStats();
     const job = hostJob(3);
-    const [a, b] = await Promise.all([onThreads.compiled(job), onThreads.compiled({ ...job, draws: 5000 })]);
+    const [a, b] = await Promise.all([
+      compiledOf(onThreads, job),
+      compiledOf(onThreads, { ...job, draws: 5000 }),
+    ]);
     expect(a).toBe(b);
     expect(a.thresholds.buffer).toBeInstanceOf(SharedArrayBuffer);
     expect(a.eventTables.buffer).toBeInstanceOf(SharedArrayBuffer);
@@ -87,18 +98,71 @@ describe('job threads', () => {
     const small = createJobThreads({ setting, threads: 0, cacheBytes: 2_000_000 });
     try {
       const jobs = [4, 5, 6].map((n) => hostJob(n));
-      const first = await small.compiled(jobs[0]!);
-      await small.compiled(jobs[1]!);
-      await small.compiled(jobs[0]!);
-      await small.compiled(jobs[2]!);
+      const first = await compiledOf(small, jobs[0]!);
+      await compiledOf(small, jobs[1]!);
+      await compiledOf(small, jobs[0]!);
+      await compiledOf(small, jobs[2]!);
       const stats = small.cacheStats();
       expect(stats.bytes).toBeLessThanOrEqual(2_000_000);
+      expect(stats).toMatchObject({ slots: 8, slotsFree: 6 });
       expect(stats.entries).toBe(2);
       // Job 0 was used after job 1: job 1 went, job 0 is still there.
-      expect(await small.compiled(jobs[0]!)).toBe(first);
+      expect(await compiledOf(small, jobs[0]!)).toBe(first);
       expect(small.cacheStats().misses).toBe(3);
     } finally {
       await small.close();
+    }
+  });
+
+  it('give a slot to another fixture only once the jobs using it released it', async () => {
+    // Room for one fixture: each new one pushes the one before out of the cache.
+    const one = createJobThreads({ setting, threads: 2, cacheBytes: 1 });
+    try {
+      const [first, second, third] = [7, 8, 9].map((n) => hostJob(n));
+      const held = await one.acquire(first!);
+      const kept = Uint32Array.from(held.compiled.eventTables);
+      const keptFixture = Uint32Array.from(held.compiled.fixture);
+      // Out of the cache but in use: the next compiles take other slots and leave its words alone.
+      const next = await one.acquire(second!);
+      next.release();
+      (await one.acquire(third!)).release();
+      expect(one.cacheStats()).toMatchObject({ entries: 1, slots: 8, slotsFree: 6 });
+      expect(held.compiled.eventTables).toEqual(kept);
+      expect(held.compiled.fixture).toEqual(keptFixture);
+      held.release();
+      held.release(); // a second release of the same use changes nothing
+      expect(one.cacheStats()).toMatchObject({ entries: 1, slots: 8, slotsFree: 7 });
+    } finally {
+      await one.close();
+    }
+  });
+
+  it('compile into a slot another fixture used to the bits of a compile into new memory', async () => {
+    // Different squad sizes and ratings: what the first fixture left in the slot must not show through.
+    const big = hostJob(10);
+    const small = { ...hostJob(11) };
+    small.inputs = {
+      ...small.inputs,
+      home: { ...small.inputs.home, players: small.inputs.home.players.slice(0, 16) },
+    };
+    small.key = compileKey(small.inputs, defaultModelParams);
+    const reused = createJobThreads({ setting, threads: 0, cacheBytes: 1 });
+    const fresh = createJobThreads({ setting, threads: 0 });
+    try {
+      const first = await reused.acquire(big);
+      first.release();
+      // Another fixture pushes the first out of the cache; its slot is the next one taken.
+      (await reused.acquire(hostJob(12))).release();
+      const again = await reused.acquire(small);
+      expect(again.compiled.fixture.buffer).toBe(first.compiled.fixture.buffer);
+      expect(again.compiled.fixture.byteOffset).toBe(first.compiled.fixture.byteOffset);
+      const clean = await fresh.acquire(small);
+      expect(Array.from(again.compiled.fixture)).toEqual(Array.from(clean.compiled.fixture));
+      expect(Array.from(again.compiled.thresholds)).toEqual(Array.from(clean.compiled.thresholds));
+      expect(Array.from(again.compiled.eventTables)).toEqual(Array.from(clean.compiled.eventTables));
+    } finally {
+      await reused.close();
+      await fresh.close();
     }
   });
 });

@@ -99,6 +99,46 @@ describe('engine runner', () => {
     const [second] = await engine.runBatch([a], context);
     expect(strip(second)).toEqual(strip(first));
   });
+
+  it('holds no compiled fixture beyond its cache once a batch is done, finished or aborted', async () => {
+    const threaded = createSimulationEngine({ mode: 'cpu', cpuThreads: 2 });
+    const payload = (n: number) => ({
+      match: plausibleFixture(
+        n,
+        { teamId: n, attack: 0.1, defence: 0 },
+        { teamId: n + 1, attack: 0, defence: 0 },
+      ),
+      as_of: '2026-11-21T10:00:00.000Z',
+    });
+    /** Compiled fixtures acquired and never released, and slots in use that the cache does not hold. */
+    const held = () => {
+      const cache = threaded.health().compile_cache as Record<string, number>;
+      return [cache.inUse, cache.slots! - cache.slotsFree! - cache.entries!];
+    };
+    try {
+      const jobs = [
+        ...Array.from({ length: 12 }, (_, i) => job(`small${i}`, payload(20 + 2 * i))),
+        { ...job('large', payload(60)), draws: 30_000 },
+        job('test', payload(62), 'test'),
+        job('bad', { match: { nonsense: true }, as_of: '2026-11-21T10:00:00.000Z' }),
+      ];
+      const outcomes = await threaded.runBatch(jobs, {
+        progress: async () => {},
+        signal: new AbortController().signal,
+      });
+      expect(outcomes).toHaveLength(jobs.length);
+      expect(held()).toEqual([0, 0]);
+      const aborted = new AbortController();
+      aborted.abort();
+      await threaded.runBatch(
+        jobs.map((j) => ({ ...j, id: `again-${j.id}` })),
+        { progress: async () => {}, signal: aborted.signal },
+      );
+      expect(held()).toEqual([0, 0]);
+    } finally {
+      await threaded.close();
+    }
+  });
 });
 
 const adapter = await chooseAdapter({ mode: 'gpu' });
@@ -122,6 +162,10 @@ describe.skipIf(!adapter)('engine runner on the GPU', () => {
       const [onCpu] = await engine.runBatch([a], context);
       expect(documentOf(onGpu).timing.engine).toBe('gpu');
       expect(strip(onGpu)).toEqual(strip(onCpu));
+      // The GPU path gives its compiled fixtures back too: every slot in use is one the cache holds.
+      const cache = onGpuEngine.health().compile_cache as Record<string, number>;
+      expect(cache.inUse).toBe(0);
+      expect(cache.slots! - cache.slotsFree!).toBe(cache.entries);
     } finally {
       await onGpuEngine.close();
     }
