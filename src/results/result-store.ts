@@ -147,6 +147,25 @@ const ownerKey = (scope: ResultScope, orgId: string | null, cacheKey: string) =>
  * The rows travel as one JSON document; a cache key stored before (or twice in `results`) gives the row
  * that holds it.
  */
+/** The values of a stored result, in the order of storeResults' `AS r(…)`. */
+const RESULT_VALUES = [
+  'cache_key',
+  'scope',
+  'org_id',
+  'fixture_id',
+  'data_version',
+  'draws',
+  'document',
+  'engine',
+  'run_ms',
+  'gpu_ms',
+  'home_win',
+  'draw',
+  'away_win',
+  'expected_goals_home',
+  'expected_goals_away',
+] as const;
+
 export async function storeResults(
   tx: TransactionSql,
   results: readonly NewResult[],
@@ -157,7 +176,7 @@ export async function storeResults(
     const owner = result.scope === 'private' ? result.orgId : null;
     if (result.scope === 'private' && !owner) throw new Error('a private result needs its organisation');
     const { summary } = result;
-    return {
+    const values: Record<(typeof RESULT_VALUES)[number], unknown> = {
       cache_key: result.cacheKey,
       scope: result.scope,
       org_id: owner,
@@ -174,21 +193,27 @@ export async function storeResults(
       expected_goals_home: summary.expectedGoalsHome,
       expected_goals_away: summary.expectedGoalsAway,
     };
+    // Rows as arrays: the values builder reads objects' keys through no column transform. (Its types
+    // allow strings and numbers only; null is a value too.)
+    return RESULT_VALUES.map((name) => values[name]);
   });
-  // json, not jsonb: the column keeps the text byte for byte, so every delivery of it reads the same.
+  // One parameter per value (VALUES ($1, …), (…)), untyped, so each document travels as its own text
+  // parameter, as it is, and is cast to json here. Inside one JSON parameter (json_to_recordset) every
+  // quote of a 60 KB document was escaped by the service and unescaped by the server: a pack of 100 cost
+  // the service about 1.3 ms and PostgreSQL 1.5 ms a document, against 0.6 and 0.3 ms this way. json, not
+  // jsonb: the column keeps the text byte for byte, so every delivery of it reads the same.
   const inserted = await tx<
     Array<{ id: number; cacheKey: string; scope: ResultScope; orgId: string | null; createdAt: Date }>
   >`
     INSERT INTO results (cache_key, scope, org_id, fixture_id, data_version, draws, document, wire_text, engine,
                          run_ms, gpu_ms, created_at, home_win, draw, away_win, expected_goals_home,
                          expected_goals_away)
-    SELECT cache_key, scope, org_id, fixture_id, data_version, draws, document::json, true, engine, run_ms,
-           gpu_ms, ${now}, home_win, draw, away_win, expected_goals_home, expected_goals_away
-    FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS r(
-      cache_key text, scope text, org_id text, fixture_id bigint, data_version text, draws integer,
-      document text, engine text, run_ms double precision, gpu_ms double precision,
-      home_win double precision, draw double precision, away_win double precision,
-      expected_goals_home double precision, expected_goals_away double precision)
+    SELECT cache_key, scope, org_id, fixture_id::bigint, data_version, draws::integer, document::json, true,
+           engine, run_ms::float8, gpu_ms::float8, ${now}, home_win::float8, draw::float8, away_win::float8,
+           expected_goals_home::float8, expected_goals_away::float8
+    FROM (VALUES ${tx(rows as never)}) AS r(
+      cache_key, scope, org_id, fixture_id, data_version, draws, document, engine, run_ms, gpu_ms, home_win,
+      draw, away_win, expected_goals_home, expected_goals_away)
     ON CONFLICT DO NOTHING
     RETURNING id, cache_key, scope, org_id, created_at`;
   const stored = new Map(inserted.map((row) => [ownerKey(row.scope, row.orgId, row.cacheKey), row]));
