@@ -46,18 +46,17 @@ const LOG2_AT = EVENT_LOG2_AT;
 const LOG2_BITS = LOG2_TABLE_BITS;
 const TWO_32 = 2 ** 32;
 
-/** The log2 interpolation table: round(2^F * log2(1 + i / 2^LOG2_TABLE_BITS)). */
-function fillLog2(tables: Uint32Array): void {
-  for (let i = 0; i < LOG2_TABLE_WORDS; i++) {
-    tables[EVENT_LOG2_AT + i] = Math.round(UNIT * Math.log2(1 + i / (1 << LOG2_TABLE_BITS)));
-  }
-}
+/** The log2 interpolation table: round(2^F * log2(1 + i / 2^LOG2_TABLE_BITS)); the same for every fixture. */
+const LOG2_TABLE = Uint32Array.from({ length: LOG2_TABLE_WORDS }, (_, i) =>
+  Math.round(UNIT * Math.log2(1 + i / (1 << LOG2_TABLE_BITS))),
+);
 
 /**
  * One row's cumulative state-event hazards, per-step kind words and cumulative expected shots. Neighbouring
  * steps mostly share their thresholds (the model's rates change by 15-minute band), so a step whose words
  * equal the step before's reuses its increments and kind words: the same inputs give the same numbers,
- * for a fraction of the logs and divisions.
+ * for a fraction of the logs and divisions. The step before's words are kept in locals, so a step reads
+ * its six words once and a repeated one writes its kind words without reading them back.
  */
 function fillRow(tables: Uint32Array, thresholds: Uint32Array, row: number, from: number): void {
   let hazard = 0;
@@ -66,50 +65,72 @@ function fillRow(tables: Uint32Array, thresholds: Uint32Array, row: number, from
   let saved = 0;
   let shotIncrement = 0;
   let savedIncrement = 0;
-  let previous = -1;
+  // The step before's words (-1: no step yet; a u32 word is never -1) and kind words.
+  let goal = -1;
+  let onTarget = -1;
+  let offTarget = -1;
+  let yellow = -1;
+  let red = -1;
+  let substitution = -1;
+  let goalKind = 0;
+  let yellowKind = 0;
+  let redKind = 0;
+  const hazardRow = row * HAZARD_ROW_WORDS;
   const shotRow = EVENT_SHOTS_AT + row * SHOT_ROW_WORDS;
-  tables[row * HAZARD_ROW_WORDS] = 0;
+  const savedRow = shotRow + SHOT_ON_TARGET_OFFSET;
+  const kindsRow = EVENT_KINDS_AT + row * STEPS * EVENT_KIND_WORDS;
+  tables[hazardRow] = 0;
   tables[shotRow] = 0;
-  tables[shotRow + SHOT_ON_TARGET_OFFSET] = 0;
+  tables[savedRow] = 0;
   for (let step = 0; step < STEPS; step++) {
     const at = from + step * THRESHOLD_STEP_STRIDE;
-    const kinds = EVENT_KINDS_AT + (row * STEPS + step) * EVENT_KIND_WORDS;
-    if (previous >= 0 && sameWords(thresholds, at, previous)) {
-      for (let k = 0; k < EVENT_KIND_WORDS; k++) tables[kinds + k] = tables[kinds - EVENT_KIND_WORDS + k]!;
-    } else {
-      const goal = thresholds[at + EVENT_GOAL]!;
+    const stepGoal = thresholds[at + EVENT_GOAL]!;
+    const stepOnTarget = thresholds[at + EVENT_SHOT_ON_TARGET]!;
+    const stepOffTarget = thresholds[at + EVENT_SHOT_OFF_TARGET]!;
+    const stepYellow = thresholds[at + EVENT_YELLOW]!;
+    const stepRed = thresholds[at + EVENT_RED]!;
+    const stepSubstitution = thresholds[at + EVENT_SUBSTITUTION]!;
+    if (
+      stepGoal !== goal ||
+      stepOnTarget !== onTarget ||
+      stepOffTarget !== offTarget ||
+      stepYellow !== yellow ||
+      stepRed !== red ||
+      stepSubstitution !== substitution
+    ) {
+      goal = stepGoal;
+      onTarget = stepOnTarget;
+      offTarget = stepOffTarget;
+      yellow = stepYellow;
+      red = stepRed;
+      substitution = stepSubstitution;
       // The step's shots that are not goals: the words between the goals' and the shots' cut-offs.
-      const shot = thresholds[at + EVENT_SHOT_OFF_TARGET]! - goal;
-      const state = thresholds[at + EVENT_SUBSTITUTION]! - shot;
+      const shot = offTarget - goal;
+      const state = substitution - shot;
       // A certain event (state = 2^32 - 1 or more) costs 32 bits: never more, so the sums stay below 2^32.
       increment = state === 0 ? 0 : -Math.log2(Math.max(1 - state / TWO_32, 2 ** -32));
-      tables[kinds + KIND_WORD_GOAL] = kindWord(goal, state);
-      tables[kinds + KIND_WORD_YELLOW] = kindWord(thresholds[at + EVENT_YELLOW]! - shot, state);
-      tables[kinds + KIND_WORD_RED] = kindWord(thresholds[at + EVENT_RED]! - shot, state);
+      goalKind = kindWord(goal, state);
+      yellowKind = kindWord(yellow - shot, state);
+      redKind = kindWord(red - shot, state);
       shotIncrement = shot / TWO_32;
-      savedIncrement = (thresholds[at + EVENT_SHOT_ON_TARGET]! - goal) / TWO_32;
+      savedIncrement = (onTarget - goal) / TWO_32;
     }
+    const kinds = kindsRow + step * EVENT_KIND_WORDS;
+    tables[kinds + KIND_WORD_GOAL] = goalKind;
+    tables[kinds + KIND_WORD_YELLOW] = yellowKind;
+    tables[kinds + KIND_WORD_RED] = redKind;
     hazard += increment;
     shots += shotIncrement;
     saved += savedIncrement;
-    tables[row * HAZARD_ROW_WORDS + step + 1] = Math.round(hazard * UNIT);
+    tables[hazardRow + step + 1] = Math.round(hazard * UNIT);
     tables[shotRow + step + 1] = Math.round(shots * SHOT_UNIT);
-    tables[shotRow + SHOT_ON_TARGET_OFFSET + step + 1] = Math.round(saved * SHOT_UNIT);
-    previous = at;
+    tables[savedRow + step + 1] = Math.round(saved * SHOT_UNIT);
   }
 }
 
 /** A kind word: the share `cumulative / state` of the state events' words, as a u32 cut-off. */
 function kindWord(cumulative: number, state: number): number {
   return state === 0 ? 0 : Math.min(TWO_32 - 1, Math.floor((cumulative * TWO_32) / state));
-}
-
-/** Whether the cells of the threshold table at `a` and `b` hold the same EVENT_KINDS words. */
-function sameWords(thresholds: Uint32Array, a: number, b: number): boolean {
-  for (let k = 0; k < EVENT_KINDS; k++) {
-    if (thresholds[a + k] !== thresholds[b + k]) return false;
-  }
-  return true;
 }
 
 /**
@@ -120,7 +141,7 @@ export function buildEventTables(
   thresholds: Uint32Array,
   tables: Uint32Array = new Uint32Array(EVENT_TABLE_WORDS),
 ): Uint32Array {
-  fillLog2(tables);
+  tables.set(LOG2_TABLE, EVENT_LOG2_AT);
   for (let side = 0; side < SIDES; side++) {
     for (let strength = 0; strength < STRENGTH_BUCKETS; strength++) {
       for (let cell = 0; cell < EVENT_CELLS; cell++) {
