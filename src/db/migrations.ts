@@ -24,7 +24,7 @@ export interface Migration {
   sql: string;
 }
 
-function readMigrations(directory = migrationsDirectory()): Migration[] {
+export function readMigrations(directory = migrationsDirectory()): Migration[] {
   return readdirSync(directory)
     .filter((file) => /^\d{4}_[a-z0-9_]+\.sql$/.test(file))
     .sort()

@@ -74,11 +74,11 @@ const JOB_COLUMNS = [
 ];
 
 /**
- * The columns of Job, of the table or of its alias `as` (the day as YYYY-MM-DD text, not a Date). Only
- * the worker's claim reads a job's whole `inputs` (the engine's payload, some 11 KB); every other read
- * gets `{request}`, what a job's views show, so that a batch's status or stream does not parse the
- * engine's inputs of each of its items; a batch's status, polled and shown without requests, reads no
- * inputs at all (`none`: null), so the database does not decompress 1,000 of them per poll.
+ * The columns of Job, of the table or of its alias `as` (the day as YYYY-MM-DD text, not a Date). A job's
+ * `inputs` is stored in two columns (migration 0014): the engine's payload (json, some 11 KB) and
+ * `request`, what a job's views show (jsonb). Only the worker's claim reads the engine's payload; every
+ * other read gets `{request}`, so that a batch's status or stream does not read the engine's inputs of
+ * each of its items; a batch's status, polled and shown without requests, reads neither (`none`: null).
  */
 export function jobColumns(
   db: Sql | TransactionSql,
@@ -89,7 +89,7 @@ export function jobColumns(
   const list = JOB_COLUMNS.map((column) => {
     if (column === 'usage_day') return `${prefix}usage_day::text AS usage_day`;
     if (column === 'inputs' && inputs === 'request') {
-      return `jsonb_build_object('request', ${prefix}inputs -> 'request') AS inputs`;
+      return `jsonb_build_object('request', ${prefix}request) AS inputs`;
     }
     if (column === 'inputs' && inputs === 'none') return 'NULL::jsonb AS inputs';
     return `${prefix}${column}`;
@@ -103,6 +103,8 @@ export function holdEnd(deps: JobStoreDeps, finishedAt: Date): Date {
 
 function rowValues(job: NewJob, now: Date) {
   const cached = job.cachedResultId != null;
+  // What its views show apart from the engine's payload (jobColumns).
+  const { request = null, ...engineInputs } = (job.inputs ?? {}) as { request?: unknown };
   return {
     id: job.id ?? newId('job'),
     org_id: job.orgId,
@@ -114,7 +116,8 @@ function rowValues(job: NewJob, now: Date) {
     data_version: job.dataVersion,
     draws: job.draws,
     seed: String(job.seed),
-    inputs: job.inputs ?? null,
+    inputs: engineInputs,
+    request,
     cache_key: job.cacheKey,
     scope: job.scope,
     price_milli: job.priceMilli,
@@ -145,20 +148,21 @@ export async function insertJobs(
   if (jobs.length === 0) return [];
   const now = deps.clock();
   const values = jobs.map((job) => rowValues(job, now));
-  // The rows travel as one JSON document.
+  // The rows travel as one JSON document; the engine's inputs are objects in it, not escaped text, and
+  // stay json (migration 0014: the server only checks their syntax).
   const rows = await tx<Job[]>`
     INSERT INTO jobs (id, org_id, mode, reservation_id, batch_id, batch_position, fixture_id, data_version, draws, seed,
-                      inputs, cache_key, scope, price_milli, status, created_at, finished_at, result_id,
+                      inputs, request, cache_key, scope, price_milli, status, created_at, finished_at, result_id,
                       usage_day, gpu_seconds_reserved, gpu_seconds_used, request_id, idempotency_key,
                       custom_id, metadata)
     SELECT id, org_id, mode, reservation_id, batch_id, batch_position, fixture_id, data_version, draws, seed,
-           COALESCE(inputs, 'null'::jsonb), cache_key, scope, price_milli, status, created_at, finished_at,
+           inputs, request, cache_key, scope, price_milli, status, created_at, finished_at,
            result_id, usage_day, gpu_seconds_reserved, gpu_seconds_used, request_id, idempotency_key,
            custom_id, metadata
     FROM json_to_recordset(${JSON.stringify(values)}::text::json) AS r(
       id text, org_id text, mode text, reservation_id text, batch_id text, batch_position integer,
       fixture_id bigint,
-      data_version text, draws integer, seed text, inputs jsonb, cache_key text, scope text,
+      data_version text, draws integer, seed text, inputs json, request jsonb, cache_key text, scope text,
       price_milli bigint, status text, created_at timestamptz, finished_at timestamptz, result_id bigint,
       usage_day date, gpu_seconds_reserved double precision, gpu_seconds_used double precision,
       request_id text, idempotency_key text, custom_id text, metadata jsonb)

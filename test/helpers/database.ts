@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { type Database, openDatabase } from '../../src/db/connection.js';
-import { runMigrations } from '../../src/db/migrations.js';
+import { readMigrations, runMigrations } from '../../src/db/migrations.js';
 
 export const usingServer = Boolean(process.env.DATABASE_URL);
 
@@ -12,11 +12,15 @@ export interface TestDatabase extends Database {
   url: string | undefined;
 }
 
-export async function createTestDatabase(options: { max?: number } = {}): Promise<TestDatabase> {
+/** `migrateUpTo`: apply the migrations up to that version only (a migration's own test applies the rest). */
+export async function createTestDatabase(
+  options: { max?: number; migrateUpTo?: number } = {},
+): Promise<TestDatabase> {
   const serverUrl = process.env.DATABASE_URL;
+  const migrations = readMigrations().filter((m) => m.version <= (options.migrateUpTo ?? Infinity));
   if (!serverUrl) {
     const db = await openDatabase({ dataDir: 'memory://' });
-    await runMigrations(db.sql);
+    await runMigrations(db.sql, migrations);
     return { ...db, url: undefined };
   }
   const name = `matchsim_test_${randomBytes(6).toString('hex')}`;
@@ -25,7 +29,7 @@ export async function createTestDatabase(options: { max?: number } = {}): Promis
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const db = await openDatabase({ databaseUrl: url.toString(), max: options.max ?? 20 });
-  await runMigrations(db.sql);
+  await runMigrations(db.sql, migrations);
   return {
     ...db,
     url: url.toString(),
