@@ -42,6 +42,17 @@ if (mode === 'bare') {
   });
   // BENCH_ROLE=api: a second API process beside one that already runs the worker.
   const service = await startService(config, process.env.BENCH_ROLE === 'api' ? 'api' : 'all');
+  // A PostgreSQL database keeps what earlier runs left: jobs still open there (a run stopped before its
+  // batch finished) are run beside this run's and timed as its work. Said, not refused: a section may
+  // start a service while the one before winds down.
+  const [open] = await service.db.sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM jobs WHERE status IN ('queued', 'running')`;
+  if (open!.n > 0 && process.env.BENCH_ROLE !== 'api') {
+    console.error(
+      `bench: ${open!.n} jobs are queued or running in this database, left by an earlier run; ` +
+        "their work is timed with this run's. Let a service finish them, or use a fresh database.",
+    );
+  }
   const clock = () => new Date();
   const benchFixtures = Number(process.env.BENCH_FIXTURES ?? 0);
   let fixtureIds: number[] = [];
