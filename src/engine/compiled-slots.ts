@@ -24,7 +24,7 @@ export interface SlotPool {
   /** Gives back the slot of `tables` (views from take). Nothing may read or write them afterwards. */
   give(tables: SlotTables): void;
   /** Slots made so far, and how many of them are free. */
-  stats(): { slots: number; free: number };
+  stats(): { slots: number; slotsFree: number };
 }
 
 interface Slot {
@@ -64,6 +64,6 @@ export function createSlotPool(): SlotPool {
       taken.delete(tables.fixture);
       free.push(slot);
     },
-    stats: () => ({ slots, free: free.length }),
+    stats: () => ({ slots, slotsFree: free.length }),
   };
 }

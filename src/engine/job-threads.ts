@@ -3,7 +3,7 @@
 // host work at once and the event loop only moves bytes; and the cache of compiled fixtures, sized in
 // bytes, that every job of the process shares (a fixture version is compiled once while it stays in it).
 import { availableParallelism } from 'node:os';
-import { createSlotPool, SLOT_BYTES, type SlotPool, type SlotTables } from './compiled-slots.js';
+import { createSlotPool, SLOT_BYTES, type SlotTables } from './compiled-slots.js';
 import { startModuleWorker } from './contract/module-worker.js';
 import { createThreadPool } from './contract/thread-pool.js';
 import type { JobThreadReply, JobThreadTask } from './job-thread.js';
@@ -194,12 +194,7 @@ function makeCompileCache(
       hits,
       misses,
       inUse,
-      ...poolStats(slots),
+      ...slots.stats(),
     }),
   };
-}
-
-function poolStats(slots: SlotPool) {
-  const { slots: made, free } = slots.stats();
-  return { slots: made, slotsFree: free };
 }

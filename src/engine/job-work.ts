@@ -60,11 +60,6 @@ export function compileShared(inputs: MatchInputs, params: ModelParams, tables: 
   return { ...compiled, eventTables };
 }
 
-/** Bytes a compiled fixture holds (its caches are sized in bytes). */
-export function compiledBytes(compiled: SharedCompiled): number {
-  return compiled.fixture.byteLength + compiled.thresholds.byteLength + compiled.eventTables.byteLength;
-}
-
 /**
  * A compiled fixture received from another thread: its event tables become the ones eventTablesOf finds
  * for its thresholds here (they were built once, where it was compiled).

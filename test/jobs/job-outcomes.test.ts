@@ -7,6 +7,7 @@ import { recordOutcomes } from '../../src/jobs/job-outcomes.js';
 import type { Job } from '../../src/jobs/types.js';
 import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { countingStatements } from '../helpers/statements.js';
 import { documentFor, makeSimParts, type SimParts, submitJob } from './setup.js';
 
 let db: TestDatabase;
@@ -22,23 +23,11 @@ afterAll(async () => {
   await db.close();
 });
 
-/**
- * `sql` whose transactions count their statements: every tagged template called on the transaction (not
- * its helpers, such as `tx(rows)` for a VALUES list, which build part of a statement).
- */
+/** `sql` whose transactions count their statements (test/helpers/statements.ts). */
 function countingTransactions(sql: Sql) {
   const counted = { statements: 0 };
   const begin = (work: (tx: TransactionSql) => Promise<unknown>) =>
-    sql.begin((tx) =>
-      work(
-        new Proxy(tx, {
-          apply(target, thisArg, args) {
-            if (Array.isArray(args[0]) && 'raw' in args[0]) counted.statements++;
-            return Reflect.apply(target, thisArg, args);
-          },
-        }),
-      ),
-    );
+    sql.begin((tx) => work(countingStatements(tx, counted)));
   return {
     sql: new Proxy(sql, { get: (target, key) => (key === 'begin' ? begin : Reflect.get(target, key)) }),
     counted,

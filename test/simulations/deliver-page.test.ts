@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeLedger } from '../../src/billing/ledger.js';
 import type { BalanceLowered } from '../../src/billing/types.js';
-import type { Sql, TransactionSql } from '../../src/db/connection.js';
+import type { Sql } from '../../src/db/connection.js';
 import { documentSummary } from '../../src/engine/document-schema.js';
 import { lockJobsForDelivery } from '../../src/jobs/delivery-locks.js';
 import { recordOutcomes } from '../../src/jobs/job-outcomes.js';
@@ -14,6 +14,7 @@ import type { DeliveryDeps } from '../../src/simulations/deliver.js';
 import { deliverLockedPage, type PageOutcome } from '../../src/simulations/deliver-page.js';
 import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { countingStatements } from '../helpers/statements.js';
 import { chargeRows, deliver, documentFor, makeSimParts, type SimParts, submitJob } from '../jobs/setup.js';
 
 let db: TestDatabase;
@@ -65,24 +66,14 @@ async function finishedJobs(n: number, draws = 1000): Promise<{ orgId: string; j
   return { orgId, jobs };
 }
 
-/** A tagged template that is a statement, not a fragment spliced into one (a column list). */
-function isStatement(strings: unknown): boolean {
-  return Array.isArray(strings) && /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i.test(String(strings[0]));
-}
-
 /** The page delivered in one transaction whose statements are counted (its lock and its delivery). */
 async function deliverPage(
   jobs: readonly Job[],
   deps: DeliveryDeps = parts.delivery,
 ): Promise<{ outcomes: PageOutcome[]; statements: number }> {
-  let statements = 0;
+  const count = { statements: 0 };
   const outcomes = await db.sql.begin((tx) => {
-    const counted = new Proxy(tx, {
-      apply(target, thisArg, args) {
-        if (isStatement(args[0])) statements++;
-        return Reflect.apply(target, thisArg, args);
-      },
-    }) as TransactionSql;
+    const counted = countingStatements(tx, count);
     return lockJobsForDelivery(
       counted,
       jobs.map((job) => job.id),
@@ -90,7 +81,7 @@ async function deliverPage(
       deliverLockedPage(deps, { requestId: 'req_page', idempotencyKey: null }, counted, locked),
     );
   });
-  return { outcomes, statements };
+  return { outcomes, statements: count.statements };
 }
 
 async function holdStatus(sql: Sql, holdId: string): Promise<string> {
