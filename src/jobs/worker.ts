@@ -108,6 +108,8 @@ interface WorkerState extends OutcomeContext {
   /** Outcomes waiting to be stored, and the store under way (storeOutcome). */
   toStore: Array<{ job: Job; outcome: RunOutcome | undefined; stored: () => void }>;
   storing: Promise<void> | null;
+  /** The wait before a store while other jobs run (storeOutcome), if one is under way. */
+  gathering: NodeJS.Timeout | null;
   wakeLoop: () => void;
 }
 
@@ -153,20 +155,28 @@ async function jobsToRun(state: WorkerState, jobs: Job[]): Promise<Job[]> {
 }
 
 /**
- * Progress is written for long runs only: a job's first report waits until its pack has run this long, and
- * each later one as long again. A run of a few milliseconds (most batch items) then writes none: its
- * status goes from running to succeeded, with draws_done = draws, in the statement that completes it.
+ * Progress is written for long runs only: a job's first report is not written, and a later one only when
+ * this long has passed since the job's last (or first) report. A run shorter than that (most batch items)
+ * then writes none, however long its pack has run: its status goes from running to succeeded, with
+ * draws_done = draws, in the statement that completes it. For the same reason a report of every draw
+ * (the engine gives one when a job's draws are done) is never written.
  */
 export const PROGRESS_INTERVAL_MS = 500;
 
 /** The engine's progress reports, one statement per job and PROGRESS_INTERVAL_MS at most. */
 function throttledProgress(state: WorkerState): (jobId: string, drawsDone: number) => Promise<void> {
-  const started = state.clock().getTime();
-  const lastWritten = new Map<string, number>();
+  const lastReport = new Map<string, number>();
   return async (jobId, drawsDone) => {
+    const job = state.inFlight.get(jobId);
+    if (!job || drawsDone >= job.draws) return;
     const now = state.clock().getTime();
-    if (now - (lastWritten.get(jobId) ?? started) < PROGRESS_INTERVAL_MS) return;
-    lastWritten.set(jobId, now);
+    const last = lastReport.get(jobId);
+    if (last === undefined) {
+      lastReport.set(jobId, now);
+      return;
+    }
+    if (now - last < PROGRESS_INTERVAL_MS) return;
+    lastReport.set(jobId, now);
     await state.queue.progress(jobId, drawsDone, state.workerId);
   };
 }
@@ -217,16 +227,39 @@ async function runClaimed(state: WorkerState, jobs: Job[]): Promise<void> {
 export const STORE_PACK = 100;
 
 /**
- * Stores one job's outcome: outcomes that arrive while a store is under way wait and are stored
- * together, by the next one (recordOutcomes: one transaction, one statement per table), so a host whose
+ * While other jobs of this worker still run, an outcome waits up to this long for theirs, or until
+ * STORE_GATHER_OUTCOMES wait, before a store starts: jobs of some 10,000 draws finish one every few
+ * milliseconds, each alone in a transaction of some ten statements otherwise. A job with nothing else
+ * in flight (a lone simulation) is stored at once.
+ */
+export const STORE_GATHER_MS = 50;
+const STORE_GATHER_OUTCOMES = 16;
+
+/**
+ * Stores one job's outcome: outcomes that arrive while a store is under way, or while one gathers, wait
+ * and are stored together (recordOutcomes: one transaction, one statement per table), so a host whose
  * engine finishes jobs faster than one transaction a job stores them in packs, and a lone job waits for
  * nobody.
  */
 function storeOutcome(state: WorkerState, job: Job, outcome: RunOutcome | undefined): Promise<void> {
   return new Promise((resolve) => {
     state.toStore.push({ job, outcome, stored: resolve });
-    if (!state.storing) state.storing = storeWaiting(state).finally(() => (state.storing = null));
+    if (state.storing) return;
+    // Jobs in flight whose outcomes have not come yet: more will come soon.
+    const othersRunning = state.inFlight.size > state.toStore.length;
+    if (othersRunning && state.toStore.length < STORE_GATHER_OUTCOMES && !state.stopping) {
+      state.gathering ??= setTimeout(startStore, STORE_GATHER_MS, state);
+      return;
+    }
+    startStore(state);
   });
+}
+
+function startStore(state: WorkerState): void {
+  if (state.gathering) clearTimeout(state.gathering);
+  state.gathering = null;
+  if (state.storing || state.toStore.length === 0) return;
+  state.storing = storeWaiting(state).finally(() => (state.storing = null));
 }
 
 async function storeWaiting(state: WorkerState): Promise<void> {
@@ -433,6 +466,7 @@ export function startWorker(options: WorkerOptions): Worker {
     wakeLoop: () => {},
     toStore: [],
     storing: null,
+    gathering: null,
   };
   const stopHeartbeat = every(
     state,

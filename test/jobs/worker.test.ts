@@ -68,7 +68,7 @@ function deferred() {
 }
 
 describe('worker', () => {
-  it("writes a running job's progress once per PROGRESS_INTERVAL_MS of the clock, none for a short run", async () => {
+  it("writes a running job's progress once per PROGRESS_INTERVAL_MS of its own, none for a short run or of every draw", async () => {
     const org = await insertOrg(db.sql);
     const job = await submitJob(parts, org, { inputs: { progress: 1 } });
     const clock = manualClock('2026-11-25T12:00:00Z');
@@ -83,19 +83,22 @@ describe('worker', () => {
       workerId: 'progress',
       clock,
       runBatch: async (jobs, context) => {
-        await report(context, 100); // at the pack's start: not written
+        clock.advance(3 * PROGRESS_INTERVAL_MS); // the pack ran other jobs first
+        await report(context, 100); // the job's first report: not written
         clock.advance(PROGRESS_INTERVAL_MS);
         await report(context, 200); // written
         clock.advance(PROGRESS_INTERVAL_MS - 1);
         await report(context, 300); // too soon after the last: not written
         clock.advance(1);
         await report(context, 400); // written
+        clock.advance(PROGRESS_INTERVAL_MS);
+        await report(context, job.draws); // every draw: the completion writes it
         gate.resolve();
         return base(jobs, { ...context, progress: async () => {} });
       },
     });
     await gate.promise;
-    expect(seen).toEqual([0, 200, 200, 400]);
+    expect(seen).toEqual([0, 200, 200, 400, 400]);
     const done = await parts.queue.waitFor(job.id, 10_000);
     expect(done).toMatchObject({ status: 'succeeded', drawsDone: job.draws });
   });
