@@ -25,6 +25,9 @@ import {
  */
 export const COMPILE_CACHE_BYTES = 256 * 1024 * 1024;
 
+/** Tasks sent to a job thread at once (contract/thread-pool.ts): the one it runs and the next. */
+const JOB_THREAD_DEPTH = 2;
+
 export interface CompileCacheStats {
   entries: number;
   bytes: number;
@@ -77,6 +80,9 @@ export function createJobThreads(options: {
     size: threads,
     name: 'job thread',
     start: () => startModuleWorker(import.meta.url, 'job-thread', { workerData: options.setting }),
+    // A thread's next task waits beside it: its tasks take a fraction of a millisecond, about as long as
+    // its answer's way back through the event loop (contract/thread-pool.ts).
+    depth: JOB_THREAD_DEPTH,
   });
   let nextTaskId = 0;
   const perform = async <T>(body: TaskBody): Promise<T> => {

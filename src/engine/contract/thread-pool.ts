@@ -1,12 +1,17 @@
 // A pool of worker threads that run one task at a time each, in the order tasks come: the CPU engine's
 // draw ranges (fallback/cpu-engine.ts) and the job threads' host work (src/engine/job-threads.ts). A
 // thread answers each task with one message, `{ error }` when it failed; a thread that crashes is replaced,
-// so the pool keeps its size, and the task it held is rejected.
+// so the pool keeps its size, and the tasks it held are rejected.
+//
+// With `depth` above 1 a thread is sent its next tasks while it still works on one: it starts the next
+// as soon as it answers, instead of waiting for its answer to reach this thread and a task to come back.
+// For tasks of a fraction of a millisecond (a job thread's compile, a 100-draw job) that round trip
+// through a busy event loop is most of the gap between them.
 import type { Worker } from 'node:worker_threads';
 
 export interface ThreadPool<Task, Reply> {
   readonly size: number;
-  /** Runs `task` on the next idle thread; rejects with `name: error` when the thread answered an error. */
+  /** Runs `task` on the next thread with room; rejects with `name: error` when the thread answered an error. */
   run(task: Task): Promise<Reply>;
   /** Rejects the tasks still waiting and ends every thread. */
   close(): Promise<void>;
@@ -23,51 +28,64 @@ export function createThreadPool<Task, Reply extends object>(options: {
   /** Named in errors: "cpu engine worker", "job thread". */
   name: string;
   start: () => Worker;
+  /** Tasks sent to a thread at once, the one it works on included (default 1). */
+  depth?: number;
 }): ThreadPool<Task, Exclude<Reply, { error: string }>> {
   type Answer = Exclude<Reply, { error: string }>;
+  const depth = Math.max(1, options.depth ?? 1);
   const queue: Pending<Task, Answer>[] = [];
-  const idle: Worker[] = [];
-  const busy = new Map<Worker, Pending<Task, Answer>>();
+  // Each thread's tasks sent, in the order it answers them (one at a time, in order).
+  const sent = new Map<Worker, Pending<Task, Answer>[]>();
   let closed = false;
 
+  /** The thread with the fewest tasks sent, if it has room. */
+  function roomiest(): Worker | undefined {
+    let best: Worker | undefined;
+    let fewest = depth;
+    for (const [worker, tasks] of sent) {
+      if (tasks.length < fewest) {
+        best = worker;
+        fewest = tasks.length;
+      }
+    }
+    return best;
+  }
+
   function dispatch(): void {
-    while (idle.length > 0 && queue.length > 0) {
-      const worker = idle.pop()!;
+    while (queue.length > 0) {
+      const worker = roomiest();
+      if (!worker) return;
       const pending = queue.shift()!;
-      busy.set(worker, pending);
-      // A busy thread keeps the process alive until its task is back; an idle one does not.
+      sent.get(worker)!.push(pending);
+      // A busy thread keeps the process alive until its tasks are back; an idle one does not.
       worker.ref();
       worker.postMessage(pending.task);
     }
   }
 
-  function settle(worker: Worker, settled: (pending: Pending<Task, Answer>) => void): void {
-    const pending = busy.get(worker);
-    busy.delete(worker);
-    if (pending) settled(pending);
-  }
-
   function spawn(): void {
     const worker = options.start();
     worker.unref();
+    const tasks: Pending<Task, Answer>[] = [];
+    sent.set(worker, tasks);
     worker.on('message', (reply: Reply) => {
-      settle(worker, (pending) =>
-        'error' in reply
-          ? pending.reject(new Error(`${options.name}: ${String(reply.error)}`))
-          : pending.resolve(reply as Answer),
-      );
-      worker.unref();
-      idle.push(worker);
+      const pending = tasks.shift();
+      if (tasks.length === 0) worker.unref();
+      if (pending) {
+        if ('error' in reply) pending.reject(new Error(`${options.name}: ${String(reply.error)}`));
+        else pending.resolve(reply as Answer);
+      }
       dispatch();
     });
-    worker.on('error', (error) => settle(worker, (pending) => pending.reject(error)));
+    const failAll = (error: Error) => {
+      for (const pending of tasks.splice(0)) pending.reject(error);
+    };
+    worker.on('error', (error) => failAll(error));
     worker.on('exit', () => {
-      settle(worker, (pending) => pending.reject(new Error(`${options.name} exited`)));
-      const at = idle.indexOf(worker);
-      if (at >= 0) idle.splice(at, 1);
+      failAll(new Error(`${options.name} exited`));
+      sent.delete(worker);
       if (!closed) spawn();
     });
-    idle.push(worker);
     dispatch();
   }
 
@@ -84,7 +102,7 @@ export function createThreadPool<Task, Reply extends object>(options: {
     async close() {
       closed = true;
       for (const pending of queue.splice(0)) pending.reject(new Error(`${options.name} pool closed`));
-      await Promise.all([...idle, ...busy.keys()].map((worker) => worker.terminate()));
+      await Promise.all([...sent.keys()].map((worker) => worker.terminate()));
     },
   };
 }
