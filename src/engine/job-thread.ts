@@ -5,6 +5,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { SlotTables } from './compiled-slots.js';
 import {
   adoptCompiled,
+  compileAndRunWhole,
   compileShared,
   finishJob,
   type HostJob,
@@ -16,6 +17,7 @@ import {
 
 export type JobThreadTask =
   | { taskId: number; kind: 'compile'; job: HostJob; tables: SlotTables }
+  | { taskId: number; kind: 'compile-whole'; job: HostJob; tables: SlotTables; backend: string }
   | { taskId: number; kind: 'whole'; job: HostJob; compiled: SharedCompiled; backend: string }
   | {
       taskId: number;
@@ -34,6 +36,8 @@ function perform(task: JobThreadTask): unknown {
   switch (task.kind) {
     case 'compile':
       return compileShared(task.job.inputs, setting.params, task.tables);
+    case 'compile-whole':
+      return compileAndRunWhole(setting, task.job, task.tables, task.backend);
     case 'whole':
       return runWholeJob(setting, task.job, adoptCompiled(task.compiled), task.backend);
     case 'finish':

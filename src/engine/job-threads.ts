@@ -9,6 +9,7 @@ import { createThreadPool } from './contract/thread-pool.js';
 import type { JobThreadReply, JobThreadTask } from './job-thread.js';
 import {
   adoptCompiled,
+  compileAndRunWhole,
   compileShared,
   type FinishedDocument,
   finishJob,
@@ -17,6 +18,7 @@ import {
   type RunFacts,
   runWholeJob,
   type SharedCompiled,
+  type WholeJobRun,
 } from './job-work.js';
 
 /**
@@ -49,13 +51,23 @@ export interface CompiledInUse {
   release(): void;
 }
 
+/** A compiled fixture in use, and the job's whole run when the compile ran it too (acquireWhole). */
+export interface CompiledInUseWithRun extends CompiledInUse {
+  finished: WholeJobRun | null;
+}
+
 export interface JobThreads {
   /** Threads in the pool; 0 does the work on the calling thread. */
   readonly threads: number;
   /** The job's compiled fixture: from the cache, or compiled on a thread (once, however many ask). */
   acquire(job: HostJob): Promise<CompiledInUse>;
+  /**
+   * As acquire, for a job to run whole: a fixture not compiled yet is compiled and the job run in one
+   * task (`finished`); one in the cache gives `finished: null`, and the job is run by `whole`.
+   */
+  acquireWhole(job: HostJob): Promise<CompiledInUseWithRun>;
   /** A whole job (its draws on one thread, then its document). */
-  whole(job: HostJob, compiled: SharedCompiled): Promise<FinishedDocument & { runMs: number }>;
+  whole(job: HostJob, compiled: SharedCompiled): Promise<WholeJobRun>;
   /** The document of a job whose draws were counted elsewhere (the GPU, the CPU pool). */
   finish(
     job: HostJob,
@@ -90,14 +102,23 @@ export function createJobThreads(options: {
     const reply = await pool.run({ ...body, taskId: nextTaskId++ } as JobThreadTask);
     return reply.value as T;
   };
-  const cache = makeCompileCache(options.cacheBytes ?? COMPILE_CACHE_BYTES, (job, tables) =>
-    perform<SharedCompiled>({ kind: 'compile', job, tables }).then(adoptCompiled),
-  );
+  const backend = `cpu-job-threads-${threads}`;
+  const cache = makeCompileCache(options.cacheBytes ?? COMPILE_CACHE_BYTES, async (job, tables, whole) => {
+    if (!whole)
+      return { compiled: adoptCompiled(await perform({ kind: 'compile', job, tables })), finished: null };
+    const done = await perform<{ compiled: SharedCompiled; finished: WholeJobRun }>({
+      kind: 'compile-whole',
+      job,
+      tables,
+      backend,
+    });
+    return { compiled: adoptCompiled(done.compiled), finished: done.finished };
+  });
   return {
     threads,
-    acquire: cache.acquire,
-    whole: (job, compiled) =>
-      perform({ kind: 'whole', job, compiled, backend: `cpu-job-threads-${threads}` }),
+    acquire: (job) => cache.acquire(job, false),
+    acquireWhole: (job) => cache.acquire(job, true),
+    whole: (job, compiled) => perform({ kind: 'whole', job, compiled, backend }),
     finish: (job, compiled, counts, run) => perform({ kind: 'finish', job, compiled, counts, run }),
     cacheStats: cache.stats,
     close: () => pool.close(),
@@ -109,6 +130,8 @@ function performHere(setting: JobWorkSetting, body: TaskBody): unknown {
   switch (body.kind) {
     case 'compile':
       return compileShared(body.job.inputs, setting.params, body.tables);
+    case 'compile-whole':
+      return compileAndRunWhole(setting, body.job, body.tables, body.backend);
     case 'whole':
       return runWholeJob(setting, body.job, body.compiled, body.backend);
     case 'finish':
@@ -126,7 +149,11 @@ function performHere(setting: JobWorkSetting, body: TaskBody): unknown {
  */
 function makeCompileCache(
   maxBytes: number,
-  compile: (job: HostJob, tables: SlotTables) => Promise<SharedCompiled>,
+  compile: (
+    job: HostJob,
+    tables: SlotTables,
+    whole: boolean,
+  ) => Promise<{ compiled: SharedCompiled; finished: WholeJobRun | null }>,
 ) {
   interface Entry {
     compiled: Promise<SharedCompiled>;
@@ -158,8 +185,10 @@ function makeCompileCache(
     inUse--;
     if (entry.users === 0 && entry.dropped) slots.give(entry.tables);
   }
-  async function acquire(job: HostJob): Promise<CompiledInUse> {
+  /** With `whole`, a miss compiles and runs the job in one task; the run is this acquire's alone. */
+  async function acquire(job: HostJob, whole: boolean): Promise<CompiledInUseWithRun> {
     let entry = entries.get(job.key);
+    let run: Promise<WholeJobRun | null> = Promise.resolve(null);
     if (entry) {
       hits++;
       entries.delete(job.key);
@@ -167,7 +196,9 @@ function makeCompileCache(
     } else {
       misses++;
       const tables = slots.take();
-      entry = { compiled: compile(job, tables), tables, users: 0, dropped: false };
+      const compiling = compile(job, tables, whole);
+      entry = { compiled: compiling.then((done) => done.compiled), tables, users: 0, dropped: false };
+      run = compiling.then((done) => done.finished);
       entries.set(job.key, entry);
       evict();
     }
@@ -175,10 +206,11 @@ function makeCompileCache(
     used.users++;
     inUse++;
     try {
-      const compiled = await used.compiled;
+      const [compiled, finished] = await Promise.all([used.compiled, run]);
       let released = false;
       return {
         compiled,
+        finished,
         release() {
           if (released) return;
           released = true;

@@ -98,13 +98,30 @@ export function finishJob(
   return { documentJson: JSON.stringify(document), summary: documentSummary(document) };
 }
 
+/** A whole job's document and how long its draws took. */
+export type WholeJobRun = FinishedDocument & { runMs: number };
+
+/**
+ * A job's inputs compiled into `tables` and the job run whole, in one task: a small job whose fixture
+ * is not compiled yet costs its thread one message each way, not two.
+ */
+export function compileAndRunWhole(
+  setting: JobWorkSetting,
+  job: HostJob,
+  tables: SlotTables,
+  backend: string,
+): { compiled: SharedCompiled; finished: WholeJobRun } {
+  const compiled = compileShared(job.inputs, setting.params, tables);
+  return { compiled, finished: runWholeJob(setting, job, compiled, backend) };
+}
+
 /** A whole job on this thread: its draws, then its document. For jobs too small to share out. */
 export function runWholeJob(
   setting: JobWorkSetting,
   job: HostJob,
   compiled: CompiledFixture,
   backend: string,
-): FinishedDocument & { runMs: number } {
+): WholeJobRun {
   const started = performance.now();
   const counts = new Uint32Array(COUNTER_WORDS);
   simulateRange(compiled, job.seed, 0, job.draws, counts);

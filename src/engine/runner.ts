@@ -229,8 +229,28 @@ async function runBatch(deps: RunnerDeps, jobs: EngineJob[], context: RunContext
 
 /** The job's draws checked, its seed read and its inputs compiled (once per fixture version, job-threads.ts). */
 async function prepareJob(deps: RunnerDeps, job: EngineJob): Promise<PreparedJob> {
+  const host = hostJobOf(deps, job);
+  const { compiled, release } = await deps.jobThreads.acquire(host);
+  return { job, host, compiled, release };
+}
+
+/**
+ * A job to run whole on a job thread, prepared: a fixture not compiled yet is compiled and the job run
+ * in one task (`finished`); one in the cache leaves `finished` null.
+ */
+async function prepareWholeJob(
+  deps: RunnerDeps,
+  job: EngineJob,
+): Promise<PreparedJob & { finished: Finished | null }> {
+  const host = hostJobOf(deps, job);
+  const { compiled, release, finished } = await deps.jobThreads.acquireWhole(host);
+  return { job, host, compiled, release, finished };
+}
+
+/** A job as the job threads see it, its draws checked first. */
+function hostJobOf(deps: RunnerDeps, job: EngineJob): HostJob {
   checkDraws(job.draws);
-  const host: HostJob = {
+  return {
     key: compileKey(job.payload.match, deps.params),
     inputs: job.payload.match,
     draws: job.draws,
@@ -238,8 +258,6 @@ async function prepareJob(deps: RunnerDeps, job: EngineJob): Promise<PreparedJob
     basis: { as_of: job.payload.as_of, data_version: job.dataVersion },
     queuedMs: job.queuedMs,
   };
-  const { compiled, release } = await deps.jobThreads.acquire(host);
-  return { job, host, compiled, release };
 }
 
 /** A job's document and how long its draws took. */
@@ -302,8 +320,9 @@ async function finishRun(
 const CPU_LANES_PER_THREAD = 4;
 
 /**
- * Without a GPU: each job is compiled, then run; small jobs run whole on the job threads, larger ones
- * share their draws out over the CPU engine's pool and get their documents on a job thread. A job that
+ * Without a GPU: each job is compiled, then run; small jobs run whole on the job threads (compiled and
+ * run in one task when their fixture is not compiled yet), larger ones share their draws out over the
+ * CPU engine's pool and get their documents on a job thread. A job that
  * fails fails alone. Aborted (a shutdown): the jobs not yet started get no outcome; their leases run out.
  */
 async function runOnCpu(
@@ -320,13 +339,17 @@ async function runOnCpu(
       const job = 'host' in entry ? entry.job : entry;
       let item: PreparedJob | undefined;
       try {
-        item = 'host' in entry ? entry : await prepareJob(deps, entry);
-        if (context.signal.aborted) return;
         if (job.draws <= WHOLE_JOB_MAX_DRAWS) {
-          record(item, 'cpu', await deps.jobThreads.whole(item.host, item.compiled));
+          const prepared =
+            'host' in entry ? { ...entry, finished: null } : await prepareWholeJob(deps, entry);
+          item = prepared;
+          if (context.signal.aborted) return;
+          record(item, 'cpu', prepared.finished ?? (await deps.jobThreads.whole(item.host, item.compiled)));
           void context.progress(job.id, job.draws);
           continue;
         }
+        item = 'host' in entry ? entry : await prepareJob(deps, entry);
+        if (context.signal.aborted) return;
         const run = await deps.cpu.run(item.compiled, {
           draws: job.draws,
           seed: item.host.seed,

@@ -79,6 +79,27 @@ describe('job threads', () => {
     expect(withoutTiming(counted.documentJson)).toEqual(withoutTiming(whole.documentJson));
   });
 
+  it('compile and run a whole job in one task when its fixture is new, to the document of compile then run', async () => {
+    const job = hostJob(20);
+    const before = onThreads.cacheStats();
+    const fresh = await onThreads.acquireWhole(job);
+    const again = await onThreads.acquireWhole({ ...job, draws: 3000 });
+    try {
+      expect(onThreads.cacheStats().misses - before.misses).toBe(1);
+      expect(fresh.finished).not.toBeNull();
+      // In the cache: the fixture is given, the job is left to `whole`.
+      expect(again.finished).toBeNull();
+      expect(again.compiled).toBe(fresh.compiled);
+      const apart = await here.whole(job, await compiledOf(here, job));
+      expect(withoutTiming(fresh.finished!.documentJson)).toEqual(withoutTiming(apart.documentJson));
+      expect(fresh.finished!.summary).toEqual(apart.summary);
+    } finally {
+      fresh.release();
+      again.release();
+    }
+    expect(onThreads.cacheStats().inUse).toBe(before.inUse);
+  });
+
   it('compile a fixture version once however many jobs ask, on shared memory', async () => {
     const before = onThreads.cacheStats();
     const job = hostJob(3);
