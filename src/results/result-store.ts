@@ -258,7 +258,9 @@ export async function findCachedResult(
 
 /**
  * The stored results of many cache keys at once (a batch's items), without their documents: cache key →
- * result id. A shared key finds a shared result; a private key only this organisation's.
+ * result id. A shared key finds a shared result; a private key only this organisation's. Each half reads
+ * its scope's unique index (results_shared_cache_key, results_private_cache_key): a condition that
+ * spans both scopes matches neither partial index, and the table, which only grows, was read whole.
  */
 export async function findCachedResultIds(
   db: Sql | TransactionSql,
@@ -266,38 +268,38 @@ export async function findCachedResultIds(
   lookups: readonly { cacheKey: string; scope: ResultScope }[],
 ): Promise<Map<string, number>> {
   if (lookups.length === 0) return new Map();
+  const keysOf = (scope: ResultScope) =>
+    db.array(lookups.filter((l) => l.scope === scope).map((l) => l.cacheKey));
   const rows = await db<{ id: number; cacheKey: string }[]>`
-    SELECT r.id, r.cache_key
-    FROM unnest(${db.array(lookups.map((l) => l.cacheKey))}::text[],
-                ${db.array(lookups.map((l) => l.scope))}::text[]) AS k(cache_key, scope)
-    JOIN results r ON r.cache_key = k.cache_key AND r.scope = k.scope
-                  AND (k.scope = 'shared' OR r.org_id = ${orgId})`;
+    SELECT id, cache_key FROM results
+    WHERE scope = 'shared' AND cache_key = ANY(${keysOf('shared')}::text[])
+    UNION ALL
+    SELECT id, cache_key FROM results
+    WHERE scope = 'private' AND org_id = ${orgId} AND cache_key = ANY(${keysOf('private')}::text[])`;
   return new Map(rows.map((row) => [row.cacheKey, row.id]));
 }
 
 /**
  * Which of these lookups (jobs of several organisations) have a stored result, in one statement: a
  * shared key finds a shared result, a private key only its organisation's. Returns their cache keys.
+ * Each half reads its scope's unique index, as findCachedResultIds does.
  */
 export async function cachedKeysAmong(
   db: Sql | TransactionSql,
   lookups: readonly { cacheKey: string; scope: ResultScope; orgId: string }[],
 ): Promise<Set<string>> {
   if (lookups.length === 0) return new Set();
-  const rows = await db<{ cacheKey: string; scope: ResultScope; orgId: string | null }[]>`
-    SELECT cache_key, scope, org_id FROM results
-    WHERE cache_key = ANY(${db.array([...new Set(lookups.map((l) => l.cacheKey))])}::text[])`;
-  const found = new Set<string>();
-  for (const lookup of lookups) {
-    const hit = rows.some(
-      (row) =>
-        row.cacheKey === lookup.cacheKey &&
-        row.scope === lookup.scope &&
-        (row.scope === 'shared' || row.orgId === lookup.orgId),
-    );
-    if (hit) found.add(lookup.cacheKey);
-  }
-  return found;
+  const shared = lookups.filter((l) => l.scope === 'shared');
+  const owned = lookups.filter((l) => l.scope === 'private');
+  const rows = await db<{ cacheKey: string }[]>`
+    SELECT cache_key FROM results
+    WHERE scope = 'shared' AND cache_key = ANY(${db.array(shared.map((l) => l.cacheKey))}::text[])
+    UNION ALL
+    SELECT r.cache_key
+    FROM unnest(${db.array(owned.map((l) => l.orgId))}::text[],
+                ${db.array(owned.map((l) => l.cacheKey))}::text[]) AS k(org_id, cache_key)
+    JOIN results r ON r.scope = 'private' AND r.org_id = k.org_id AND r.cache_key = k.cache_key`;
+  return new Set(rows.map((row) => row.cacheKey));
 }
 
 /** A stored result by id; with `known`, from memory when this process has seen it. */

@@ -2,17 +2,21 @@
 // a delivery sends, so responses splice it in unparsed; a row stored before migration 0010 (the engine's
 // own text) is put through the schema once when read, and stored so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Sql } from '../../src/db/connection.js';
+import type { Sql, TransactionSql } from '../../src/db/connection.js';
 import { documentSummary, documentWireText } from '../../src/engine/document-schema.js';
 import examples from '../../src/http/openapi/examples.json' with { type: 'json' };
 import { makeKnownResults } from '../../src/results/known-results.js';
 import {
+  cachedKeysAmong,
   findCachedResult,
+  findCachedResultIds,
   getResult,
   type SimulationResult,
   storeResult,
 } from '../../src/results/result-store.js';
+import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { isStatement } from '../helpers/statements.js';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -42,6 +46,29 @@ const facts = (cacheKey: string) => ({
   runMs: 1,
   gpuMs: 0,
 });
+
+/**
+ * The plans of the statements `run` sends: each is sent as EXPLAIN with its own parameters, and answers
+ * no rows.
+ */
+function plansOf(run: (tx: TransactionSql) => Promise<unknown>): Promise<string[]> {
+  return db.sql.begin(async (tx) => {
+    const plans: string[] = [];
+    const explaining = new Proxy(tx, {
+      apply(target, thisArg, [strings, ...args]) {
+        if (!isStatement(strings)) return Reflect.apply(target, thisArg, [strings, ...args]);
+        const explained = [`EXPLAIN ${strings[0]}`, ...strings.slice(1)];
+        const query = Reflect.apply(target, thisArg, [Object.assign(explained, { raw: explained }), ...args]);
+        return (query as Promise<Array<{ 'QUERY PLAN': string }>>).then((rows) => {
+          plans.push(rows.map((row) => row['QUERY PLAN']).join('\n'));
+          return [];
+        });
+      },
+    });
+    await run(explaining);
+    return plans;
+  });
+}
 
 describe('stored documents', () => {
   it('keeps the wire text byte for byte, with the summary figures beside it', async () => {
@@ -139,5 +166,72 @@ describe('stored documents', () => {
     known.remember({ ...row(4), documentJson: 'x'.repeat(26) }); // larger than the bound: not kept
     expect(known.byId(4)).toBeUndefined();
     expect(known.chars()).toBe(20);
+  });
+
+  it("finds many cache keys through each scope's index: shared among shared results, private among its organisation's", async () => {
+    const [a, b] = [await insertOrg(db.sql), await insertOrg(db.sql)];
+    const store = (cacheKey: string, scope: 'shared' | 'private', orgId: string | null) =>
+      db.sql.begin((tx) =>
+        storeResult(
+          tx,
+          {
+            ...facts(cacheKey),
+            scope,
+            orgId,
+            summary: documentSummary(document),
+            documentJson: documentWireText(document),
+          },
+          new Date(),
+        ),
+      );
+    const shared = await store('many-shared', 'shared', null);
+    const ofA = await store('many-private', 'private', a);
+    const lookups = [
+      { cacheKey: 'many-shared', scope: 'shared' as const },
+      { cacheKey: 'many-private', scope: 'private' as const },
+      { cacheKey: 'many-absent', scope: 'shared' as const },
+    ];
+    expect(await findCachedResultIds(db.sql, a, lookups)).toEqual(
+      new Map([
+        ['many-shared', shared.id],
+        ['many-private', ofA.id],
+      ]),
+    );
+    // Another organisation's private result is not this one's.
+    expect(await findCachedResultIds(db.sql, b, lookups)).toEqual(new Map([['many-shared', shared.id]]));
+    expect(
+      await cachedKeysAmong(db.sql, [
+        { cacheKey: 'many-shared', scope: 'shared', orgId: b },
+        { cacheKey: 'many-private', scope: 'private', orgId: b },
+        { cacheKey: 'many-absent', scope: 'private', orgId: a },
+      ]),
+    ).toEqual(new Set(['many-shared']));
+    expect(await cachedKeysAmong(db.sql, [{ cacheKey: 'many-private', scope: 'private', orgId: a }])).toEqual(
+      new Set(['many-private']),
+    );
+
+    // Results are never deleted: a lookup that reads the table whole gets slower with every one stored.
+    // With a few thousand rows (and their statistics) the planner takes an index wherever one serves.
+    await db.sql`
+      INSERT INTO results (cache_key, scope, fixture_id, data_version, draws, document, engine, created_at,
+                           home_win, draw, away_win, expected_goals_home, expected_goals_away)
+      SELECT 'filler-' || n, 'shared', 101, 'dv_test', 1000, '{}', 'cpu', now(), 0.5, 0.25, 0.25, 1.5, 1.1
+      FROM generate_series(1, 3000) AS n`;
+    await db.sql`ANALYZE results`;
+    const plans = [
+      ...(await plansOf((tx) => findCachedResultIds(tx, a, lookups))),
+      ...(await plansOf((tx) =>
+        cachedKeysAmong(tx, [
+          { cacheKey: 'many-shared', scope: 'shared', orgId: a },
+          { cacheKey: 'many-private', scope: 'private', orgId: a },
+        ]),
+      )),
+    ];
+    expect(plans).toHaveLength(2);
+    for (const plan of plans) {
+      expect(plan).not.toMatch(/Seq Scan on results/);
+      expect(plan).toMatch(/(Index (Only )?Scan using|Bitmap Index Scan on) results_shared_cache_key/);
+      expect(plan).toMatch(/(Index (Only )?Scan using|Bitmap Index Scan on) results_private_cache_key/);
+    }
   });
 });
