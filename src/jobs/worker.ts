@@ -46,6 +46,8 @@ export interface WorkerOptions {
    * `concurrency`): the engine runs packs, and the next pack is claimed while the others still run.
    */
   packSize?: number;
+  /** How long an outcome in a stream of them waits for the next (STORE_GATHER_MS by default). */
+  storeGatherMs?: number;
   /** Idle wait between claims when nothing wakes the worker. */
   pollMs?: number;
   leaseMs?: number;
@@ -95,6 +97,9 @@ interface WorkerState extends OutcomeContext {
   /** The fewest jobs a claim takes while others are in flight. */
   packSize: number;
   pollMs: number;
+  storeGatherMs: number;
+  /** When the last outcome came (performance.now()): an outcome soon after another is in a stream. */
+  lastOutcomeAt: number;
   leaseMs: number;
   logger: WorkerLogger;
   stats: WorkerStats;
@@ -227,10 +232,11 @@ async function runClaimed(state: WorkerState, jobs: Job[]): Promise<void> {
 export const STORE_PACK = 100;
 
 /**
- * While other jobs of this worker still run, an outcome waits up to this long for theirs, or until
- * STORE_GATHER_OUTCOMES wait, before a store starts: jobs of some 10,000 draws finish one every few
- * milliseconds, each alone in a transaction of some ten statements otherwise. A job with nothing else
- * in flight (a lone simulation) is stored at once.
+ * An outcome that comes within this long of the one before (a stream of them: a batch's jobs) waits up
+ * to this long for more, or until STORE_GATHER_OUTCOMES wait, before a store starts, while other jobs of
+ * the worker still run: jobs of some 10,000 draws finish one every few milliseconds, each alone in a
+ * transaction of some ten statements otherwise. An outcome with none just before it (a lone simulation,
+ * or a small job beside a long one) is stored at once.
  */
 export const STORE_GATHER_MS = 50;
 const STORE_GATHER_OUTCOMES = 16;
@@ -244,48 +250,63 @@ const STORE_GATHER_OUTCOMES = 16;
 function storeOutcome(state: WorkerState, job: Job, outcome: RunOutcome | undefined): Promise<void> {
   return new Promise((resolve) => {
     state.toStore.push({ job, outcome, stored: resolve });
-    if (state.storing) return;
-    // Jobs in flight whose outcomes have not come yet: more will come soon.
-    const othersRunning = state.inFlight.size > state.toStore.length;
-    if (othersRunning && state.toStore.length < STORE_GATHER_OUTCOMES && !state.stopping) {
-      state.gathering ??= setTimeout(startStore, STORE_GATHER_MS, state);
-      return;
-    }
-    startStore(state);
+    const now = performance.now();
+    const inStream = now - state.lastOutcomeAt < state.storeGatherMs;
+    state.lastOutcomeAt = now;
+    scheduleStore(state, inStream);
   });
+}
+
+/**
+ * Starts a store of the waiting outcomes, or lets them gather while they are few, in a stream, and
+ * other jobs of the worker still run; nothing while a store is under way (its end schedules the next).
+ */
+function scheduleStore(state: WorkerState, inStream: boolean): void {
+  if (state.storing || state.toStore.length === 0) return;
+  // Jobs in flight whose outcomes have not come yet: more may come soon.
+  const othersRunning = state.inFlight.size > state.toStore.length;
+  const gather = inStream && othersRunning && state.toStore.length < STORE_GATHER_OUTCOMES;
+  if (gather && !state.stopping) {
+    state.gathering ??= setTimeout(startStore, state.storeGatherMs, state);
+    return;
+  }
+  startStore(state);
 }
 
 function startStore(state: WorkerState): void {
   if (state.gathering) clearTimeout(state.gathering);
   state.gathering = null;
   if (state.storing || state.toStore.length === 0) return;
-  state.storing = storeWaiting(state).finally(() => (state.storing = null));
+  state.storing = storeWaiting(state).finally(() => {
+    state.storing = null;
+    // Outcomes that came during the store: stored now, or gathered on while they keep coming.
+    scheduleStore(state, performance.now() - state.lastOutcomeAt < state.storeGatherMs);
+  });
 }
 
+/** Stores the waiting outcomes, STORE_PACK at most, in one transaction. */
 async function storeWaiting(state: WorkerState): Promise<void> {
-  while (state.toStore.length > 0) {
-    const pack = state.toStore.splice(0, STORE_PACK);
-    try {
-      const recorded = await recordOutcomes(state, pack);
-      pack.forEach(({ job, outcome }, i) => {
-        state.stats[recorded[i]!]++;
-        const run =
-          outcome && 'engine' in outcome ? { engine: outcome.engine, runMs: outcome.runMs } : undefined;
-        finished(state, job, recorded[i]!, run);
-      });
-    } catch (error) {
-      // The leases run out and the jobs are claimed again: the outcomes are not lost for good.
-      state.logger.error(
-        { err: error, job_ids: pack.map(({ job }) => job.id), worker_id: state.workerId },
-        'could not record the outcomes of jobs',
-      );
-    } finally {
-      for (const { job, stored } of pack) {
-        forget(state, job);
-        stored();
-      }
-      wake(state);
+  const pack = state.toStore.splice(0, STORE_PACK);
+  try {
+    const recorded = await recordOutcomes(state, pack);
+    pack.forEach(({ job, outcome }, i) => {
+      state.stats[recorded[i]!]++;
+      const run =
+        outcome && 'engine' in outcome ? { engine: outcome.engine, runMs: outcome.runMs } : undefined;
+      finished(state, job, recorded[i]!, run);
+    });
+  } catch (error) {
+    // The leases run out and the jobs are claimed again: the outcomes are not lost for good.
+    state.logger.error(
+      { err: error, job_ids: pack.map(({ job }) => job.id), worker_id: state.workerId },
+      'could not record the outcomes of jobs',
+    );
+  } finally {
+    for (const { job, stored } of pack) {
+      forget(state, job);
+      stored();
     }
+    wake(state);
   }
 }
 
@@ -454,6 +475,8 @@ export function startWorker(options: WorkerOptions): Worker {
       Math.min(options.packSize ?? Math.ceil((options.concurrency ?? 4) / 4), options.concurrency ?? 4),
     ),
     pollMs: options.pollMs ?? 1000,
+    storeGatherMs: options.storeGatherMs ?? STORE_GATHER_MS,
+    lastOutcomeAt: Number.NEGATIVE_INFINITY,
     leaseMs,
     logger: options.logger ?? silentLogger,
     stats: { claimed: 0, completed: 0, failed: 0, dropped: 0, cacheHits: 0 },

@@ -157,6 +157,49 @@ describe('worker', () => {
     for (const job of done) expect(await getResult(db.sql, job!.resultId!)).not.toBeNull();
   });
 
+  it('stores an outcome with none just before it at once, and outcomes in a stream together', async () => {
+    const org = await insertOrg(db.sql);
+    const jobs = await Promise.all([1, 2, 3, 4].map((n) => submitJob(parts, org, { inputs: { stream: n } })));
+    const clock = manualClock('2026-11-26T12:00:00Z');
+    const firstStored = deferred();
+    const engine = deterministicEngine();
+    worker({
+      workerId: 'stream',
+      clock,
+      concurrency: 4,
+      packSize: 4,
+      // Long enough that only the worker's own rules end a wait in this test.
+      storeGatherMs: 60_000,
+      runBatch: async (pack, context) => {
+        const outcomes = await engine(pack, { ...context, onOutcome: undefined });
+        context.onOutcome?.(outcomes[0]!);
+        await firstStored.promise;
+        // Two outcomes a moment apart, each at a later clock: stored apart, their jobs would finish apart.
+        clock.advance(1000);
+        context.onOutcome?.(outcomes[1]!);
+        clock.advance(1000);
+        context.onOutcome?.(outcomes[2]!);
+        clock.advance(1000);
+        return outcomes;
+      },
+    });
+    // The first outcome came alone: it is stored while the other three jobs still run.
+    await waitUntil(
+      async () =>
+        (await Promise.all(jobs.map((job) => parts.queue.get(job.id)))).some(
+          (job) => job?.status === 'succeeded',
+        ),
+      'a first job stored',
+    );
+    firstStored.resolve();
+    const done = await Promise.all(jobs.map((job) => parts.queue.waitFor(job.id, 10_000)));
+    expect(done.map((job) => job?.status)).toEqual(Array(4).fill('succeeded'));
+    const finished = done.map((job) => job!.finishedAt!.getTime()).sort((a, b) => a - b);
+    // The other three were stored by one store, once the last job's outcome came (nothing else running).
+    expect(finished[0]).toBeLessThan(finished[1]!);
+    expect(new Set(finished.slice(1)).size).toBe(1);
+  });
+
   it('engine failures fail their jobs; a thrown engine error fails the whole claim', async () => {
     const org = await insertOrg(db.sql);
     const bad = await submitJob(parts, org, { inputs: { bad: true } });
