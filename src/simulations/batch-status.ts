@@ -109,10 +109,12 @@ export async function batchStatus(
       deps.sql,
       found.items.map((item) => item.fixtureId),
     ),
+    // Only a delivered job has a delivery (it is marked delivered in the delivery's transaction): a
+    // batch polled while it runs reads no deliveries at all.
     databaseRead(() =>
       chargesOfJobs(
         deps.sql,
-        found.items.map((item) => item.id),
+        found.items.filter((item) => item.status === 'delivered').map((item) => item.id),
       ),
     ),
   ]);

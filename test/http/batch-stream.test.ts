@@ -43,6 +43,9 @@ describe(`a ${ITEMS.toLocaleString('en')}-item batch collected through its resul
     expect(done.batch_id).toBe(batch.batch_id);
     expect(done.counts).toMatchObject({ total: ITEMS, succeeded: ITEMS, queued: 0, running: 0 });
     expect(done.completed_at).not.toBeNull();
+    // Finished, none delivered yet: nothing charged.
+    const undelivered = (await get(t, `/v1/simulations/batch/${batch.batch_id}`, auth)).json();
+    expect(undelivered.items.map((item: Json) => item.credits_charged)).toEqual(Array(ITEMS).fill(0));
 
     const first = await get(t, batch.results_url, auth);
     expect(first.statusCode).toBe(200);
@@ -74,6 +77,8 @@ describe(`a ${ITEMS.toLocaleString('en')}-item batch collected through its resul
     expect((await t.services.ledger.checkBalanced(orgId)).balanced).toBe(true);
     const status = (await get(t, `/v1/simulations/batch/${batch.batch_id}`, auth)).json();
     expect(status).toMatchObject({ status: 'completed', counts: { delivered: ITEMS, succeeded: 0 } });
+    // Each delivered item shows what its delivery charged (the first, not the free second).
+    for (const item of status.items) expect(item.credits_charged).toBe(0.1);
 
     // A delivery read again by its id: free, the same document.
     const one = await get(t, `/v1/simulations/${read[7]!.simulation.id}`, auth);
