@@ -1,7 +1,8 @@
 // A pool of worker threads that run one task at a time each, in the order tasks come: the CPU engine's
 // draw ranges (fallback/cpu-engine.ts) and the job threads' host work (src/engine/job-threads.ts). A
 // thread answers each task with one message, `{ error }` when it failed; a thread that crashes is replaced,
-// so the pool keeps its size, and the tasks it held are rejected.
+// so the pool keeps its size: the task it was running is rejected, and the ones sent behind it, which it
+// had not started, go to the other threads.
 //
 // With `depth` above 1 a thread is sent its next tasks while it still works on one: it starts the next
 // as soon as it answers, instead of waiting for its answer to reach this thread and a task to come back.
@@ -77,12 +78,21 @@ export function createThreadPool<Task, Reply extends object>(options: {
       }
       dispatch();
     });
-    const failAll = (error: Error) => {
-      for (const pending of tasks.splice(0)) pending.reject(error);
+    // The thread runs its tasks one at a time, in order: the first is the one it died in.
+    const lost = (error: Error) => {
+      const [running, ...unstarted] = tasks.splice(0);
+      running?.reject(error);
+      if (closed) for (const pending of unstarted) pending.reject(new Error(`${options.name} pool closed`));
+      else queue.unshift(...unstarted);
     };
-    worker.on('error', (error) => failAll(error));
+    worker.on('error', (error) => {
+      // It exits next: nothing more is sent to it meanwhile.
+      sent.delete(worker);
+      lost(error);
+      dispatch();
+    });
     worker.on('exit', () => {
-      failAll(new Error(`${options.name} exited`));
+      lost(new Error(`${options.name} exited`));
       sent.delete(worker);
       if (!closed) spawn();
     });
