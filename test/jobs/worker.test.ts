@@ -163,7 +163,7 @@ describe('worker', () => {
     const clock = manualClock('2026-11-26T12:00:00Z');
     const firstStored = deferred();
     const engine = deterministicEngine();
-    worker({
+    const streaming = worker({
       workerId: 'stream',
       clock,
       concurrency: 4,
@@ -183,14 +183,11 @@ describe('worker', () => {
         return outcomes;
       },
     });
-    // The first outcome came alone: it is stored while the other three jobs still run.
-    await waitUntil(
-      async () =>
-        (await Promise.all(jobs.map((job) => parts.queue.get(job.id)))).some(
-          (job) => job?.status === 'succeeded',
-        ),
-      'a first job stored',
-    );
+    // The first outcome came alone: it is stored (and its job let go) while the other three still run.
+    await waitUntil(async () => streaming.stats.completed === 1, 'a first job stored');
+    expect(
+      (await Promise.all(jobs.map((job) => parts.queue.get(job.id)))).map((job) => job?.status).sort(),
+    ).toEqual(['running', 'running', 'running', 'succeeded']);
     firstStored.resolve();
     const done = await Promise.all(jobs.map((job) => parts.queue.waitFor(job.id, 10_000)));
     expect(done.map((job) => job?.status)).toEqual(Array(4).fill('succeeded'));
