@@ -278,14 +278,14 @@ async function batchRow(api: ServiceApi, batchFixtures: readonly number[]): Prom
   const t0 = performance.now();
   const batch = await submitBatch(api, batchFixtures);
   const submitMs = performance.now() - t0;
-  await fetchEveryResult(api, batch);
+  const { refusals, waitedS } = await fetchEveryResult(api, batch);
   const totalS = (performance.now() - t0) / 1000;
   return {
     group: 'Simulations API',
     name: `batch ${BATCH_ITEMS} fixtures × ${BATCH_DRAWS.toLocaleString('en-US')} draws, submit → last delivery`,
     value: totalS,
     unit: 's',
-    note: `submission ${(submitMs / 1000).toFixed(2)} s (goal < 1 s); ${((BATCH_ITEMS * BATCH_DRAWS) / totalS / 1e6).toFixed(2)} M draws/s end to end`,
+    note: `submission ${(submitMs / 1000).toFixed(2)} s (goal < 1 s); ${((BATCH_ITEMS * BATCH_DRAWS) / totalS / 1e6).toFixed(2)} M draws/s end to end; ${refusals} refusals under back-pressure (${waitedS} s waited for them)`,
   };
 }
 
@@ -314,15 +314,28 @@ export async function submitBatch(
 }
 
 /** Polls the batch and fetches each item's result once it has succeeded, until every one is delivered. */
-export async function fetchEveryResult(api: ServiceApi, batch: SubmittedBatch): Promise<void> {
+/**
+ * Every item's result by its result path, as each is ready; the refusals met on the way (503 under
+ * back-pressure, src/http/back-pressure.ts) and the seconds waited for them, which the row shows: a
+ * refusal costs the client its Retry-After, and a run that met some is slower for it.
+ */
+export async function fetchEveryResult(
+  api: ServiceApi,
+  batch: SubmittedBatch,
+): Promise<{ refusals: number; waitedS: number }> {
   const { base, headers } = api;
+  let refusals = 0;
+  let waitedS = 0;
   const pending = new Set(batch.items.flatMap((item) => (item.result_url ? [item.result_url] : [])));
   while (pending.size > 0) {
     const answer = await fetch(`${base}/v1/simulations/batch/${batch.batch_id}`, { headers });
     const status = (await answer.json()) as { items: Array<{ status: string; result_url: string }> };
     if (answer.status === 503) {
       // Back-pressure (the event loop lags while the worker beside the API runs): retry as advised.
-      await new Promise((r) => setTimeout(r, Number(answer.headers.get('retry-after') ?? 1) * 1000));
+      const wait = Number(answer.headers.get('retry-after') ?? 1);
+      refusals++;
+      waitedS += wait;
+      await new Promise((r) => setTimeout(r, wait * 1000));
       continue;
     }
     if (answer.status !== 200) throw new Error(`batch status: ${answer.status} ${JSON.stringify(status)}`);
@@ -332,10 +345,12 @@ export async function fetchEveryResult(api: ServiceApi, batch: SubmittedBatch): 
         const delivered = await fetch(`${base}${item.result_url}`, { headers });
         await delivered.arrayBuffer();
         if (delivered.status === 200) pending.delete(item.result_url);
+        else if (delivered.status === 503) refusals++;
       }),
     );
     if (ready.length === 0) await new Promise((r) => setTimeout(r, 100));
   }
+  return { refusals, waitedS };
 }
 
 /** Bytes on the wire of one POST /v1/simulations answer (fetch would decode them, so node:http reads them). */
