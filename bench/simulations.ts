@@ -278,14 +278,14 @@ async function batchRow(api: ServiceApi, batchFixtures: readonly number[]): Prom
   const t0 = performance.now();
   const batch = await submitBatch(api, batchFixtures);
   const submitMs = performance.now() - t0;
-  const { refusals, waitedS } = await fetchEveryResult(api, batch);
+  const { refusals, waitedS, otherAnswers } = await fetchEveryResult(api, batch);
   const totalS = (performance.now() - t0) / 1000;
   return {
     group: 'Simulations API',
     name: `batch ${BATCH_ITEMS} fixtures × ${BATCH_DRAWS.toLocaleString('en-US')} draws, submit → last delivery`,
     value: totalS,
     unit: 's',
-    note: `submission ${(submitMs / 1000).toFixed(2)} s (goal < 1 s); ${((BATCH_ITEMS * BATCH_DRAWS) / totalS / 1e6).toFixed(2)} M draws/s end to end; ${refusals} refusals under back-pressure (${waitedS} s waited for them)`,
+    note: `submission ${(submitMs / 1000).toFixed(2)} s (goal < 1 s); ${((BATCH_ITEMS * BATCH_DRAWS) / totalS / 1e6).toFixed(2)} M draws/s end to end; ${refusals} refusals under back-pressure (${waitedS} s waited for them), other answers than the result ${JSON.stringify(otherAnswers)}`,
   };
 }
 
@@ -316,16 +316,17 @@ export async function submitBatch(
 /** Polls the batch and fetches each item's result once it has succeeded, until every one is delivered. */
 /**
  * Every item's result by its result path, as each is ready; the refusals met on the way (503 under
- * back-pressure, src/http/back-pressure.ts) and the seconds waited for them, which the row shows: a
- * refusal costs the client its Retry-After, and a run that met some is slower for it.
+ * back-pressure, src/http/back-pressure.ts) and the seconds waited for them, and the other answers that
+ * were not the result, by status, which the row shows: a run that met some is slower for them.
  */
 export async function fetchEveryResult(
   api: ServiceApi,
   batch: SubmittedBatch,
-): Promise<{ refusals: number; waitedS: number }> {
+): Promise<{ refusals: number; waitedS: number; otherAnswers: Record<string, number> }> {
   const { base, headers } = api;
   let refusals = 0;
   let waitedS = 0;
+  const otherAnswers: Record<string, number> = {};
   const pending = new Set(batch.items.flatMap((item) => (item.result_url ? [item.result_url] : [])));
   while (pending.size > 0) {
     const answer = await fetch(`${base}/v1/simulations/batch/${batch.batch_id}`, { headers });
@@ -346,11 +347,12 @@ export async function fetchEveryResult(
         await delivered.arrayBuffer();
         if (delivered.status === 200) pending.delete(item.result_url);
         else if (delivered.status === 503) refusals++;
+        else otherAnswers[delivered.status] = (otherAnswers[delivered.status] ?? 0) + 1;
       }),
     );
     if (ready.length === 0) await new Promise((r) => setTimeout(r, 100));
   }
-  return { refusals, waitedS };
+  return { refusals, waitedS, otherAnswers };
 }
 
 /** Bytes on the wire of one POST /v1/simulations answer (fetch would decode them, so node:http reads them). */
