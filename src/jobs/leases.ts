@@ -55,7 +55,12 @@ export async function claimJobs(deps: JobStoreDeps, workerId: string, n: number,
   return rows.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
 }
 
-/** Extends the leases this worker still holds; returns the ids it still holds. */
+/**
+ * Extends the leases this worker still holds; returns the ids it still holds. The rows are locked in id
+ * order first, as a store of outcomes locks them (lockOwnedJobs): an UPDATE alone locks in scan order,
+ * and a heartbeat and a store of the same jobs then waited for each other in a circle, PostgreSQL ended
+ * the store as the deadlock's victim, and its outcomes waited for their leases to run out (~30 s).
+ */
 export async function heartbeat(
   { sql, clock }: JobStoreDeps,
   workerId: string,
@@ -65,9 +70,15 @@ export async function heartbeat(
   if (jobIds.length === 0) return [];
   const leaseEnd = new Date(clock().getTime() + leaseMs);
   const rows = await sql<{ id: string }[]>`
-    UPDATE jobs SET lease_expires_at = ${leaseEnd}
-    WHERE id IN ${sql(jobIds)} AND status = 'running' AND lease_owner = ${workerId}
-    RETURNING id`;
+    WITH held AS (
+      SELECT id FROM jobs
+      WHERE id = ANY(${sql.array([...jobIds])}::text[]) AND status = 'running' AND lease_owner = ${workerId}
+      ORDER BY id
+      FOR NO KEY UPDATE
+    )
+    UPDATE jobs SET lease_expires_at = ${leaseEnd} FROM held
+    WHERE jobs.id = held.id AND jobs.status = 'running' AND jobs.lease_owner = ${workerId}
+    RETURNING jobs.id`;
   return rows.map((row) => row.id);
 }
 
