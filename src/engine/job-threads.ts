@@ -9,14 +9,12 @@ import { createThreadPool } from './contract/thread-pool.js';
 import type { JobThreadReply, JobThreadTask } from './job-thread.js';
 import {
   adoptCompiled,
-  compileAndRunWhole,
-  compileShared,
   type FinishedDocument,
-  finishJob,
   type HostJob,
+  type JobTask,
   type JobWorkSetting,
+  performJobTask,
   type RunFacts,
-  runWholeJob,
   type SharedCompiled,
   type WholeJobRun,
 } from './job-work.js';
@@ -84,8 +82,6 @@ export interface JobThreads {
   close(): Promise<void>;
 }
 
-type TaskBody = JobThreadTask extends infer T ? (T extends unknown ? Omit<T, 'taskId'> : never) : never;
-
 export function createJobThreads(options: {
   setting: JobWorkSetting;
   /** Default one per core; 0 works on the calling thread. */
@@ -102,8 +98,8 @@ export function createJobThreads(options: {
     depth: JOB_THREAD_DEPTH,
   });
   let nextTaskId = 0;
-  const perform = async <T>(body: TaskBody): Promise<T> => {
-    if (threads === 0) return performHere(options.setting, body) as T;
+  const perform = async <T>(body: JobTask): Promise<T> => {
+    if (threads === 0) return performJobTask(options.setting, body) as T;
     const reply = await pool.run({ ...body, taskId: nextTaskId++ } as JobThreadTask);
     return reply.value as T;
   };
@@ -128,20 +124,6 @@ export function createJobThreads(options: {
     cacheStats: cache.stats,
     close: () => pool.close(),
   };
-}
-
-/** The work of a task on this thread (a pool of no threads). */
-function performHere(setting: JobWorkSetting, body: TaskBody): unknown {
-  switch (body.kind) {
-    case 'compile':
-      return compileShared(body.job.inputs, setting.params, body.tables);
-    case 'compile-whole':
-      return compileAndRunWhole(setting, body.job, body.tables, body.backend);
-    case 'whole':
-      return runWholeJob(setting, body.job, body.compiled, body.backend);
-    case 'finish':
-      return finishJob(setting, body.job, body.compiled, body.counts, body.run);
-  }
 }
 
 /**

@@ -129,3 +129,27 @@ export function runWholeJob(
   const runMs = performance.now() - started;
   return { ...finishJob(setting, job, compiled, counts, { engine: 'cpu', backend, runMs }), runMs };
 }
+
+/** A piece of a job's host work: what a job thread is sent (job-thread.ts), or does here with no threads. */
+export type JobTask =
+  | { kind: 'compile'; job: HostJob; tables: SlotTables }
+  | { kind: 'compile-whole'; job: HostJob; tables: SlotTables; backend: string }
+  | { kind: 'whole'; job: HostJob; compiled: SharedCompiled; backend: string }
+  | { kind: 'finish'; job: HostJob; compiled: SharedCompiled; counts: Uint32Array; run: RunFacts };
+
+/**
+ * The work of a task, on the thread that runs it: a compiled fixture it carries becomes this thread's own
+ * (adoptCompiled; where it was compiled, that changes nothing).
+ */
+export function performJobTask(setting: JobWorkSetting, task: JobTask): unknown {
+  switch (task.kind) {
+    case 'compile':
+      return compileShared(task.job.inputs, setting.params, task.tables);
+    case 'compile-whole':
+      return compileAndRunWhole(setting, task.job, task.tables, task.backend);
+    case 'whole':
+      return runWholeJob(setting, task.job, adoptCompiled(task.compiled), task.backend);
+    case 'finish':
+      return finishJob(setting, task.job, adoptCompiled(task.compiled), task.counts, task.run);
+  }
+}
