@@ -313,11 +313,11 @@ export async function submitBatch(
   return batch;
 }
 
-/** Polls the batch and fetches each item's result once it has succeeded, until every one is delivered. */
 /**
- * Every item's result by its result path, as each is ready; the refusals met on the way (503 under
- * back-pressure, src/http/back-pressure.ts) and the seconds waited for them, and the other answers that
- * were not the result, by status, which the row shows: a run that met some is slower for them.
+ * Polls the batch and fetches each item's result by its result path once it has succeeded, until every
+ * one is delivered. Returns the refusals met on the way (503 under back-pressure, src/http/back-pressure.ts),
+ * the seconds waited for them and the other answers than the result, by status, which the row shows: a
+ * run that met some is slower for them.
  */
 export async function fetchEveryResult(
   api: ServiceApi,

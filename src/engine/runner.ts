@@ -322,8 +322,8 @@ const CPU_LANES_PER_THREAD = 4;
 /**
  * Without a GPU: each job is compiled, then run; small jobs run whole on the job threads (compiled and
  * run in one task when their fixture is not compiled yet), larger ones share their draws out over the
- * CPU engine's pool and get their documents on a job thread. A job that
- * fails fails alone. Aborted (a shutdown): the jobs not yet started get no outcome; their leases run out.
+ * CPU engine's pool and get their documents on a job thread. A job that fails fails alone. Aborted (a
+ * shutdown): the jobs not yet started get no outcome; their leases run out.
  */
 async function runOnCpu(
   deps: RunnerDeps,
