@@ -237,14 +237,15 @@ export async function engineAloneSeconds(items = BATCH_ITEMS, draws = BATCH_DRAW
     seed: '5eedbe7c00000000',
     dataVersion: 'bench',
     queuedMs: 0,
-    payload: {
-      as_of: new Date().toISOString(),
+    // As the queue hands a job over: its payload as stored text (src/engine/job-work.ts HostJob).
+    payloadJson: JSON.stringify({
       match: plausibleFixture(
         i + 1,
         { teamId: 2 * i + 1, attack: ((i % 7) - 3) / 20, defence: ((i % 5) - 2) / 20 },
         { teamId: 2 * i + 2, attack: ((i % 3) - 1) / 20, defence: 0 },
       ),
-    },
+      as_of: new Date().toISOString(),
+    }),
   });
   const context = { progress: async () => {}, signal: new AbortController().signal };
   try {

@@ -22,13 +22,21 @@ import type { ModelParams } from './contract/model-params.js';
 /** Each strength bucket's representative ratio (compile-lineups.ts STRENGTH_EDGE_RATIOS cut them). */
 const STRENGTH_BUCKET_RATIOS = [0.72, 0.87, 1, 1.13, 1.3] as const;
 
-/** What a compile depends on, as a SHA-256 of the inputs' and parameters' JSON. */
-export function compileKey(inputs: MatchInputs, params: ModelParams): string {
-  return createHash('sha256')
-    .update(JSON.stringify(inputs))
-    .update('\n')
-    .update(JSON.stringify(params))
-    .digest('hex');
+/** The parameters' JSON, serialised once per parameters object (a process has one). */
+const paramsJsonOf = new WeakMap<ModelParams, string>();
+
+/**
+ * What a compile depends on, as a SHA-256 of the job's payload text (its match inputs and their as_of,
+ * job-work.ts JobPayload) and the parameters' JSON. The text as stored, not re-serialised: the same
+ * submission code writes the same inputs as the same text.
+ */
+export function compileKey(payloadJson: string, params: ModelParams): string {
+  let paramsJson = paramsJsonOf.get(params);
+  if (paramsJson === undefined) {
+    paramsJson = JSON.stringify(params);
+    paramsJsonOf.set(params, paramsJson);
+  }
+  return createHash('sha256').update(payloadJson).update('\n').update(paramsJson).digest('hex');
 }
 
 /**

@@ -25,15 +25,36 @@ export interface SharedCompiled extends CompiledFixture {
   eventTables: Uint32Array;
 }
 
-/** A job as its host work sees it. */
+/**
+ * What a job carries for the engine (jobs.inputs): the resolved inputs and their watermark. The stored
+ * payload may carry more fields (the request's view for its delivery); the engine ignores them.
+ */
+export interface JobPayload {
+  match: MatchInputs;
+  /** When the inputs were captured (simulation.basis.as_of). */
+  as_of: string;
+}
+
+/**
+ * A job as its host work sees it. The payload stays the text the queue stored (some 11 KB) from the
+ * claim to the thread that compiles or documents the job, which parses it: the event loop neither parses
+ * nor re-serialises it, and a message carries one string instead of a cloned object tree
+ * (docs/decisions.md §6, "What a job costs the host").
+ */
 export interface HostJob {
-  /** compileKey of the inputs: a thread's compiled fixtures are found again by it. */
+  /** compileKey of the payload: a thread's compiled fixtures are found again by it. */
   key: string;
-  inputs: MatchInputs;
+  /** The JobPayload as JSON text. */
+  payloadJson: string;
   draws: number;
   seed: EngineSeed;
-  basis: { as_of: string; data_version: string };
+  /** simulation.basis.data_version. */
+  dataVersion: string;
   queuedMs: number;
+}
+
+function payloadOf(job: HostJob): JobPayload {
+  return JSON.parse(job.payloadJson) as JobPayload;
 }
 
 /** A run's facts as the document states them. */
@@ -77,14 +98,15 @@ export function finishJob(
   counts: Uint32Array,
   run: RunFacts,
 ): FinishedDocument {
+  const payload = payloadOf(job);
   const document = buildSimulationDocument({
-    inputs: job.inputs,
+    inputs: payload.match,
     params: setting.params,
     counts,
     samples: recordSamplePaths(compiled, job.seed, Math.min(SAMPLE_PATHS, job.draws)),
     draws: job.draws,
     seed: job.seed,
-    basis: job.basis,
+    basis: { as_of: payload.as_of, data_version: job.dataVersion },
     timing: {
       engine: run.engine,
       backend: run.backend,
@@ -111,7 +133,7 @@ export function compileAndRunWhole(
   tables: SlotTables,
   backend: string,
 ): { compiled: SharedCompiled; finished: WholeJobRun } {
-  const compiled = compileShared(job.inputs, setting.params, tables);
+  const compiled = compileShared(payloadOf(job).match, setting.params, tables);
   return { compiled, finished: runWholeJob(setting, job, compiled, backend) };
 }
 
@@ -144,7 +166,7 @@ export type JobTask =
 export function performJobTask(setting: JobWorkSetting, task: JobTask): unknown {
   switch (task.kind) {
     case 'compile':
-      return compileShared(task.job.inputs, setting.params, task.tables);
+      return compileShared(payloadOf(task.job).match, setting.params, task.tables);
     case 'compile-whole':
       return compileAndRunWhole(setting, task.job, task.tables, task.backend);
     case 'whole':

@@ -7,7 +7,6 @@ import { type CpuEngine, createCpuEngine } from '../../fallback/cpu-engine.js';
 import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/engine.js';
 import { compileKey } from './compile.js';
 import { seedFromHex } from './contract/layout.js';
-import type { MatchInputs } from './contract/match-inputs.js';
 import { defaultModelParams, type ModelParams } from './contract/model-params.js';
 import { type EngineRun, MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from './contract/run.js';
 import type { DocumentSummary } from './document-schema.js';
@@ -23,21 +22,12 @@ export interface EngineJob {
   draws: number;
   /** Up to 16 hex digits: the run's u64 seed. */
   seed: string;
-  payload: JobPayload;
+  /** The JobPayload (job-work.ts) as the queue stored it: JSON text, parsed by the thread that uses it. */
+  payloadJson: string;
   /** The data version of the inputs (simulation.basis.data_version). */
   dataVersion: string;
   /** How long the job waited in the queue (simulation.timing.queued_ms). */
   queuedMs: number;
-}
-
-/**
- * What a job carries for the engine (jobs.inputs): the resolved inputs and their watermark. The stored
- * payload may carry more fields (the request's view for its delivery); the engine ignores them.
- */
-export interface JobPayload {
-  match: MatchInputs;
-  /** When the inputs were captured (simulation.basis.as_of). */
-  as_of: string;
 }
 
 export interface RunSuccess {
@@ -251,11 +241,11 @@ async function prepareWholeJob(
 function hostJobOf(deps: RunnerDeps, job: EngineJob): HostJob {
   checkDraws(job.draws);
   return {
-    key: compileKey(job.payload.match, deps.params),
-    inputs: job.payload.match,
+    key: compileKey(job.payloadJson, deps.params),
+    payloadJson: job.payloadJson,
     draws: job.draws,
     seed: seedFromHex(job.seed.padStart(16, '0').slice(-16)),
-    basis: { as_of: job.payload.as_of, data_version: job.dataVersion },
+    dataVersion: job.dataVersion,
     queuedMs: job.queuedMs,
   };
 }

@@ -3,7 +3,7 @@
 // completion locks the job and checks that this worker still holds its lease, and stores the result in
 // the same transaction; a worker whose lease ran out finds the job no longer its own and drops it.
 import type { Sql } from '../db/connection.js';
-import type { EngineJob, JobPayload, RunOutcome, RunSuccess } from '../engine/runner.js';
+import type { EngineJob, RunOutcome, RunSuccess } from '../engine/runner.js';
 import { findCachedResult, type KnownResults, storeResults } from '../results/result-store.js';
 import type { JobQueue } from './queue.js';
 import type { Job } from './types.js';
@@ -24,7 +24,8 @@ export function engineJob(job: Job): EngineJob {
     mode: job.mode,
     draws: job.draws,
     seed: job.seed,
-    payload: job.inputs as JobPayload,
+    // The claim reads the payload as its stored text (jobColumns 'engine').
+    payloadJson: job.inputs as string,
     dataVersion: job.dataVersion,
     queuedMs: job.startedAt ? Math.max(0, job.startedAt.getTime() - job.createdAt.getTime()) : 0,
   };

@@ -76,9 +76,10 @@ const JOB_COLUMNS = [
 /**
  * The columns of Job, of the table or of its alias `as` (the day as YYYY-MM-DD text, not a Date). A job's
  * `inputs` is stored in two columns (migration 0014): the engine's payload (json, some 11 KB) and
- * `request`, what a job's views show (jsonb). Only the worker's claim reads the engine's payload; every
- * other read gets `{request}`, so that a batch's status or stream does not read the engine's inputs of
- * each of its items; a batch's status, polled and shown without requests, reads neither (`none`: null).
+ * `request`, what a job's views show (jsonb). Only the worker's claim reads the engine's payload, as its
+ * JSON text (`engine`: a string in `inputs`); every other read gets `{request}`, so that a batch's status
+ * or stream does not read the engine's inputs of each of its items; a batch's status, polled and shown
+ * without requests, reads neither (`none`: null).
  */
 export function jobColumns(
   db: Sql | TransactionSql,
@@ -92,6 +93,8 @@ export function jobColumns(
       return `jsonb_build_object('request', ${prefix}request) AS inputs`;
     }
     if (column === 'inputs' && inputs === 'none') return 'NULL::jsonb AS inputs';
+    // The engine's payload as its stored text: the job thread that uses it parses it (src/engine/job-work.ts).
+    if (column === 'inputs' && inputs === 'engine') return `${prefix}inputs::text AS inputs`;
     return `${prefix}${column}`;
   });
   return db.unsafe(list.join(', '));

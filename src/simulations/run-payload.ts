@@ -1,6 +1,6 @@
 // What a simulation job carries (jobs.inputs): the engine's payload and what its delivery shows.
 
-import type { JobPayload } from '../engine/runner.js';
+import type { JobPayload } from '../engine/job-work.js';
 import type { ResolvedLineups } from '../fixtures/lineups.js';
 
 export interface RunPayload extends JobPayload {

@@ -4,6 +4,8 @@
 // no job uses them, and a compile into a used slot gives the bits of a compile into new memory.
 import { afterAll, describe, expect, it } from 'vitest';
 import { compileKey } from '../../src/engine/compile.js';
+import type { EngineSeed } from '../../src/engine/contract/layout.js';
+import type { MatchInputs } from '../../src/engine/contract/match-inputs.js';
 import { defaultModelParams } from '../../src/engine/contract/model-params.js';
 import { documentWireText } from '../../src/engine/document-schema.js';
 import { createJobThreads, type JobThreads } from '../../src/engine/job-threads.js';
@@ -25,12 +27,17 @@ function hostJob(n: number, draws = 2000): HostJob {
     { teamId: 2 * n, attack: 0.1, defence: 0 },
     { teamId: 2 * n + 1, attack: 0, defence: 0.1 },
   );
+  return hostJobOf(inputs, draws, { lo: n, hi: 0xabc });
+}
+
+function hostJobOf(inputs: MatchInputs, draws: number, seed: EngineSeed): HostJob {
+  const payloadJson = JSON.stringify({ match: inputs, as_of: '2026-11-26T12:00:00.000Z' });
   return {
-    key: compileKey(inputs, defaultModelParams),
-    inputs,
+    key: compileKey(payloadJson, defaultModelParams),
+    payloadJson,
     draws,
-    seed: { lo: n, hi: 0xabc },
-    basis: { as_of: '2026-11-26T12:00:00.000Z', data_version: 'dv' },
+    seed,
+    dataVersion: 'dv',
     queuedMs: 3,
   };
 }
@@ -161,12 +168,16 @@ describe('job threads', () => {
   it('compile into a slot another fixture used to the bits of a compile into new memory', async () => {
     // Different squad sizes and ratings: what the first fixture left in the slot must not show through.
     const big = hostJob(10);
-    const small = { ...hostJob(11) };
-    small.inputs = {
-      ...small.inputs,
-      home: { ...small.inputs.home, players: small.inputs.home.players.slice(0, 16) },
-    };
-    small.key = compileKey(small.inputs, defaultModelParams);
+    const elevenInputs = plausibleFixture(
+      11,
+      { teamId: 22, attack: 0.1, defence: 0 },
+      { teamId: 23, attack: 0, defence: 0.1 },
+    );
+    const small = hostJobOf(
+      { ...elevenInputs, home: { ...elevenInputs.home, players: elevenInputs.home.players.slice(0, 16) } },
+      2000,
+      { lo: 11, hi: 0xabc },
+    );
     const reused = createJobThreads({ setting, threads: 0, cacheBytes: 1 });
     const fresh = createJobThreads({ setting, threads: 0 });
     try {

@@ -27,7 +27,7 @@ function job(id: string, payload: unknown, mode: 'live' | 'test' = 'live'): Engi
     mode,
     draws: 500,
     seed: '00000000000000ab',
-    payload: payload as EngineJob['payload'],
+    payloadJson: JSON.stringify(payload),
     dataVersion: 'dv_test',
     queuedMs: 0,
   };

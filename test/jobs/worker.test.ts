@@ -203,7 +203,9 @@ describe('worker', () => {
     const good = await submitJob(parts, org, { inputs: { bad: false } });
     worker({
       workerId: 'picky',
-      runBatch: deterministicEngine({ failWhen: (job) => (job.payload as unknown as { bad: boolean }).bad }),
+      runBatch: deterministicEngine({
+        failWhen: (job) => (JSON.parse(job.payloadJson) as { bad: boolean }).bad,
+      }),
     });
     expect((await parts.queue.waitFor(bad.id, 10_000))?.status).toBe('failed');
     expect((await parts.queue.waitFor(good.id, 10_000))?.status).toBe('succeeded');
