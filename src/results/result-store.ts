@@ -74,7 +74,7 @@ interface ResultRow extends ResultFacts, ResultSummary {
 
 function resultColumns(db: Sql | TransactionSql) {
   return db`id, cache_key, scope, org_id, fixture_id, data_version, draws, engine, run_ms, gpu_ms, created_at,
-            document::text AS document_text, wire_text, home_win, draw, away_win, expected_goals_home,
+            document AS document_text, wire_text, home_win, draw, away_win, expected_goals_home,
             expected_goals_away`;
 }
 
@@ -93,7 +93,7 @@ async function resultOfRow(
   let documentJson = documentText;
   if (!wireText) {
     documentJson = documentWireText(JSON.parse(documentText));
-    await db`UPDATE results SET document = ${documentJson}::text::json, wire_text = true
+    await db`UPDATE results SET document = ${documentJson}, wire_text = true
              WHERE id = ${row.id} AND NOT wire_text`;
   }
   const result = {
@@ -198,17 +198,18 @@ export async function storeResults(
     return RESULT_VALUES.map((name) => values[name]);
   });
   // One parameter per value (VALUES ($1, …), (…)), untyped, so each document travels as its own text
-  // parameter, as it is, and is cast to json here. Inside one JSON parameter (json_to_recordset) every
-  // quote of a 60 KB document was escaped by the service and unescaped by the server: a pack of 100 cost
-  // the service about 1.3 ms and PostgreSQL 1.5 ms a document, against 0.6 and 0.3 ms this way. json, not
-  // jsonb: the column keeps the text byte for byte, so every delivery of it reads the same.
+  // parameter, as it is, into a text column (migration 0015: as json, the server parsed each one again).
+  // Inside one JSON parameter (json_to_recordset) every quote of a 60 KB document was escaped by the
+  // service and unescaped by the server: a pack of 100 cost the service about 1.3 ms and PostgreSQL 1.5 ms
+  // a document, against 0.6 and 0.3 ms this way. The column keeps the text byte for byte, so every
+  // delivery of it reads the same.
   const inserted = await tx<
     Array<{ id: number; cacheKey: string; scope: ResultScope; orgId: string | null; createdAt: Date }>
   >`
     INSERT INTO results (cache_key, scope, org_id, fixture_id, data_version, draws, document, wire_text, engine,
                          run_ms, gpu_ms, created_at, home_win, draw, away_win, expected_goals_home,
                          expected_goals_away)
-    SELECT cache_key, scope, org_id, fixture_id::bigint, data_version, draws::integer, document::json, true,
+    SELECT cache_key, scope, org_id, fixture_id::bigint, data_version, draws::integer, document, true,
            engine, run_ms::float8, gpu_ms::float8, ${now}, home_win::float8, draw::float8, away_win::float8,
            expected_goals_home::float8, expected_goals_away::float8
     FROM (VALUES ${tx(rows as never)}) AS r(

@@ -106,13 +106,13 @@ describe('stored documents', () => {
     const [row] = await db.sql<{ id: number }[]>`
       INSERT INTO results (cache_key, scope, fixture_id, data_version, draws, document, engine, created_at,
                            home_win, draw, away_win, expected_goals_home, expected_goals_away)
-      VALUES ('before-0010', 'shared', 101, 'dv_test', 1000, ${engineText}::text::json, 'cpu', now(),
+      VALUES ('before-0010', 'shared', 101, 'dv_test', 1000, ${engineText}, 'cpu', now(),
               0.5, 0.25, 0.25, 1.5, 1.1)
       RETURNING id`;
     const found = await findCachedResult(db.sql, { cacheKey: 'before-0010', scope: 'shared', orgId: null });
     expect(found?.documentJson).toBe(wire);
     const [after] = await db.sql<{ text: string; wireText: boolean }[]>`
-      SELECT document::text AS text, wire_text FROM results WHERE id = ${row!.id}`;
+      SELECT document AS text, wire_text FROM results WHERE id = ${row!.id}`;
     expect(after).toEqual({ text: wire, wireText: true });
     expect((await getResult(db.sql, row!.id))?.documentJson).toBe(wire);
   });
