@@ -1,4 +1,6 @@
 // Requests and reads the batch tests share (test/http/batches.test.ts, test/http/batch-stream.test.ts).
+import { expect } from 'vitest';
+import { batchSchema } from '../../src/http/schemas/simulations.js';
 import { NOW, withManyFixtures } from '../fixtures/small-feed.js';
 import { createTestContext, type TestContext } from './app.js';
 
@@ -15,17 +17,34 @@ export async function setup(options: { worker: boolean; fixtures: number }) {
   return t;
 }
 
-export function post(t: TestContext, url: string, auth: Json, payload?: Json, headers: Json = {}) {
-  return t.app.inject({
-    method: 'POST',
-    url,
-    headers: { ...auth, ...headers },
-    ...(payload ? { payload } : {}),
-  });
+/**
+ * A batch object on the wire is written by a serializer compiled from its schema (src/http/serialize.ts):
+ * every one these tests read must be the bytes zod writes for it, or an idempotent replay (zod) would
+ * differ from the first answer.
+ */
+function checkedBatchBody<R extends { body: string; headers: Record<string, unknown> }>(response: R): R {
+  if (String(response.headers['content-type'] ?? '').startsWith('application/json')) {
+    const body = JSON.parse(response.body) as Json;
+    if (body.object === 'simulation_batch') {
+      expect(response.body).toBe(JSON.stringify(batchSchema.parse(body)));
+    }
+  }
+  return response;
 }
 
-export function get(t: TestContext, url: string, auth: Json) {
-  return t.app.inject({ method: 'GET', url, headers: auth });
+export async function post(t: TestContext, url: string, auth: Json, payload?: Json, headers: Json = {}) {
+  return checkedBatchBody(
+    await t.app.inject({
+      method: 'POST',
+      url,
+      headers: { ...auth, ...headers },
+      ...(payload ? { payload } : {}),
+    }),
+  );
+}
+
+export async function get(t: TestContext, url: string, auth: Json) {
+  return checkedBatchBody(await t.app.inject({ method: 'GET', url, headers: auth }));
 }
 
 export function lines(body: string): Json[] {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { documentWireText } from '../../src/engine/document-schema.js';
 import examples from '../../src/http/openapi/examples.json' with { type: 'json' };
 import { creditBalanceSchema } from '../../src/http/routes/credits.js';
-import { batchResultLineSchema, simulationSchema } from '../../src/http/schemas/simulations.js';
+import { batchResultLineSchema, batchSchema, simulationSchema } from '../../src/http/schemas/simulations.js';
 import {
   responseSerializerCompiler,
   serializeThrough,
@@ -60,6 +60,96 @@ describe('compiled response serializer', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('the batch object, through its compiled serializer', () => {
+  const item = {
+    custom_id: 'quotes " and \\ and \u2028 and \ud800 and é',
+    fixture: 101,
+    job_id: 'job_1',
+    status: 'running',
+    credits_reserved: 0.1,
+    reservation_id: 'rsv_1',
+    result_url: '/v1/simulations/jobs/job_1/result',
+    progress: { draws_done: 500, draws_total: 1000 },
+    freshness: {
+      status: 'fresh',
+      reason: 'inputs as of today',
+      evaluatedAt: 1_790_000_000_000,
+      validUntil: null,
+    },
+  };
+  const batch = {
+    object: 'simulation_batch',
+    batch_id: 'bat_1',
+    status: 'a status added later',
+    counts: {
+      total: 4,
+      rejected: 1,
+      queued: 0,
+      running: 1,
+      succeeded: 0,
+      failed: 1,
+      delivered: 1,
+      expired: 0,
+      cancelled: 0,
+    },
+    livemode: true,
+    price: { draws: 1000, credits: '1.000' },
+    metadata: { team: 'a', 'odd key "x"': 'ü' },
+    results_url: '/v1/simulations/batch/bat_1/results',
+    created_at: '2026-11-27T00:00:00.000Z',
+    completed_at: null,
+    cancel_requested_at: null,
+    items: [
+      item,
+      {
+        ...item,
+        custom_id: null,
+        status: 'delivered',
+        credits_charged: 0.1,
+        progress: undefined,
+        freshness: { ...item.freshness, validUntil: 1_790_000_100_000 },
+      },
+      {
+        custom_id: 'r',
+        fixture: null,
+        status: 'rejected',
+        credits_reserved: 0,
+        error: {
+          code: 'fixture_not_found',
+          message: 'No fixture 9.',
+          param: 'fixtures.2',
+          recovery: null,
+          doc_url: 'https://x/e',
+        },
+      },
+      {
+        custom_id: null,
+        fixture: 7,
+        job_id: 'job_3',
+        status: 'failed',
+        credits_reserved: 0.1,
+        error: {
+          code: 'simulation_failed',
+          message: 'm',
+          param: null,
+          recovery: { job_id: 'job_3', nested: { a: [1, 'b', null] } },
+        },
+      },
+    ],
+    validUntil: null,
+    credits_reserved_total: 0.3,
+  };
+
+  it('writes what the zod schema writes: optional fields absent or present, nulls, escapes, open enums', () => {
+    expect(compile(batchSchema)(batch)).toBe(JSON.stringify(batchSchema.parse(batch)));
+  });
+
+  it('refuses a batch whose item lacks a required field', () => {
+    const { credits_reserved: _reserved, ...broken } = item;
+    expect(() => compile(batchSchema)({ ...batch, items: [broken] })).toThrow();
   });
 });
 
