@@ -75,7 +75,7 @@ const JOB_COLUMNS = [
 
 /**
  * The columns of Job, of the table or of its alias `as` (the day as YYYY-MM-DD text, not a Date). A job's
- * `inputs` is stored in two columns (migration 0014): the engine's payload (json, some 11 KB) and
+ * `inputs` is stored in two columns (migration 0014): the engine's payload (JSON as text, some 11 KB) and
  * `request`, what a job's views show (jsonb). Only the worker's claim reads the engine's payload, as its
  * JSON text (`engine`: a string in `inputs`); every other read gets `{request}`, so that a batch's status
  * or stream does not read the engine's inputs of each of its items; a batch's status, polled and shown
@@ -94,7 +94,7 @@ export function jobColumns(
     }
     if (column === 'inputs' && inputs === 'none') return 'NULL::jsonb AS inputs';
     // The engine's payload as its stored text: the job thread that uses it parses it (src/engine/job-work.ts).
-    if (column === 'inputs' && inputs === 'engine') return `${prefix}inputs::text AS inputs`;
+    if (column === 'inputs' && inputs === 'engine') return `${prefix}inputs`;
     return `${prefix}${column}`;
   });
   return db.unsafe(list.join(', '));
@@ -104,11 +104,13 @@ export function holdEnd(deps: JobStoreDeps, finishedAt: Date): Date {
   return new Date(finishedAt.getTime() + deps.holdTtlSeconds * 1000);
 }
 
-function rowValues(job: NewJob, now: Date) {
+/** A job's row: its columns but the engine's payload, `n` its place, and the payload's JSON text apart. */
+function rowValues(job: NewJob, now: Date, n: number) {
   const cached = job.cachedResultId != null;
   // What its views show apart from the engine's payload (jobColumns).
   const { request = null, ...engineInputs } = (job.inputs ?? {}) as { request?: unknown };
-  return {
+  const row = {
+    n,
     id: job.id ?? newId('job'),
     org_id: job.orgId,
     mode: job.mode,
@@ -119,7 +121,6 @@ function rowValues(job: NewJob, now: Date) {
     data_version: job.dataVersion,
     draws: job.draws,
     seed: String(job.seed),
-    inputs: engineInputs,
     request,
     cache_key: job.cacheKey,
     scope: job.scope,
@@ -137,6 +138,7 @@ function rowValues(job: NewJob, now: Date) {
     custom_id: job.customId ?? null,
     metadata: job.metadata ?? null,
   };
+  return { row, inputsJson: JSON.stringify(engineInputs) };
 }
 
 /**
@@ -150,28 +152,32 @@ export async function insertJobs(
 ): Promise<Job[]> {
   if (jobs.length === 0) return [];
   const now = deps.clock();
-  const values = jobs.map((job) => rowValues(job, now));
-  // The rows travel as one JSON document; the engine's inputs are objects in it, not escaped text, and
-  // stay json (migration 0014: the server only checks their syntax).
+  const values = jobs.map((job, n) => rowValues(job, now, n));
+  // The rows travel as one JSON document, but for the engine's payloads (some 11 KB each): each is its own
+  // untyped text parameter, stored as it is in a text column (migration 0016). Inside the document the
+  // server parsed every payload to find its end; a batch of 1,000 took 290 ms of the server's time this
+  // way against 170 (a microbenchmark of the two statements).
+  const payloads = values.map(({ inputsJson }, n) => [n, inputsJson]);
   const rows = await tx<Job[]>`
     INSERT INTO jobs (id, org_id, mode, reservation_id, batch_id, batch_position, fixture_id, data_version, draws, seed,
                       inputs, request, cache_key, scope, price_milli, status, created_at, finished_at, result_id,
                       usage_day, gpu_seconds_reserved, gpu_seconds_used, request_id, idempotency_key,
                       custom_id, metadata)
-    SELECT id, org_id, mode, reservation_id, batch_id, batch_position, fixture_id, data_version, draws, seed,
-           inputs, request, cache_key, scope, price_milli, status, created_at, finished_at,
-           result_id, usage_day, gpu_seconds_reserved, gpu_seconds_used, request_id, idempotency_key,
-           custom_id, metadata
-    FROM json_to_recordset(${JSON.stringify(values)}::text::json) AS r(
-      id text, org_id text, mode text, reservation_id text, batch_id text, batch_position integer,
+    SELECT r.id, r.org_id, r.mode, r.reservation_id, r.batch_id, r.batch_position, r.fixture_id, r.data_version,
+           r.draws, r.seed, p.inputs, r.request, r.cache_key, r.scope, r.price_milli, r.status, r.created_at,
+           r.finished_at, r.result_id, r.usage_day, r.gpu_seconds_reserved, r.gpu_seconds_used, r.request_id,
+           r.idempotency_key, r.custom_id, r.metadata
+    FROM json_to_recordset(${JSON.stringify(values.map(({ row }) => row))}::text::json) AS r(
+      n integer, id text, org_id text, mode text, reservation_id text, batch_id text, batch_position integer,
       fixture_id bigint,
-      data_version text, draws integer, seed text, inputs json, request jsonb, cache_key text, scope text,
+      data_version text, draws integer, seed text, request jsonb, cache_key text, scope text,
       price_milli bigint, status text, created_at timestamptz, finished_at timestamptz, result_id bigint,
       usage_day date, gpu_seconds_reserved double precision, gpu_seconds_used double precision,
       request_id text, idempotency_key text, custom_id text, metadata jsonb)
+    JOIN (VALUES ${tx(payloads as never)}) AS p(n, inputs) ON p.n::integer = r.n
     RETURNING ${jobColumns(tx)}`;
   const byId = new Map(rows.map((row) => [row.id, row]));
-  const inserted = values.map((value) => byId.get(value.id)!);
+  const inserted = values.map(({ row }) => byId.get(row.id)!);
   // Cache hits are born finished, all at `now`: their holds get one end, in one statement.
   const finishedHolds = inserted
     .filter((job) => job.status === 'succeeded' && job.mode === 'live')
