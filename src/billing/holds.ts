@@ -307,10 +307,15 @@ async function chargeHolds(
   const ids = holds.map((hold) => hold.id);
   // A data-modifying WITH runs to completion whether or not it is read; the account's guard is checked
   // by counting the row it returns (none: the whole transaction is rolled back by the throw below).
+  // The holds are locked already (settleMany); `held` reads their status by id alone and the pending
+  // ones are settled by id, for the reason setHoldsExpiry gives.
   const rows = await tx<Array<LedgerEntry & { accountsMoved: number }>>`
-    WITH settled AS (
+    WITH held AS MATERIALIZED (
+      SELECT id, status FROM credit_holds WHERE id = ANY(${tx.array(ids)}::text[])
+      ORDER BY id FOR NO KEY UPDATE
+    ), settled AS (
       UPDATE credit_holds SET status = 'settled', settled_at = ${now}
-      WHERE id = ANY(${tx.array(ids)}::text[]) AND status = 'pending'
+      WHERE id = ANY(ARRAY(SELECT id FROM held WHERE status = 'pending'))
       RETURNING *
     ), account AS (
       UPDATE credit_accounts
@@ -434,9 +439,17 @@ export async function setHoldsExpiry(
 ): Promise<void> {
   if (holdIds.length === 0) return;
   const db = options.tx ?? deps.sql;
+  // The holds are found and locked by id alone (in id order, as every statement that locks several
+  // does), and the pending ones among them are updated by id: with `status = 'pending'` beside the ids,
+  // the planner ANDed the primary key with the partial index of every pending hold
+  // (credit_holds_pending_expiry), reading all of it on every job's completion.
   await db`
+    WITH held AS MATERIALIZED (
+      SELECT id, status FROM credit_holds WHERE id = ANY(${db.array([...holdIds])}::text[])
+      ORDER BY id FOR NO KEY UPDATE
+    )
     UPDATE credit_holds SET expires_at = ${expiresAt}
-    WHERE id = ANY(${db.array([...holdIds])}::text[]) AND status = 'pending'`;
+    WHERE id = ANY(ARRAY(SELECT id FROM held WHERE status = 'pending'))`;
 }
 
 export async function expireHolds({ sql, clock }: LedgerDeps, now: Date = clock(), limit = 500) {

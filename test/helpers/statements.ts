@@ -19,3 +19,24 @@ export function countingStatements(tx: TransactionSql, counted: { statements: nu
     },
   });
 }
+
+/**
+ * `tx` that sends each statement as usual and records the plan of each whose text matches `pattern`
+ * (an EXPLAIN of it first, with the same parameters): what the planner picks for the statements a
+ * function really sends, on the data as it is.
+ */
+export function recordingPlans(tx: TransactionSql, pattern: RegExp, plans: string[]): TransactionSql {
+  return new Proxy(tx, {
+    apply(target, thisArg, [strings, ...args]) {
+      if (!isStatement(strings) || !pattern.test((strings as string[]).join('$'))) {
+        return Reflect.apply(target, thisArg, [strings, ...args]);
+      }
+      const explained = [`EXPLAIN ${(strings as string[])[0]}`, ...(strings as string[]).slice(1)];
+      const explain = Reflect.apply(target, thisArg, [Object.assign(explained, { raw: explained }), ...args]);
+      return (explain as Promise<Array<{ 'QUERY PLAN': string }>>).then((rows) => {
+        plans.push(rows.map((row) => row['QUERY PLAN']).join('\n'));
+        return Reflect.apply(target, thisArg, [strings, ...args]);
+      });
+    },
+  });
+}
