@@ -264,8 +264,16 @@ export async function markDeliveryOutcomes(
   status: 'delivered' | 'expired',
 ): Promise<Job[]> {
   if (jobIds.length === 0) return [];
+  // The jobs are read by id alone and the succeeded ones updated by id: with `status = 'succeeded'`
+  // beside the ids, the planner ANDed the primary key with the partial index of every succeeded job
+  // (jobs_succeeded_finished, for the sweeper), reading all of it on every page of deliveries.
   const rows = await tx<Job[]>`
-    UPDATE jobs SET status = ${status} WHERE id = ANY(${tx.array([...jobIds])}::text[]) AND status = 'succeeded'
+    WITH locked AS MATERIALIZED (
+      SELECT id, status FROM jobs WHERE id = ANY(${tx.array([...jobIds])}::text[])
+      ORDER BY id FOR NO KEY UPDATE
+    )
+    UPDATE jobs SET status = ${status}
+    WHERE id = ANY(ARRAY(SELECT id FROM locked WHERE status = 'succeeded'))
     RETURNING ${jobColumns(tx)}`;
   if (rows.length !== new Set(jobIds).size) throw new Error('a job left succeeded under its delivery lock');
   const byId = new Map(rows.map((job) => [job.id, job]));
@@ -341,14 +349,15 @@ export async function succeededLiveJobsBefore(
 export async function expireJobs(db: Sql, jobIds: readonly string[]): Promise<string[]> {
   if (jobIds.length === 0) return [];
   // Locked in id order first, as a results page locks its jobs (delivery-locks.ts): an UPDATE alone
-  // locks in scan order and could wait in a circle with a page.
+  // locks in scan order and could wait in a circle with a page. Read by id alone, for the reason
+  // markDeliveryOutcomes gives.
   const rows = await db<{ id: string }[]>`
-    WITH locked AS (
-      SELECT id FROM jobs WHERE id = ANY(${db.array([...jobIds])}::text[]) AND status = 'succeeded'
+    WITH locked AS MATERIALIZED (
+      SELECT id, status FROM jobs WHERE id = ANY(${db.array([...jobIds])}::text[])
       ORDER BY id FOR NO KEY UPDATE
     )
-    UPDATE jobs SET status = 'expired' FROM locked
-    WHERE jobs.id = locked.id AND jobs.status = 'succeeded'
+    UPDATE jobs SET status = 'expired'
+    WHERE id = ANY(ARRAY(SELECT id FROM locked WHERE status = 'succeeded'))
     RETURNING jobs.id`;
   return rows.map((row) => row.id);
 }
