@@ -34,7 +34,12 @@ describe('migration 0014', () => {
     await jobBefore0014('job_request', orgId, { request });
     await jobBefore0014('job_null', orgId, null);
     // Up to 14 only: 0016 makes the payload text (its bytes unchanged).
-    expect(await runMigrations(db.sql, readMigrations().filter((m) => m.version <= 14))).toEqual([14]);
+    expect(
+      await runMigrations(
+        db.sql,
+        readMigrations().filter((m) => m.version <= 14),
+      ),
+    ).toEqual([14]);
 
     const [column] = await db.sql`
       SELECT data_type FROM information_schema.columns WHERE table_name = 'jobs' AND column_name = 'inputs'`;
