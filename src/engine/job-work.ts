@@ -53,8 +53,16 @@ export interface HostJob {
   queuedMs: number;
 }
 
+/** Payloads parsed, by the HostJob a task carries: a task that compiles and documents a job parses once. */
+const parsedPayloads = new WeakMap<HostJob, JobPayload>();
+
 function payloadOf(job: HostJob): JobPayload {
-  return JSON.parse(job.payloadJson) as JobPayload;
+  let payload = parsedPayloads.get(job);
+  if (payload === undefined) {
+    payload = JSON.parse(job.payloadJson) as JobPayload;
+    parsedPayloads.set(job, payload);
+  }
+  return payload;
 }
 
 /** A run's facts as the document states them. */
