@@ -16,7 +16,7 @@ import {
 } from '../../src/results/result-store.js';
 import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { isStatement } from '../helpers/statements.js';
+import { recordingPlans } from '../helpers/statements.js';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -47,25 +47,11 @@ const facts = (cacheKey: string) => ({
   gpuMs: 0,
 });
 
-/**
- * The plans of the statements `run` sends: each is sent as EXPLAIN with its own parameters, and answers
- * no rows.
- */
+/** The plans of the statements `run` sends (test/helpers/statements.ts recordingPlans), then sent. */
 function plansOf(run: (tx: TransactionSql) => Promise<unknown>): Promise<string[]> {
   return db.sql.begin(async (tx) => {
     const plans: string[] = [];
-    const explaining = new Proxy(tx, {
-      apply(target, thisArg, [strings, ...args]) {
-        if (!isStatement(strings)) return Reflect.apply(target, thisArg, [strings, ...args]);
-        const explained = [`EXPLAIN ${strings[0]}`, ...strings.slice(1)];
-        const query = Reflect.apply(target, thisArg, [Object.assign(explained, { raw: explained }), ...args]);
-        return (query as Promise<Array<{ 'QUERY PLAN': string }>>).then((rows) => {
-          plans.push(rows.map((row) => row['QUERY PLAN']).join('\n'));
-          return [];
-        });
-      },
-    });
-    await run(explaining);
+    await run(recordingPlans(tx, /./, plans));
     return plans;
   });
 }
