@@ -7,8 +7,13 @@
 // the deliveries, submissions and worker of a process: result ids are unique only within one database.
 import type { KnownResults, ResultLookup, SimulationResult } from './result-store.js';
 
-/** 64 Mi characters of documents: about 900 of 100,000 draws (documents are ASCII, a byte each). */
-export const DEFAULT_KNOWN_RESULT_CHARS = 64 * 1024 * 1024;
+/**
+ * 128 Mi characters of documents (documents are ASCII, a byte each): a whole batch of the largest size
+ * (1,000 items of some 70–90 KB each), so that its results stream, reading the batch in order after the
+ * worker stored it in order, finds every document in memory (at 64 Mi the first ~50 were gone, and each
+ * document read back for a page pushed out one the next page needed: see getResults).
+ */
+export const DEFAULT_KNOWN_RESULT_CHARS = 128 * 1024 * 1024;
 
 function lookupKey({ cacheKey, scope, orgId }: ResultLookup): string {
   return scope === 'shared' ? `shared ${cacheKey}` : `private ${orgId} ${cacheKey}`;

@@ -331,7 +331,10 @@ export async function getResults(
   if (unknown.length === 0) return found;
   const rows = await db<ResultRow[]>`
     SELECT ${resultColumns(db)} FROM results WHERE id = ANY(${db.array(unknown)}::bigint[])`;
-  for (const row of rows) found.set(row.id, await resultOfRow(db, row, known));
+  // Rows read back here are not remembered: a page's documents are delivered once, and remembering them
+  // (as the most recent) evicted the oldest rows, which on a stream longer than the cache are exactly
+  // the ones its next pages need: over two 1,000-item streams, 1,286 of 2,000 documents were read back.
+  for (const row of rows) found.set(row.id, await resultOfRow(db, row, undefined));
   return found;
 }
 

@@ -11,6 +11,7 @@ import {
   findCachedResult,
   findCachedResultIds,
   getResult,
+  getResults,
   type SimulationResult,
   storeResult,
 } from '../../src/results/result-store.js';
@@ -129,6 +130,30 @@ describe('stored documents', () => {
     const elsewhere = makeKnownResults();
     expect(await findCachedResult(db.sql, lookup, elsewhere)).toEqual(stored);
     expect(await getResult(noStatement, stored.id, elsewhere)).toEqual(stored);
+  });
+
+  it("gives a page's rows from memory where it can, and does not keep the rows it reads back", async () => {
+    const wire = documentWireText(document);
+    const store = (cacheKey: string) =>
+      db.sql.begin((tx) =>
+        storeResult(
+          tx,
+          { ...facts(cacheKey), summary: documentSummary(document), documentJson: wire },
+          new Date(),
+        ),
+      );
+    const [first, second, third] = [await store('page-1'), await store('page-2'), await store('page-3')];
+    // Room for two documents: the two a worker stored last, as after a batch longer than the cache.
+    const known = makeKnownResults(2 * wire.length);
+    known.remember(second);
+    known.remember(third);
+    const page = await getResults(db.sql, [first.id, second.id, third.id], known);
+    expect([...page.keys()].sort()).toEqual([first.id, second.id, third.id].sort());
+    expect(page.get(first.id)?.documentJson).toBe(wire);
+    // Read back, the first would have pushed out the second, which a next page needs.
+    expect(known.byId(first.id)).toBeUndefined();
+    expect(known.byId(second.id)).toEqual(second);
+    expect(known.byId(third.id)).toEqual(third);
   });
 
   it('keeps the most recently used rows within its bound of document characters', () => {
