@@ -290,8 +290,9 @@ export async function settleMany(
 }
 
 /**
- * chargeHold for many pending holds of the locked account, in one statement: the holds settled, the
- * account's columns moved by their sums under the same guard, and a `charge` row each, in id order.
+ * Pending holds of the locked account charged in one statement: the holds settled, the account's columns
+ * moved by their sums (each hold's parts leave both the held and the remaining columns) under a guard,
+ * and a `charge` row each, in id order.
  */
 async function chargeHolds(
   tx: TransactionSql,
@@ -335,11 +336,15 @@ async function chargeHolds(
     )
     SELECT entries.*, (SELECT count(*) FROM account)::int AS accounts_moved FROM entries ORDER BY id`;
   if (rows.length !== holds.length || rows.some((row) => row.accountsMoved !== 1))
-    throw new Error('credit settlement of a page refused by its guard under the account lock');
+    throw new Error('credit settlement refused by its guard under the account lock');
   return rows.map(({ accountsMoved: _, ...entry }) => entry);
 }
 
-// The hold's parts leave both the held and the remaining columns; the caller holds both locks.
+/**
+ * One pending hold of the locked account charged, through chargeHolds' one statement: three statements
+ * (the account, the hold, the ledger row) were three round trips and some 0.3 ms of the server's time
+ * a delivery. The caller holds both locks.
+ */
 async function chargeHold(
   tx: TransactionSql,
   account: AccountRow,
@@ -347,41 +352,8 @@ async function chargeHold(
   options: SettleOptions,
   now: Date,
 ): Promise<Charge> {
-  await guardedUpdate(
-    tx`
-      UPDATE credit_accounts
-      SET monthly_remaining = monthly_remaining - ${hold.monthlyPart},
-          topup_remaining = topup_remaining - ${hold.topupPart},
-          monthly_held = monthly_held - ${hold.monthlyPart},
-          topup_held = topup_held - ${hold.topupPart},
-          spent_this_month = spent_this_month + ${hold.amount},
-          updated_at = ${now}
-      WHERE org_id = ${hold.orgId} AND monthly_held >= ${hold.monthlyPart} AND topup_held >= ${hold.topupPart}
-      RETURNING org_id`,
-    'settlement',
-  );
-  await guardedUpdate(
-    tx`
-      UPDATE credit_holds SET status = 'settled', settled_at = ${now}
-      WHERE id = ${hold.id} AND status = 'pending'
-      RETURNING id`,
-    'settlement of the hold',
-  );
-  const entry = await appendEntry(tx, {
-    orgId: hold.orgId,
-    kind: 'charge',
-    amount: hold.amount,
-    monthlyDelta: -hold.monthlyPart,
-    topupDelta: -hold.topupPart,
-    monthlyHeldDelta: -hold.monthlyPart,
-    topupHeldDelta: -hold.topupPart,
-    periodStart: account.periodStart,
-    holdId: hold.id,
-    requestId: options.requestId,
-    idempotencyKey: options.idempotencyKey ?? hold.idempotencyKey,
-    createdAt: now,
-  });
-  return chargeFromEntry(entry, false);
+  const [entry] = await chargeHolds(tx, account, [hold], options, now);
+  return chargeFromEntry(entry!, false);
 }
 
 export async function release(

@@ -10,7 +10,7 @@ import { documentSummary } from '../../src/engine/document-schema.js';
 import { lockJobsForDelivery } from '../../src/jobs/delivery-locks.js';
 import { recordOutcomes } from '../../src/jobs/job-outcomes.js';
 import type { Job } from '../../src/jobs/types.js';
-import type { DeliveryDeps } from '../../src/simulations/deliver.js';
+import { type DeliveryDeps, deliverInTransaction } from '../../src/simulations/deliver.js';
 import { deliverLockedPage, type PageOutcome } from '../../src/simulations/deliver-page.js';
 import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -88,6 +88,33 @@ async function holdStatus(sql: Sql, holdId: string): Promise<string> {
   const [row] = await sql<{ status: string }[]>`SELECT status FROM credit_holds WHERE id = ${holdId}`;
   return row!.status;
 }
+
+describe('a single delivery (the result path)', () => {
+  it('charges its hold in one statement: seven statements in all, the ledger balanced', async () => {
+    const { orgId, jobs } = await finishedJobs(1);
+    const count = { statements: 0 };
+    const outcome = await db.sql.begin((tx) =>
+      deliverInTransaction(
+        parts.delivery,
+        { requestId: 'req_single', idempotencyKey: null },
+        countingStatements(tx, count),
+        jobs[0]!.id,
+      ),
+    );
+    // The job's lock, the account's, the hold's, the charge (hold, account and ledger row in one), then
+    // the delivery, the job's status and the summary (no balance watch here: see the page's test below).
+    expect(count.statements).toBe(7);
+    expect(outcome.status === 'delivered' && outcome.delivered.delivery.creditsChargedMilli).toBe(1000);
+    expect(await chargeRows(db.sql, jobs[0]!.reservationId)).toBe(1);
+    expect(await holdStatus(db.sql, jobs[0]!.reservationId)).toBe('settled');
+    const balance = await parts.ledger.balance(orgId);
+    expect(balance.held).toBe(0);
+    expect(outcome.status === 'delivered' && outcome.delivered.delivery.creditsRemainingMilli).toBe(
+      balance.available,
+    );
+    expect((await parts.ledger.checkBalanced(orgId)).balanced).toBe(true);
+  });
+});
 
 describe('a page of the results stream', () => {
   it('is delivered with the same statements for one job as for twenty, each hold charged once', async () => {
