@@ -52,29 +52,43 @@ const LOG2_TABLE = Uint32Array.from({ length: LOG2_TABLE_WORDS }, (_, i) =>
 );
 
 /**
- * One row's cumulative state-event hazards, per-step kind words and cumulative expected shots. Neighbouring
- * steps mostly share their thresholds (the model's rates change by 15-minute band), so a step whose words
- * equal the step before's reuses its increments and kind words: the same inputs give the same numbers,
- * for a fraction of the logs and divisions. The step before's words are kept in locals, so a step reads
- * its six words once and a repeated one writes its kind words without reading them back.
+ * The steps of a (side, strength) block at which any of its words differ from the step before's (step 0
+ * always), ending with STEPS: the model's rates change by 15-minute band, and thresholdTable copies a
+ * step's whole block when its rates repeat, so a block has some ten of them.
  */
-function fillRow(tables: Uint32Array, thresholds: Uint32Array, row: number, from: number): void {
+function blockChanges(thresholds: Uint32Array, from: number, changes: Int32Array): number {
+  let count = 0;
+  changes[count++] = 0;
+  for (let step = 1; step < STEPS; step++) {
+    const at = from + step * THRESHOLD_STEP_STRIDE;
+    for (let word = 0; word < THRESHOLD_STEP_STRIDE; word++) {
+      if (thresholds[at + word] !== thresholds[at - THRESHOLD_STEP_STRIDE + word]) {
+        changes[count++] = step;
+        break;
+      }
+    }
+  }
+  changes[count] = STEPS;
+  return count;
+}
+
+/**
+ * One row's cumulative state-event hazards, per-step kind words and cumulative expected shots. Between two
+ * of its block's changes (blockChanges) a row's words repeat, so its increments and kind words are worked
+ * out once per stretch (the same words give the same numbers: a stretch that starts on a change of other
+ * cells of the block gives its row the numbers it had), and each step of the stretch only adds them up.
+ */
+function fillRow(
+  tables: Uint32Array,
+  thresholds: Uint32Array,
+  row: number,
+  from: number,
+  changes: Int32Array,
+  stretches: number,
+): void {
   let hazard = 0;
-  let increment = 0;
   let shots = 0;
   let saved = 0;
-  let shotIncrement = 0;
-  let savedIncrement = 0;
-  // The step before's words (-1: no step yet; a u32 word is never -1) and kind words.
-  let goal = -1;
-  let onTarget = -1;
-  let offTarget = -1;
-  let yellow = -1;
-  let red = -1;
-  let substitution = -1;
-  let goalKind = 0;
-  let yellowKind = 0;
-  let redKind = 0;
   const hazardRow = row * HAZARD_ROW_WORDS;
   const shotRow = EVENT_SHOTS_AT + row * SHOT_ROW_WORDS;
   const savedRow = shotRow + SHOT_ON_TARGET_OFFSET;
@@ -82,49 +96,35 @@ function fillRow(tables: Uint32Array, thresholds: Uint32Array, row: number, from
   tables[hazardRow] = 0;
   tables[shotRow] = 0;
   tables[savedRow] = 0;
-  for (let step = 0; step < STEPS; step++) {
-    const at = from + step * THRESHOLD_STEP_STRIDE;
-    const stepGoal = thresholds[at + EVENT_GOAL]!;
-    const stepOnTarget = thresholds[at + EVENT_SHOT_ON_TARGET]!;
-    const stepOffTarget = thresholds[at + EVENT_SHOT_OFF_TARGET]!;
-    const stepYellow = thresholds[at + EVENT_YELLOW]!;
-    const stepRed = thresholds[at + EVENT_RED]!;
-    const stepSubstitution = thresholds[at + EVENT_SUBSTITUTION]!;
-    if (
-      stepGoal !== goal ||
-      stepOnTarget !== onTarget ||
-      stepOffTarget !== offTarget ||
-      stepYellow !== yellow ||
-      stepRed !== red ||
-      stepSubstitution !== substitution
-    ) {
-      goal = stepGoal;
-      onTarget = stepOnTarget;
-      offTarget = stepOffTarget;
-      yellow = stepYellow;
-      red = stepRed;
-      substitution = stepSubstitution;
-      // The step's shots that are not goals: the words between the goals' and the shots' cut-offs.
-      const shot = offTarget - goal;
-      const state = substitution - shot;
-      // A certain event (state = 2^32 - 1 or more) costs 32 bits: never more, so the sums stay below 2^32.
-      increment = state === 0 ? 0 : -Math.log2(Math.max(1 - state / TWO_32, 2 ** -32));
-      goalKind = kindWord(goal, state);
-      yellowKind = kindWord(yellow - shot, state);
-      redKind = kindWord(red - shot, state);
-      shotIncrement = shot / TWO_32;
-      savedIncrement = (onTarget - goal) / TWO_32;
+  for (let stretch = 0; stretch < stretches; stretch++) {
+    const first = changes[stretch]!;
+    const end = changes[stretch + 1]!;
+    const at = from + first * THRESHOLD_STEP_STRIDE;
+    const goal = thresholds[at + EVENT_GOAL]!;
+    const onTarget = thresholds[at + EVENT_SHOT_ON_TARGET]!;
+    const offTarget = thresholds[at + EVENT_SHOT_OFF_TARGET]!;
+    // The step's shots that are not goals: the words between the goals' and the shots' cut-offs.
+    const shot = offTarget - goal;
+    const state = thresholds[at + EVENT_SUBSTITUTION]! - shot;
+    // A certain event (state = 2^32 - 1 or more) costs 32 bits: never more, so the sums stay below 2^32.
+    const increment = state === 0 ? 0 : -Math.log2(Math.max(1 - state / TWO_32, 2 ** -32));
+    const goalKind = kindWord(goal, state);
+    const yellowKind = kindWord(thresholds[at + EVENT_YELLOW]! - shot, state);
+    const redKind = kindWord(thresholds[at + EVENT_RED]! - shot, state);
+    const shotIncrement = shot / TWO_32;
+    const savedIncrement = (onTarget - goal) / TWO_32;
+    for (let step = first; step < end; step++) {
+      const kinds = kindsRow + step * EVENT_KIND_WORDS;
+      tables[kinds + KIND_WORD_GOAL] = goalKind;
+      tables[kinds + KIND_WORD_YELLOW] = yellowKind;
+      tables[kinds + KIND_WORD_RED] = redKind;
+      hazard += increment;
+      shots += shotIncrement;
+      saved += savedIncrement;
+      tables[hazardRow + step + 1] = Math.round(hazard * UNIT);
+      tables[shotRow + step + 1] = Math.round(shots * SHOT_UNIT);
+      tables[savedRow + step + 1] = Math.round(saved * SHOT_UNIT);
     }
-    const kinds = kindsRow + step * EVENT_KIND_WORDS;
-    tables[kinds + KIND_WORD_GOAL] = goalKind;
-    tables[kinds + KIND_WORD_YELLOW] = yellowKind;
-    tables[kinds + KIND_WORD_RED] = redKind;
-    hazard += increment;
-    shots += shotIncrement;
-    saved += savedIncrement;
-    tables[hazardRow + step + 1] = Math.round(hazard * UNIT);
-    tables[shotRow + step + 1] = Math.round(shots * SHOT_UNIT);
-    tables[savedRow + step + 1] = Math.round(saved * SHOT_UNIT);
   }
 }
 
@@ -142,12 +142,14 @@ export function buildEventTables(
   tables: Uint32Array = new Uint32Array(EVENT_TABLE_WORDS),
 ): Uint32Array {
   tables.set(LOG2_TABLE, EVENT_LOG2_AT);
+  const changes = new Int32Array(STEPS + 1);
   for (let side = 0; side < SIDES; side++) {
     for (let strength = 0; strength < STRENGTH_BUCKETS; strength++) {
+      const block = side * THRESHOLD_SIDE_STRIDE + strength * THRESHOLD_STRENGTH_STRIDE;
+      const stretches = blockChanges(thresholds, block, changes);
       for (let cell = 0; cell < EVENT_CELLS; cell++) {
         const row = (side * STRENGTH_BUCKETS + strength) * EVENT_CELLS + cell;
-        const from = side * THRESHOLD_SIDE_STRIDE + strength * THRESHOLD_STRENGTH_STRIDE + cell * EVENT_KINDS;
-        fillRow(tables, thresholds, row, from);
+        fillRow(tables, thresholds, row, block + cell * EVENT_KINDS, changes, stretches);
       }
     }
   }
