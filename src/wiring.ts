@@ -196,7 +196,10 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     queue,
     knownResults,
     usage,
-    fixtures: { fixture: async (fixtureId) => (await fixtureCache.get()).fixture(fixtureId) },
+    fixtures: {
+      fixture: async (fixtureId) => (await fixtureCache.get()).fixture(fixtureId),
+      freshnessFacts: async (fixtureIds) => (await fixtureCache.get()).freshnessFacts(fixtureIds),
+    },
     attachJob: idempotency.attachJob,
     engine: engineGate(config.ENGINE, options.engine, queue.queuedDraws),
     clock,

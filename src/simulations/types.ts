@@ -4,8 +4,8 @@
 import type { Caller } from '../accounts/caller.js';
 import type { Ledger } from '../billing/ledger.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
-import type { FixtureRecord } from '../fixtures/fixture-record.js';
 import type { LineupsRequest } from '../fixtures/lineups.js';
+import type { FixtureReadCache } from '../fixtures/read-cache.js';
 import type { IdempotencyRecord } from '../idempotency/store.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Metadata } from '../jobs/types.js';
@@ -68,10 +68,11 @@ export interface EngineGate {
 export interface SimulationDeps {
   sql: Sql;
   /**
-   * The fixture a request names by id, from the process's read cache (src/fixtures/read-cache.ts: emptied
-   * by feed loads here at once and elsewhere through NOTIFY); without it, read from the database.
+   * The fixture a request names by id, and the freshness facts of a batch status's fixtures, from the
+   * process's read cache (src/fixtures/read-cache.ts: emptied by feed loads here at once and elsewhere
+   * through NOTIFY); without it, read from the database.
    */
-  fixtures?: { fixture(fixtureId: number): Promise<FixtureRecord | null> } | undefined;
+  fixtures?: Pick<FixtureReadCache, 'fixture' | 'freshnessFacts'> | undefined;
   ledger: Ledger;
   queue: JobQueue;
   /** The results rows this process has read or written (src/results/known-results.ts). */
