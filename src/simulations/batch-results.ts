@@ -50,10 +50,19 @@ async function* resultPages(
   request: DeliveryRequest,
   batch: Batch,
 ): AsyncGenerator<BatchResultItem[]> {
+  const readPage = (from: number) => {
+    const read = databaseRead(() => deps.queue.batchJobsFrom(batch.id, from, RESULTS_PAGE_SIZE));
+    read.catch(() => {}); // awaited below; a stream the client left may never await a page read ahead
+    return read;
+  };
   let from = 0;
+  let next = readPage(from);
   for (;;) {
-    const jobs = await databaseRead(() => deps.queue.batchJobsFrom(batch.id, from, RESULTS_PAGE_SIZE));
+    const jobs = await next;
     const last = jobs.length === RESULTS_PAGE_SIZE ? jobs[jobs.length - 1]!.batchPosition! : Infinity;
+    // The next page's jobs are read while this one settles: they are other jobs, and each page decides
+    // from the rows its own transaction locks (deliverPage), as it did when the read came after.
+    if (last !== Infinity) next = readPage(last + 1);
     const delivered = await inTransaction(deps.sql, { onConnectionLost: 'settlement_unknown' }, (tx) =>
       deliverPage(deps, request, tx, jobs),
     );
