@@ -1,7 +1,8 @@
 // A page of a batch's results stream delivered set-based (src/simulations/deliver-page.ts,
 // docs/decisions.md §6): the same statements for one job as for twenty, every hold charged exactly once,
 // and each job's outcome the one its result path gives (a replay free, an ended hold released and
-// reservation_expired, a failed job simulation_failed), with the ledger balanced.
+// reservation_expired, a failed job simulation_failed), with the ledger balanced. And a single delivery,
+// which charges its hold with the page's statement.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeLedger } from '../../src/billing/ledger.js';
 import type { BalanceLowered } from '../../src/billing/types.js';
