@@ -308,7 +308,7 @@ async function chargeHolds(
   const ids = holds.map((hold) => hold.id);
   // A data-modifying WITH runs to completion whether or not it is read; the account's guard is checked
   // by counting the row it returns (none: the whole transaction is rolled back by the throw below).
-  // The holds are locked already (settleMany); `held` reads their status by id alone and the pending
+  // The holds are locked already (settleMany, settle); `held` reads their status by id alone and the pending
   // ones are settled by id, for the reason setHoldsExpiry gives.
   const rows = await tx<Array<LedgerEntry & { accountsMoved: number }>>`
     WITH held AS MATERIALIZED (

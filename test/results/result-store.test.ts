@@ -156,6 +156,21 @@ describe('stored documents', () => {
     expect(known.byId(third.id)).toEqual(third);
   });
 
+  it('holds, by default, a whole 1,000-item batch of 90 KB documents (its results stream reads none back)', () => {
+    const known = makeKnownResults();
+    const documentJson = 'x'.repeat(90_000);
+    const row = (id: number): SimulationResult => ({
+      ...facts(`batch-${id}`),
+      id,
+      documentJson,
+      summary: { homeWin: 0.5, draw: 0.25, awayWin: 0.25, expectedGoalsHome: 1, expectedGoalsAway: 1 },
+      createdAt: new Date(),
+    });
+    for (let id = 1; id <= 1000; id++) known.remember(row(id));
+    expect(known.chars()).toBe(1000 * 90_000);
+    expect(known.byId(1)?.id).toBe(1);
+  });
+
   it('keeps the most recently used rows within its bound of document characters', () => {
     const known = makeKnownResults(25);
     const row = (id: number): SimulationResult => ({
