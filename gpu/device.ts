@@ -52,6 +52,12 @@ export async function openDevice(chosen: ChosenAdapter, needs: DeviceNeeds): Pro
         needs.invocationsPerWorkgroup,
         limits.maxComputeInvocationsPerWorkgroup,
       ),
+      // The kernels' workgroups are one-dimensional: x is the whole workgroup.
+      maxComputeWorkgroupSizeX: need(
+        'maxComputeWorkgroupSizeX',
+        needs.invocationsPerWorkgroup,
+        limits.maxComputeWorkgroupSizeX,
+      ),
       maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
       maxBufferSize: limits.maxBufferSize,
     },

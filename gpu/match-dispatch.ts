@@ -18,8 +18,13 @@ import { contractPrelude } from './contract-constants.js';
 import { BufferUsage, buildComputePipeline, MapMode, type OpenedDevice } from './device.js';
 import { kernelSource } from './shader-source.js';
 
-/** Draws per workgroup: the compatibility-mode ceiling is 128 invocations; 64 suits every vendor. */
-export const MATCH_WORKGROUP_SIZE = 64;
+/**
+ * Draws per workgroup: WebGPU's default limit of invocations per workgroup (every core device offers it).
+ * On an H200 a million draws took 19.2 ms at 64, 15.2 at 128, 13.5 at 256 and 13.8 at 512 (docs/gpu.md
+ * "Tuning on the H200"): a workgroup's histogram is zeroed and flushed once for more draws, and more
+ * draws are resident per multiprocessor.
+ */
+export const MATCH_WORKGROUP_SIZE = 256;
 /** Workgroups per grid dimension (WebGPU's guaranteed maxComputeWorkgroupsPerDimension). */
 const MAX_WORKGROUPS_PER_DIMENSION = 65_535;
 
@@ -102,8 +107,14 @@ export function dispatchGrid(workgroupCount: number, width = MAX_WORKGROUPS_PER_
   return [Math.max(1, x), Math.max(1, Math.ceil(workgroupCount / x))];
 }
 
-/** Lays runs out in the shared buffers; runs of the same tables (same arrays) share one upload. */
-export function packRuns(runs: readonly MatchRun[]): PackedLayout {
+/**
+ * Lays runs out in the shared buffers; runs of the same tables (same arrays) share one upload. Each run
+ * owns whole workgroups of `workgroupSize` draws (the kernel's WORKGROUP_SIZE).
+ */
+export function packRuns(
+  runs: readonly MatchRun[],
+  workgroupSize: number = MATCH_WORKGROUP_SIZE,
+): PackedLayout {
   if (runs.length === 0) throw new RangeError('a dispatch needs at least one run');
   const packedRuns = new Uint32Array(runs.length * PACKED_RUN_WORDS);
   const offsets = new Map<FixtureTables['fixture'], { fixtureOffset: number; eventTableOffset: number }>();
@@ -134,7 +145,7 @@ export function packRuns(runs: readonly MatchRun[]): PackedLayout {
     packedRuns[at + PACKED_RUN_FIXTURE_OFFSET] = placed.fixtureOffset;
     packedRuns[at + PACKED_RUN_EVENT_TABLE_OFFSET] = placed.eventTableOffset;
     packedRuns[at + PACKED_RUN_COUNTER_OFFSET] = index * COUNTER_WORDS;
-    workgroupCount += Math.ceil(run.drawCount / MATCH_WORKGROUP_SIZE);
+    workgroupCount += Math.ceil(run.drawCount / workgroupSize);
   });
   const params = new Uint32Array(DISPATCH_PARAMS_WORDS);
   params[DISPATCH_RUN_COUNT] = runs.length;
@@ -170,6 +181,13 @@ export interface MatchDispatcherOptions {
    * 2-D addressing at small draw counts.
    */
   gridWidth?: number;
+  /**
+   * Draws per workgroup (default MATCH_WORKGROUP_SIZE); the device must have been opened with at least
+   * this many invocations per workgroup. `gpu-check --tune` compares sizes; counts never depend on it.
+   */
+  workgroupSize?: number;
+  /** Rewrites the kernel's source before it is compiled (experiments on a GPU host). */
+  transformSource?: (source: string) => string;
   now?: () => number;
 }
 
@@ -178,13 +196,17 @@ export async function createMatchDispatcher(
   options: MatchDispatcherOptions = {},
 ): Promise<MatchDispatcher> {
   const { device, timestamps } = opened;
+  const workgroupSize = options.workgroupSize ?? MATCH_WORKGROUP_SIZE;
   const context: DispatchContext = {
     opened,
     gridWidth: options.gridWidth ?? MAX_WORKGROUPS_PER_DIMENSION,
+    workgroupSize,
     now: options.now ?? (() => performance.now()),
     pipeline: await buildComputePipeline(opened, {
       label: 'match kernel',
-      code: kernelSource('match', ['common'], contractPrelude(MATCH_WORKGROUP_SIZE)),
+      code: (options.transformSource ?? ((source) => source))(
+        kernelSource('match', ['common'], contractPrelude(workgroupSize)),
+      ),
       entryPoint: 'main',
     }),
     pool: createBufferPool(device),
@@ -208,6 +230,7 @@ export async function createMatchDispatcher(
 interface DispatchContext {
   opened: OpenedDevice;
   gridWidth: number;
+  workgroupSize: number;
   now: () => number;
   pipeline: GPUComputePipeline;
   pool: BufferPool;
@@ -228,7 +251,7 @@ interface DispatchBuffers {
 
 async function dispatchRuns(context: DispatchContext, runs: readonly MatchRun[]): Promise<DispatchResult> {
   if (runs.length > context.maxRuns) throw new RangeError(`a dispatch holds at most ${context.maxRuns} runs`);
-  const layout = packRuns(runs);
+  const layout = packRuns(runs, context.workgroupSize);
   const counterBytes = runs.length * COUNTER_WORDS * 4;
   const timestampBytes = context.querySet ? 16 : 0;
   const buffers = acquireBuffers(context.pool, layout, counterBytes, timestampBytes);

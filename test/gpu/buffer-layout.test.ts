@@ -80,7 +80,7 @@ describe('WGSL struct layouts', () => {
       { tables: second, seed: { lo: 5, hi: 6 }, firstDraw: 17, drawCount: 65 },
       { tables: first, seed: { lo: 7, hi: 8 }, firstDraw: 0, drawCount: 1 },
     ];
-    const layout = packRuns(runs);
+    const layout = packRuns(runs, 64);
     const packed = memberOffsets(structs.get('PackedRun'));
     const run = memberOffsets(structs.get('RunParams'));
     const params = memberOffsets(structs.get('DispatchParams'));
@@ -95,6 +95,11 @@ describe('WGSL struct layouts', () => {
     expect(field(1, run.first_draw!)).toBe(17);
     expect(field(1, run.draw_count!)).toBe(65);
     expect([0, 1, 2].map((i) => field(i, packed.first_workgroup!))).toEqual([0, 16, 18]);
+    // The kernel's own size (256 draws a workgroup): 4 + 1 + 1 workgroups.
+    const byDefault = packRuns(runs);
+    expect(MATCH_WORKGROUP_SIZE).toBe(256);
+    expect(byDefault.params[params.workgroup_count! / 4]).toBe(6);
+    expect([0, 1, 2].map((i) => byDefault.runs[i * stride + packed.first_workgroup! / 4])).toEqual([0, 4, 5]);
     // Runs of the same fixture share one upload of its tables.
     expect(layout.tables).toHaveLength(2);
     expect([0, 1, 2].map((i) => field(i, packed.fixture_offset!))).toEqual([0, contract.FIXTURE_WORDS, 0]);
