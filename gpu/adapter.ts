@@ -50,7 +50,7 @@ export function describeAdapter(info: GPUAdapterInfo, backend: DawnBackend): str
   return `${name || 'unnamed adapter'} (${backend})`;
 }
 
-async function probe(backend: DawnBackend): Promise<ChosenAdapter | null> {
+async function probe(backend: DawnBackend, enabled: readonly string[] = []): Promise<ChosenAdapter | null> {
   if (backend === 'opengles') {
     // Mesa's EGL needs a platform without a display server; it reads this from the C environment
     // when Dawn opens the display, so it has to be set in the process environment itself.
@@ -59,7 +59,9 @@ async function probe(backend: DawnBackend): Promise<ChosenAdapter | null> {
   // Dawn quantizes timestamps to about 65 µs by default (a privacy measure of browsers): off here, or a
   // short dispatch reads begin == end. Dawn ignores unknown toggle names silently, so `matchsim
   // gpu-check` proves it took effect (docs/gpu.md "gpu-check").
-  const instance = create([`backend=${backend}`, `disable-dawn-features=${TIMESTAMP_QUANTIZATION}`]);
+  const flags = [`backend=${backend}`, `disable-dawn-features=${TIMESTAMP_QUANTIZATION}`];
+  if (enabled.length > 0) flags.push(`enable-dawn-features=${enabled.join(',')}`);
+  const instance = create(flags);
   instances.push(instance);
   const options: GPURequestAdapterOptions =
     backend === 'opengles'
@@ -79,6 +81,18 @@ async function probe(backend: DawnBackend): Promise<ChosenAdapter | null> {
     software: isSoftwareAdapter(adapter.info),
     description: describeAdapter(adapter.info, backend),
   };
+}
+
+/**
+ * An adapter of `backend` from an instance with more Dawn features switched on (toggle names; Dawn
+ * ignores unknown ones). The engine never uses one: `gpu-check --tune` times the kernel with Dawn's
+ * robustness transform off this way.
+ */
+export function adapterWithFeatures(
+  backend: DawnBackend,
+  enabled: readonly string[],
+): Promise<ChosenAdapter | null> {
+  return probe(backend, enabled);
 }
 
 /**

@@ -2,7 +2,8 @@
 # run.sh of the GPU bundle (scripts/gpu-bundle.sh builds it; docs/gpu.md "The GPU bundle"): runs
 # gpu-check on a host with the NVIDIA driver and nothing else, using the bundle's own Node.js.
 #   tar xf matchsim-gpu.tar.xz -C /tmp && /tmp/matchsim-gpu/run.sh --deadline 420 --out "$OUT/gpu-check.jsonl"
-# Every argument goes to gpu-check (--deadline SECONDS, --out FILE, --scale N, --allow-software).
+# Every argument goes to gpu-check (--deadline SECONDS, --out FILE, --scale N, --allow-software, --tune,
+# --compare-kernel FILE,...).
 # It finds the NVIDIA Vulkan driver manifest, uses the host's C library or, when dawn.node does not load
 # on it, the bundle's, and when no adapter is found writes what an operator needs next (loader log,
 # device files, driver libraries) to stderr and beside the --out file. Exit code: gpu-check's.

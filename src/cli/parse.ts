@@ -34,6 +34,8 @@ export const FLAGS = {
   deadline: { type: 'string' },
   scale: { type: 'string' },
   'allow-software': { type: 'boolean' },
+  tune: { type: 'boolean' },
+  'compare-kernel': { type: 'string' },
   // projection (docs/api.md §4.12)
   competition: { type: 'string' },
 } as const;
@@ -132,9 +134,9 @@ export const COMMANDS: readonly CommandSpec[] = [
   ),
   spec(
     'gpu-check',
-    '[--allow-software] [--deadline SECONDS] [--scale N] [--out FILE]',
+    '[--allow-software] [--deadline SECONDS] [--scale N] [--tune [--compare-kernel FILE,...]] [--out FILE]',
     'check the GPU: adapter, parity with the CPU engine, kernel time, engine speed (docs/gpu.md)',
-    ['allow-software', 'deadline', 'scale', 'out'],
+    ['allow-software', 'deadline', 'scale', 'tune', 'compare-kernel', 'out'],
   ),
 ];
 

@@ -2,12 +2,15 @@
 // adapter is refused without --allow-software (exit 4, naming it); with a watchdog deadline no dispatch
 // can meet, the engine's jobs fall back to the CPU and the records and exit code say so (6: the watchdog,
 // more severe than 7: jobs on the CPU), with no GPU time or GPU rate shown for them, while the kernel's
-// parity cases still pass.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// parity cases still pass. --tune compares workgroup sizes, times the kernel with each stage left out,
+// and tells a compared kernel that counts differently from this one without failing the check.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { chooseAdapter } from '../../gpu/adapter.js';
+import { readShader } from '../../gpu/shader-source.js';
+import { STAGE_VARIANTS } from '../../src/cli/gpu-check/kernel-variants.js';
 import { GPU_CHECK_EXIT, runGpuCheck } from '../../src/cli/gpu-check/run.js';
 
 const chosen = await chooseAdapter({ mode: 'gpu' });
@@ -64,5 +67,51 @@ describe.skipIf(!chosen)(`gpu-check on ${chosen?.description ?? 'no adapter'}`, 
     expect(problems).toEqual(new Set(['watchdog', 'ranOnCpu']));
     expect(code).toBe(GPU_CHECK_EXIT.watchdog);
     expect(lines.at(-1)).toMatchObject({ record: 'summary', exit_code: GPU_CHECK_EXIT.watchdog });
+  });
+
+  it('--tune: workgroup sizes, stage costs, a compared kernel that counts otherwise', async () => {
+    const out = join(folder, 'tune.jsonl');
+    // A kernel that counts every goal as a yellow card: its parity cases must differ.
+    const otherKernel = join(folder, 'other-match.wgsl');
+    const source = readShader('match');
+    expect(source).toContain('    count(team + TEAM_GOALS);\n');
+    writeFileSync(
+      otherKernel,
+      source.replace('    count(team + TEAM_GOALS);\n', '    count(team + TEAM_YELLOWS);\n'),
+    );
+    const code = await runGpuCheck(
+      {
+        out,
+        deadlineSeconds: 300,
+        scale: 10_000,
+        allowSoftware: true,
+        batchFixtures: 20,
+        tune: true,
+        tuneSizes: [64, 256],
+        compareKernels: [otherKernel],
+      },
+      quiet,
+    );
+    const lines = records(out);
+    const sizes = lines.filter((record) => record.record === 'tune' && !record.skipped);
+    expect(sizes.map((record) => record.workgroup_size)).toEqual([64, 256]);
+    for (const record of sizes) expect(record).toMatchObject({ parity_identical: true });
+    expect(lines.find((record) => record.record === 'tune-summary')).toMatchObject({
+      batch_counters_identical_across_sizes: true,
+    });
+    const stages = lines.filter((record) => record.record === 'stage-cost');
+    expect(stages.map((record) => record.stage)).toEqual(STAGE_VARIANTS.map((variant) => variant.stage));
+    for (const record of stages) expect(record.without_stage_gpu_ms).toBeGreaterThan(0);
+    const compared = lines.filter((record) => record.record === 'kernel-compare');
+    expect(compared.length).toBeGreaterThan(0);
+    for (const record of compared) {
+      expect(record).toMatchObject({
+        parity_identical: false,
+        batch_counters_identical_to_this_kernel: false,
+      });
+    }
+    expect(lines.find((record) => record.record === 'robustness-off')).toBeDefined();
+    // A compared kernel's differences are its own, not this build's: the check passes.
+    expect(code).toBe(GPU_CHECK_EXIT.ok);
   });
 });

@@ -9,6 +9,7 @@ import type { CompiledFixture } from '../../engine/contract/layout.js';
 import { defaultModelParams } from '../../engine/contract/model-params.js';
 import { differingWords } from '../../engine/parity-cases.js';
 import { plausibleFixture } from '../../engine/plausible-teams.js';
+import { median, TIMED_RUNS, WARM_UP_MS, warmUp } from './kernel-steps.js';
 import type { CheckReport } from './report.js';
 
 export const BATCH_FIXTURES = 1_000;
@@ -113,7 +114,38 @@ async function engineCase(context: EngineContext, work: string, jobs: BatchJob[]
   }
 }
 
-export async function engineSteps(context: EngineContext): Promise<void> {
+/**
+ * The one job on a warm GPU: its first run above met a GPU that had idled while the batch compiled, so
+ * the engine runs it again for a warm-up (./kernel-steps.ts warmUp), then TIMED_RUNS times.
+ */
+async function warmJob(
+  context: EngineContext,
+  compiled: CompiledFixture,
+  draws: number,
+  seed: BatchJob['seed'],
+) {
+  const job = () => context.gpu.runBatch([{ compiled, draws, seed }]);
+  const warmUpMs = await warmUp(job, WARM_UP_MS / context.scale);
+  const runs: ReturnType<typeof summarizeRuns>[] = [];
+  for (let run = 0; run < TIMED_RUNS && context.inTime(); run++) {
+    const started = performance.now();
+    const done = await job();
+    runs.push(summarizeRuns(done, performance.now() - started));
+  }
+  if (runs.length === 0) return;
+  context.report.emit({
+    record: 'engine-warm',
+    work: `one job of ${draws} draws on a warm GPU, ${runs.length} times after ${warmUpMs} ms of warm-up`,
+    engine: runs.every((run) => run.engine === 'gpu') ? 'gpu' : 'not all on the GPU',
+    wall_ms_median: median(runs.map((run) => run.wall_ms)),
+    gpu_ms_median: runs.every((run) => run.gpu_ms !== null) ? median(runs.map((run) => run.gpu_ms!)) : null,
+    wall_ms: runs.map((run) => run.wall_ms),
+    gpu_ms: runs.map((run) => run.gpu_ms),
+  });
+}
+
+/** Runs the engine's cases; returns the batch's compiled fixtures (`--tune` reuses them). */
+export async function engineSteps(context: EngineContext): Promise<CompiledFixture[]> {
   const single = Math.max(1, Math.round(1_000_000 / context.scale));
   const perFixture = Math.max(1, Math.round(BATCH_DRAWS / context.scale));
   const compileStarted = performance.now();
@@ -127,14 +159,16 @@ export async function engineSteps(context: EngineContext): Promise<void> {
   const seed = { lo: 0xba7c4, hi: 0x1 };
   // Warm-up: the worker's first dispatch and the JIT are not part of a figure.
   await context.gpu.run(fixtures[0]!, { draws: Math.min(1000, single), seed });
-  if (!context.inTime()) return;
+  if (!context.inTime()) return fixtures;
   await engineCase(
     context,
     `one job of ${single} draws`,
     [{ compiled: fixtures[0]!, draws: single, seed }],
     single,
   );
-  if (!context.inTime()) return;
+  if (!context.inTime()) return fixtures;
+  await warmJob(context, fixtures[0]!, single, seed);
+  if (!context.inTime()) return fixtures;
   const jobs = fixtures.map((compiled, index) => ({
     compiled,
     draws: perFixture,
@@ -146,4 +180,5 @@ export async function engineSteps(context: EngineContext): Promise<void> {
     jobs,
     CPU_BATCH_REFERENCE_DRAWS / context.scale,
   );
+  return fixtures;
 }

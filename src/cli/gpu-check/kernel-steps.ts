@@ -3,16 +3,43 @@
 // and the kernel time of one million-draw dispatch by timestamp queries, with the proof that Dawn's
 // timestamp quantization is off.
 import type { CpuEngine } from '../../../fallback/cpu-engine.js';
-import type { MatchDispatcher } from '../../../gpu/match-dispatch.js';
+import type { DispatchResult, MatchDispatcher } from '../../../gpu/match-dispatch.js';
 import { type CompiledFixture, finalizeCounters } from '../../engine/contract/layout.js';
 import {
   comparableCounters,
   differingWords,
   expectedCounters,
+  type ParityCase,
   type ParityFixtures,
   parityCases,
 } from '../../engine/parity-cases.js';
 import type { CheckReport } from './report.js';
+
+/**
+ * Keeps the GPU busy with `work` for at least `ms` (and `times` runs) before anything is timed. An idle
+ * GPU's clocks are low (the H200's SM clock idles at 345 MHz against 1,980) and rise only after a few
+ * hundred milliseconds of load: a million draws took 49 ms on a GPU that had idled for a second and
+ * 12.7 ms once warm (docs/gpu.md "gpu-check").
+ */
+export async function warmUp(work: () => Promise<unknown>, ms: number, times = 3): Promise<number> {
+  const started = performance.now();
+  let runs = 0;
+  while (runs < times || performance.now() - started < ms) {
+    await work();
+    runs++;
+  }
+  return Math.round(performance.now() - started);
+}
+
+/** A warm-up's least length on a GPU; divided by --scale (a software adapter has no clocks to raise). */
+export const WARM_UP_MS = 500;
+/** Timed runs after a warm-up; their median is the figure. */
+export const TIMED_RUNS = 7;
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
 
 /** Dawn's quantization masks the low 16 bits of a nanosecond timestamp (about 65.5 µs steps). */
 const QUANTUM_NS = 65_536n;
@@ -31,36 +58,69 @@ export interface KernelContext {
   inTime(): boolean;
 }
 
-export async function parityStep(context: KernelContext, fixtures: ParityFixtures): Promise<void> {
-  const { report } = context;
-  let failed = 0;
+/** How one parity case went. */
+export interface ParityOutcome {
+  parityCase: ParityCase;
+  differingWords: number;
+  ms: number;
+  timestamps: DispatchResult['timestamps'];
+}
+
+/**
+ * Runs the parity cases, each on `dispatcherFor(its grid width)`, against the CPU engine's counters;
+ * returns the names of those that differ, or null when the deadline cut the cases short.
+ */
+export async function runParityCases(
+  fixtures: ParityFixtures,
+  dispatcherFor: (gridWidth?: number) => Promise<MatchDispatcher>,
+  inTime: () => boolean,
+  each: (outcome: ParityOutcome) => void = () => {},
+): Promise<{ cases: number; differing: string[] } | null> {
   const cases = parityCases(fixtures);
+  const differing: string[] = [];
   for (const parityCase of cases) {
-    if (!context.inTime()) return;
-    const dispatcher = parityCase.gridWidth
-      ? await context.narrowDispatcher(parityCase.gridWidth)
-      : context.dispatcher;
+    if (!inTime()) return null;
+    const dispatcher = await dispatcherFor(parityCase.gridWidth);
     const started = performance.now();
     const result = await dispatcher.dispatch(parityCase.runs);
-    if (result.timestamps) context.timestamps.push(...result.timestamps);
-    const differing = differingWords(
+    const words = differingWords(
       comparableCounters(parityCase, result.counters),
       expectedCounters(parityCase),
     );
-    if (differing > 0) failed++;
-    report.emit({
-      record: 'parity',
-      case: parityCase.name,
-      runs: parityCase.runs.length,
-      draws: parityCase.runs.reduce((sum, run) => sum + run.drawCount, 0),
-      identical: differing === 0,
-      differing_words: differing,
-      ms: Math.round(performance.now() - started),
+    if (words > 0) differing.push(parityCase.name);
+    each({
+      parityCase,
+      differingWords: words,
+      ms: performance.now() - started,
+      timestamps: result.timestamps,
     });
   }
-  if (failed > 0)
-    report.problem('parityMismatch', `${failed} of ${cases.length} parity cases differ from the CPU engine`);
-  else report.emit({ record: 'parity-summary', cases: cases.length, identical: true });
+  return { cases: cases.length, differing };
+}
+
+export async function parityStep(context: KernelContext, fixtures: ParityFixtures): Promise<void> {
+  const { report } = context;
+  const dispatcherFor = async (gridWidth?: number) =>
+    gridWidth ? context.narrowDispatcher(gridWidth) : context.dispatcher;
+  const outcome = await runParityCases(fixtures, dispatcherFor, context.inTime, (done) => {
+    if (done.timestamps) context.timestamps.push(...done.timestamps);
+    report.emit({
+      record: 'parity',
+      case: done.parityCase.name,
+      runs: done.parityCase.runs.length,
+      draws: done.parityCase.runs.reduce((sum, run) => sum + run.drawCount, 0),
+      identical: done.differingWords === 0,
+      differing_words: done.differingWords,
+      ms: Math.round(done.ms),
+    });
+  });
+  if (!outcome) return;
+  if (outcome.differing.length > 0) {
+    report.problem(
+      'parityMismatch',
+      `${outcome.differing.length} of ${outcome.cases} parity cases differ from the CPU engine`,
+    );
+  } else report.emit({ record: 'parity-summary', cases: outcome.cases, identical: true });
 }
 
 /** One fixture's million draws on the kernel and on the CPU engine, compared counter for counter. */
@@ -99,22 +159,37 @@ export async function millionDrawsStep(context: KernelContext, fixtures: ParityF
   }
 }
 
-/** Kernel time of one million-draw dispatch, and whether the timestamps seen prove quantization off. */
+/**
+ * Kernel time of a million-draw dispatch: the first on a GPU that has idled (the CPU reference of the step
+ * before), then the median of TIMED_RUNS after a warm-up; and whether the timestamps seen prove
+ * quantization off.
+ */
 export async function kernelTimeStep(context: KernelContext, fixtures: ParityFixtures): Promise<void> {
   const draws = Math.max(1, Math.round(1_000_000 / context.scale));
   const seed = { lo: 0x7133, hi: 0 };
-  const result = await context.dispatcher.dispatch([
-    { tables: fixtures.predicted, seed, firstDraw: 0, drawCount: draws },
-  ]);
-  if (result.timestamps) context.timestamps.push(...result.timestamps);
+  const dispatch = async () => {
+    const result = await context.dispatcher.dispatch([
+      { tables: fixtures.predicted, seed, firstDraw: 0, drawCount: draws },
+    ]);
+    if (result.timestamps) context.timestamps.push(...result.timestamps);
+    return result;
+  };
+  const cold = await dispatch();
+  const warmUpMs = await warmUp(dispatch, WARM_UP_MS / context.scale);
+  const timed: Awaited<ReturnType<typeof dispatch>>[] = [];
+  for (let run = 0; run < TIMED_RUNS; run++) timed.push(await dispatch());
+  const kernelMs = median(timed.map((result) => result.gpuMs));
   const seen = context.timestamps.filter((value) => value !== 0n);
   context.report.emit({
     record: 'kernel-time',
     draws,
-    timing: result.timing,
-    kernel_ms: result.gpuMs,
-    draws_per_s: Math.round((draws / result.gpuMs) * 1000),
-    pass_timestamps_ns: result.timestamps,
+    timing: cold.timing,
+    cold_kernel_ms: cold.gpuMs,
+    warm_up_ms: warmUpMs,
+    kernel_ms: kernelMs,
+    kernel_ms_all: timed.map((result) => result.gpuMs),
+    draws_per_s: Math.round((draws / kernelMs) * 1000),
+    pass_timestamps_ns: timed.at(-1)!.timestamps,
     timestamps_seen: seen.length,
     quantization: quantizationVerdict(seen),
   });

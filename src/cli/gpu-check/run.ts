@@ -17,6 +17,7 @@ import { parityFixtures } from '../../engine/parity-cases.js';
 import { BATCH_FIXTURES, engineSteps } from './engine-steps.js';
 import { type KernelContext, kernelTimeStep, millionDrawsStep, parityStep } from './kernel-steps.js';
 import { type CheckReport, createReport, exitCodeOf, GPU_CHECK_EXIT } from './report.js';
+import { tuneSteps } from './tune-steps.js';
 
 export interface GpuCheckOptions {
   /** Also write the JSON lines here. */
@@ -31,6 +32,12 @@ export interface GpuCheckOptions {
   watchdog?: GpuEngineOptions['watchdog'];
   /** Fixtures of the engine's batch (default 1,000); tests take fewer. */
   batchFixtures?: number;
+  /** After the checks, compare the kernel's workgroup sizes on the same work (./tune-steps.ts). */
+  tune?: boolean;
+  /** With `tune`, other shaders/match.wgsl files to time and check beside this one. */
+  compareKernels?: readonly string[] | undefined;
+  /** Workgroup sizes `tune` compares (default TUNE_WORKGROUP_SIZES); tests take fewer. */
+  tuneSizes?: readonly number[];
 }
 
 function readText(path: string): string | null {
@@ -148,7 +155,7 @@ async function checkSteps(report: CheckReport, options: GpuCheckOptions, inTime:
     if (!inTime()) return;
     const state = await gpu.started();
     report.emit({ record: 'engine-start', state: state.state, adapter: state.adapter, reason: state.reason });
-    await engineSteps({
+    const batch = await engineSteps({
       report,
       gpu,
       cpu,
@@ -160,6 +167,18 @@ async function checkSteps(report: CheckReport, options: GpuCheckOptions, inTime:
     report.emit({ record: 'engine-state', ...final });
     if (final.watchdogFirings > 0) {
       report.problem('watchdog', `the watchdog fired ${final.watchdogFirings} times (last: ${final.reason})`);
+    }
+    if (options.tune && inTime()) {
+      await tuneSteps({
+        report,
+        chosen,
+        fixtures: parityFixtures(),
+        batch,
+        scale: options.scale,
+        compareKernels: options.compareKernels ?? [],
+        ...(options.tuneSizes ? { sizes: options.tuneSizes } : {}),
+        inTime,
+      });
     }
   } finally {
     await gpu.close();
