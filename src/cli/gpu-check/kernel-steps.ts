@@ -2,6 +2,7 @@
 // of src/engine/parity-cases.ts, a million draws of a few fixtures against the CPU engine on all cores,
 // and the kernel time of one million-draw dispatch by timestamp queries, with the proof that Dawn's
 // timestamp quantization is off.
+import { createHash } from 'node:crypto';
 import type { CpuEngine } from '../../../fallback/cpu-engine.js';
 import type { DispatchResult, MatchDispatcher } from '../../../gpu/match-dispatch.js';
 import { type CompiledFixture, finalizeCounters } from '../../engine/contract/layout.js';
@@ -35,6 +36,23 @@ export async function warmUp(work: () => Promise<unknown>, ms: number, times = 3
 export const WARM_UP_MS = 500;
 /** Timed runs after a warm-up; their median is the figure. */
 export const TIMED_RUNS = 7;
+
+/**
+ * A digest of counter sets as the engines return them (finalized: score states no longer
+ * difference-encoded), so runs of the same jobs through different paths can be compared.
+ */
+export function countersDigest(sets: readonly Uint32Array[], finalized: boolean): string {
+  const hash = createHash('sha256');
+  for (const set of sets) {
+    if (finalized) hash.update(set);
+    else {
+      const copy = set.slice();
+      finalizeCounters(copy);
+      hash.update(copy);
+    }
+  }
+  return hash.digest('hex').slice(0, 16);
+}
 
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);

@@ -155,7 +155,7 @@ async function checkSteps(report: CheckReport, options: GpuCheckOptions, inTime:
     if (!inTime()) return;
     const state = await gpu.started();
     report.emit({ record: 'engine-start', state: state.state, adapter: state.adapter, reason: state.reason });
-    const batch = await engineSteps({
+    const engine = await engineSteps({
       report,
       gpu,
       cpu,
@@ -173,7 +173,8 @@ async function checkSteps(report: CheckReport, options: GpuCheckOptions, inTime:
         report,
         chosen,
         fixtures: parityFixtures(),
-        batch,
+        batch: engine.fixtures,
+        engineBatchDigest: engine.batchDigest,
         scale: options.scale,
         compareKernels: options.compareKernels ?? [],
         ...(options.tuneSizes ? { sizes: options.tuneSizes } : {}),

@@ -5,7 +5,6 @@
 // depend on the seed and the draws only, never on how draws are grouped). Then what a GPU host without
 // hardware counters can say about the kernel's insides (./kernel-variants.ts): each stage's rough cost,
 // an alternative kernel (--compare-kernel) and the kernel without Dawn's robustness transform.
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { adapterWithFeatures, type ChosenAdapter, chooseAdapterExplained } from '../../../gpu/adapter.js';
 import { type OpenedDevice, openDevice } from '../../../gpu/device.js';
@@ -20,7 +19,7 @@ import {
 import { readShader } from '../../../gpu/shader-source.js';
 import type { CompiledFixture } from '../../engine/contract/layout.js';
 import type { ParityFixtures } from '../../engine/parity-cases.js';
-import { median, runParityCases, TIMED_RUNS, WARM_UP_MS, warmUp } from './kernel-steps.js';
+import { countersDigest, median, runParityCases, TIMED_RUNS, WARM_UP_MS, warmUp } from './kernel-steps.js';
 import { STAGE_VARIANTS, withoutStage } from './kernel-variants.js';
 import type { CheckReport } from './report.js';
 
@@ -40,6 +39,8 @@ export interface TuneContext {
   compareKernels: readonly string[];
   /** Workgroup sizes to compare (default TUNE_WORKGROUP_SIZES). */
   sizes?: readonly number[];
+  /** The counters digest of the same batch through the engine (several dispatches in flight), if it ran. */
+  engineBatchDigest: string | null;
   inTime(): boolean;
 }
 
@@ -47,7 +48,7 @@ const rounded = (ms: number) => Math.round(ms * 1000) / 1000;
 
 /** The batch as dispatches of at most `maxRuns` runs: GPU time summed, wall time, a digest of all counters. */
 async function batchDispatches(dispatcher: MatchDispatcher, runs: readonly MatchRun[]) {
-  const digest = createHash('sha256');
+  const counters: Uint32Array[] = [];
   let gpuMs = 0;
   let dispatches = 0;
   const started = performance.now();
@@ -55,13 +56,13 @@ async function batchDispatches(dispatcher: MatchDispatcher, runs: readonly Match
     const result = await dispatcher.dispatch(runs.slice(from, from + dispatcher.maxRuns));
     gpuMs += result.gpuMs;
     dispatches++;
-    for (const counters of result.counters) digest.update(counters);
+    counters.push(...result.counters);
   }
   return {
     gpuMs,
     wallMs: performance.now() - started,
     dispatches,
-    digest: digest.digest('hex').slice(0, 16),
+    digest: countersDigest(counters, false),
   };
 }
 
@@ -165,12 +166,18 @@ async function sizeSteps(context: TuneContext, opened: OpenedDevice, sizes: read
   if (digests.size > 1) {
     report.problem('parityMismatch', 'the batch counters differ between workgroup sizes');
   }
+  const engineIdentical =
+    context.engineBatchDigest && digests.size > 0 ? digests.has(context.engineBatchDigest) : null;
+  if (engineIdentical === false) {
+    report.problem('parityMismatch', "the engine's batch counters differ from the batch as one dispatch");
+  }
   const timed = results.filter((result) => result.batch);
   const fastest = timed.sort((a, b) => a.batch!.gpu_ms - b.batch!.gpu_ms)[0];
   report.emit({
     record: 'tune-summary',
     sizes: results.map((result) => result.workgroup_size),
     batch_counters_identical_across_sizes: digests.size <= 1,
+    engine_batch_counters_identical: engineIdentical,
     fastest_batch_workgroup_size: fastest?.workgroup_size ?? null,
   });
   return results.find((result) => result.workgroup_size === MATCH_WORKGROUP_SIZE) ?? null;
