@@ -1,6 +1,9 @@
-// GPU memory is invisible to V8, so buffers are never left for the garbage collector: the worker runs
-// one dispatch at a time and keeps one buffer per role (params, jobs, tables, counters, readback...),
-// grown to the next power of two (within the device's maxBufferSize) when a dispatch needs more and destroyed when it is replaced.
+// GPU memory is invisible to V8, so buffers are never left for the garbage collector: the worker keeps
+// one buffer per role (params, jobs, tables, counters, and one readback buffer for each of the two
+// dispatches that may be in flight), grown to the next power of two (within the device's maxBufferSize)
+// when a dispatch needs more and destroyed when it is replaced. A dispatch in flight may still use the
+// buffer its successor replaces: WebGPU frees a destroyed buffer only after the work submitted with it,
+// and writes to a kept one reach the GPU in queue order, after that work.
 
 /** Smallest buffer the pool creates; also keeps sizes a multiple of the 4-byte copy alignment. */
 const MINIMUM_BUFFER_BYTES = 256;

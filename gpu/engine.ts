@@ -1,8 +1,9 @@
 // The GPU engine as the rest of the service sees it: the run() shape of src/engine/contract/run.ts
 // (the CPU engine's) plus the GPU time of each job, a state object for /healthz and /metrics, and the
-// promise that no job is lost with the device. Jobs queue here and are packed into one dispatch whenever
-// the worker is free, so small jobs of several organisations share a dispatch instead of paying one
-// each. A lost device sends the jobs in flight (and any that arrive while it is lost) to the CPU engine
+// promise that no job is lost with the device. Jobs queue here and are packed into a dispatch whenever
+// the worker has fewer than MAX_DISPATCHES_IN_FLIGHT, so small jobs of several organisations share a
+// dispatch instead of paying one each, and the worker packs and uploads the next dispatch while the GPU
+// runs the one before it. A lost device sends the jobs in flight (and any that arrive while it is lost) to the CPU engine
 // and the worker restarts.
 import { SHARE_ENV, Worker, type WorkerOptions } from 'node:worker_threads';
 import { eventTablesOf } from '../src/engine/contract/event-tables.js';
@@ -110,6 +111,13 @@ export interface GpuEngine {
 }
 
 const DEFAULT_RESTART_DELAY_MS = 1_000;
+/**
+ * Dispatches the worker holds at once: while the GPU runs one, the worker packs, copies and uploads the
+ * next (its tables reach the GPU in queue order, after the running dispatch has read its own). On an
+ * H200 the host work of a 2^24-draw dispatch of 100,000-draw jobs was about a third of its GPU time;
+ * overlapping it took 1,000 x 100,000 draws from 1.72 to 1.40 s (docs/gpu.md "The first NVIDIA runs").
+ */
+const MAX_DISPATCHES_IN_FLIGHT = 2;
 const DEFAULT_MAX_DRAWS_PER_DISPATCH = 1 << 24;
 /** How long a worker may take to settle its dispatch before it is terminated regardless. */
 const RETIRE_TIMEOUT_MS = 30_000;
@@ -209,7 +217,8 @@ export function createGpuEngine(options: GpuEngineOptions): GpuEngine {
     queue: [],
     worker: null,
     maxRuns: 1,
-    inFlight: null,
+    inFlight: [],
+    lastDoneAt: 0,
     nextDispatchId: 1,
     closed: false,
     restartTimer: null,
@@ -240,6 +249,14 @@ export function createGpuEngine(options: GpuEngineOptions): GpuEngine {
   };
 }
 
+interface InFlight {
+  id: number;
+  jobs: PendingJob[];
+  draws: number;
+  postedAt: number;
+  watchdog: NodeJS.Timeout;
+}
+
 interface PendingJob {
   compiled: CompiledFixture;
   options: EngineRunOptions;
@@ -260,8 +277,10 @@ interface EngineCore {
   worker: Worker | null;
   /** Most runs one dispatch holds, as the worker's device allows. */
   maxRuns: number;
-  /** The dispatch the worker is running: at most one at a time, with its watchdog timer. */
-  inFlight: { id: number; jobs: PendingJob[]; postedAt: number; watchdog: NodeJS.Timeout } | null;
+  /** The dispatches sent to the worker, oldest first (at most MAX_DISPATCHES_IN_FLIGHT), each with its watchdog. */
+  inFlight: InFlight[];
+  /** When the worker last finished a dispatch: a dispatch queued behind another starts then. */
+  lastDoneAt: number;
   watchdog: Required<WatchdogOptions>;
   /** Measured wall milliseconds per draw of the last dispatches (the watchdog's estimate). */
   msPerDraw: number;
@@ -311,18 +330,32 @@ function runOnCpu(core: EngineCore, job: PendingJob, why: string): void {
     .then((run) => job.resolve({ ...run, gpuMs: 0, timing: 'cpu' }), job.reject);
 }
 
-/** Sends the dispatch in flight and every queued job to the CPU engine. */
+/** Sends the dispatches in flight and every queued job to the CPU engine. */
 function drainToCpu(core: EngineCore, why: string): void {
-  const jobs = [...(core.inFlight?.jobs ?? []), ...core.queue.splice(0)];
-  if (core.inFlight) clearTimeout(core.inFlight.watchdog);
-  core.inFlight = null;
+  const jobs = [...core.inFlight.flatMap((sent) => sent.jobs), ...core.queue.splice(0)];
+  for (const sent of core.inFlight) clearTimeout(sent.watchdog);
+  core.inFlight = [];
   for (const job of jobs) runOnCpu(core, job, why);
 }
 
-/** Packs the queued jobs into the next dispatch when the worker is ready and free. */
+/** Takes the dispatch `id` out of the ones in flight (null if it is not there any more). */
+function takeInFlight(core: EngineCore, id: number): InFlight | null {
+  const at = core.inFlight.findIndex((sent) => sent.id === id);
+  if (at < 0) return null;
+  const [sent] = core.inFlight.splice(at, 1);
+  clearTimeout(sent!.watchdog);
+  return sent!;
+}
+
+/** Packs queued jobs into dispatches while the worker is ready and holds fewer than it may. */
 function pump(core: EngineCore): void {
+  while (core.inFlight.length < MAX_DISPATCHES_IN_FLIGHT && sendDispatch(core)) {}
+}
+
+/** Packs the queued jobs into the next dispatch and sends it; false when there is nothing to send. */
+function sendDispatch(core: EngineCore): boolean {
   const { worker, queue } = core;
-  if (core.closed || !worker || core.status.state !== 'ready' || core.inFlight || queue.length === 0) return;
+  if (core.closed || !worker || core.status.state !== 'ready' || queue.length === 0) return false;
   const jobs: PendingJob[] = [];
   let draws = 0;
   while (queue.length > 0 && jobs.length < core.maxRuns) {
@@ -332,10 +365,15 @@ function pump(core: EngineCore): void {
     draws += next.options.draws;
   }
   const id = core.nextDispatchId++;
-  const deadlineMs = Math.max(core.watchdog.floorMs, core.watchdog.multiple * draws * core.msPerDraw);
+  // A dispatch sent behind others runs after them: its deadline covers their draws too.
+  const ahead = core.inFlight.reduce((sum, sent) => sum + sent.draws, 0);
+  const deadlineMs = Math.max(
+    core.watchdog.floorMs,
+    core.watchdog.multiple * (ahead + draws) * core.msPerDraw,
+  );
   // Unreferenced like the worker: a waiting job keeps its caller waiting, not the process alive.
   const watchdog = setTimeout(() => onWatchdog(core, id, draws, deadlineMs), deadlineMs).unref();
-  core.inFlight = { id, jobs, postedAt: performance.now(), watchdog };
+  core.inFlight.push({ id, jobs, draws, postedAt: performance.now(), watchdog });
   const runs: RunMessage[] = jobs.map((job) => ({
     fixture: job.compiled.fixture,
     // Only the tables the kernel reads cross to the worker; event tables are built once per fixture.
@@ -347,17 +385,20 @@ function pump(core: EngineCore): void {
   }));
   const message: ToWorker = { kind: 'dispatch', id, runs };
   worker.postMessage(message);
+  return true;
 }
 
 function completeDispatch(core: EngineCore, message: Extract<FromWorker, { kind: 'done' }>): void {
-  const { inFlight, status } = core;
-  if (!inFlight || inFlight.id !== message.id) return;
-  const { jobs, postedAt } = inFlight;
-  clearTimeout(inFlight.watchdog);
-  core.inFlight = null;
-  const runMs = performance.now() - postedAt;
-  const totalDraws = jobs.reduce((sum, job) => sum + job.options.draws, 0);
-  core.msPerDraw = 0.7 * core.msPerDraw + 0.3 * (runMs / totalDraws);
+  const { status } = core;
+  const sent = takeInFlight(core, message.id);
+  if (!sent) return;
+  const { jobs, postedAt, draws: totalDraws } = sent;
+  const now = performance.now();
+  const runMs = now - postedAt;
+  // The watchdog's estimate: the dispatch's own time, from when the worker finished the one before it.
+  const ownMs = now - Math.max(postedAt, core.lastDoneAt);
+  core.lastDoneAt = now;
+  core.msPerDraw = 0.7 * core.msPerDraw + 0.3 * (ownMs / totalDraws);
   status.dispatches++;
   status.gpuDraws += totalDraws;
   jobs.forEach((job, index) => {
@@ -393,9 +434,9 @@ function startWorker(core: EngineCore): void {
 
 /** A dispatch ran past its deadline: a lost device, whose worker is abandoned rather than retired. */
 function onWatchdog(core: EngineCore, id: number, draws: number, deadlineMs: number): void {
-  const inFlight = core.inFlight;
-  if (core.closed || !inFlight || inFlight.id !== id) return;
-  const elapsed = performance.now() - inFlight.postedAt;
+  const sent = core.inFlight.find((each) => each.id === id);
+  if (core.closed || !sent) return;
+  const elapsed = performance.now() - sent.postedAt;
   core.status.watchdogFirings++;
   onLost(
     core,
@@ -457,11 +498,8 @@ function onWorkerMessage(core: EngineCore, message: FromWorker): void {
     case 'failed':
       // Not a device loss (that is reported on its own): the CPU engine redoes the jobs.
       status.reason = message.message;
-      if (core.inFlight?.id === message.id) {
-        const { jobs, watchdog } = core.inFlight;
-        clearTimeout(watchdog);
-        core.inFlight = null;
-        for (const job of jobs) runOnCpu(core, job, `failing (${message.message})`);
+      for (const job of takeInFlight(core, message.id)?.jobs ?? []) {
+        runOnCpu(core, job, `failing (${message.message})`);
       }
       pump(core);
       break;

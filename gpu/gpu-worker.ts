@@ -1,5 +1,6 @@
 // The GPU worker thread: chooses the adapter, opens the device, builds the match pipeline once, and
-// runs one dispatch at a time for the engine on the main thread.
+// runs the engine's dispatches as they come (the engine sends at most two at a time: this thread packs
+// and uploads the second while the GPU runs the first; the queue keeps them in order).
 import { parentPort, workerData } from 'node:worker_threads';
 import { chooseAdapterExplained } from './adapter.js';
 import { openDevice } from './device.js';
@@ -21,8 +22,8 @@ interface Running {
 let running: Running | null = null;
 let closing = false;
 
-/** The dispatch in progress: closing waits for it, since Dawn must settle its promises before teardown. */
-let inFlight: Promise<void> | null = null;
+/** The dispatches in progress: closing waits for them, since Dawn must settle its promises before teardown. */
+const inFlight = new Set<Promise<void>>();
 
 async function dispatch(message: Extract<ToWorker, { kind: 'dispatch' }>): Promise<void> {
   if (!running) {
@@ -49,7 +50,7 @@ async function dispatch(message: Extract<ToWorker, { kind: 'dispatch' }>): Promi
 
 async function close(): Promise<void> {
   closing = true;
-  await inFlight;
+  await Promise.all(inFlight);
   running?.dispatcher.destroy();
   running?.device.destroy();
   running = null;
@@ -59,11 +60,11 @@ async function close(): Promise<void> {
 
 port.on('message', (message: ToWorker) => {
   switch (message.kind) {
-    case 'dispatch':
-      inFlight = dispatch(message).finally(() => {
-        inFlight = null;
-      });
+    case 'dispatch': {
+      const pending = dispatch(message).finally(() => inFlight.delete(pending));
+      inFlight.add(pending);
       break;
+    }
     case 'lose-device':
       running?.device.destroy();
       break;

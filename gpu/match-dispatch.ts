@@ -202,6 +202,8 @@ export async function createMatchDispatcher(
     gridWidth: options.gridWidth ?? MAX_WORKGROUPS_PER_DIMENSION,
     workgroupSize,
     now: options.now ?? (() => performance.now()),
+    dispatches: 0,
+    lastFinished: 0,
     pipeline: await buildComputePipeline(opened, {
       label: 'match kernel',
       code: (options.transformSource ?? ((source) => source))(
@@ -232,6 +234,9 @@ interface DispatchContext {
   gridWidth: number;
   workgroupSize: number;
   now: () => number;
+  /** Dispatches made so far (which readback buffer is next) and when the last one was read back. */
+  dispatches: number;
+  lastFinished: number;
   pipeline: GPUComputePipeline;
   pool: BufferPool;
   /** Timestamp queries around the pass; null when the device has none. */
@@ -254,17 +259,23 @@ async function dispatchRuns(context: DispatchContext, runs: readonly MatchRun[])
   const layout = packRuns(runs, context.workgroupSize);
   const counterBytes = runs.length * COUNTER_WORDS * 4;
   const timestampBytes = context.querySet ? 16 : 0;
-  const buffers = acquireBuffers(context.pool, layout, counterBytes, timestampBytes);
+  // Two dispatches may be in flight (gpu/engine.ts): each reads back through its own buffer, since a
+  // buffer waiting to be mapped cannot be copied into. The other buffers are written in queue order.
+  const readbackRole = `match readback ${context.dispatches++ % 2}`;
+  const buffers = acquireBuffers(context.pool, layout, counterBytes, timestampBytes, readbackRole);
   uploadLayout(context.opened.device, layout, buffers);
   const encoder = encodeDispatch(context, layout, buffers, counterBytes);
   // Validation errors of the submit surface through `uncapturederror` (checked below): an error scope
   // here could leave a popErrorScope() promise pending when the device is lost, and Dawn aborts the
   // process when a worker holding an unsettled promise is torn down.
   const { opened, now } = context;
-  const started = now();
+  const submitted = now();
   opened.device.queue.submit([encoder.finish()]);
   await buffers.readback.mapAsync(MapMode.READ, 0, counterBytes + timestampBytes);
-  const wallMs = now() - started;
+  // Submitted behind another dispatch, this one started on the GPU when that one ended.
+  const finished = now();
+  const wallMs = finished - Math.max(submitted, context.lastFinished);
+  context.lastFinished = finished;
   const mapped = buffers.readback.getMappedRange(0, counterBytes + timestampBytes);
   const words = new Uint32Array(mapped.slice(0, counterBytes));
   const { gpuMs, timing, timestamps } = passTime(context.querySet !== null, mapped, counterBytes, wallMs);
@@ -281,6 +292,7 @@ function acquireBuffers(
   layout: PackedLayout,
   counterBytes: number,
   timestampBytes: number,
+  readbackRole: string,
 ): DispatchBuffers {
   const storageIn = BufferUsage.STORAGE | BufferUsage.COPY_DST;
   return {
@@ -298,7 +310,7 @@ function acquireBuffers(
       BufferUsage.STORAGE | BufferUsage.COPY_SRC | BufferUsage.COPY_DST,
     ),
     readback: pool.acquire(
-      'match readback',
+      readbackRole,
       counterBytes + timestampBytes,
       BufferUsage.MAP_READ | BufferUsage.COPY_DST,
     ),

@@ -78,6 +78,34 @@ describe.skipIf(!chosen)(`GPU engine on ${chosen?.description ?? 'no adapter'}`,
     expect(results[2]!.gpuMs / results[0]!.gpuMs).toBeCloseTo(1.1, 6);
   });
 
+  it("keeps two dispatches in flight, buffers growing under a running one, with the CPU engine's counts", async () => {
+    // 400 draws a dispatch: four dispatches of 1, 4, 2 and 1 runs, the second growing every table
+    // buffer while the first may still run.
+    const small = createGpuEngine({ mode: 'gpu', fallback: cpuEngine, maxDrawsPerDispatch: 400 });
+    try {
+      await small.started();
+      const jobs = [
+        { compiled: fixtures[0]!, draws: 390, seed: { lo: 1, hi: 0 } },
+        { compiled: fixtures[0]!, draws: 100, seed: { lo: 2, hi: 0 } },
+        { compiled: fixtures[1]!, draws: 100, seed: { lo: 3, hi: 0 } },
+        { compiled: fixtures[2]!, draws: 100, seed: { lo: 4, hi: 0 } },
+        { compiled: fixtures[1]!, draws: 100, seed: { lo: 5, hi: 0 } },
+        { compiled: fixtures[2]!, draws: 250, seed: { lo: 6, hi: 0 } },
+        { compiled: fixtures[0]!, draws: 150, seed: { lo: 7, hi: 0 } },
+        { compiled: fixtures[1]!, draws: 1, seed: { lo: 8, hi: 0 } },
+      ];
+      const results = await small.runBatch(jobs);
+      expect(small.state().dispatches).toBe(4);
+      results.forEach((result, index) => {
+        const job = jobs[index]!;
+        expect(result.engine).toBe('gpu');
+        expect(result.counts).toEqual(cpuCounts(job.compiled, job.seed, job.draws));
+      });
+    } finally {
+      await small.close();
+    }
+  });
+
   it('gives the same counts for the same seed and different counts for another seed', async () => {
     const [a, b, c] = await Promise.all([
       engine.run(fixtures[1]!, { draws: 300, seed: { lo: 5, hi: 5 } }),
