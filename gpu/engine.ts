@@ -3,8 +3,8 @@
 // promise that no job is lost with the device. Jobs queue here and are packed into a dispatch whenever
 // the worker has fewer than MAX_DISPATCHES_IN_FLIGHT, so small jobs of several organisations share a
 // dispatch instead of paying one each, and the worker packs and uploads the next dispatch while the GPU
-// runs the one before it. A lost device sends the jobs in flight (and any that arrive while it is lost) to the CPU engine
-// and the worker restarts.
+// runs the one before it. A lost device sends the jobs in flight (and any that arrive while it is lost)
+// to the CPU engine and the worker restarts.
 import { SHARE_ENV, Worker, type WorkerOptions } from 'node:worker_threads';
 import { eventTablesOf } from '../src/engine/contract/event-tables.js';
 import { type CompiledFixture, finalizeCounters } from '../src/engine/contract/layout.js';
@@ -277,7 +277,7 @@ interface EngineCore {
   worker: Worker | null;
   /** Most runs one dispatch holds, as the worker's device allows. */
   maxRuns: number;
-  /** The dispatches sent to the worker, oldest first (at most MAX_DISPATCHES_IN_FLIGHT), each with its watchdog. */
+  /** Dispatches sent to the worker, oldest first (MAX_DISPATCHES_IN_FLIGHT at most), each with its watchdog. */
   inFlight: InFlight[];
   /** When the worker last finished a dispatch: a dispatch queued behind another starts then. */
   lastDoneAt: number;
