@@ -20,9 +20,9 @@ import { kernelSource } from './shader-source.js';
 
 /**
  * Draws per workgroup: WebGPU's default limit of invocations per workgroup (every core device offers it).
- * On an H200 a million draws took 19.2 ms at 64, 15.2 at 128, 13.5 at 256 and 13.8 at 512 (docs/gpu.md
- * "Tuning on the H200"): a workgroup's histogram is zeroed and flushed once for more draws, and more
- * draws are resident per multiprocessor.
+ * On an H200 a million draws took 17.1 ms at 64, 14.0 at 128, 12.8 at 256 and 13.0 at 512 (docs/gpu.md
+ * "Tuning on the H200"); likely because a workgroup's histogram is zeroed and flushed once for more
+ * draws, and more draws are resident per multiprocessor.
  */
 export const MATCH_WORKGROUP_SIZE = 256;
 /** Workgroups per grid dimension (WebGPU's guaranteed maxComputeWorkgroupsPerDimension). */
