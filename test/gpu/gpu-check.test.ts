@@ -7,9 +7,11 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { chooseAdapter } from '../../gpu/adapter.js';
 import { readShader } from '../../gpu/shader-source.js';
+import { gpuCheckOptions } from '../../src/cli/gpu-check/command.js';
 import { STAGE_VARIANTS } from '../../src/cli/gpu-check/kernel-variants.js';
 import { GPU_CHECK_EXIT, runGpuCheck } from '../../src/cli/gpu-check/run.js';
 
@@ -25,6 +27,20 @@ function records(file: string): Record<string, unknown>[] {
     .split('\n')
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
+
+describe('gpu-check --compare-kernel (no adapter needed)', () => {
+  it('needs --tune and files it can read, and takes several separated by commas', () => {
+    const own = fileURLToPath(new URL('../../shaders/match.wgsl', import.meta.url));
+    expect(() => gpuCheckOptions({ 'compare-kernel': own })).toThrow(/needs --tune/);
+    expect(() => gpuCheckOptions({ tune: true, 'compare-kernel': `${own},/nonexistent.wgsl` })).toThrow(
+      /cannot read \/nonexistent\.wgsl/,
+    );
+    expect(gpuCheckOptions({ tune: true, 'compare-kernel': `${own},${own}` }).compareKernels).toEqual([
+      own,
+      own,
+    ]);
+  });
+});
 
 describe.skipIf(!chosen)(`gpu-check on ${chosen?.description ?? 'no adapter'}`, () => {
   afterAll(() => rmSync(folder, { recursive: true, force: true }));

@@ -4,7 +4,13 @@
 // timestamp quantization is off.
 import { createHash } from 'node:crypto';
 import type { CpuEngine } from '../../../fallback/cpu-engine.js';
-import type { DispatchResult, MatchDispatcher } from '../../../gpu/match-dispatch.js';
+import type { OpenedDevice } from '../../../gpu/device.js';
+import {
+  createMatchDispatcher,
+  type DispatchResult,
+  type MatchDispatcher,
+  type MatchDispatcherOptions,
+} from '../../../gpu/match-dispatch.js';
 import { type CompiledFixture, finalizeCounters } from '../../engine/contract/layout.js';
 import {
   comparableCounters,
@@ -59,14 +65,43 @@ export function median(values: readonly number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
+/** Dispatchers of one kernel on one device, one per grid width (the 2-D parity cases narrow it). */
+export interface KernelDispatchers {
+  /** The dispatcher with `gridWidth` workgroups a grid row (default: the WebGPU limit), made on demand. */
+  dispatcherFor(gridWidth?: number): Promise<MatchDispatcher>;
+  destroy(): void;
+}
+
+export function kernelDispatchers(
+  opened: OpenedDevice,
+  options: Omit<MatchDispatcherOptions, 'gridWidth'> = {},
+): KernelDispatchers {
+  const made = new Map<number | undefined, MatchDispatcher>();
+  return {
+    async dispatcherFor(gridWidth) {
+      if (!made.has(gridWidth)) {
+        made.set(
+          gridWidth,
+          await createMatchDispatcher(opened, { ...options, ...(gridWidth ? { gridWidth } : {}) }),
+        );
+      }
+      return made.get(gridWidth)!;
+    },
+    destroy() {
+      for (const dispatcher of made.values()) dispatcher.destroy();
+    },
+  };
+}
+
 /** Dawn's quantization masks the low 16 bits of a nanosecond timestamp (about 65.5 µs steps). */
 const QUANTUM_NS = 65_536n;
 
 export interface KernelContext {
   report: CheckReport;
+  /** The kernel's dispatcher. */
   dispatcher: MatchDispatcher;
-  /** Dispatchers with narrowed grid rows (the 2-D cases), made on demand. */
-  narrowDispatcher(gridWidth: number): Promise<MatchDispatcher>;
+  /** Its dispatchers by grid width: the parity cases' 2-D grids narrow it. */
+  dispatcherFor: KernelDispatchers['dispatcherFor'];
   cpu: CpuEngine;
   /** Draws divided by this (llvmpipe); 1 on a GPU. */
   scale: number;
@@ -118,9 +153,7 @@ export async function runParityCases(
 
 export async function parityStep(context: KernelContext, fixtures: ParityFixtures): Promise<void> {
   const { report } = context;
-  const dispatcherFor = async (gridWidth?: number) =>
-    gridWidth ? context.narrowDispatcher(gridWidth) : context.dispatcher;
-  const outcome = await runParityCases(fixtures, dispatcherFor, context.inTime, (done) => {
+  const outcome = await runParityCases(fixtures, context.dispatcherFor, context.inTime, (done) => {
     if (done.timestamps) context.timestamps.push(...done.timestamps);
     report.emit({
       record: 'parity',

@@ -8,14 +8,16 @@ import { type CpuEngine, createCpuEngine } from '../../../fallback/cpu-engine.js
 import { type ChosenAdapter, chooseAdapterExplained } from '../../../gpu/adapter.js';
 import { openDevice } from '../../../gpu/device.js';
 import { createGpuEngine, type GpuEngineOptions } from '../../../gpu/engine.js';
-import {
-  createMatchDispatcher,
-  MATCH_DEVICE_NEEDS,
-  type MatchDispatcher,
-} from '../../../gpu/match-dispatch.js';
+import { MATCH_DEVICE_NEEDS } from '../../../gpu/match-dispatch.js';
 import { parityFixtures } from '../../engine/parity-cases.js';
 import { BATCH_FIXTURES, engineSteps } from './engine-steps.js';
-import { type KernelContext, kernelTimeStep, millionDrawsStep, parityStep } from './kernel-steps.js';
+import {
+  type KernelContext,
+  kernelDispatchers,
+  kernelTimeStep,
+  millionDrawsStep,
+  parityStep,
+} from './kernel-steps.js';
 import { type CheckReport, createReport, exitCodeOf, GPU_CHECK_EXIT } from './report.js';
 import { tuneSteps } from './tune-steps.js';
 
@@ -115,18 +117,14 @@ async function kernelChecks(
   context: Pick<KernelContext, 'scale' | 'inTime'>,
 ) {
   const opened = await openDevice(chosen, MATCH_DEVICE_NEEDS);
-  const dispatcher = await createMatchDispatcher(opened);
-  const narrow = new Map<number, MatchDispatcher>();
+  const dispatchers = kernelDispatchers(opened);
   const kernel: KernelContext = {
     ...context,
     report,
-    dispatcher,
+    dispatcher: await dispatchers.dispatcherFor(),
+    dispatcherFor: dispatchers.dispatcherFor,
     cpu,
     timestamps: [],
-    async narrowDispatcher(gridWidth) {
-      if (!narrow.has(gridWidth)) narrow.set(gridWidth, await createMatchDispatcher(opened, { gridWidth }));
-      return narrow.get(gridWidth)!;
-    },
   };
   try {
     const fixtures = parityFixtures();
@@ -134,7 +132,7 @@ async function kernelChecks(
     if (context.inTime()) await millionDrawsStep(kernel, fixtures);
     if (context.inTime()) await kernelTimeStep(kernel, fixtures);
   } finally {
-    for (const each of [dispatcher, ...narrow.values()]) each.destroy();
+    dispatchers.destroy();
     opened.device.destroy();
   }
 }

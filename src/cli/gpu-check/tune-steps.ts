@@ -9,7 +9,6 @@ import { readFileSync } from 'node:fs';
 import { adapterWithFeatures, type ChosenAdapter, chooseAdapterExplained } from '../../../gpu/adapter.js';
 import { type OpenedDevice, openDevice } from '../../../gpu/device.js';
 import {
-  createMatchDispatcher,
   MATCH_DEVICE_NEEDS,
   MATCH_WORKGROUP_SIZE,
   type MatchDispatcher,
@@ -19,7 +18,15 @@ import {
 import { readShader } from '../../../gpu/shader-source.js';
 import type { CompiledFixture } from '../../engine/contract/layout.js';
 import type { ParityFixtures } from '../../engine/parity-cases.js';
-import { countersDigest, median, runParityCases, TIMED_RUNS, WARM_UP_MS, warmUp } from './kernel-steps.js';
+import {
+  countersDigest,
+  kernelDispatchers,
+  median,
+  runParityCases,
+  TIMED_RUNS,
+  WARM_UP_MS,
+  warmUp,
+} from './kernel-steps.js';
 import { STAGE_VARIANTS, withoutStage } from './kernel-variants.js';
 import type { CheckReport } from './report.js';
 
@@ -78,20 +85,11 @@ interface Measure {
 /** One kernel (a workgroup size, a source) on the million draws and, as asked, the parity cases and the batch. */
 async function measureKernel(context: TuneContext, opened: OpenedDevice, measure: Measure) {
   const { fixtures, batch, scale, inTime } = context;
-  const made = new Map<number | undefined, MatchDispatcher>();
-  const dispatcherFor = async (gridWidth?: number) => {
-    if (!made.has(gridWidth)) {
-      made.set(
-        gridWidth,
-        await createMatchDispatcher(opened, {
-          workgroupSize: measure.size,
-          ...(measure.transformSource ? { transformSource: measure.transformSource } : {}),
-          ...(gridWidth ? { gridWidth } : {}),
-        }),
-      );
-    }
-    return made.get(gridWidth)!;
-  };
+  const dispatchers = kernelDispatchers(opened, {
+    workgroupSize: measure.size,
+    ...(measure.transformSource ? { transformSource: measure.transformSource } : {}),
+  });
+  const { dispatcherFor } = dispatchers;
   try {
     const parity = measure.parity ? await runParityCases(fixtures, dispatcherFor, inTime) : null;
     const dispatcher = await dispatcherFor();
@@ -140,7 +138,7 @@ async function measureKernel(context: TuneContext, opened: OpenedDevice, measure
       },
     };
   } finally {
-    for (const dispatcher of made.values()) dispatcher.destroy();
+    dispatchers.destroy();
   }
 }
 
@@ -220,7 +218,12 @@ async function compareSteps(
   current: Measured | null,
 ) {
   const other = readFileSync(file, 'utf8');
-  const transformSource = (source: string) => source.replace(readShader('match'), () => other);
+  const transformSource = (source: string) => {
+    const own = readShader('match');
+    if (!source.includes(own))
+      throw new Error('--compare-kernel: shaders/match.wgsl is not in the kernel source');
+    return source.replace(own, () => other);
+  };
   for (const size of [...new Set([64, MATCH_WORKGROUP_SIZE])]) {
     if (!context.inTime()) return;
     const result = await measureKernel(context, opened, { size, transformSource, parity: true, batch: true });
