@@ -1,7 +1,8 @@
 // Statements that address jobs by id read them by id: never the partial index of every succeeded job
 // (jobs_succeeded_finished, for the sweeper), which a page of deliveries ANDed with the primary key while
-// `status = 'succeeded'` stood beside the ids (docs/decisions.md §6; test/billing/hold-plans.test.ts
-// for the holds).
+// `status = 'succeeded'` stood beside the ids, nor the one of every running job (jobs_running_lease, for
+// the lease rescue), which a store of outcomes read whole while `status = 'running'` stood beside them
+// (docs/decisions.md §6; test/billing/hold-plans.test.ts for the holds).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expireJobs, markDeliveryOutcomes } from '../../src/jobs/job-store.js';
 import { insertOrg } from '../billing/fixtures.js';
@@ -63,5 +64,54 @@ describe('job statements by id', () => {
       ...Array(3).fill('delivered'),
       ...Array(3).fill('expired'),
     ]);
+  });
+
+  it('use the primary key, not the index of running jobs, to complete a pack of outcomes', async () => {
+    const org = await insertOrg(db.sql, { plan: 'pro' });
+    await Promise.all(Array.from({ length: 4 }, () => submitJob(parts, org, { draws: 100 })));
+    const claimed = await parts.queue.claim('w-plans', 4, 60_000);
+    expect(claimed).toHaveLength(4);
+    const ids = claimed.map((job) => job.id);
+    // One of them is no longer this worker's lease: it must be left out, as before.
+    await db.sql`UPDATE jobs SET lease_owner = 'w-other' WHERE id = ${ids[3]!}`;
+    const [result] = await db.sql<{ id: number }[]>`
+      INSERT INTO results (cache_key, scope, fixture_id, data_version, draws, document, engine, created_at,
+                           home_win, draw, away_win, expected_goals_home, expected_goals_away)
+      VALUES ('job-plans-running', 'shared', 1001, 'dv', 100, '{}', 'cpu', now(), 0.5, 0.3, 0.2, 1.5, 1)
+      RETURNING id`;
+    // Statistics that say few jobs run (the rest delivered): the case in which the planner took that index.
+    await db.sql`
+      INSERT INTO jobs
+      SELECT filler.* FROM generate_series(1, 3000) AS n,
+        jsonb_populate_record(NULL::jobs, (SELECT to_jsonb(j) FROM jobs j WHERE id = ${ids[0]!})
+          || jsonb_build_object('id', 'job_running_filler_' || n, 'reservation_id', 'res_running_filler_' || n,
+                                'status', 'delivered', 'lease_owner', NULL, 'lease_expires_at', NULL,
+                                'result_id', ${result!.id}::bigint, 'finished_at', now())) AS filler`;
+    await db.sql`ANALYZE jobs`;
+
+    const plans: string[] = [];
+    const completed = await db.sql.begin(async (tx) => {
+      const recording = recordingPlans(tx, /UPDATE jobs j/, plans);
+      return parts.queue.completeMany(
+        recording,
+        'w-plans',
+        ids.map((jobId) => ({ jobId, resultId: result!.id, gpuSecondsUsed: 0, engine: 'cpu' })),
+      );
+    });
+    expect(plans).toHaveLength(1);
+    expect(plans[0]).toMatch(/jobs_pkey/);
+    expect(plans[0]).not.toMatch(/jobs_running_lease/);
+    expect(completed.map((job) => job.id).sort()).toEqual(ids.slice(0, 3).sort());
+    const rows = await db.sql<{ id: string; status: string; leaseOwner: string | null }[]>`
+      SELECT id, status, lease_owner FROM jobs WHERE id = ANY(${ids})`;
+    expect(rows.sort((a, b) => (a.id < b.id ? -1 : 1))).toEqual(
+      [...ids]
+        .sort()
+        .map((id) =>
+          id === ids[3]
+            ? { id, status: 'running', leaseOwner: 'w-other' }
+            : { id, status: 'succeeded', leaseOwner: null },
+        ),
+    );
   });
 });
