@@ -1,11 +1,13 @@
 // A large batch through its results stream (docs/api.md §2.6, §4.5): every item delivered once and charged
-// exactly once, its documents free and the same on a second read, a delivery read again by its id.
+// exactly once, its documents free and the same on a second read (compressed for a client that accepts
+// it, §1), a delivery read again by its id.
 // BATCH_STREAM_ITEMS items: 1,000 in the slow tier (`npm run test:slow`), 100 in the fast tier (`npm test`,
 // vitest.config.ts); the assertions are the same.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MANY_FIXTURES_FROM } from '../fixtures/small-feed.js';
 import type { TestContext } from '../helpers/app.js';
 import { get, type Json, lines, money, post, ROOMY, setup } from '../helpers/batch-requests.js';
+import { decodedText } from '../helpers/wire-contract.js';
 
 const ITEMS = Number(process.env.BATCH_STREAM_ITEMS ?? 1000);
 
@@ -66,7 +68,16 @@ describe(`a ${ITEMS.toLocaleString('en')}-item batch collected through its resul
     expect(charges).toHaveLength(ITEMS);
     expect(charges.every((charge) => charge.amount === 100)).toBe(true);
 
-    const again = lines((await get(t, batch.results_url, auth)).body);
+    // Read again by a client that accepts compression (docs/api.md §1): the stream comes compressed.
+    const compressed = await t.app.inject({
+      method: 'GET',
+      url: batch.results_url,
+      headers: { ...auth, 'accept-encoding': 'gzip' },
+    });
+    expect(compressed.statusCode).toBe(200);
+    expect(compressed.headers['content-encoding']).toBe('gzip');
+    expect(compressed.rawPayload.length).toBeLessThan(first.rawPayload.length / 3);
+    const again = lines(decodedText(compressed));
     expect(again).toHaveLength(ITEMS);
     again.forEach((line, i) => {
       expect(line.simulation.credits_charged).toBe(0);
