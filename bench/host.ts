@@ -11,6 +11,7 @@ import type { BenchRow } from './report.js';
 import { startServer } from './servers.js';
 import {
   engineAloneSeconds,
+  readResultLines,
   type ServiceApi,
   type SubmittedBatch,
   serviceApi,
@@ -99,9 +100,8 @@ async function collectBatch(api: ServiceApi, batch: SubmittedBatch): Promise<{ r
   }
   const t0 = performance.now();
   const results = await fetch(`${url}/results`, { headers: api.headers });
-  const lines = (await results.text()).split('\n').filter((line) => line !== '');
+  const { delivered } = await readResultLines(results);
   const resultsMs = performance.now() - t0;
-  const delivered = lines.filter((line) => line.includes('"status":"delivered"')).length;
   const expected = batch.items.filter((item) => item.result_url).length;
   if (results.status !== 200 || delivered !== expected)
     throw new Error(`results stream: ${results.status}, ${delivered} of ${expected} delivered`);
