@@ -104,8 +104,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // §6, "Compression"): these bodies are compressed once each (a batch status, a result delivered once, a
   // page of NDJSON results), and zlib's default level 6 cost 2.2–2.7 times level 3 for 4–16% fewer bytes.
   // A GET carries no body, so its requests skip @fastify/compress's request-decompression hook.
-  // COMPRESSIBLE_TYPES adds the results stream's application/x-ndjson to the plugin's own list, which
-  // left a 1,000-item stream (some 85 MB) uncompressed.
   app.addHook('onRoute', (route) => {
     if (route.method === 'GET' || route.method === 'HEAD') route.decompress = false;
   });
