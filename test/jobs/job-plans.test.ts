@@ -23,27 +23,43 @@ afterAll(async () => {
   await db.close();
 });
 
+/** A result row for the jobs to point at. */
+async function insertResult(cacheKey: string): Promise<number> {
+  const [result] = await db.sql<{ id: number }[]>`
+    INSERT INTO results (cache_key, scope, fixture_id, data_version, draws, document, engine, created_at,
+                         home_win, draw, away_win, expected_goals_home, expected_goals_away)
+    VALUES (${cacheKey}, 'shared', 1001, 'dv', 100, '{}', 'cpu', now(), 0.5, 0.3, 0.2, 1.5, 1)
+    RETURNING id`;
+  return result!.id;
+}
+
+/**
+ * 3,000 delivered copies of job `likeId` (ids `job_<prefix>_n`), then ANALYZE: statistics that say few
+ * jobs are in any other state, the case in which the planner took a partial index for statements by id.
+ */
+async function fillWithDeliveredJobs(likeId: string, prefix: string, resultId: number): Promise<void> {
+  await db.sql`
+    INSERT INTO jobs
+    SELECT filler.* FROM generate_series(1, 3000) AS n,
+      jsonb_populate_record(NULL::jobs, (SELECT to_jsonb(j) FROM jobs j WHERE id = ${likeId})
+        || jsonb_build_object('id', 'job_' || ${prefix}::text || '_' || n,
+                              'reservation_id', 'res_' || ${prefix}::text || '_' || n,
+                              'status', 'delivered', 'lease_owner', NULL, 'lease_expires_at', NULL,
+                              'result_id', ${resultId}::bigint, 'finished_at', now())) AS filler`;
+  await db.sql`ANALYZE jobs`;
+}
+
 describe('job statements by id', () => {
   it('use the primary key, not the index of succeeded jobs, for deliveries and expiry', async () => {
     const org = await insertOrg(db.sql, { plan: 'pro' });
     const jobs = await Promise.all(Array.from({ length: 6 }, () => submitJob(parts, org, { draws: 100 })));
     const ids = jobs.map((job) => job.id);
-    const [result] = await db.sql<{ id: number }[]>`
-      INSERT INTO results (cache_key, scope, fixture_id, data_version, draws, document, engine, created_at,
-                           home_win, draw, away_win, expected_goals_home, expected_goals_away)
-      VALUES ('job-plans', 'shared', 1001, 'dv', 100, '{}', 'cpu', now(), 0.5, 0.3, 0.2, 1.5, 1)
-      RETURNING id`;
+    const resultId = await insertResult('job-plans');
     await db.sql`
-      UPDATE jobs SET status = 'succeeded', finished_at = now(), result_id = ${result!.id}
+      UPDATE jobs SET status = 'succeeded', finished_at = now(), result_id = ${resultId}
       WHERE id = ANY(${ids})`;
     // Statistics that say few jobs have succeeded: the case in which the planner took that index.
-    await db.sql`
-      INSERT INTO jobs
-      SELECT filler.* FROM generate_series(1, 3000) AS n,
-        jsonb_populate_record(NULL::jobs, (SELECT to_jsonb(j) FROM jobs j WHERE id = ${ids[0]!})
-          || jsonb_build_object('id', 'job_filler_' || n, 'reservation_id', 'res_filler_' || n,
-                                'status', 'delivered')) AS filler`;
-    await db.sql`ANALYZE jobs`;
+    await fillWithDeliveredJobs(ids[0]!, 'filler', resultId);
 
     const plans: string[] = [];
     await db.sql.begin(async (tx) => {
@@ -74,20 +90,9 @@ describe('job statements by id', () => {
     const ids = claimed.map((job) => job.id);
     // One of them is no longer this worker's lease: it must be left out, as before.
     await db.sql`UPDATE jobs SET lease_owner = 'w-other' WHERE id = ${ids[3]!}`;
-    const [result] = await db.sql<{ id: number }[]>`
-      INSERT INTO results (cache_key, scope, fixture_id, data_version, draws, document, engine, created_at,
-                           home_win, draw, away_win, expected_goals_home, expected_goals_away)
-      VALUES ('job-plans-running', 'shared', 1001, 'dv', 100, '{}', 'cpu', now(), 0.5, 0.3, 0.2, 1.5, 1)
-      RETURNING id`;
+    const resultId = await insertResult('job-plans-running');
     // Statistics that say few jobs run (the rest delivered): the case in which the planner took that index.
-    await db.sql`
-      INSERT INTO jobs
-      SELECT filler.* FROM generate_series(1, 3000) AS n,
-        jsonb_populate_record(NULL::jobs, (SELECT to_jsonb(j) FROM jobs j WHERE id = ${ids[0]!})
-          || jsonb_build_object('id', 'job_running_filler_' || n, 'reservation_id', 'res_running_filler_' || n,
-                                'status', 'delivered', 'lease_owner', NULL, 'lease_expires_at', NULL,
-                                'result_id', ${result!.id}::bigint, 'finished_at', now())) AS filler`;
-    await db.sql`ANALYZE jobs`;
+    await fillWithDeliveredJobs(ids[0]!, 'running_filler', resultId);
 
     const plans: string[] = [];
     const completed = await db.sql.begin(async (tx) => {
@@ -95,7 +100,7 @@ describe('job statements by id', () => {
       return parts.queue.completeMany(
         recording,
         'w-plans',
-        ids.map((jobId) => ({ jobId, resultId: result!.id, gpuSecondsUsed: 0, engine: 'cpu' })),
+        ids.map((jobId) => ({ jobId, resultId, gpuSecondsUsed: 0, engine: 'cpu' })),
       );
     });
     expect(plans).toHaveLength(1);
