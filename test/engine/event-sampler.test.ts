@@ -21,7 +21,11 @@ import { describe, expect, it } from 'vitest';
 import { createCpuEngine } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
 import { compileFixture } from '../../src/engine/compile.js';
-import { buildEventTables, exponentialBits } from '../../src/engine/contract/event-tables.js';
+import {
+  buildEventTables,
+  exponentialBits,
+  roundNonNegative,
+} from '../../src/engine/contract/event-tables.js';
 import {
   AWAY,
   addCounters,
@@ -258,6 +262,24 @@ describe('event tables', () => {
     expect(descending).toBe(0);
     // Some step has events at all (the tables are not empty).
     expect(tables[HAZARD_ROW_WORDS - 1]!).toBeGreaterThan(0);
+  });
+
+  it('rounds its sums as Math.round does, without its branch', () => {
+    const below = (x: number) => x - x * 2 ** -53; // the double just below a power of two
+    const edges = [0, 2 ** -1074, 0.25, 0.5, 0.49999999999999994, 1, 1.5, 2.5, 1e15 + 0.5, 2 ** 52 - 0.5];
+    for (let k = 0; k <= 52; k++) {
+      const power = 2 ** k;
+      edges.push(power, power - 0.5, below(power), below(power - 0.5), power - 0.5 + power * 2 ** -52);
+    }
+    let uniform = 0x2545_f491;
+    for (let i = 0; i < 200_000; i++) {
+      uniform = (Math.imul(uniform, 1_103_515_245) + 12_345) >>> 0;
+      // Sums of the tables' size (below 2^32 · 2^18) with every fraction, and halves exactly.
+      edges.push((uniform / 2 ** 32) * 2 ** (i % 51), Math.floor(uniform / 2 ** (i % 32)) + 0.5);
+    }
+    // Beyond 2^52 a double has no fraction and x + 0.5 rounds to even: the tables stay below 2^50.
+    for (const x of edges.filter((x) => x < 2 ** 52))
+      expect([x, roundNonNegative(x)]).toEqual([x, Math.round(x)]);
   });
 });
 

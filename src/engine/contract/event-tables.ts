@@ -121,11 +121,28 @@ function fillRow(
       hazard += increment;
       shots += shotIncrement;
       saved += savedIncrement;
-      tables[hazardRow + step + 1] = Math.round(hazard * UNIT);
-      tables[shotRow + step + 1] = Math.round(shots * SHOT_UNIT);
-      tables[savedRow + step + 1] = Math.round(saved * SHOT_UNIT);
+      tables[hazardRow + step + 1] = roundNonNegative(hazard * UNIT);
+      tables[shotRow + step + 1] = roundNonNegative(shots * SHOT_UNIT);
+      tables[savedRow + step + 1] = roundNonNegative(saved * SHOT_UNIT);
     }
   }
+}
+
+/** The largest double below 0.5: the one non-negative x whose x + 0.5 rounds up to an integer (1). */
+const BELOW_HALF = 0.49999999999999994;
+
+/**
+ * Math.round(x) for 0 <= x < 2^52 (the rows' sums stay below 2^32), without Math.round's branch: V8
+ * rounds by ceil(x) and a compare that steps back by one when the fraction was below one half, a branch
+ * taken at random for these sums, whose mispredictions were half of buildEventTables' time (0.85 → 0.45
+ * ms a compile, one thread; docs/decisions.md §6, "What a job costs the host"). floor(x + 0.5) is the
+ * same number for every such x but BELOW_HALF: adding 0.5 is exact within x's binade, and where the sum
+ * crosses into the next one (x in [2^k - 0.5, 2^k)) it rounds to a neighbour of a value in
+ * [2^k, 2^k + 0.5), whose floor is 2^k either way, as Math.round's. test/engine/event-sampler.test.ts
+ * compares the two on edges and random values.
+ */
+export function roundNonNegative(x: number): number {
+  return x === BELOW_HALF ? 0 : Math.floor(x + 0.5);
 }
 
 /** A kind word: the share `cumulative / state` of the state events' words, as a u32 cut-off. */
