@@ -104,6 +104,13 @@ export interface SettleOptions extends TransactionOption {
    * refused as unknown.
    */
   orgId?: string | undefined;
+  /**
+   * The caller's statements that depend only on the charge's amount and the credits available (a
+   * delivery's row, its job's new status): started right behind the charge's statement, before it is
+   * answered, so that they share its round trip while the account is locked, and awaited with it. Called
+   * only when a pending hold is charged by this call.
+   */
+  alongside?: ((charge: { amount: number; available: number }) => Promise<unknown>) | undefined;
 }
 
 /** A settled hold's charge and the organisation's available credits once it is settled. */

@@ -177,28 +177,36 @@ export async function deliverLockedJob(
   }
   const result = await getResult(tx, job.resultId!, deps.knownResults);
   if (!result) throw new ApiError('payload_missing', { message: `The result of ${job.id} is missing.` });
-  const charge = await settleHold(deps, ctx, tx, job);
-  if (charge === 'expired')
-    return { status: 'expired', job: await deps.queue.markDeliveryOutcome(tx, job.id, 'expired') };
   const delivery = {
     id: newId('sim'),
     orgId: job.orgId,
     jobId: job.id,
     resultId: result.id,
     mode: job.mode,
-    creditsChargedMilli: charge?.amount ?? 0,
-    creditsRemainingMilli: charge ? charge.available : null,
     requestId: ctx.requestId,
     idempotencyKey: ctx.idempotencyKey,
     createdAt: deps.clock(),
   };
   // The delivery, the job's new status and the fixture's summary do not depend on each other: sent
   // together (pipelined, one round trip; a lost connection rejects them all, patches/postgres+3.4.9.patch).
-  const [stored, delivered] = await Promise.all([
-    insertDelivery(tx, delivery),
-    deps.queue.markDeliveryOutcome(tx, job.id, 'delivered'),
-    recordSummary(tx, { job, result, delivery }),
-  ]);
+  // Behind a live job's charge when it is made now (the ledger's `alongside`), so that the account,
+  // which every delivery of the organisation waits for, stays locked for one round trip fewer
+  // (docs/decisions.md §6, "Delivery").
+  let recorded: Promise<[Delivery, Job, unknown]> | undefined;
+  const record = (charge: { amount: number; available: number } | null) =>
+    (recorded = Promise.all([
+      insertDelivery(tx, {
+        ...delivery,
+        creditsChargedMilli: charge?.amount ?? 0,
+        creditsRemainingMilli: charge ? charge.available : null,
+      }),
+      deps.queue.markDeliveryOutcome(tx, job.id, 'delivered'),
+      recordSummary(tx, { job, result, delivery }),
+    ]));
+  const charge = await settleHold(deps, ctx, tx, job, record);
+  if (charge === 'expired')
+    return { status: 'expired', job: await deps.queue.markDeliveryOutcome(tx, job.id, 'expired') };
+  const [stored, delivered] = await (recorded ?? record(charge));
   return { status: 'delivered', delivered: { job: delivered, result, delivery: stored, replayed: false } };
 }
 
@@ -229,12 +237,16 @@ async function previousDelivery(
   return { job, result, delivery, replayed: true };
 }
 
-/** The live job's hold becomes its charge; 'expired' when the hold ended first; null for test keys. */
+/**
+ * The live job's hold becomes its charge; 'expired' when the hold ended first; null for test keys.
+ * `alongside` starts the delivery's statements behind the charge's when the charge is made now.
+ */
 async function settleHold(
   deps: DeliveryDeps,
   ctx: DeliveryRequest,
   tx: TransactionSql,
   job: Job,
+  alongside: (charge: { amount: number; available: number }) => Promise<unknown>,
 ): Promise<SettledCharge | null | 'expired'> {
   if (job.mode !== 'live') return null;
   return deps.ledger.settleUnlessEnded(job.reservationId, {
@@ -242,6 +254,7 @@ async function settleHold(
     orgId: job.orgId,
     requestId: ctx.requestId,
     idempotencyKey: ctx.idempotencyKey,
+    alongside,
   });
 }
 

@@ -40,3 +40,32 @@ export function recordingPlans(tx: TransactionSql, pattern: RegExp, plans: strin
     },
   });
 }
+
+/**
+ * `tx` counting, in `counted.roundTrips`, the round trips of the statements sent through it from the
+ * first whose text matches `from` on: a statement sent while none is awaiting its answer starts one, and
+ * those sent while one is (pipelined behind it, patches/postgres+3.4.9.patch) share it.
+ */
+export function countingRoundTrips(
+  tx: TransactionSql,
+  from: RegExp,
+  counted: { roundTrips: number },
+): TransactionSql {
+  let counting = false;
+  let inFlight = 0;
+  return new Proxy(tx, {
+    apply(target, thisArg, args) {
+      const sent = Reflect.apply(target, thisArg, args);
+      if (!isStatement(args[0])) return sent;
+      counting ||= from.test((args[0] as string[]).join('$'));
+      if (!counting) return sent;
+      if (inFlight === 0) counted.roundTrips++;
+      inFlight++;
+      (sent as Promise<unknown>).then(
+        () => inFlight--,
+        () => inFlight--,
+      );
+      return sent;
+    },
+  });
+}

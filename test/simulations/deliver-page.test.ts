@@ -15,7 +15,7 @@ import { type DeliveryDeps, deliverInTransaction } from '../../src/simulations/d
 import { deliverLockedPage, type PageOutcome } from '../../src/simulations/deliver-page.js';
 import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { countingStatements } from '../helpers/statements.js';
+import { countingRoundTrips, countingStatements } from '../helpers/statements.js';
 import { chargeRows, deliver, documentFor, makeSimParts, type SimParts, submitJob } from '../jobs/setup.js';
 
 let db: TestDatabase;
@@ -113,6 +113,31 @@ describe('a single delivery (the result path)', () => {
     expect(outcome.status === 'delivered' && outcome.delivered.delivery.creditsRemainingMilli).toBe(
       balance.available,
     );
+    expect((await parts.ledger.checkBalanced(orgId)).balanced).toBe(true);
+  });
+
+  it("holds its organisation's account for two round trips before its commit", async () => {
+    // Every delivery of an organisation waits for its account (src/billing/ledger.ts): the account's
+    // lock goes with the hold's, and the charge with the delivery's own statements (the ledger's
+    // `alongside`), where they were four round trips one after another (five with the webhooks'
+    // credits.low check, which now goes with the charge).
+    const { orgId, jobs } = await finishedJobs(1);
+    const counted = { roundTrips: 0 };
+    const outcome = await db.sql.begin((tx) =>
+      deliverInTransaction(
+        parts.delivery,
+        { requestId: 'req_trips', idempotencyKey: null },
+        countingRoundTrips(tx, /FROM credit_accounts a JOIN orgs o/, counted),
+        jobs[0]!.id,
+      ),
+    );
+    expect(counted.roundTrips).toBe(2);
+    expect(outcome.status === 'delivered' && outcome.delivered.delivery.creditsChargedMilli).toBe(1000);
+    const balance = await parts.ledger.balance(orgId);
+    expect(outcome.status === 'delivered' && outcome.delivered.delivery.creditsRemainingMilli).toBe(
+      balance.available,
+    );
+    expect(await chargeRows(db.sql, jobs[0]!.reservationId)).toBe(1);
     expect((await parts.ledger.checkBalanced(orgId)).balanced).toBe(true);
   });
 });
