@@ -145,7 +145,7 @@ export function buildSimulationDocument(input: SimulationDocumentInput): Simulat
         players.filter((player) => player.team === 'away'),
       ),
     },
-    samples: input.samples.slice(0, SAMPLE_PATHS).map((path) => samplePath(inputs, path)),
+    samples: samplePaths(inputs, input.samples.slice(0, SAMPLE_PATHS)),
     uncertainty: uncertainty(input, result, expectedHome, expectedAway),
     model: {
       public_name: params.public_name,
@@ -188,9 +188,13 @@ function leagueProfileBasis(
 
 /** The counts of the score grid at `at`: cells[home goals][away goals]. */
 function countGrid(counts: Uint32Array, at: number): number[][] {
-  return Array.from({ length: GRID_SIZE }, (_, home) =>
-    Array.from({ length: GRID_SIZE }, (_, away) => counts[at + home * GRID_SIZE + away]!),
-  );
+  const grid = new Array<number[]>(GRID_SIZE);
+  for (let home = 0; home < GRID_SIZE; home++) {
+    const row = new Array<number>(GRID_SIZE);
+    for (let away = 0; away < GRID_SIZE; away++) row[away] = counts[at + home * GRID_SIZE + away]!;
+    grid[home] = row;
+  }
+  return grid;
 }
 
 function toProbabilities(grid: number[][], draws: number): number[][] {
@@ -208,22 +212,31 @@ function halfTime(counts: Uint32Array, htCounts: number[][], draws: number): Sim
   };
 }
 
+/** Every step's minute label, made once: each document's timeline lists all 110. */
+const MINUTE_LABELS: readonly string[] = Array.from({ length: STEPS }, (_, step) => minuteLabel(step));
+
 function timeline(counts: Uint32Array, draws: number): SimulationDocument['timeline'] {
-  const p = (count: number) => count / draws;
-  const series = (at: number) => Array.from({ length: STEPS }, (_, step) => p(counts[at + step]!));
+  // Plain loops: Array.from({ length }, f) walks its array-like through the generic path, and a
+  // document has seven of these series (docs/decisions.md §6, "What a job costs the host").
+  const series = (at: number) => {
+    const values = new Array<number>(STEPS);
+    for (let step = 0; step < STEPS; step++) values[step] = counts[at + step]! / draws;
+    return values;
+  };
   const homeLeading = series(C_STEP_STATE + STATE_HOME_LEADING * STEPS);
   const level = series(C_STEP_STATE + STATE_LEVEL * STEPS);
   // Away leading is what remains; computed from counts so the three sum to 1 exactly in count space.
-  const awayLeading = Array.from({ length: STEPS }, (_, step) =>
-    p(
-      draws -
+  const awayLeading = new Array<number>(STEPS);
+  for (let step = 0; step < STEPS; step++) {
+    awayLeading[step] =
+      (draws -
         counts[C_STEP_STATE + STATE_HOME_LEADING * STEPS + step]! -
-        counts[C_STEP_STATE + STATE_LEVEL * STEPS + step]!,
-    ),
-  );
+        counts[C_STEP_STATE + STATE_LEVEL * STEPS + step]!) /
+      draws;
+  }
   return {
     steps: STEPS,
-    minute_label: Array.from({ length: STEPS }, (_, step) => minuteLabel(step)),
+    minute_label: MINUTE_LABELS.slice(),
     home: { goals: series(C_STEP_GOALS + HOME * STEPS), cards: series(C_STEP_CARDS + HOME * STEPS) },
     away: { goals: series(C_STEP_GOALS + AWAY * STEPS), cards: series(C_STEP_CARDS + AWAY * STEPS) },
     score_state: { home_leading: homeLeading, level, away_leading: awayLeading },
@@ -328,8 +341,12 @@ function goalDistributions(
 
 function markets(grid: number[][], draws: number) {
   const p = (count: number) => count / draws;
-  const scorelines = grid
-    .flatMap((row, home) => row.map((count, away) => ({ home, away, probability: p(count) })))
+  const cells: Array<{ home: number; away: number; probability: number }> = [];
+  for (let home = 0; home < GRID_SIZE; home++) {
+    for (let away = 0; away < GRID_SIZE; away++)
+      cells.push({ home, away, probability: p(grid[home]![away]!) });
+  }
+  const scorelines = cells
     .sort((a, b) => b.probability - a.probability || a.home - b.home || a.away - b.away)
     .slice(0, TOP_SCORELINES);
   const { total } = goalCounts(grid);
@@ -346,21 +363,21 @@ function markets(grid: number[][], draws: number) {
       if (home > 0 && away > 0) bttsYes += count;
     });
   });
-  // Margin distribution (home minus away); capped cells count as exactly 10.
-  const margins = new Map<number, number>();
-  grid.forEach((row, home) => {
-    row.forEach((count, away) => {
-      margins.set(home - away, (margins.get(home - away) ?? 0) + count);
-    });
-  });
+  // Margin distribution (home minus away), at index margin + GRID_SIZE - 1; capped cells count as
+  // exactly 10. Whole counts: their sums are exact in any order.
+  const margins = new Array<number>(2 * GRID_SIZE - 1).fill(0);
+  for (let home = 0; home < GRID_SIZE; home++) {
+    for (let away = 0; away < GRID_SIZE; away++) margins[home - away + GRID_SIZE - 1]! += grid[home]![away]!;
+  }
   const handicaps = (['home', 'away'] as const).flatMap((team) =>
     HANDICAP_LINES.map((line) => {
       let win = 0;
       let push = 0;
-      for (const [margin, count] of margins) {
+      for (let at = 0; at < margins.length; at++) {
+        const margin = at - (GRID_SIZE - 1);
         const adjusted = (team === 'home' ? margin : -margin) + line;
-        if (adjusted > 0) win += count;
-        else if (adjusted === 0) push += count;
+        if (adjusted > 0) win += margins[at]!;
+        else if (adjusted === 0) push += margins[at]!;
       }
       return { team, line, win: p(win), push: p(push), lose: p(draws - win - push) };
     }),
@@ -458,8 +475,12 @@ function lineupSummary(side: SideInputs, summaries: PlayerSummary[]): z.infer<ty
   return { source: 'predicted', formation: lineup.formation, xi: xi.map(entry), bench: bench.map(entry) };
 }
 
-function samplePath(inputs: MatchInputs, path: SamplePath): SimulationDocument['samples'][number] {
+function samplePaths(inputs: MatchInputs, paths: readonly SamplePath[]): SimulationDocument['samples'] {
   const ids = [inputs.home.players.map((p) => p.player_id), inputs.away.players.map((p) => p.player_id)];
+  return paths.map((path) => samplePath(ids, path));
+}
+
+function samplePath(ids: number[][], path: SamplePath): SimulationDocument['samples'][number] {
   const idOf = (side: number, slot: number | undefined) =>
     slot === undefined || slot < 0 ? null : ids[side]![slot]!;
   return {
@@ -469,14 +490,17 @@ function samplePath(inputs: MatchInputs, path: SamplePath): SimulationDocument['
     events: path.events.map((event) => {
       const assist = idOf(event.side, event.assistSlot);
       const off = idOf(event.side, event.offSlot);
-      return {
-        minute_label: minuteLabel(event.step),
-        team: event.side === HOME ? ('home' as const) : ('away' as const),
+      // Optional fields assigned after the others (the same key order as spreading them in, without a
+      // spread's copy of a fresh object for every event).
+      const written: SimulationDocument['samples'][number]['events'][number] = {
+        minute_label: MINUTE_LABELS[event.step]!,
+        team: event.side === HOME ? 'home' : 'away',
         type: event.type,
         player_id: idOf(event.side, event.slot),
-        ...(assist === null ? {} : { assist_player_id: assist }),
-        ...(off === null ? {} : { player_off_id: off }),
       };
+      if (assist !== null) written.assist_player_id = assist;
+      if (off !== null) written.player_off_id = off;
+      return written;
     }),
   };
 }
