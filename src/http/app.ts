@@ -19,6 +19,7 @@ import { type LimitName, limitsFor } from '../limits/plans.js';
 import type { App, AppDeps, RateGroup } from './app-types.js';
 import { makeAuthenticator } from './auth.js';
 import { installBackPressure } from './back-pressure.js';
+import { ONE_OFF_GZIP_LEVEL } from './document-gzip.js';
 import { installErrorHandling } from './error-handler.js';
 import { recordDocumentedRoutes } from './openapi/documents.js';
 import { isPagePath, setPageSecurityHeaders } from './page-security.js';
@@ -43,14 +44,6 @@ export type { App, AppDeps } from './app-types.js';
 
 /** Bodies larger than this are refused before parsing. */
 const BODY_LIMIT_BYTES = 1024 * 1024;
-/**
- * The gzip level of bodies compressed per response. Measured on this service's own bodies (docs/decisions.md
- * §6, "Compression"): a 100-item page of NDJSON results (7 MB) 110 ms at level 6 against 40 ms at 3, a
- * 1,000-item batch status (500 KB) 2.9 against 1.2 ms, a 70 KB document 0.92 against 0.50 ms. A cached
- * document, compressed once for many sendings, keeps level 6 (document-gzip.ts).
- */
-const ONE_OFF_GZIP_LEVEL = 3;
-
 /**
  * The content types compressed (docs/api.md §1: every body of 1 KiB or more): @fastify/compress's own
  * list (text but event streams, JSON, XML, octet streams) and the batch results stream's NDJSON, which

@@ -5,7 +5,7 @@
 // compressed as uncompressed.
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { clearDocumentGzipCache, gzipDocumentBody } from '../../src/http/document-gzip.js';
+import { clearDocumentGzipCache, gzipDocumentBody, gzipPieces } from '../../src/http/document-gzip.js';
 import { simulationSchema } from '../../src/http/schemas/simulations.js';
 import { FX } from '../fixtures/small-feed.js';
 import { createFeedTestContext, type TestContext } from '../helpers/app.js';
@@ -33,6 +33,40 @@ describe('a body with its document deflated apart', () => {
     // The first 72 were pushed out by the 128 after them: a first sending again.
     expect(gzipDocumentBody(bodyOf(0), head.length)).toBeNull();
     expect(gunzipSync(gzipDocumentBody(bodyOf(199), head.length)!).toString('utf8')).toBe(bodyOf(199));
+  });
+});
+
+describe('a stream deflated in pieces', () => {
+  async function gzipped(pieces: AsyncIterable<string>): Promise<Buffer> {
+    const out: Buffer[] = [];
+    for await (const chunk of gzipPieces(pieces, 3)) out.push(chunk);
+    return Buffer.concat(out);
+  }
+
+  it('decodes to its lines joined, through many pieces at once and lines of any size', async () => {
+    // Some 4 MB in lines of 1 byte to 300 KB with text that is not ASCII: more pieces than are
+    // deflated at once, and lines larger than a piece.
+    const lines = Array.from({ length: 120 }, (_, i) => {
+      const size = i % 7 === 0 ? 300_000 : (i * 7919) % 40_000;
+      return `${JSON.stringify({ i, team: 'Atlético ⚽', pad: 'x'.repeat(size) })}\n`;
+    });
+    lines.push('é');
+    async function* source() {
+      yield* lines;
+    }
+    const gzip = await gzipped(source());
+    expect(gunzipSync(gzip).toString('utf8')).toBe(lines.join(''));
+    expect(gzip.length).toBeLessThan(Buffer.byteLength(lines.join('')) / 20);
+    // An empty stream is an empty member.
+    expect(gunzipSync(await gzipped((async function* () {})())).length).toBe(0);
+  });
+
+  it('fails where its lines fail (a page that could not settle)', async () => {
+    async function* failing() {
+      yield 'x'.repeat(500_000);
+      throw new Error('page failed');
+    }
+    await expect(gzipped(failing())).rejects.toThrow('page failed');
   });
 });
 

@@ -5,7 +5,7 @@
 import { Readable } from 'node:stream';
 import type { BatchResultItem } from '../../simulations/batch-results.js';
 import type { App, AppDeps } from '../app-types.js';
-import { sendDocumentBody } from '../document-gzip.js';
+import { admitsGzip, gzipPieces, ONE_OFF_GZIP_LEVEL, sendDocumentBody } from '../document-gzip.js';
 import {
   batchListQuerySchema,
   batchListSchema,
@@ -82,9 +82,16 @@ function registerResultsStream(app: App, deps: AppDeps) {
       );
       const context = { requestId: request.id, docsUrl: deps.config.docsUrl };
       const lines = ndjsonLines(pages, context, includedSections(request.query.include));
+      reply.code(200).type('application/x-ndjson; charset=utf-8');
+      // To a client that accepts gzip, the lines deflated several at a time (gzipPieces), even where it
+      // would also take brotli, which compresses one piece after another on one thread; otherwise as
+      // any body (@fastify/compress: brotli, or none).
+      if (admitsGzip(request)) {
+        reply.header('content-encoding', 'gzip').header('vary', 'accept-encoding');
+        return reply.send(Readable.from(gzipPieces(lines, ONE_OFF_GZIP_LEVEL)) as never);
+      }
       // Each line went through its schema above; the type provider types send() for a JSON body only.
-      const body = Readable.from(lines) as never;
-      return reply.code(200).type('application/x-ndjson; charset=utf-8').send(body);
+      return reply.send(Readable.from(lines) as never);
     },
   );
 }
