@@ -35,11 +35,14 @@ export function gpuSecondsToMs(seconds: number): number {
  * ends: admissions of one organisation are decided one at a time.
  */
 export async function lockDailyUsage(tx: TransactionSql, orgId: string, day: string): Promise<DailyUsage> {
-  await tx`INSERT INTO usage_days (org_id, day) VALUES (${orgId}, ${day}) ON CONFLICT DO NOTHING`;
-  const [row] = await tx<DailyUsage[]>`
-    SELECT org_id, to_char(day, 'YYYY-MM-DD') AS day, submissions, batches, gpu_ms
-    FROM usage_days WHERE org_id = ${orgId} AND day = ${day}
-    FOR UPDATE`;
+  // Sent together (one round trip): the server runs them in order, so the row exists when it is locked.
+  const [, [row]] = await Promise.all([
+    tx`INSERT INTO usage_days (org_id, day) VALUES (${orgId}, ${day}) ON CONFLICT DO NOTHING`,
+    tx<DailyUsage[]>`
+      SELECT org_id, to_char(day, 'YYYY-MM-DD') AS day, submissions, batches, gpu_ms
+      FROM usage_days WHERE org_id = ${orgId} AND day = ${day}
+      FOR UPDATE`,
+  ]);
   return row!;
 }
 

@@ -49,8 +49,9 @@ export interface SubmissionRequest {
   gpuSecondsEstimates: readonly number[];
   /**
    * Counts the organisation's open job groups (queued or running; a batch counts once) in this
-   * transaction; called after the usage row is locked, so the count cannot change before the new job
-   * commits. Omitted when nothing will be queued (every item a cache hit): no open job is added.
+   * transaction; its statements are sent right behind the usage row's lock, which the server takes
+   * first, so no other admission of the organisation can add a job before the new one commits. Omitted
+   * when nothing will be queued (every item a cache hit): no open job is added.
    */
   countOpenJobGroups?: ((tx: TransactionSql) => Promise<number>) | undefined;
 }
@@ -126,7 +127,13 @@ async function admitSubmission(
     const usage = await addSubmissionWithoutWork(tx, orgId, day, { submissions: limits.submissions_per_day });
     if (usage) return { orgId, day, gpuSecondsReserved: [], usage };
   }
-  const usage = await lockDailyUsage(tx, orgId, day);
+  // The open jobs are counted behind the day's lock in the same round trip (the server runs the
+  // statements in order, so the count is still made under the lock), before the ceilings are checked:
+  // a refused request counted them for nothing, an admitted one waits one round trip less.
+  const [usage, openJobGroups] = await Promise.all([
+    lockDailyUsage(tx, orgId, day),
+    request.countOpenJobGroups?.(tx),
+  ]);
   const batches = request.kind === 'batch' ? 1 : 0;
   const untilTomorrow = secondsToNextUtcDay(now);
 
@@ -155,8 +162,8 @@ async function admitSubmission(
     );
   }
 
-  if (request.countOpenJobGroups) {
-    const open = await request.countOpenJobGroups(tx);
+  const open = openJobGroups;
+  if (open !== undefined) {
     if (open + 1 > limits.concurrent_simulations) {
       throw new ApiError('concurrency_limited', {
         message: `The organisation has ${open} open simulation jobs; its limit is ${limits.concurrent_simulations}.`,

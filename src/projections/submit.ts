@@ -44,9 +44,14 @@ async function createProjectionJob(
       kind: 'simulation',
       // Projections run on the CPU: they take nothing from the daily GPU-seconds budget.
       gpuSecondsEstimates: [],
-      countOpenJobGroups: async (db) =>
-        (await deps.queue.openJobCount(caller.org.id, { tx: db })) +
-        (await countOpenProjectionJobs(db, caller.org.id)),
+      countOpenJobGroups: async (db) => {
+        // Both counts sent together: one round trip.
+        const [jobs, projections] = await Promise.all([
+          deps.queue.openJobCount(caller.org.id, { tx: db }),
+          countOpenProjectionJobs(db, caller.org.id),
+        ]);
+        return jobs + projections;
+      },
     });
     const reservationId = newId('res');
     if (priceMilli > 0) {

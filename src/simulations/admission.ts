@@ -30,8 +30,14 @@ export function openJobGroupsOf(
   deps: Pick<SimulationDeps, 'queue' | 'countOtherOpenJobs'>,
   orgId: string,
 ): (tx: TransactionSql) => Promise<number> {
-  return async (tx) =>
-    (await deps.queue.openJobCount(orgId, { tx })) + ((await deps.countOtherOpenJobs?.(tx, orgId)) ?? 0);
+  return async (tx) => {
+    // Both counts sent together: one round trip.
+    const [jobs, others] = await Promise.all([
+      deps.queue.openJobCount(orgId, { tx }),
+      deps.countOtherOpenJobs?.(tx, orgId),
+    ]);
+    return jobs + (others ?? 0);
+  };
 }
 
 /** The organisation as admission sees it (plan, overrides). */

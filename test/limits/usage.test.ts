@@ -10,6 +10,7 @@ import { makeMemoryWindowCounter } from '../../src/limits/window-counter.js';
 import { storeResult } from '../../src/results/result-store.js';
 import { insertOrg, manualClock } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase, usingServer } from '../helpers/database.js';
+import { countingRoundTrips } from '../helpers/statements.js';
 import { makeSimParts, newJob, type SimParts } from '../jobs/setup.js';
 
 let db: TestDatabase;
@@ -238,6 +239,24 @@ describe('open jobs', () => {
     expect((await usage.usageToday(daily.id)).submissions).toBe(5);
     if (!usingServer)
       console.info('usage: concurrency checked on PGlite, where nothing contends; run with DATABASE_URL too');
+  });
+
+  it("counts the open jobs behind the day's lock, in its round trip", async () => {
+    const org = await newOrg();
+    await submit(org);
+    const counted = { roundTrips: 0 };
+    const admission = await db.sql.begin((tx) =>
+      usage.admitSubmission(countingRoundTrips(tx, /INSERT INTO usage_days/, counted), {
+        org,
+        kind: 'simulation',
+        gpuSecondsEstimates: [1],
+        countOpenJobGroups: (counting) => countOpenJobGroups(counting, org.id),
+      }),
+    );
+    // The day's row created and locked with the open jobs counted, then the guarded update: it was
+    // four round trips one after another.
+    expect(counted.roundTrips).toBe(2);
+    expect(admission.usage.submissions).toBe(2);
   });
 });
 
