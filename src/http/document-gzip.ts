@@ -141,7 +141,7 @@ const PIECE_CHARACTERS = 262_144;
  * `pieces` (the lines of an NDJSON stream) as one gzip member, each piece deflated on its own, ending on
  * a sync flush, on zlib's thread pool, several at a time, and written in their order: a results stream
  * compressed as one zlib stream was compressed piece after piece on one thread, and on 2 cores a
- * 1,000-item stream (87 MB) took 1.35–1.48 s read again with gzip against 0.56–0.62 s without
+ * 1,000-item stream (87 MB) took 1.35–1.48 s read again with gzip against 0.35–0.62 s without
  * (docs/decisions.md §6, "Compression"). A piece's matches cannot reach into the piece before (a
  * document of some 85 KB has its own, within zlib's 32 KB window anyway). The CRC-32 and length of the
  * whole are summed as the pieces go.
