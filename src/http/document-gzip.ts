@@ -105,16 +105,21 @@ export function gzipDocumentBody(body: string, at: number): Buffer | null {
   let crc = zlib.crc32(head);
   crc = zlib.crc32(document, crc);
   crc = zlib.crc32(tail, crc);
-  const trailer = Buffer.alloc(8);
-  trailer.writeUInt32LE(crc >>> 0, 0);
-  trailer.writeUInt32LE((Buffer.byteLength(head) + compressed.bytes + Buffer.byteLength(tail)) >>> 0, 4);
   return Buffer.concat([
     GZIP_HEADER,
     zlib.deflateRawSync(head, { level: 1, finishFlush: zlib.constants.Z_SYNC_FLUSH }),
     compressed.deflated,
     zlib.deflateRawSync(tail),
-    trailer,
+    gzipTrailer(crc, Buffer.byteLength(head) + compressed.bytes + Buffer.byteLength(tail)),
   ]);
+}
+
+/** A gzip member's trailer: the CRC-32 of its uncompressed bytes and their count, modulo 2^32. */
+function gzipTrailer(crc: number, bytes: number): Buffer {
+  const trailer = Buffer.alloc(8);
+  trailer.writeUInt32LE(crc >>> 0, 0);
+  trailer.writeUInt32LE(bytes % 2 ** 32, 4);
+  return trailer;
 }
 
 /**
@@ -173,10 +178,7 @@ export async function* gzipPieces(pieces: AsyncIterable<string>, level: number):
   }
   if (gatheredLength > 0) send();
   for (const deflated of deflating) yield await deflated;
-  const trailer = Buffer.alloc(8);
-  trailer.writeUInt32LE(crc >>> 0, 0);
-  trailer.writeUInt32LE(bytes, 4);
-  yield Buffer.concat([zlib.deflateRawSync(Buffer.alloc(0)), trailer]);
+  yield Buffer.concat([zlib.deflateRawSync(Buffer.alloc(0)), gzipTrailer(crc, bytes)]);
 }
 
 function deflateRaw(raw: Buffer, level: number): Promise<Buffer> {

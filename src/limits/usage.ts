@@ -130,10 +130,7 @@ async function admitSubmission(
   // The open jobs are counted behind the day's lock in the same round trip (the server runs the
   // statements in order, so the count is still made under the lock), before the ceilings are checked:
   // a refused request counted them for nothing, an admitted one waits one round trip less.
-  const [usage, openJobGroups] = await Promise.all([
-    lockDailyUsage(tx, orgId, day),
-    request.countOpenJobGroups?.(tx),
-  ]);
+  const [usage, open] = await Promise.all([lockDailyUsage(tx, orgId, day), request.countOpenJobGroups?.(tx)]);
   const batches = request.kind === 'batch' ? 1 : 0;
   const untilTomorrow = secondsToNextUtcDay(now);
 
@@ -162,7 +159,6 @@ async function admitSubmission(
     );
   }
 
-  const open = openJobGroups;
   if (open !== undefined) {
     if (open + 1 > limits.concurrent_simulations) {
       throw new ApiError('concurrency_limited', {

@@ -277,7 +277,7 @@ describe('event tables', () => {
       // Sums of the tables' size (below 2^32 · 2^18) with every fraction, and halves exactly.
       edges.push((uniform / 2 ** 32) * 2 ** (i % 51), Math.floor(uniform / 2 ** (i % 32)) + 0.5);
     }
-    // Beyond 2^52 a double has no fraction and x + 0.5 rounds to even: the tables stay below 2^50.
+    // Beyond 2^52 a double has no fraction and x + 0.5 rounds to even: the tables' sums stay below 2^32.
     for (const x of edges.filter((x) => x < 2 ** 52))
       expect([x, roundNonNegative(x)]).toEqual([x, Math.round(x)]);
   });
