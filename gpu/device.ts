@@ -42,9 +42,14 @@ export async function openDevice(chosen: ChosenAdapter, needs: DeviceNeeds): Pro
         needs.storageBuffersPerStage,
         limits.maxStorageBuffersPerShaderStage,
       ),
-      maxComputeWorkgroupStorageSize: need(
-        'maxComputeWorkgroupStorageSize',
-        needs.workgroupStorageBytes,
+      // What the kernels need must be offered; then all that is offered is asked for, so that a kernel
+      // compared by `gpu-check --tune` may keep more per workgroup (docs/gpu.md "Tuning on the H200").
+      maxComputeWorkgroupStorageSize: Math.max(
+        need(
+          'maxComputeWorkgroupStorageSize',
+          needs.workgroupStorageBytes,
+          limits.maxComputeWorkgroupStorageSize,
+        ),
         limits.maxComputeWorkgroupStorageSize,
       ),
       maxComputeInvocationsPerWorkgroup: need(

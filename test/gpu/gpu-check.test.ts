@@ -85,7 +85,7 @@ describe.skipIf(!chosen)(`gpu-check on ${chosen?.description ?? 'no adapter'}`, 
     expect(lines.at(-1)).toMatchObject({ record: 'summary', exit_code: GPU_CHECK_EXIT.watchdog });
   });
 
-  it('--tune: workgroup sizes, stage costs, a compared kernel that counts otherwise', async () => {
+  it('--tune: workgroup sizes, stage costs, a compared kernel that counts otherwise, one that does not build', async () => {
     const out = join(folder, 'tune.jsonl');
     // A kernel that counts every goal as a yellow card: its parity cases must differ.
     const otherKernel = join(folder, 'other-match.wgsl');
@@ -95,6 +95,9 @@ describe.skipIf(!chosen)(`gpu-check on ${chosen?.description ?? 'no adapter'}`, 
       otherKernel,
       source.replace('    count(team + TEAM_GOALS);\n', '    count(team + TEAM_YELLOWS);\n'),
     );
+    // A kernel whose pipeline cannot be built (more workgroup memory than any adapter offers, say).
+    const brokenKernel = join(folder, 'broken-match.wgsl');
+    writeFileSync(brokenKernel, `${source}\nfn not_wgsl( {\n`);
     const code = await runGpuCheck(
       {
         out,
@@ -104,7 +107,7 @@ describe.skipIf(!chosen)(`gpu-check on ${chosen?.description ?? 'no adapter'}`, 
         batchFixtures: 20,
         tune: true,
         tuneSizes: [64, 256],
-        compareKernels: [otherKernel],
+        compareKernels: [otherKernel, brokenKernel],
       },
       quiet,
     );
@@ -118,7 +121,9 @@ describe.skipIf(!chosen)(`gpu-check on ${chosen?.description ?? 'no adapter'}`, 
     const stages = lines.filter((record) => record.record === 'stage-cost');
     expect(stages.map((record) => record.stage)).toEqual(STAGE_VARIANTS.map((variant) => variant.stage));
     for (const record of stages) expect(record.without_stage_gpu_ms).toBeGreaterThan(0);
-    const compared = lines.filter((record) => record.record === 'kernel-compare');
+    const compared = lines.filter(
+      (record) => record.record === 'kernel-compare' && record.file === otherKernel,
+    );
     expect(compared.length).toBeGreaterThan(0);
     for (const record of compared) {
       expect(record).toMatchObject({
@@ -126,6 +131,12 @@ describe.skipIf(!chosen)(`gpu-check on ${chosen?.description ?? 'no adapter'}`, 
         batch_counters_identical_to_this_kernel: false,
       });
     }
+    // The kernel that does not build is reported at each size, and the steps after it still run.
+    const broken = lines.filter(
+      (record) => record.record === 'kernel-compare' && record.file === brokenKernel,
+    );
+    expect(broken.map((record) => record.workgroup_size)).toEqual([64, 256]);
+    for (const record of broken) expect(record.error).toMatch(/match kernel/);
     expect(lines.find((record) => record.record === 'robustness-off')).toBeDefined();
     // A compared kernel's differences are its own, not this build's: the check passes.
     expect(code).toBe(GPU_CHECK_EXIT.ok);
