@@ -67,6 +67,13 @@ var<private> sent_off: array<u32, 2>;
 var<private> subs_used: array<u32, 2>;
 var<private> bench_next: array<u32, 2>;
 var<private> bench_seen: array<u32, 2>;
+/**
+ * The side's substitutes in the order they come on, a byte each, four words a side, and how many there
+ * are: found once at set-up (set_up_draw), where every lane of a warp searches the bench at the same
+ * time, instead of in a substitution event, which the warp's other lanes wait through.
+ */
+var<private> sub_slots: array<u32, 8>;
+var<private> sub_found: array<u32, 2>;
 var<private> strength_bucket: array<u32, 2>;
 /** Each side's row of the event tables: (side * STRENGTH_BUCKETS + strength) * EVENT_CELLS + cell. */
 var<private> cell_row: array<u32, 2>;
@@ -91,6 +98,11 @@ var<private> team_saved: array<u32, 2>;
 var<private> shot_share: array<u32, 2>;
 var<private> saved_share: array<u32, 2>;
 var<private> shot_dither: u32;
+/**
+ * The side's shot weight on the pitch (S_SHOT_WEIGHT of its players), kept up to date as players come and
+ * go, as the CPU keeps its running total: u32 sums wrap alike in any order, so the value is the same.
+ */
+var<private> shot_weight: array<u32, 2>;
 var<private> state_code: u32;
 var<private> first_goal_side: i32;
 var<private> home_trailed: bool;
@@ -223,7 +235,10 @@ fn weight(side: u32, weights: u32, entry: u32) -> u32 {
   return fx(base + weights + slot);
 }
 
-/** A player on the pitch picked by the weights at `weights` (a side-block offset), or NO_SLOT when all are 0. */
+/**
+ * The pitch-list index of a player picked by the weights at `weights` (a side-block offset), or NO_SLOT
+ * when all are 0. The index, not the slot: a card or a substitution then changes that entry directly.
+ */
 fn pick(side: u32, weights: u32, u: u32) -> i32 {
   let n = pitch_count[side];
   if (n == 0u) {
@@ -247,7 +262,15 @@ fn pick(side: u32, weights: u32, u: u32) -> i32 {
     }
     i++;
   }
-  return i32(pitch[side * XI_SIZE + i] & PITCH_SLOT);
+  return i32(i);
+}
+
+/** The slot at a pitch-list index from pick, or NO_SLOT. */
+fn slot_at(side: u32, index: i32) -> i32 {
+  if (index < 0) {
+    return NO_SLOT;
+  }
+  return i32(pitch[side * XI_SIZE + u32(index)] & PITCH_SLOT);
 }
 
 /** The assist provider among the scorer's team-mates on the pitch, or NO_SLOT. */
@@ -334,8 +357,8 @@ fn add_expected_shots(side: u32, row: u32, to: u32, first_end: u32) {
   shot_from[side] = to;
 }
 
-/** The side's shot weight on the pitch: the CPU's running total of the same weights. */
-fn shot_weight_total(side: u32) -> u32 {
+/** The side's shot weight on the pitch, summed (at set-up; shot_weight keeps it after). */
+fn summed_shot_weight(side: u32) -> u32 {
   let base = side_base(side) + S_SHOT_WEIGHT;
   var total = 0u;
   for (var i = 0u; i < pitch_count[side]; i++) {
@@ -357,7 +380,7 @@ fn close_shot_segment(side: u32) {
   team_saved[side] += saved;
   segment_shots[side] = 0u;
   segment_saved[side] = 0u;
-  let total = shot_weight_total(side);
+  let total = shot_weight[side];
   if (total > 0u) {
     shot_share[side] += (shots << SHOT_SHARE_BITS) / total;
     saved_share[side] += (saved << SHOT_SHARE_BITS) / total;
@@ -446,7 +469,8 @@ fn change_state(step: u32) {
   state_code = next;
 }
 
-fn send_off(side: u32, slot: i32, step: u32) {
+/** The player at pitch-list `index` (slot `slot`, NO_SLOT when none was picked) is sent off. */
+fn send_off(side: u32, slot: i32, index: i32, step: u32) {
   sent_off[side] += 1u;
   count(C_TEAM + side * TEAM_COUNTERS + TEAM_REDS);
   if (slot < 0) {
@@ -456,15 +480,12 @@ fn send_off(side: u32, slot: i32, step: u32) {
   appearance_tally[appearance_of(side, player)] += TALLY_RED;
   count(player_base(side, player) + P_REDS);
   leave_pitch(side, player, step);
+  shot_weight[side] -= fx(side_base(side) + S_SHOT_WEIGHT + player);
   // The last player on the list fills the hole, as on the CPU. A picked player is on the list, so
-  // the count is at least 1; max() keeps an empty list from wrapping to 2^32 - 1 all the same.
+  // the count is at least 1; max() keeps an empty list from wrapping to 2^32 - 1 all the same, and
+  // min() a malformed index inside the side's list.
   let n = max(pitch_count[side], 1u) - 1u;
-  for (var i = 0u; i < n + 1u; i++) {
-    if ((pitch[side * XI_SIZE + i] & PITCH_SLOT) == player) {
-      pitch[side * XI_SIZE + i] = pitch[side * XI_SIZE + n];
-      break;
-    }
-  }
+  pitch[side * XI_SIZE + min(u32(index), n)] = pitch[side * XI_SIZE + n];
   pitch_count[side] = n;
 }
 
@@ -479,8 +500,14 @@ fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) 
     u32(u >= event_table(at + KIND_WORD_GOAL)) +
     u32(u >= event_table(at + KIND_WORD_YELLOW)) +
     u32(u >= event_table(at + KIND_WORD_RED));
+  // One pick per event, by the kind's weights, before the kinds part ways: a warp whose lanes play
+  // different kinds runs the pick once instead of once per kind. pick changes nothing, so picking a
+  // player for a substitution that then does not happen changes no counter.
+  let weights = select(select(S_SUB_OFF_WEIGHT, S_CARD_WEIGHT, kind <= 2u), S_GOAL_WEIGHT, kind == 0u);
+  let picked_index = pick(side, weights, pick_word);
+  let picked = slot_at(side, picked_index);
   if (kind == 0u) {
-    let scorer = pick(side, S_GOAL_WEIGHT, pick_word);
+    let scorer = picked;
     score[side] += 1;
     count(team + TEAM_GOALS);
     // A goal is a shot on target: SHOT_COUNTER_UNIT in the shot counters' units.
@@ -519,7 +546,8 @@ fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) 
     change_state(step);
     update_cells();
   } else if (kind <= 2u) {
-    let booked = pick(side, S_CARD_WEIGHT, pick_word);
+    let booked_index = picked_index;
+    let booked = picked;
     count(C_STEP_CARDS + side * STEPS + step);
     if (kind == 1u) {
       count(team + TEAM_YELLOWS);
@@ -532,19 +560,15 @@ fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) 
       let yellows = (appearance_tally[at_player] >> 16u) & 0xFFu;
       if (yellows == 1u) {
         // A booked player plays with care: their card weight drops for the rest of the draw.
-        for (var i = 0u; i < pitch_count[side]; i++) {
-          if ((pitch[side * XI_SIZE + i] & PITCH_SLOT) == u32(booked)) {
-            pitch[side * XI_SIZE + i] |= PITCH_BOOKED;
-          }
-        }
+        pitch[side * XI_SIZE + u32(booked_index)] |= PITCH_BOOKED;
       } else if (yellows == 2u) {
         // A second yellow is a red card.
         count(C_STEP_CARDS + side * STEPS + step);
-        send_off(side, booked, step);
+        send_off(side, booked, booked_index, step);
         update_cells();
       }
     } else {
-      send_off(side, booked, step);
+      send_off(side, booked, booked_index, step);
       update_cells();
     }
   } else {
@@ -552,11 +576,16 @@ fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) 
     if (subs_used[side] >= fx(FX_MAX_SUBSTITUTIONS) || appearance_count[side] >= MAX_APPEARANCES) {
       return;
     }
-    let off = pick(side, S_SUB_OFF_WEIGHT, pick_word);
+    let off_index = picked_index;
+    let off = picked;
     if (off < 0) {
       return;
     }
-    let on = next_substitute(side);
+    // The next substitute found at set-up (next_substitute's answer now: the starters have not changed).
+    var on = NO_SLOT;
+    if (subs_used[side] < sub_found[side]) {
+      on = i32((sub_slots[side * 4u + (subs_used[side] >> 2u)] >> ((subs_used[side] & 3u) * 8u)) & 0xFFu);
+    }
     if (on < 0) {
       return;
     }
@@ -564,14 +593,11 @@ fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) 
     count(team + TEAM_SUBSTITUTIONS);
     // The replaced player leaves with the segment closed; the substitute's share starts after it.
     leave_pitch(side, u32(off), step);
+    let shot_base = side_base(side) + S_SHOT_WEIGHT;
+    shot_weight[side] += fx(shot_base + u32(on)) - fx(shot_base + u32(off));
     add_appearance(side, u32(on), STEP_REGULAR_MINUTE[step]);
     // The substitute takes the replaced player's place in the list.
-    for (var i = 0u; i < pitch_count[side]; i++) {
-      if ((pitch[side * XI_SIZE + i] & PITCH_SLOT) == u32(off)) {
-        pitch[side * XI_SIZE + i] = u32(on) | PITCH_SUBSTITUTE;
-        break;
-      }
-    }
+    pitch[side * XI_SIZE + u32(off_index)] = u32(on) | PITCH_SUBSTITUTE;
   }
 }
 
@@ -629,6 +655,27 @@ fn set_up_draw(draw: u32) -> vec2<u32> {
       bucket++;
     }
     strength_bucket[side] = bucket;
+    shot_weight[side] = summed_shot_weight(side);
+  }
+  // The substitutes each side can bring on (sub_slots): the starters are fixed now, so next_substitute
+  // gives the same sequence here as it would at each substitution, which takes the next one; a side
+  // needs at most min(its limit, room left in the appearance list) of them.
+  for (var side = 0u; side < 2u; side++) {
+    let room = MAX_APPEARANCES - min(appearance_count[side], MAX_APPEARANCES);
+    let wanted = min(min(fx(FX_MAX_SUBSTITUTIONS), room), 16u);
+    sub_slots[side * 4u] = 0u;
+    sub_slots[side * 4u + 1u] = 0u;
+    sub_slots[side * 4u + 2u] = 0u;
+    sub_slots[side * 4u + 3u] = 0u;
+    var found = 0u;
+    for (; found < wanted; found++) {
+      let slot = next_substitute(side);
+      if (slot < 0) {
+        break;
+      }
+      sub_slots[side * 4u + (found >> 2u)] |= (u32(slot) & 0xFFu) << ((found & 3u) * 8u);
+    }
+    sub_found[side] = found;
   }
   let added_word = pcg4d(vec4<u32>(draw, STREAM_SETUP_ADDED_TIME, seed.x, seed.y));
   var added_first = 0u;

@@ -55,9 +55,10 @@ export const STAGE_VARIANTS: readonly StageVariant[] = [
   },
   {
     stage: 'substitute',
-    instead: 'no substitute is ever found (the player to come off is still picked)',
-    from: '    let on = next_substitute(side);',
-    to: '    let on = NO_SLOT;',
+    instead:
+      'no substitute comes on (they are still found at set-up, and the player to come off is still picked)',
+    from: '    if (subs_used[side] < sub_found[side]) {\n',
+    to: '    if (subs_used[side] < sub_found[side] && u == 12345u) {\n',
   },
   {
     stage: 'leave_pitch',
