@@ -33,6 +33,7 @@ export async function openDevice(chosen: ChosenAdapter, needs: DeviceNeeds): Pro
   const { adapter } = chosen;
   const timestamps = adapter.features.has('timestamp-query');
   const limits = adapter.limits;
+  need('maxComputeWorkgroupStorageSize', needs.workgroupStorageBytes, limits.maxComputeWorkgroupStorageSize);
   const device = await adapter.requestDevice({
     label: 'matchsim device',
     requiredFeatures: timestamps ? ['timestamp-query'] : [],
@@ -42,16 +43,9 @@ export async function openDevice(chosen: ChosenAdapter, needs: DeviceNeeds): Pro
         needs.storageBuffersPerStage,
         limits.maxStorageBuffersPerShaderStage,
       ),
-      // What the kernels need must be offered; then all that is offered is asked for, so that a kernel
+      // All the workgroup memory offered (checked above to cover the kernels' need), so that a kernel
       // compared by `gpu-check --tune` may keep more per workgroup (docs/gpu.md "Tuning on the H200").
-      maxComputeWorkgroupStorageSize: Math.max(
-        need(
-          'maxComputeWorkgroupStorageSize',
-          needs.workgroupStorageBytes,
-          limits.maxComputeWorkgroupStorageSize,
-        ),
-        limits.maxComputeWorkgroupStorageSize,
-      ),
+      maxComputeWorkgroupStorageSize: limits.maxComputeWorkgroupStorageSize,
       maxComputeInvocationsPerWorkgroup: need(
         'maxComputeInvocationsPerWorkgroup',
         needs.invocationsPerWorkgroup,

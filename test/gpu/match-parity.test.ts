@@ -56,6 +56,15 @@ describe.skipIf(!chosen)(`match kernel parity on ${chosen?.description ?? 'no ad
     });
   }
 
+  it('opens the device with all the workgroup memory the adapter offers, and refuses an adapter offering less than the kernel needs', async () => {
+    const offered = chosen!.adapter.limits.maxComputeWorkgroupStorageSize;
+    expect(offered).toBeGreaterThanOrEqual(MATCH_DEVICE_NEEDS.workgroupStorageBytes);
+    expect(opened.device.limits.maxComputeWorkgroupStorageSize).toBe(offered);
+    await expect(
+      openDevice(chosen!, { ...MATCH_DEVICE_NEEDS, workgroupStorageBytes: offered + 4 }),
+    ).rejects.toThrow(/maxComputeWorkgroupStorageSize/);
+  });
+
   it('the eventful model really sends players off and books them twice, so those paths are compared', () => {
     const counters = cpuCounters(fixtures.eventful, { lo: 5, hi: 8 }, 0, 200);
     const reds = (side: number) => counters[C_TEAM + side * TEAM_COUNTERS + TEAM_REDS]!;
