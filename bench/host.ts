@@ -54,16 +54,28 @@ async function timedSimulation(api: ServiceApi, body: object) {
   return { ms, runMs: timing.run_ms, queuedMs: timing.queued_ms };
 }
 
+/** CPU seconds (user + system) in a /proc stat file of a process or thread (Linux); throws if it is gone. */
+function statCpuSeconds(statPath: string): number {
+  const fields = readFileSync(statPath, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command name.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** CPU seconds (user + system) a process has used, from /proc (Linux). */
 function cpuSecondsOf(pid: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command name.
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return statCpuSeconds(`/proc/${pid}/stat`);
   } catch {
     return 0;
   }
 }
+
+/** The kind of a thread by its name: Node's and V8's names; anything else is libuv's pool. */
+const THREAD_KINDS: Record<string, 'eventLoop' | 'workers' | 'v8'> = {
+  MainThread: 'eventLoop',
+  WorkerThread: 'workers',
+  V8Worker: 'v8',
+};
 
 /**
  * CPU seconds of a process's threads by kind, from /proc/PID/task (Linux; a thread that ended is not
@@ -82,17 +94,7 @@ function threadCpuSeconds(pid: number): Record<'eventLoop' | 'workers' | 'v8' | 
   for (const task of tasks) {
     try {
       const name = readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').trim();
-      const fields = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
-      const kind =
-        name === 'MainThread'
-          ? 'eventLoop'
-          : name === 'WorkerThread'
-            ? 'workers'
-            : name === 'V8Worker'
-              ? 'v8'
-              : 'other';
-      byKind[kind] += seconds;
+      byKind[THREAD_KINDS[name] ?? 'other'] += statCpuSeconds(`/proc/${pid}/task/${task}/stat`);
     } catch {
       // The thread ended between the listing and the read.
     }
