@@ -5,7 +5,7 @@ import { afterCommit } from '../db/commit-hooks.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { newId } from '../ids.js';
 import { utcDay } from '../limits/daily-usage.js';
-import type { Batch, BatchItemJob, Job, JobStoreDeps, NewBatch, NewJob } from './types.js';
+import type { Batch, BatchStatusItem, Job, JobStoreDeps, NewBatch, NewJob } from './types.js';
 
 /** Woken on commit of an enqueue. */
 export const JOBS_QUEUED_CHANNEL = 'matchsim_jobs_queued';
@@ -318,20 +318,25 @@ export async function sumQueuedDraws(db: Sql | TransactionSql): Promise<number> 
 /**
  * The batch of this organisation and key mode with its items as its status shows them; null for anyone
  * else's. A status is polled, 1,000 items at a time: its items carry only the columns it shows (no
- * inputs, request, metadata or lease), so a poll decodes a third of the job columns.
+ * inputs, request, metadata or lease), so a poll decodes a third of the job columns, and each delivered
+ * item its delivery's charge, read in the same statement: a job has at most one delivery (a unique
+ * job_id), made in the transaction that marks the job delivered, so a job not yet delivered looks for
+ * none (the subquery's filter on the job's status comes before its index lookup).
  */
 export async function getBatch(
   db: Sql | TransactionSql,
   batchId: string,
   owner: { orgId: string; mode: Batch['mode'] },
-): Promise<{ batch: Batch; items: BatchItemJob[] } | null> {
+): Promise<{ batch: Batch; items: BatchStatusItem[] } | null> {
   const [batch] = await db<Batch[]>`
     SELECT * FROM batches WHERE id = ${batchId} AND org_id = ${owner.orgId} AND mode = ${owner.mode}`;
   if (!batch) return null;
-  const items = await db<BatchItemJob[]>`
-    SELECT id, mode, batch_position, fixture_id, draws, price_milli, status, draws_done, scope, reservation_id,
-           error, custom_id, finished_at
-    FROM jobs WHERE batch_id = ${batchId} ORDER BY batch_position`;
+  const items = await db<BatchStatusItem[]>`
+    SELECT j.id, j.mode, j.batch_position, j.fixture_id, j.draws, j.price_milli, j.status, j.draws_done,
+           j.scope, j.reservation_id, j.error, j.custom_id, j.finished_at,
+           COALESCE((SELECT d.credits_charged_milli FROM deliveries d
+                     WHERE j.status = 'delivered' AND d.job_id = j.id), 0) AS credits_charged_milli
+    FROM jobs j WHERE j.batch_id = ${batchId} ORDER BY j.batch_position`;
   return { batch, items };
 }
 

@@ -48,8 +48,8 @@ import {
 } from './leases.js';
 import type {
   Batch,
-  BatchItemJob,
   BatchJobTally,
+  BatchStatusItem,
   Job,
   JobError,
   JobEvents,
@@ -97,11 +97,14 @@ export interface JobQueue {
   waitFor(jobId: string, timeoutMs: number): Promise<Job | null>;
   /** Queued + running jobs of the organisation, a batch counting once (docs/api.md §8). */
   openJobCount(orgId: string, options?: { tx?: TransactionSql | undefined }): Promise<number>;
-  /** The batch of this organisation and key mode, with its items as its status shows them; null for anyone else's. */
+  /**
+   * The batch of this organisation and key mode, with its items as its status shows them (each delivered
+   * one with its charge); null for anyone else's.
+   */
   getBatch(
     batchId: string,
     owner: { orgId: string; mode: Batch['mode'] },
-  ): Promise<{ batch: Batch; items: BatchItemJob[] } | null>;
+  ): Promise<{ batch: Batch; items: BatchStatusItem[] } | null>;
   /**
    * Cancels a batch of `owner` in `tx`: its queued jobs become cancelled (returned, for the caller to
    * release their holds in the same transaction); null when the batch is not theirs.

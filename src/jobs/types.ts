@@ -201,3 +201,6 @@ export type BatchItemJob = Pick<
   | 'customId'
   | 'finishedAt'
 >;
+
+/** A batch item as its status reads it: the job, and what its delivery charged (0 before it is delivered). */
+export type BatchStatusItem = BatchItemJob & { creditsChargedMilli: number };

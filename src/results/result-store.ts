@@ -409,17 +409,3 @@ export async function findOwnedDelivery(
     SELECT * FROM deliveries WHERE id = ${deliveryId} AND org_id = ${owner.orgId} AND mode = ${owner.mode}`;
   return row ?? null;
 }
-
-/**
- * What the deliveries of these jobs charged, by job id (a batch's status shows it per item; a job
- * without a delivery has none): two columns of each, for a status polled 1,000 items at a time.
- */
-export async function chargesOfJobs(
-  db: Sql | TransactionSql,
-  jobIds: readonly string[],
-): Promise<Map<string, number>> {
-  if (jobIds.length === 0) return new Map();
-  const rows = await db<{ jobId: string; creditsChargedMilli: number }[]>`
-    SELECT job_id, credits_charged_milli FROM deliveries WHERE job_id = ANY(${db.array([...jobIds])}::text[])`;
-  return new Map(rows.map((row) => [row.jobId, row.creditsChargedMilli]));
-}

@@ -14,7 +14,6 @@ import type {
   JobStatus,
   RejectedBatchItem,
 } from '../jobs/types.js';
-import { chargesOfJobs } from '../results/result-store.js';
 import type { CallContext, SimulationDeps } from './types.js';
 
 export interface BatchItemStatus {
@@ -105,24 +104,16 @@ export async function batchStatus(
   if (!found) throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });
   const now = deps.clock();
   const fixtureIds = found.items.map((item) => item.fixtureId);
-  const [fixtures, charges] = await Promise.all([
-    // From the process's fixture read cache (its facts live two seconds, and a feed load empties it):
-    // a status polled every 100 ms read the same 1,000 fixtures each time.
-    deps.fixtures ? deps.fixtures.freshnessFacts(fixtureIds) : loadFreshnessFacts(deps.sql, fixtureIds),
-    // Only a delivered job has a delivery (it is marked delivered in the delivery's transaction): a
-    // batch polled while it runs reads no deliveries at all.
-    databaseRead(() =>
-      chargesOfJobs(
-        deps.sql,
-        found.items.filter((item) => item.status === 'delivered').map((item) => item.id),
-      ),
-    ),
-  ]);
+  // From the process's fixture read cache (its facts live two seconds, and a feed load empties it): a
+  // status polled every 100 ms read the same 1,000 fixtures each time.
+  const fixtures = deps.fixtures
+    ? await deps.fixtures.freshnessFacts(fixtureIds)
+    : await loadFreshnessFacts(deps.sql, fixtureIds);
   const items = found.items.map((job) => {
     const fixture = fixtures.get(job.fixtureId);
     return {
       job,
-      creditsChargedMilli: charges.get(job.id) ?? 0,
+      creditsChargedMilli: job.creditsChargedMilli,
       freshness: fixture ? freshnessOf(fixture, now) : null,
       kickoff: fixture ? fixture.kickoff : null,
     };
