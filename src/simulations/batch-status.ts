@@ -7,8 +7,8 @@ import { loadFreshnessFacts } from '../fixtures/fixture-record.js';
 import { type Freshness, freshnessOf } from '../fixtures/freshness.js';
 import type {
   Batch,
-  BatchItemJob,
   BatchJobTally,
+  BatchStatusItem,
   BatchStatusName,
   Job,
   JobStatus,
@@ -17,8 +17,8 @@ import type {
 import type { CallContext, SimulationDeps } from './types.js';
 
 export interface BatchItemStatus {
-  job: BatchItemJob;
-  creditsChargedMilli: number;
+  /** The job, with what its delivery charged (0 before it is delivered). */
+  job: BatchStatusItem;
   /** Null when the fixture no longer exists. */
   freshness: Freshness | null;
   /** The kick-off of the item's fixture, when it exists. */
@@ -113,7 +113,6 @@ export async function batchStatus(
     const fixture = fixtures.get(job.fixtureId);
     return {
       job,
-      creditsChargedMilli: job.creditsChargedMilli,
       freshness: fixture ? freshnessOf(fixture, now) : null,
       kickoff: fixture ? fixture.kickoff : null,
     };

@@ -255,14 +255,14 @@ function batchSubmissionView(submission: BatchSubmission, context: ViewContext) 
   };
 }
 
-function batchJobItemView({ job, creditsChargedMilli, freshness }: BatchItemStatus) {
+function batchJobItemView({ job, freshness }: BatchItemStatus) {
   return {
     custom_id: job.customId,
     fixture: job.fixtureId,
     job_id: job.id,
     status: job.status,
     credits_reserved: creditsNumber(reservedMilli(job)),
-    credits_charged: creditsNumber(creditsChargedMilli),
+    credits_charged: creditsNumber(job.creditsChargedMilli),
     reservation_id: job.reservationId,
     result_url: resultUrl(job.id, job.reservationId),
     progress: { draws_done: job.drawsDone, draws_total: job.draws },
