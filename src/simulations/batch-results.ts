@@ -3,7 +3,6 @@
 // (deliver.ts: settled once, given again free, reservation_expired once its hold ended). The items are
 // read and settled a page at a time, one transaction per page, so a 1,000-item batch takes ten
 // transactions and never more than a page of documents sits in memory.
-import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import type { Batch, Job, RejectedBatchItem } from '../jobs/types.js';
@@ -13,7 +12,7 @@ import {
   type DeliveryDeps,
   type DeliveryRequest,
 } from './deliver.js';
-import { deliverLockedPage } from './deliver-page.js';
+import { deliverLockedPage, pageAsRead } from './deliver-page.js';
 import type { CallContext } from './types.js';
 
 /** Items settled per transaction. */
@@ -63,9 +62,7 @@ async function* resultPages(
     // The next page's jobs are read while this one settles: they are other jobs, and each page decides
     // from the rows its own transaction locks (deliverPage), as it did when the read came after.
     if (last !== Infinity) next = readPage(last + 1);
-    const delivered = await inTransaction(deps.sql, { onConnectionLost: 'settlement_unknown' }, (tx) =>
-      deliverPage(deps, request, tx, jobs),
-    );
+    const delivered = await deliverPage(deps, request, jobs);
     announceDeliveries(
       deps,
       delivered.flatMap((item) => (item.kind === 'delivered' ? [item.delivered] : [])),
@@ -90,34 +87,39 @@ function inPositionOrder(items: BatchResultItem[]): BatchResultItem[] {
 }
 
 /**
- * A page's finished jobs delivered under their locks, in one transaction: the jobs locked together in id
- * order before anything else (queue.lockManyForDelivery, src/jobs/delivery-locks.ts), then settled and delivered set-based
- * (deliver-page.ts), taking the account, holds and fixture summaries in the order every delivery does.
+ * A page's jobs answered as the result path answers them (deliver.ts `deliverResult`): only the jobs read
+ * as succeeded, whose delivery settles their holds, are delivered in a transaction, locked together in id
+ * order before anything else (queue.lockManyForDelivery, src/jobs/delivery-locks.ts), then settled and
+ * delivered set-based (deliver-page.ts), taking the account, holds and fixture summaries in the order
+ * every delivery does. The others are answered from the page as read: a stream read again once its items
+ * were delivered takes no transaction and locks no row.
  */
 async function deliverPage(
   deps: DeliveryDeps,
   request: DeliveryRequest,
-  tx: TransactionSql,
   jobs: readonly Job[],
 ): Promise<BatchResultItem[]> {
-  const items: BatchResultItem[] = [];
-  const finished: Job[] = [];
-  for (const job of jobs) {
-    if (job.status === 'queued' || job.status === 'running') items.push({ kind: 'pending', job });
-    else finished.push(job);
-  }
-  const locked = await deps.queue.lockManyForDelivery(
-    tx,
-    finished.map((job) => job.id),
+  const succeeded = jobs.filter((job) => job.status === 'succeeded').map((job) => job.id);
+  const asRead = await databaseRead(() =>
+    pageAsRead(
+      deps,
+      deps.sql,
+      jobs.filter((job) => job.status !== 'succeeded'),
+    ),
   );
-  for (const outcome of await deliverLockedPage(deps, request, tx, locked)) {
-    if (outcome.status === 'delivered') items.push({ kind: 'delivered', delivered: outcome.delivered });
-    else if (outcome.status === 'pending') items.push({ kind: 'pending', job: outcome.job });
-    else if (outcome.status === 'expired')
-      items.push({ kind: 'ended', job: outcome.job, error: expiredError(outcome.job) });
-    else items.push({ kind: 'ended', job: outcome.job, error: outcome.error });
-  }
-  return items;
+  const delivered =
+    succeeded.length === 0
+      ? []
+      : await inTransaction(deps.sql, { onConnectionLost: 'settlement_unknown' }, async (tx) =>
+          deliverLockedPage(deps, request, tx, await deps.queue.lockManyForDelivery(tx, succeeded)),
+        );
+  return [...asRead, ...delivered].map((outcome): BatchResultItem => {
+    if (outcome.status === 'delivered') return { kind: 'delivered', delivered: outcome.delivered };
+    if (outcome.status === 'pending') return { kind: 'pending', job: outcome.job };
+    if (outcome.status === 'expired')
+      return { kind: 'ended', job: outcome.job, error: expiredError(outcome.job) };
+    return { kind: 'ended', job: outcome.job, error: outcome.error };
+  });
 }
 
 function expiredError(job: Job): ApiError {

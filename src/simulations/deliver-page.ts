@@ -5,7 +5,7 @@
 // reservation_expired; locks are taken in the order every delivery takes them (jobs, the account, the
 // holds, the fixture summaries), so a page never waits in a circle with a single delivery.
 import type { ManySettled } from '../billing/holds.js';
-import type { TransactionSql } from '../db/connection.js';
+import type { Sql, TransactionSql } from '../db/connection.js';
 import { ApiError } from '../errors.js';
 import { recordFixtureSummaries } from '../fixtures/fixture-list.js';
 import { newId } from '../ids.js';
@@ -42,28 +42,52 @@ export async function deliverLockedPage(
   tx: TransactionSql,
   jobs: readonly Job[],
 ): Promise<PageOutcome[]> {
+  const succeeded = jobs.filter((job) => job.status === 'succeeded');
+  const outcomes = await pageAsRead(
+    deps,
+    tx,
+    jobs.filter((job) => job.status !== 'succeeded'),
+  );
+  const results = await getResults(
+    tx,
+    succeeded.map((job) => job.resultId!),
+    deps.knownResults,
+  );
+  const charges = await settlePage(deps, request, tx, succeeded);
+  outcomes.push(...(await recordPage(deps, request, tx, { succeeded, results, charges })));
+  return outcomes;
+}
+
+/**
+ * The outcomes of a page's jobs that are not succeeded, whose delivery changes nothing (deliver.ts
+ * `outcomeAsRead`, one job's): an open job pending, an ended one its error, a delivered one its delivery
+ * again (the deliveries and the results not in memory read in one statement each). The rows as read give
+ * them, locked or not. A succeeded job is the caller's to deliver.
+ */
+export async function pageAsRead(
+  deps: DeliveryDeps,
+  db: Sql | TransactionSql,
+  jobs: readonly Job[],
+): Promise<PageOutcome[]> {
   const outcomes: PageOutcome[] = [];
-  const succeeded: Job[] = [];
   const delivered: Job[] = [];
   for (const job of jobs) {
-    if (job.status === 'succeeded') succeeded.push(job);
-    else if (job.status === 'delivered') delivered.push(job);
+    if (job.status === 'succeeded') throw new Error(`job ${job.id} is succeeded: it is delivered, not read`);
+    if (job.status === 'delivered') delivered.push(job);
     else if (job.status === 'queued' || job.status === 'running') outcomes.push({ status: 'pending', job });
     else if (job.status === 'expired') outcomes.push({ status: 'expired', job });
     else outcomes.push({ status: 'ended', job, error: endedWithoutDocument(job) });
   }
   const previous = await findDeliveriesForJobs(
-    tx,
+    db,
     delivered.map((job) => job.id),
   );
   const results = await getResults(
-    tx,
-    [...succeeded.map((job) => job.resultId!), ...[...previous.values()].map((d) => d.resultId)],
+    db,
+    [...previous.values()].map((d) => d.resultId),
     deps.knownResults,
   );
   for (const job of delivered) outcomes.push(givenAgain(job, previous, results));
-  const charges = await settlePage(deps, request, tx, succeeded);
-  outcomes.push(...(await recordPage(deps, request, tx, { succeeded, results, charges })));
   return outcomes;
 }
 

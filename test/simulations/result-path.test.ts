@@ -1,14 +1,18 @@
-// The result path (src/simulations/deliver.ts deliverResult, docs/decisions.md §6 "Delivery"): only a
-// succeeded job's delivery, which settles its hold, is a transaction. A client polling an open job, or
-// reading a delivered or ended one again, is answered from the job's row as read: one statement for an
-// open job, no transaction for any of them, and the same answers as the locked delivery gives.
+// The result path (src/simulations/deliver.ts deliverResult, docs/decisions.md §6 "Delivery") and a
+// batch's results stream (src/simulations/batch-results.ts): only a succeeded job's delivery, which settles
+// its hold, is a transaction. A client polling an open job, or reading a delivered or ended one again, is
+// answered from the job's row as read: one statement for an open job, no transaction for any of them, and
+// the same answers as the locked delivery gives.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Caller } from '../../src/accounts/caller.js';
 import type { Sql } from '../../src/db/connection.js';
 import { documentSummary } from '../../src/engine/document-schema.js';
 import type { ApiError } from '../../src/errors.js';
+import { newId } from '../../src/ids.js';
 import { recordOutcomes } from '../../src/jobs/job-outcomes.js';
 import { makeJobQueue } from '../../src/jobs/queue.js';
 import type { Job } from '../../src/jobs/types.js';
+import { type BatchResultItem, openBatchResults } from '../../src/simulations/batch-results.js';
 import type { DeliveryDeps, JobOutcome } from '../../src/simulations/deliver.js';
 import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -19,6 +23,7 @@ import {
   followResultPath,
   HOLD_TTL_SECONDS,
   makeSimParts,
+  newJob,
   type SimParts,
   submitJob,
 } from '../jobs/setup.js';
@@ -80,14 +85,8 @@ async function followCounted(
   return { outcome, ...counted };
 }
 
-/** A live job of a new organisation, claimed and stored succeeded (a stand-in document). */
-async function succeededJob(): Promise<{ orgId: string; job: Job }> {
-  const orgId = await insertOrg(db.sql);
-  await parts.ledger.topUp(orgId, 1_000_000);
-  const submitted = await submitJob(parts, orgId, { inputs: { orgId } });
-  const [claimed] = await parts.queue.claim('w', 1, 60_000);
-  expect(claimed?.id).toBe(submitted.id);
-  const document = documentFor(claimed!);
+/** Claimed jobs stored succeeded, each with its stand-in document. */
+async function storeSucceeded(claimed: readonly Job[]): Promise<void> {
   await recordOutcomes(
     {
       queue: parts.queue,
@@ -96,21 +95,71 @@ async function succeededJob(): Promise<{ orgId: string; job: Job }> {
       workerId: 'w',
       clock: () => new Date(),
     },
-    [
-      {
-        job: claimed!,
+    claimed.map((job) => {
+      const document = documentFor(job);
+      return {
+        job,
         outcome: {
-          jobId: claimed!.id,
+          jobId: job.id,
           summary: documentSummary(document),
           documentJson: JSON.stringify(document),
-          engine: 'cpu',
+          engine: 'cpu' as const,
           runMs: 1,
           gpuMs: 0,
         },
-      },
-    ],
+      };
+    }),
   );
+}
+
+/** A live job of a new organisation, claimed and stored succeeded (a stand-in document). */
+async function succeededJob(): Promise<{ orgId: string; job: Job }> {
+  const orgId = await insertOrg(db.sql);
+  await parts.ledger.topUp(orgId, 1_000_000);
+  const submitted = await submitJob(parts, orgId, { inputs: { orgId } });
+  const claimed = await parts.queue.claim('w', 1, 60_000);
+  expect(claimed.map((job) => job.id)).toEqual([submitted.id]);
+  await storeSucceeded(claimed);
   return { orgId, job: (await parts.queue.get(submitted.id))! };
+}
+
+/** A live batch of `n` items of a new organisation, every one claimed and stored succeeded. */
+async function succeededBatch(n: number): Promise<{ orgId: string; batchId: string }> {
+  const orgId = await insertOrg(db.sql);
+  await parts.ledger.topUp(orgId, 1_000_000);
+  const { batch, jobs } = await db.sql.begin(async (tx) => {
+    const items = [];
+    for (let index = 0; index < n; index++) {
+      const reservationId = newId('res');
+      await parts.ledger.reserve(orgId, 1000, { holdId: reservationId, requestId: 'req_batch', tx });
+      items.push(
+        newJob(orgId, {
+          reservationId,
+          draws: 1000,
+          mode: 'live',
+          inputs: { orgId, index },
+          fixtureId: 3000 + index,
+        }),
+      );
+    }
+    return parts.queue.enqueueBatch(tx, { orgId, mode: 'live', draws: 1000, requestId: 'req_batch' }, items);
+  });
+  const claimed = await parts.queue.claim('w', n, 60_000);
+  expect(claimed.map((job) => job.id).sort()).toEqual(jobs.map((job) => job.id).sort());
+  await storeSucceeded(claimed);
+  return { orgId, batchId: batch.id };
+}
+
+/** Every line of a batch's results stream read through the counting connection, and what it sent. */
+async function readStreamCounted(orgId: string, batchId: string) {
+  counted.statements = 0;
+  counted.transactions = 0;
+  const caller = { org: { id: orgId }, mode: 'live' } as Caller;
+  const ctx = { caller, requestId: 'req_stream', idempotencyKey: null, idempotency: null };
+  const { pages } = await openBatchResults(countingParts.delivery, ctx, batchId);
+  const items: BatchResultItem[] = [];
+  for await (const page of pages) items.push(...page);
+  return { items, ...counted };
 }
 
 describe('the result path', () => {
@@ -155,6 +204,26 @@ describe('the result path', () => {
     expect((lapsed.outcome as ApiError).code).toBe('reservation_expired');
     expect(lapsed.transactions).toBe(0);
   });
+  it("settles a batch's results stream in one transaction, and gives it again without one, for nothing", async () => {
+    const { orgId, batchId } = await succeededBatch(3);
+    const first = await readStreamCounted(orgId, batchId);
+    expect(first.transactions).toBe(1);
+    expect(
+      first.items.map((item) => item.kind === 'delivered' && item.delivered.delivery.creditsChargedMilli),
+    ).toEqual([1000, 1000, 1000]);
+    const again = await readStreamCounted(orgId, batchId);
+    expect(again.transactions).toBe(0);
+    expect(again.items.map((item) => item.kind === 'delivered' && item.delivered.replayed)).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(again.items.map((item) => item.kind === 'delivered' && item.delivered.delivery.id)).toEqual(
+      first.items.map((item) => item.kind === 'delivered' && item.delivered.delivery.id),
+    );
+    expect((await parts.ledger.checkBalanced(orgId)).balanced).toBe(true);
+  });
+
   // Last: its job stays queued, and the others claim the oldest queued job.
   it('answers an open job pending from one statement, with no transaction', async () => {
     const orgId = await insertOrg(db.sql);
