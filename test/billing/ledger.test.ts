@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeLedger } from '../../src/billing/ledger.js';
 import { ApiError } from '../../src/errors.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { countingRoundTrips, countingStatements } from '../helpers/statements.js';
 import { HOUR_MS, insertOrg, manualClock } from './fixtures.js';
 
 let db: TestDatabase;
@@ -190,6 +191,32 @@ describe('holds', () => {
     });
     expect((await ledger.getHold('res_committed'))?.status).toBe('pending');
     expect((await ledger.balance(org)).held).toBe(10_000);
+  });
+});
+
+describe("a hold's round trips", () => {
+  it('keeps the account locked for two round trips: its lock with the look for the hold id, then the held credits, the hold and its ledger row', async () => {
+    const org = await insertOrg(db.sql);
+    await ledger.openAccount(org);
+    const count = { statements: 0 };
+    const counted = { roundTrips: 0 };
+    const hold = await db.sql.begin((tx) =>
+      ledger.reserve(org, 10_000, {
+        holdId: 'res_two_trips',
+        requestId: 'req',
+        tx: countingRoundTrips(countingStatements(tx, count), /FROM credit_accounts a JOIN orgs o/, counted),
+      }),
+    );
+    // The account's lock and the look for an existing hold, then the account's held credits, the hold
+    // and its `hold` ledger row: each pair or trio sent together (they were five round trips in a row).
+    expect(count.statements).toBe(5);
+    expect(counted.roundTrips).toBe(2);
+    expect(hold).toMatchObject({ id: 'res_two_trips', amount: 10_000, status: 'pending' });
+    expect((await ledger.entries(org)).filter((entry) => entry.kind === 'hold')).toMatchObject([
+      { holdId: 'res_two_trips', amount: 10_000 },
+    ]);
+    expect((await ledger.balance(org)).held).toBe(10_000);
+    expect((await ledger.checkBalanced(org)).balanced).toBe(true);
   });
 });
 
