@@ -121,7 +121,6 @@ export async function reserveMany(
     refuseUnaffordable(account, total, cap);
     const parts = splitPrices(account, holds);
     const monthlyTotal = parts.reduce((sum, part) => sum + part.monthlyPart, 0);
-    await addHeld(tx, orgId, { monthlyPart: monthlyTotal, topupPart: total - monthlyTotal }, cap, now);
     const rows = parts.map((part, ordinal) => ({
       ordinal,
       id: part.holdId,
@@ -131,7 +130,10 @@ export async function reserveMany(
     }));
     // The rows travel as one JSON document; each hold's `hold` entry is written from the row just
     // inserted, in the order given (a data-modifying WITH runs to completion whether or not it is read).
-    const inserted = await tx<Hold[]>`
+    // Sent with the account's held credits, as reserve does: one round trip under the lock fewer.
+    const [, inserted] = await Promise.all([
+      addHeld(tx, orgId, { monthlyPart: monthlyTotal, topupPart: total - monthlyTotal }, cap, now),
+      tx<Hold[]>`
       WITH r AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb)
           AS r(ordinal integer, id text, amount bigint, monthly_part bigint, topup_part bigint)
@@ -150,7 +152,8 @@ export async function reserveMany(
                h.request_id, h.idempotency_key, h.created_at
         FROM new_holds h JOIN r ON r.id = h.id ORDER BY r.ordinal
       )
-      SELECT * FROM new_holds`;
+      SELECT * FROM new_holds`,
+    ]);
     if (inserted.length !== rows.length) throw new Error('a batch reservation wrote a partial set of holds');
     const byId = new Map(inserted.map((hold) => [hold.id, hold]));
     return holds.map((hold) => byId.get(hold.holdId)!);

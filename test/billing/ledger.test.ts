@@ -218,6 +218,29 @@ describe("a hold's round trips", () => {
     expect((await ledger.balance(org)).held).toBe(10_000);
     expect((await ledger.checkBalanced(org)).balanced).toBe(true);
   });
+
+  it("keeps the account locked for two round trips for a batch's holds: its lock, then the held credits with the holds and their ledger rows", async () => {
+    const org = await insertOrg(db.sql);
+    await ledger.openAccount(org);
+    const counted = { roundTrips: 0 };
+    const holds = await db.sql.begin((tx) =>
+      ledger.reserveMany(
+        org,
+        [
+          { holdId: 'res_trips_a', milli: 2_000 },
+          { holdId: 'res_trips_b', milli: 3_000 },
+        ],
+        { requestId: 'req', tx: countingRoundTrips(tx, /FROM credit_accounts a JOIN orgs o/, counted) },
+      ),
+    );
+    expect(counted.roundTrips).toBe(2);
+    expect(holds.map((hold) => [hold.id, hold.amount])).toEqual([
+      ['res_trips_a', 2_000],
+      ['res_trips_b', 3_000],
+    ]);
+    expect((await ledger.balance(org)).held).toBe(5_000);
+    expect((await ledger.checkBalanced(org)).balanced).toBe(true);
+  });
 });
 
 describe('holds for many jobs at once (a batch)', () => {
