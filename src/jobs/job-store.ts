@@ -158,24 +158,30 @@ export async function insertJobs(
   // server parsed every payload to find its end; a batch of 1,000 took 290 ms of the server's time this
   // way against 170 (a microbenchmark of the two statements).
   const payloads = values.map(({ inputsJson }, n) => [n, inputsJson]);
-  const rows = await tx<Job[]>`
-    INSERT INTO jobs (id, org_id, mode, reservation_id, batch_id, batch_position, fixture_id, data_version, draws, seed,
-                      inputs, request, cache_key, scope, price_milli, status, created_at, finished_at, result_id,
-                      usage_day, gpu_seconds_reserved, gpu_seconds_used, request_id, idempotency_key,
-                      custom_id, metadata)
-    SELECT r.id, r.org_id, r.mode, r.reservation_id, r.batch_id, r.batch_position, r.fixture_id, r.data_version,
-           r.draws, r.seed, p.inputs, r.request, r.cache_key, r.scope, r.price_milli, r.status, r.created_at,
-           r.finished_at, r.result_id, r.usage_day, r.gpu_seconds_reserved, r.gpu_seconds_used, r.request_id,
-           r.idempotency_key, r.custom_id, r.metadata
-    FROM json_to_recordset(${JSON.stringify(values.map(({ row }) => row))}::text::json) AS r(
-      n integer, id text, org_id text, mode text, reservation_id text, batch_id text, batch_position integer,
-      fixture_id bigint,
-      data_version text, draws integer, seed text, request jsonb, cache_key text, scope text,
-      price_milli bigint, status text, created_at timestamptz, finished_at timestamptz, result_id bigint,
-      usage_day date, gpu_seconds_reserved double precision, gpu_seconds_used double precision,
-      request_id text, idempotency_key text, custom_id text, metadata jsonb)
-    JOIN (VALUES ${tx(payloads as never)}) AS p(n, inputs) ON p.n::integer = r.n
-    RETURNING ${jobColumns(tx)}`;
+  // The workers' wake-up (a NOTIFY, which the server delivers only at commit) is sent with the INSERT:
+  // one round trip for both.
+  const queued = values.some(({ row }) => row.status === 'queued');
+  const [rows] = await Promise.all([
+    tx<Job[]>`
+      INSERT INTO jobs (id, org_id, mode, reservation_id, batch_id, batch_position, fixture_id, data_version, draws, seed,
+                        inputs, request, cache_key, scope, price_milli, status, created_at, finished_at, result_id,
+                        usage_day, gpu_seconds_reserved, gpu_seconds_used, request_id, idempotency_key,
+                        custom_id, metadata)
+      SELECT r.id, r.org_id, r.mode, r.reservation_id, r.batch_id, r.batch_position, r.fixture_id, r.data_version,
+             r.draws, r.seed, p.inputs, r.request, r.cache_key, r.scope, r.price_milli, r.status, r.created_at,
+             r.finished_at, r.result_id, r.usage_day, r.gpu_seconds_reserved, r.gpu_seconds_used, r.request_id,
+             r.idempotency_key, r.custom_id, r.metadata
+      FROM json_to_recordset(${JSON.stringify(values.map(({ row }) => row))}::text::json) AS r(
+        n integer, id text, org_id text, mode text, reservation_id text, batch_id text, batch_position integer,
+        fixture_id bigint,
+        data_version text, draws integer, seed text, request jsonb, cache_key text, scope text,
+        price_milli bigint, status text, created_at timestamptz, finished_at timestamptz, result_id bigint,
+        usage_day date, gpu_seconds_reserved double precision, gpu_seconds_used double precision,
+        request_id text, idempotency_key text, custom_id text, metadata jsonb)
+      JOIN (VALUES ${tx(payloads as never)}) AS p(n, inputs) ON p.n::integer = r.n
+      RETURNING ${jobColumns(tx)}`,
+    queued ? announceQueued(deps, tx) : null,
+  ]);
   const byId = new Map(rows.map((row) => [row.id, row]));
   const inserted = values.map(({ row }) => byId.get(row.id)!);
   // Cache hits are born finished, all at `now`: their holds get one end, in one statement.
@@ -183,7 +189,6 @@ export async function insertJobs(
     .filter((job) => job.status === 'succeeded' && job.mode === 'live')
     .map((job) => job.reservationId);
   await deps.ledger.setHoldsExpiry(finishedHolds, holdEnd(deps, now), { tx });
-  if (inserted.some((job) => job.status === 'queued')) await announceQueued(deps, tx);
   const born = inserted.filter((job) => job.status !== 'queued');
   if (born.length > 0) await deps.events?.jobsEnded(tx, born);
   return inserted;

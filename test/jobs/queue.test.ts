@@ -10,6 +10,7 @@ import type { Job } from '../../src/jobs/types.js';
 import { findCachedResult, storeResult } from '../../src/results/result-store.js';
 import { insertOrg, manualClock } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { countingRoundTrips } from '../helpers/statements.js';
 import {
   chargeRows,
   documentFor,
@@ -337,6 +338,20 @@ describe('batches, cache hits and counts', () => {
     expect(await statements({ orgId: 'org_other', mode: 'live' }, batch.id)).toBe(1);
     expect(await statements({ orgId: org, mode: 'test' }, batch.id)).toBe(1);
     expect(await statements({ orgId: org, mode: 'live' }, 'batch_missing')).toBe(1);
+  });
+
+  it("queues a job and the workers' wake-up in one round trip", async () => {
+    const org = await insertOrg(db.sql);
+    const counted = { roundTrips: 0 };
+    const job = await db.sql.begin((tx) =>
+      parts.queue.enqueue(
+        countingRoundTrips(tx, /INSERT INTO jobs/, counted),
+        newJob(org, { reservationId: newId('res'), draws: 1000, mode: 'test', inputs: { wake: true } }),
+      ),
+    );
+    expect(job.status).toBe('queued');
+    // The INSERT and the NOTIFY (delivered at commit) sent together.
+    expect(counted.roundTrips).toBe(1);
   });
 
   it('a cache hit is born succeeded with the cached result, its hold already given an end', async () => {
