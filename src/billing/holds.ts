@@ -160,11 +160,6 @@ export async function reserveMany(
   });
 }
 
-/** Each hold's parts in order, as successive reservations would split them (monthly credits first). */
-/**
- * Moves a reservation's parts into the account's held amounts, guarded again in SQL (under the account
- * lock the caller holds): the parts must still be free and the month's spend stay within the cap.
- */
 /** A pending hold, as reserve writes it. */
 async function insertHold(
   tx: TransactionSql,
@@ -192,6 +187,10 @@ async function insertHold(
   return row!;
 }
 
+/**
+ * Moves a reservation's parts into the account's held amounts, guarded again in SQL (under the account
+ * lock the caller holds): the parts must still be free and the month's spend stay within the cap.
+ */
 async function addHeld(
   tx: TransactionSql,
   orgId: string,
@@ -213,6 +212,7 @@ async function addHeld(
   );
 }
 
+/** Each hold's parts in order, as successive reservations would split them (monthly credits first). */
 function splitPrices(account: AccountRow, holds: readonly NewHold[]) {
   let monthlyHeld = account.monthlyHeld;
   return holds.map((hold) => {

@@ -1,8 +1,8 @@
 // GET /v1/simulations/batch/{batch_id}/results (docs/api.md §4.10, docs/decisions.md §6): every item of
 // a batch in submission order, each finished one delivered exactly as its result path delivers it
 // (deliver.ts: settled once, given again free, reservation_expired once its hold ended). The items are
-// read and settled a page at a time, one transaction per page, so a 1,000-item batch takes ten
-// transactions and never more than a page of documents sits in memory.
+// read and settled a page at a time, one transaction per page with items to settle, so a 1,000-item batch
+// takes at most ten transactions and never more than a page of documents sits in memory.
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import type { Batch, Job, RejectedBatchItem } from '../jobs/types.js';
