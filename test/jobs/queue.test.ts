@@ -20,6 +20,7 @@ import {
   newJob,
   type SimParts,
   submitJob,
+  submitLiveBatch,
 } from './setup.js';
 
 /** How many statements `read` sends: every tagged template called on the connection is one. */
@@ -288,27 +289,7 @@ describe('batches, cache hits and counts', () => {
   it('a batch counts as one open job group and lists its items with their deliveries', async () => {
     const org = await insertOrg(db.sql, { plan: 'pro' });
     const single = await submitJob(parts, org);
-    const { batch, jobs } = await db.sql.begin(async (tx) => {
-      const items = [];
-      for (let index = 0; index < 3; index++) {
-        const reservationId = newId('res');
-        await parts.ledger.reserve(org, 1000, { holdId: reservationId, requestId: 'req_batch', tx });
-        items.push(
-          newJob(org, {
-            reservationId,
-            draws: 1000,
-            mode: 'live',
-            inputs: { item: index },
-            fixtureId: 2000 + index,
-          }),
-        );
-      }
-      return parts.queue.enqueueBatch(
-        tx,
-        { orgId: org, mode: 'live', draws: 1000, requestId: 'req_batch' },
-        items,
-      );
-    });
+    const { batch, jobs } = await submitLiveBatch(parts, org, 3);
     expect(batch).toMatchObject({ itemCount: 3, orgId: org });
     expect(jobs.every((job) => job.batchId === batch.id && job.status === 'queued')).toBe(true);
     expect(await parts.queue.openJobCount(org)).toBe(2);

@@ -8,6 +8,7 @@ import type { Sql } from '../../src/db/connection.js';
 import { documentSummary } from '../../src/engine/document-schema.js';
 import type { EngineJob, RunBatch, RunOutcome } from '../../src/engine/runner.js';
 import { newId } from '../../src/ids.js';
+import { recordOutcomes } from '../../src/jobs/job-outcomes.js';
 import { type JobQueue, makeJobQueue } from '../../src/jobs/queue.js';
 import { type HoldSweeper, makeHoldSweeper } from '../../src/jobs/sweeper.js';
 import type { Job, NewJob } from '../../src/jobs/types.js';
@@ -103,6 +104,30 @@ export async function submitJob(parts: SimParts, orgId: string, options: SubmitO
   });
 }
 
+/**
+ * A live batch of `items` jobs of 1,000 draws as a batch submission makes it: each item's hold and the
+ * batch with its jobs in one transaction. Item i runs fixture `fixtureFrom` + i with inputs `{ orgId, i }`.
+ */
+export async function submitLiveBatch(parts: SimParts, orgId: string, items: number, fixtureFrom = 2000) {
+  return parts.sql.begin(async (tx) => {
+    const jobs: NewJob[] = [];
+    for (let i = 0; i < items; i++) {
+      const reservationId = newId('res');
+      await parts.ledger.reserve(orgId, 1000, { holdId: reservationId, requestId: 'req_batch', tx });
+      jobs.push(
+        newJob(orgId, {
+          reservationId,
+          draws: 1000,
+          mode: 'live',
+          inputs: { orgId, i },
+          fixtureId: fixtureFrom + i,
+        }),
+      );
+    }
+    return parts.queue.enqueueBatch(tx, { orgId, mode: 'live', draws: 1000, requestId: 'req_batch' }, jobs);
+  });
+}
+
 export function newJob(
   orgId: string,
   options: SubmitOptions & { reservationId: string; draws: number; mode: 'live' | 'test'; inputs: unknown },
@@ -144,6 +169,37 @@ export function documentFor(job: Pick<Job, 'seed' | 'draws'>) {
     result: { home_win: a / total, draw: b / total, away_win: c / total, calibrated: false },
     goals: { expected: { home: 1 + a / 65536, away: 1 + b / 65536 } },
   };
+}
+
+/** Jobs claimed by worker `workerId`, stored succeeded as its worker stores them, each with documentFor's document. */
+export async function storeSucceeded(
+  parts: SimParts,
+  claimed: readonly Job[],
+  workerId = 'w',
+): Promise<void> {
+  await recordOutcomes(
+    {
+      queue: parts.queue,
+      sql: parts.sql,
+      knownResults: parts.knownResults,
+      workerId,
+      clock: () => new Date(),
+    },
+    claimed.map((job) => {
+      const document = documentFor(job);
+      return {
+        job,
+        outcome: {
+          jobId: job.id,
+          summary: documentSummary(document),
+          documentJson: JSON.stringify(document),
+          engine: 'cpu' as const,
+          runMs: 1,
+          gpuMs: 0,
+        },
+      };
+    }),
+  );
 }
 
 /** A deterministic engine: every job succeeds with documentFor, unless `failWhen` says otherwise. */

@@ -7,16 +7,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeLedger } from '../../src/billing/ledger.js';
 import type { BalanceLowered } from '../../src/billing/types.js';
 import type { Sql } from '../../src/db/connection.js';
-import { documentSummary } from '../../src/engine/document-schema.js';
 import { lockJobsForDelivery } from '../../src/jobs/delivery-locks.js';
-import { recordOutcomes } from '../../src/jobs/job-outcomes.js';
 import type { Job } from '../../src/jobs/types.js';
 import { type DeliveryDeps, deliverInTransaction } from '../../src/simulations/deliver.js';
 import { deliverLockedPage, type PageOutcome } from '../../src/simulations/deliver-page.js';
 import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { countingRoundTrips, countingStatements } from '../helpers/statements.js';
-import { chargeRows, deliver, documentFor, makeSimParts, type SimParts, submitJob } from '../jobs/setup.js';
+import {
+  chargeRows,
+  deliver,
+  makeSimParts,
+  type SimParts,
+  storeSucceeded,
+  submitJob,
+} from '../jobs/setup.js';
 
 let db: TestDatabase;
 let parts: SimParts;
@@ -40,29 +45,7 @@ async function finishedJobs(n: number, draws = 1000): Promise<{ orgId: string; j
   );
   const claimed = await parts.queue.claim('w', n, 60_000);
   expect(claimed).toHaveLength(n);
-  await recordOutcomes(
-    {
-      queue: parts.queue,
-      sql: db.sql,
-      knownResults: parts.knownResults,
-      workerId: 'w',
-      clock: () => new Date(),
-    },
-    claimed.map((job) => {
-      const document = documentFor(job);
-      return {
-        job,
-        outcome: {
-          jobId: job.id,
-          summary: documentSummary(document),
-          documentJson: JSON.stringify(document),
-          engine: 'cpu',
-          runMs: 1,
-          gpuMs: 0,
-        },
-      };
-    }),
-  );
+  await storeSucceeded(parts, claimed);
   const jobs = await Promise.all(submitted.map(async (job) => (await parts.queue.get(job.id))!));
   return { orgId, jobs };
 }

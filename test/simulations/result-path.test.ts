@@ -6,10 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Caller } from '../../src/accounts/caller.js';
 import type { Sql } from '../../src/db/connection.js';
-import { documentSummary } from '../../src/engine/document-schema.js';
 import type { ApiError } from '../../src/errors.js';
-import { newId } from '../../src/ids.js';
-import { recordOutcomes } from '../../src/jobs/job-outcomes.js';
 import { makeJobQueue } from '../../src/jobs/queue.js';
 import type { Job } from '../../src/jobs/types.js';
 import { type BatchResultItem, openBatchResults } from '../../src/simulations/batch-results.js';
@@ -19,13 +16,13 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { isStatement } from '../helpers/statements.js';
 import {
   chargeRows,
-  documentFor,
   followResultPath,
   HOLD_TTL_SECONDS,
   makeSimParts,
-  newJob,
   type SimParts,
+  storeSucceeded,
   submitJob,
+  submitLiveBatch,
 } from '../jobs/setup.js';
 
 let db: TestDatabase;
@@ -85,33 +82,6 @@ async function followCounted(
   return { outcome, ...counted };
 }
 
-/** Claimed jobs stored succeeded, each with its stand-in document. */
-async function storeSucceeded(claimed: readonly Job[]): Promise<void> {
-  await recordOutcomes(
-    {
-      queue: parts.queue,
-      sql: db.sql,
-      knownResults: parts.knownResults,
-      workerId: 'w',
-      clock: () => new Date(),
-    },
-    claimed.map((job) => {
-      const document = documentFor(job);
-      return {
-        job,
-        outcome: {
-          jobId: job.id,
-          summary: documentSummary(document),
-          documentJson: JSON.stringify(document),
-          engine: 'cpu' as const,
-          runMs: 1,
-          gpuMs: 0,
-        },
-      };
-    }),
-  );
-}
-
 /** A live job of a new organisation, claimed and stored succeeded (a stand-in document). */
 async function succeededJob(): Promise<{ orgId: string; job: Job }> {
   const orgId = await insertOrg(db.sql);
@@ -119,7 +89,7 @@ async function succeededJob(): Promise<{ orgId: string; job: Job }> {
   const submitted = await submitJob(parts, orgId, { inputs: { orgId } });
   const claimed = await parts.queue.claim('w', 1, 60_000);
   expect(claimed.map((job) => job.id)).toEqual([submitted.id]);
-  await storeSucceeded(claimed);
+  await storeSucceeded(parts, claimed);
   return { orgId, job: (await parts.queue.get(submitted.id))! };
 }
 
@@ -127,26 +97,10 @@ async function succeededJob(): Promise<{ orgId: string; job: Job }> {
 async function succeededBatch(n: number): Promise<{ orgId: string; batchId: string }> {
   const orgId = await insertOrg(db.sql);
   await parts.ledger.topUp(orgId, 1_000_000);
-  const { batch, jobs } = await db.sql.begin(async (tx) => {
-    const items = [];
-    for (let index = 0; index < n; index++) {
-      const reservationId = newId('res');
-      await parts.ledger.reserve(orgId, 1000, { holdId: reservationId, requestId: 'req_batch', tx });
-      items.push(
-        newJob(orgId, {
-          reservationId,
-          draws: 1000,
-          mode: 'live',
-          inputs: { orgId, index },
-          fixtureId: 3000 + index,
-        }),
-      );
-    }
-    return parts.queue.enqueueBatch(tx, { orgId, mode: 'live', draws: 1000, requestId: 'req_batch' }, items);
-  });
+  const { batch, jobs } = await submitLiveBatch(parts, orgId, n, 3000);
   const claimed = await parts.queue.claim('w', n, 60_000);
   expect(claimed.map((job) => job.id).sort()).toEqual(jobs.map((job) => job.id).sort());
-  await storeSucceeded(claimed);
+  await storeSucceeded(parts, claimed);
   return { orgId, batchId: batch.id };
 }
 
