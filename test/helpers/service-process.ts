@@ -2,6 +2,7 @@
 // demo's terminal lines) the test reads, signals and waits for.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { afterAll } from 'vitest';
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -26,6 +27,16 @@ function lines(stream: NodeJS.ReadableStream, into: string[], onLine: () => void
     onLine();
   });
 }
+
+/**
+ * The services this test file started and that still run: killed after its last test (its own afterAll
+ * hooks, registered later, run first), so a test that fails before stopping its service leaves none
+ * running behind it, holding its database. Vitest's forks end without an `exit` event to do it then.
+ */
+const running = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
 
 /** `ready`: the log line that says the process is up (a worker has no listener: `worker running`). */
 export async function startServiceProcess(
@@ -53,7 +64,11 @@ export async function startServiceProcess(
   };
   lines(child.stdout!, stdout, notify);
   lines(child.stderr!, stderr, notify);
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  running.add(child);
+  const exited = once(child, 'exit').then(([code]) => {
+    running.delete(child);
+    return code as number | null;
+  });
   const logLine = (msg: string, timeoutMs = 60_000) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
       const check = () => {
