@@ -13,7 +13,7 @@ import { type BatchResultItem, openBatchResults } from '../../src/simulations/ba
 import type { DeliveryDeps, JobOutcome } from '../../src/simulations/deliver.js';
 import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { isStatement } from '../helpers/statements.js';
+import { countingStatements } from '../helpers/statements.js';
 import {
   chargeRows,
   followResultPath,
@@ -34,11 +34,7 @@ let countingParts: SimParts;
 
 /** `sql` counting each statement it sends and each transaction it begins (not the statements inside). */
 function counting(sql: Sql): Sql {
-  return new Proxy(sql, {
-    apply(target, thisArg, args) {
-      if (isStatement(args[0])) counted.statements++;
-      return Reflect.apply(target, thisArg, args);
-    },
+  return new Proxy(countingStatements(sql, counted), {
     get(target, property, receiver) {
       if (property !== 'begin') return Reflect.get(target, property, receiver);
       return (...args: Parameters<Sql['begin']>) => {
