@@ -4,7 +4,8 @@
 // - a 1,000,000-draw simulation end to end, beside its run_ms;
 // - a batch of 1,000 fixtures × about 100 draws from submission to the last delivery (its status polled,
 //   then its NDJSON results), beside the engine alone
-//   on the same work, and the CPU time per job of the service process and of the PostgreSQL server.
+//   on the same work, and the CPU time per job of the service process and of the PostgreSQL server, in
+//   all and by phase (submission, running, results stream), the bench's own client apart.
 // PGlite always; the PostgreSQL server too when DATABASE_URL is set. The service runs in its own process.
 import { readdirSync, readFileSync } from 'node:fs';
 import type { BenchRow } from './report.js';
@@ -120,32 +121,64 @@ function postgresCpuSeconds(): number {
 /** How often the client looks at the batch's status while its items run. */
 const STATUS_POLL_MS = 250;
 
-/**
- * As a client that wants every item would: the batch's status every STATUS_POLL_MS until no item is
- * open, then one GET of its NDJSON results (docs/api.md §4.11), which delivers and settles them all.
- */
-async function collectBatch(api: ServiceApi, batch: SubmittedBatch): Promise<{ resultsMs: number }> {
+/** As a client that wants every item would: the batch's status every STATUS_POLL_MS until no item is open. */
+async function untilFinished(api: ServiceApi, batch: SubmittedBatch): Promise<void> {
   const url = `${api.base}/v1/simulations/batch/${batch.batch_id}`;
   for (;;) {
     const answer = await fetch(url, { headers: api.headers });
     const status = (await answer.json()) as { items: Array<{ status: string }> };
     if (answer.status === 200 && !status.items.some((item) => ['queued', 'running'].includes(item.status)))
-      break;
+      return;
     if (answer.status !== 200 && answer.status !== 503)
       throw new Error(`batch status: ${answer.status} ${JSON.stringify(status).slice(0, 300)}`);
     await new Promise((r) => setTimeout(r, STATUS_POLL_MS));
   }
-  const t0 = performance.now();
-  const results = await fetch(`${url}/results`, { headers: api.headers });
+}
+
+/** Then one GET of its NDJSON results (docs/api.md §4.10), which delivers and settles every item. */
+async function readAllResults(api: ServiceApi, batch: SubmittedBatch): Promise<void> {
+  const results = await fetch(`${api.base}/v1/simulations/batch/${batch.batch_id}/results`, {
+    headers: api.headers,
+  });
   const { delivered } = await readResultLines(results);
-  const resultsMs = performance.now() - t0;
   const expected = batch.items.filter((item) => item.result_url).length;
   if (results.status !== 200 || delivered !== expected)
     throw new Error(`results stream: ${results.status}, ${delivered} of ${expected} delivered`);
-  return { resultsMs };
 }
 
-/** The batch from submission to its last delivery, and the CPU time per job it cost. */
+/** CPU seconds so far: the service's threads by kind, PostgreSQL's processes, and this process (the client). */
+function cpuReading(servicePid: number, database: 'embedded' | 'server') {
+  const client = process.cpuUsage();
+  return {
+    ...threadCpuSeconds(servicePid),
+    postgres: database === 'server' ? postgresCpuSeconds() : 0,
+    client: (client.user + client.system) / 1e6,
+  };
+}
+
+type CpuReading = ReturnType<typeof cpuReading>;
+
+/** Milliseconds of CPU per batch job between two readings, by kind. */
+function cpuPerJob(from: CpuReading, to: CpuReading): CpuReading {
+  return Object.fromEntries(
+    Object.entries(to).map(([kind, seconds]) => [
+      kind,
+      ((seconds - from[kind as keyof CpuReading]) * 1000) / BATCH_ITEMS,
+    ]),
+  ) as CpuReading;
+}
+
+/** The service's and PostgreSQL's CPU per job, the client's apart (it shares the two cores). */
+function phaseNote(phase: string, ms: CpuReading): string {
+  const host = ms.eventLoop + ms.workers + ms.v8 + ms.other + ms.postgres;
+  return `${phase} ${host.toFixed(2)} (event loop ${ms.eventLoop.toFixed(2)}, worker threads ${ms.workers.toFixed(2)}, V8 ${ms.v8.toFixed(2)}, pool ${ms.other.toFixed(2)}, PostgreSQL ${ms.postgres.toFixed(2)}; client ${ms.client.toFixed(2)})`;
+}
+
+/**
+ * The batch from submission to its last delivery, and the CPU time per job it cost: in all, and in each
+ * phase (submission; the items running while the client polls; the results stream), since each phase
+ * has its own costs (docs/decisions.md §6).
+ */
 async function timedBatch(
   api: ServiceApi,
   fixtureIds: readonly number[],
@@ -153,24 +186,28 @@ async function timedBatch(
   database: 'embedded' | 'server',
 ) {
   const serviceCpu0 = cpuSecondsOf(servicePid);
-  const threads0 = threadCpuSeconds(servicePid);
-  const postgresCpu0 = database === 'server' ? postgresCpuSeconds() : 0;
+  const start = cpuReading(servicePid, database);
   const t0 = performance.now();
   const batch = await submitBatch(api, fixtureIds.slice(0, BATCH_ITEMS), BATCH_DRAWS);
   const submitMs = performance.now() - t0;
-  const { resultsMs } = await collectBatch(api, batch);
+  const submitted = cpuReading(servicePid, database);
+  await untilFinished(api, batch);
+  const finishedMs = performance.now() - t0;
+  const finished = cpuReading(servicePid, database);
+  await readAllResults(api, batch);
+  const totalMs = performance.now() - t0;
+  const end = cpuReading(servicePid, database);
   return {
-    batchS: (performance.now() - t0) / 1000,
+    batchS: totalMs / 1000,
     submitMs,
-    resultsMs,
+    resultsMs: totalMs - finishedMs,
     serviceCpuMs: ((cpuSecondsOf(servicePid) - serviceCpu0) * 1000) / BATCH_ITEMS,
-    threadCpuMs: Object.fromEntries(
-      Object.entries(threadCpuSeconds(servicePid)).map(([kind, seconds]) => [
-        kind,
-        ((seconds - threads0[kind as keyof typeof threads0]) * 1000) / BATCH_ITEMS,
-      ]),
-    ) as Record<keyof typeof threads0, number>,
-    postgresCpuMs: database === 'server' ? ((postgresCpuSeconds() - postgresCpu0) * 1000) / BATCH_ITEMS : 0,
+    cpuMs: cpuPerJob(start, end),
+    phases: {
+      submission: cpuPerJob(start, submitted),
+      running: cpuPerJob(submitted, finished),
+      results: cpuPerJob(finished, end),
+    },
   };
 }
 
@@ -211,7 +248,7 @@ async function hostRows(database: 'embedded' | 'server', engineBatchS: number): 
       );
     }
 
-    const { batchS, submitMs, resultsMs, serviceCpuMs, threadCpuMs, postgresCpuMs } = await timedBatch(
+    const { batchS, submitMs, resultsMs, serviceCpuMs, cpuMs, phases } = await timedBatch(
       api,
       fixtureIds,
       service.pid,
@@ -252,11 +289,19 @@ async function hostRows(database: 'embedded' | 'server', engineBatchS: number): 
         value: serviceCpuMs,
         unit: 'ms',
         // The event loop is what a GPU host cannot spread over its cores: it bounds the jobs a second.
-        note: `event loop ${threadCpuMs.eventLoop.toFixed(2)}, worker threads ${threadCpuMs.workers.toFixed(2)}, V8 background ${threadCpuMs.v8.toFixed(2)}, libuv pool ${threadCpuMs.other.toFixed(2)} ms a job; ${
+        note: `event loop ${cpuMs.eventLoop.toFixed(2)}, worker threads ${cpuMs.workers.toFixed(2)}, V8 background ${cpuMs.v8.toFixed(2)}, libuv pool ${cpuMs.other.toFixed(2)} ms a job; ${
           database === 'server'
-            ? `PostgreSQL server processes: ${postgresCpuMs.toFixed(2)} ms a job`
+            ? `PostgreSQL server processes: ${cpuMs.postgres.toFixed(2)} ms a job`
             : 'PGlite runs inside the service process (on its event loop)'
-        }`,
+        }; the bench's client ${cpuMs.client.toFixed(2)} ms a job`,
+      },
+      {
+        group,
+        name: '  CPU time per batch job, service and PostgreSQL: by phase',
+        value: cpuMs.eventLoop + cpuMs.workers + cpuMs.v8 + cpuMs.other + cpuMs.postgres,
+        unit: 'ms',
+        // The worker threads run the engine (compile, draws, sample paths, document): the rest is the host's.
+        note: `ms a job: ${phaseNote('submission', phases.submission)}; ${phaseNote('running', phases.running)}; ${phaseNote('results stream', phases.results)}`,
       },
     ];
   } finally {
