@@ -17,8 +17,8 @@ export const JOB_FINISHED_CHANNEL = 'matchsim_job_finished';
  * directly, which is all PGlite has).
  */
 export async function announceQueued(deps: Pick<JobStoreDeps, 'wake'>, tx: TransactionSql): Promise<void> {
-  await tx`SELECT pg_notify(${JOBS_QUEUED_CHANNEL}, '')`;
   const wake = deps.wake;
+  await tx`SELECT pg_notify(${JOBS_QUEUED_CHANNEL}, ${wake?.origin ?? ''})`;
   if (wake) afterCommit(tx, () => wake.queued());
 }
 

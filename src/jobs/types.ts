@@ -161,6 +161,11 @@ export interface JobEvents {
 export interface JobWakeUps {
   queued(): void;
   finished(jobId: string): void;
+  /**
+   * Names this process's wake-ups in the NOTIFY of jobs queued, whose listener here then skips it:
+   * `queued` has already woken this process's worker at the commit (waits.ts).
+   */
+  origin: string;
 }
 
 export function isOpenStatus(status: JobStatus): boolean {

@@ -2,6 +2,7 @@
 // requests waiting here directly, once its transaction has committed (src/db/commit-hooks.ts): on PGlite,
 // where one process holds the database, that is every wake-up. On a PostgreSQL server a NOTIFY on commit
 // carries the same news to the other processes. Polling stays only as the fallback.
+import { randomUUID } from 'node:crypto';
 import type { Sql } from '../db/connection.js';
 import { getJob, JOB_FINISHED_CHANNEL, JOBS_QUEUED_CHANNEL } from './job-store.js';
 import { isOpenStatus, type Job, type JobWakeUps } from './types.js';
@@ -37,6 +38,10 @@ export function makeJobWaits(deps: { sql: Sql; notifications: boolean; pollMs: n
   const queued = () => {
     for (const onWork of workListeners) onWork();
   };
+  // In the NOTIFY of this process's enqueues (job-store.ts announceQueued), which `queued` has already
+  // told this process's workers at the commit: the listener below skips them. A lone job's worker was
+  // woken twice for it, the second time to claim nothing.
+  const origin = randomUUID();
 
   function ensureFinishedListener(): void {
     if (!deps.notifications || finishedListener) return;
@@ -77,7 +82,11 @@ export function makeJobWaits(deps: { sql: Sql; notifications: boolean; pollMs: n
 
   async function listenForWork(onWork: () => void): Promise<() => Promise<void>> {
     workListeners.add(onWork);
-    const listener = deps.notifications ? await sql.listen(JOBS_QUEUED_CHANNEL, () => onWork()) : null;
+    const listener = deps.notifications
+      ? await sql.listen(JOBS_QUEUED_CHANNEL, (from) => {
+          if (from !== origin) onWork();
+        })
+      : null;
     return async () => {
       workListeners.delete(onWork);
       await listener?.unlisten();
@@ -95,5 +104,5 @@ export function makeJobWaits(deps: { sql: Sql; notifications: boolean; pollMs: n
     if (listener) await (await listener.catch(() => null))?.unlisten();
   }
 
-  return { waitFor, listenForWork, wake: { queued, finished }, endWaits, close };
+  return { waitFor, listenForWork, wake: { queued, finished, origin }, endWaits, close };
 }

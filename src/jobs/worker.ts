@@ -110,6 +110,11 @@ interface WorkerState extends OutcomeContext {
   onJobFinished: (event: JobFinished) => void;
   /** Set by a wake-up that came while the loop was busy claiming, so that it does not then sleep. */
   woken: boolean;
+  /**
+   * The last claim found fewer queued jobs than it had room for, and no news of queued jobs has come
+   * since: a slot that frees up then has nothing to claim, and no claim is sent for it (wakeForSlots).
+   */
+  queueDrained: boolean;
   /** Outcomes waiting to be stored, and the store under way (storeOutcome). */
   toStore: Array<{ job: Job; outcome: RunOutcome | undefined; stored: () => void }>;
   storing: Promise<void> | null;
@@ -121,6 +126,25 @@ interface WorkerState extends OutcomeContext {
 function wake(state: WorkerState): void {
   state.woken = true;
   state.wakeLoop();
+}
+
+/** Jobs may have been queued (a NOTIFY, this process's commit, a lease rescued, a stop): claim. */
+function wakeForWork(state: WorkerState): void {
+  state.queueDrained = false;
+  wake(state);
+}
+
+/**
+ * Slots freed (a pack ran, its outcomes were stored): claim into them, unless the last claim emptied the
+ * queue and nothing was queued since, which news of the queue would have said (wakeForWork). A lone job
+ * was claimed four times where once does (test/jobs/wake-ups.test.ts): besides the claim that took it,
+ * one again at once (that claim had found fewer jobs than it had room for), one after its outcome was
+ * stored and one after its run; on a server its own NOTIFY woke the worker too (waits.ts now skips a
+ * process's own). The poll stays the fallback for what no news reaches (a queued row that another
+ * transaction held locked at the claim, SKIP LOCKED, and then left queued).
+ */
+function wakeForSlots(state: WorkerState): void {
+  if (!state.queueDrained) wake(state);
 }
 
 // A job can be claimed again by this same worker after its lease lapsed mid-run: each run forgets only
@@ -306,7 +330,7 @@ async function storeWaiting(state: WorkerState): Promise<void> {
       forget(state, job);
       stored();
     }
-    wake(state);
+    wakeForSlots(state);
   }
 }
 
@@ -336,7 +360,7 @@ function track(state: WorkerState, jobs: Job[]): void {
     .finally(() => {
       for (const job of jobs) forget(state, job);
       state.runs.delete(run);
-      wake(state);
+      wakeForSlots(state);
     });
   state.runs.add(run);
 }
@@ -346,29 +370,33 @@ function track(state: WorkerState, jobs: Job[]): void {
  * claimed. Packs keep the GPU's dispatches full, and claiming while the earlier packs still run keeps
  * the CPU engine's threads busy across packs.
  */
-async function claimFree(state: WorkerState): Promise<number> {
+async function claimFree(state: WorkerState): Promise<{ claimed: number; full: boolean }> {
   const free = state.concurrency - state.inFlight.size;
-  if (free <= 0 || (free < state.packSize && state.inFlight.size > 0)) return 0;
+  if (free <= 0 || (free < state.packSize && state.inFlight.size > 0)) return { claimed: 0, full: false };
   try {
     const jobs = await state.queue.claim(state.workerId, free, state.leaseMs);
     if (jobs.length > 0) {
       state.stats.claimed += jobs.length;
       track(state, jobs);
     }
-    return jobs.length;
+    // Fewer than there was room for: the queue had no more when the claim read it. News of jobs queued
+    // while it ran has set `woken` (the loop claims again at once) or comes later (wakeForWork).
+    if (jobs.length < free) state.queueDrained = true;
+    return { claimed: jobs.length, full: jobs.length === free };
   } catch (error) {
     state.logger.error({ err: error, worker_id: state.workerId }, 'claim failed');
-    return 0;
+    return { claimed: 0, full: false };
   }
 }
 
 async function loop(state: WorkerState): Promise<void> {
   while (!state.stopping) {
     state.woken = false;
-    const claimed = await claimFree(state);
+    const { full } = await claimFree(state);
     if (state.stopping) break;
-    // Claim again at once while there was work and a pack's room; otherwise wait for a wake-up or the poll.
-    if ((claimed > 0 && state.concurrency - state.inFlight.size >= state.packSize) || state.woken) continue;
+    // Claim again at once while a claim filled its room (more may be queued) and a pack's room is free;
+    // otherwise wait for a wake-up or the poll.
+    if ((full && state.concurrency - state.inFlight.size >= state.packSize) || state.woken) continue;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, state.pollMs);
       state.wakeLoop = () => {
@@ -396,7 +424,7 @@ async function maintenance(state: WorkerState, sweeper: HoldSweeper | undefined)
     const requeued = rescued.requeued.map((job) => job.id);
     const failed = rescued.failed.map((job) => job.id);
     logger.warn({ worker_id: workerId, requeued, failed }, 'rescued jobs whose lease ran out');
-    wake(state);
+    wakeForWork(state);
   }
   if (!sweeper) return;
   const swept = await sweeper.sweep(state.clock());
@@ -486,6 +514,7 @@ export function startWorker(options: WorkerOptions): Worker {
     stopping: false,
     onJobFinished: options.onJobFinished ?? (() => {}),
     woken: false,
+    queueDrained: false,
     wakeLoop: () => {},
     toStore: [],
     storing: null,
@@ -504,7 +533,7 @@ export function startWorker(options: WorkerOptions): Worker {
     'maintenance',
   );
   let stopListening = options.queue
-    .listenForWork(() => wake(state))
+    .listenForWork(() => wakeForWork(state))
     .catch((error) => {
       state.logger.warn({ err: error, worker_id: state.workerId }, 'LISTEN failed; polling only');
       return async () => {};
@@ -517,7 +546,7 @@ export function startWorker(options: WorkerOptions): Worker {
     async stop(stopOptions = {}) {
       state.stopping = true;
       if (stopOptions.abortRuns) state.abort.abort();
-      wake(state);
+      wakeForWork(state);
       await looping;
       const released = await drain(state, stopOptions.timeoutMs);
       await stopHeartbeat();

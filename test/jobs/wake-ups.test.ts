@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeLedger } from '../../src/billing/ledger.js';
 import { newId } from '../../src/ids.js';
 import { type JobQueue, makeJobQueue } from '../../src/jobs/queue.js';
-import { startWorker, type Worker } from '../../src/jobs/worker.js';
+import { startWorker, type Worker, type WorkerOptions } from '../../src/jobs/worker.js';
 import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import {
@@ -48,8 +48,11 @@ afterAll(async () => {
   await db.close();
 });
 
-/** A worker that polls once a minute, and resolves `asleep` once its first claim (of nothing) is done. */
-function sleepyWorker() {
+/**
+ * A worker that polls once a minute, and resolves `asleep` once its first claim (of nothing) is done;
+ * `claims()` counts the claims it has sent.
+ */
+function sleepyWorker(options: Partial<Pick<WorkerOptions, 'concurrency' | 'packSize' | 'runBatch'>> = {}) {
   let claims = 0;
   let firstClaimDone: () => void = () => {};
   const asleep = new Promise<void>((resolve) => {
@@ -71,9 +74,10 @@ function sleepyWorker() {
     pollMs: A_MINUTE,
     leaseMs: A_MINUTE,
     maintenanceMs: A_MINUTE,
+    ...options,
   });
   workers.push(worker);
-  return { worker, asleep };
+  return { worker, asleep, claims: () => claims };
 }
 
 describe('wake-ups', () => {
@@ -85,6 +89,46 @@ describe('wake-ups', () => {
     // Waited for half a minute at most: a worker or waiter left to its one-minute poll answers `queued`.
     const done = await queue.waitFor(job.id, A_MINUTE / 2);
     expect(done?.status).toBe('succeeded');
+  });
+
+  it('a lone job costs its worker one claim: none again at once, none for its own NOTIFY, none after its run', async () => {
+    const org = await insertOrg(db.sql);
+    const { asleep, claims } = sleepyWorker();
+    await asleep;
+    const job = await submitJob(parts, org);
+    expect((await queue.waitFor(job.id, A_MINUTE / 2))?.status).toBe('succeeded');
+    // The store's wake-ups and, on a server, the NOTIFY of the job come within milliseconds.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The claim of nothing that put it to sleep, and the one that took the job (there were five).
+    expect(claims()).toBe(2);
+  });
+
+  it('a job queued while its worker has no room is claimed when a run frees a slot, not at the poll', async () => {
+    const org = await insertOrg(db.sql);
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let runs = 0;
+    const engine = deterministicEngine();
+    // Room for two, claimed a pack of two at a time: with the first job running, one slot is free and no
+    // claim is sent for the second; the first one's end must claim it.
+    const { asleep } = sleepyWorker({
+      concurrency: 2,
+      packSize: 2,
+      runBatch: async (jobs, context) => {
+        // The first run is the first job's: the worker was asleep with nothing queued.
+        if (runs++ === 0) await held;
+        return engine(jobs, context);
+      },
+    });
+    await asleep;
+    await submitJob(parts, org, { mode: 'test' });
+    const second = await submitJob(parts, org, { mode: 'test' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await queue.get(second.id))?.status).toBe('queued');
+    release();
+    expect((await queue.waitFor(second.id, A_MINUTE / 2))?.status).toBe('succeeded');
   });
 
   it("a batch's cancel wakes the requests waiting for its queued items", async () => {
