@@ -46,14 +46,14 @@ async function completedAmong(tx: TransactionSql, batchIds: readonly string[]): 
 
 /**
  * In the transaction that ended jobs of these batches: the batches it finds complete under their lock;
- * a check for each batch whose lock another transaction holds.
+ * a check for each batch whose lock another transaction holds (`checksLeft`: a worker is to decide them).
  */
 export async function batchesCompletedIn(
   tx: TransactionSql,
   batchIds: readonly string[],
   now: Date,
-): Promise<CompletedBatch[]> {
-  if (batchIds.length === 0) return [];
+): Promise<{ completed: CompletedBatch[]; checksLeft: number }> {
+  if (batchIds.length === 0) return { completed: [], checksLeft: 0 };
   const rows = await tx<{ id: string; locked: boolean }[]>`
     SELECT id, pg_try_advisory_xact_lock(${BATCH_END_LOCK_CLASS}, hashtext(id)) AS locked
     FROM (SELECT unnest(${tx.array([...batchIds].sort())}::text[]) AS id ORDER BY 1) ordered`;
@@ -63,10 +63,11 @@ export async function batchesCompletedIn(
       INSERT INTO webhook_batch_checks (batch_id, created_at)
       SELECT id, ${now} FROM unnest(${tx.array(busy)}::text[]) AS id`;
   }
-  return completedAmong(
+  const completed = await completedAmong(
     tx,
     rows.filter((row) => row.locked).map((row) => row.id),
   );
+  return { completed, checksLeft: busy.length };
 }
 
 /**

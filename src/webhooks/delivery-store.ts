@@ -21,9 +21,12 @@ export interface ClaimedDelivery {
   previousSecretExpiresAt: Date | null;
 }
 
-/** One pending delivery per event and endpoint of the event's organisation and mode subscribed to it. */
-export async function fanOut(tx: TransactionSql, events: readonly WebhookEvent[]): Promise<void> {
-  if (events.length === 0) return;
+/**
+ * One pending delivery per event and endpoint of the event's organisation and mode subscribed to it; how
+ * many were made.
+ */
+export async function fanOut(tx: TransactionSql, events: readonly WebhookEvent[]): Promise<number> {
+  if (events.length === 0) return 0;
   const rows = events.map((event) => ({
     id: event.id,
     org_id: event.orgId,
@@ -31,7 +34,7 @@ export async function fanOut(tx: TransactionSql, events: readonly WebhookEvent[]
     type: event.type,
     created_at: event.createdAt.toISOString(),
   }));
-  await tx`
+  const inserted = await tx`
     INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at)
     SELECT ev.id, e.id, ev.created_at, ev.created_at
     FROM json_to_recordset(${JSON.stringify(rows)}::text::json)
@@ -39,6 +42,7 @@ export async function fanOut(tx: TransactionSql, events: readonly WebhookEvent[]
     JOIN webhook_endpoints e ON e.org_id = ev.org_id AND e.mode = ev.mode AND e.enabled
       AND ev.type = ANY (e.events)
     ON CONFLICT DO NOTHING`;
+  return inserted.count;
 }
 
 /**

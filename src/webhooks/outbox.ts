@@ -32,8 +32,16 @@ export interface SucceededProjection {
 }
 
 export interface WebhookOutbox extends JobEvents, BalanceWatch {
-  /** The one door into webhook_events: writes `events` in `tx` and schedules their deliveries. */
-  write(tx: TransactionSql, events: readonly NewEvent[]): Promise<WebhookEvent[]>;
+  /**
+   * The one door into webhook_events: writes `events` in `tx` and schedules their deliveries. `wake`:
+   * this process's deliverer is to run a round once `tx` commits even if no delivery was scheduled (a
+   * batch check was left for it).
+   */
+  write(
+    tx: TransactionSql,
+    events: readonly NewEvent[],
+    options?: { wake?: boolean },
+  ): Promise<WebhookEvent[]>;
   /** Decides the batch checks left by transactions that ended jobs together (batch-completions.ts). */
   decideBatchChecks(sql: Sql): Promise<number>;
   /** Season projections (through src/wiring.ts): in the transaction that stores a succeeded projection job. */
@@ -43,7 +51,10 @@ export interface WebhookOutbox extends JobEvents, BalanceWatch {
 export interface OutboxDeps {
   clock: () => Date;
   objects: EventObjects;
-  /** Called once a transaction that wrote events has committed (this process's deliverer wakes). */
+  /**
+   * Called once a transaction that scheduled deliveries or left a batch check has committed (this
+   * process's deliverer wakes).
+   */
   onCommitted?: (() => void) | undefined;
 }
 
@@ -61,28 +72,47 @@ function eventBody(id: string, event: NewEvent, created: Date): string {
 
 const SUCCEEDED: ReadonlySet<Job['status']> = new Set(['succeeded', 'delivered']);
 
-export function makeWebhookOutbox(deps: OutboxDeps): WebhookOutbox {
-  async function write(tx: TransactionSql, events: readonly NewEvent[]): Promise<WebhookEvent[]> {
-    if (events.length === 0) return [];
-    const createdAt = deps.clock();
-    const rows = events.map((event) => {
-      const id = newId('evt', 24);
-      return {
-        id,
-        orgId: event.orgId,
-        mode: event.mode,
-        type: event.type,
-        objectId: event.objectId,
-        body: eventBody(id, event, createdAt),
-        createdAt,
-      };
-    });
-    const inserted = await insertEvents(tx, rows);
-    await fanOut(tx, inserted);
+/** The outbox's `write` (WebhookOutbox). */
+async function writeEvents(
+  deps: OutboxDeps,
+  tx: TransactionSql,
+  events: readonly NewEvent[],
+  options: { wake?: boolean } = {},
+): Promise<WebhookEvent[]> {
+  const wakeOnCommit = () => {
     const woken = deps.onCommitted;
-    if (woken && inserted.length > 0) afterCommit(tx, woken);
-    return inserted;
+    if (woken) afterCommit(tx, woken);
+  };
+  if (events.length === 0) {
+    if (options.wake) wakeOnCommit();
+    return [];
   }
+  const createdAt = deps.clock();
+  const rows = events.map((event) => {
+    const id = newId('evt', 24);
+    return {
+      id,
+      orgId: event.orgId,
+      mode: event.mode,
+      type: event.type,
+      objectId: event.objectId,
+      body: eventBody(id, event, createdAt),
+      createdAt,
+    };
+  });
+  const inserted = await insertEvents(tx, rows);
+  const deliveries = await fanOut(tx, inserted);
+  // The deliverer has work only if a delivery was scheduled (or a check left): an event no endpoint
+  // subscribes to is only read back. Woken for every event, a round after each lone job claimed
+  // nothing and decided nothing, in four round trips (the due deliveries; the checks' BEGIN, DELETE,
+  // COMMIT). The deliverer's poll still finds whatever is due later (a retry's backoff).
+  if (deliveries > 0 || options.wake) wakeOnCommit();
+  return inserted;
+}
+
+export function makeWebhookOutbox(deps: OutboxDeps): WebhookOutbox {
+  const write = (tx: TransactionSql, events: readonly NewEvent[], options?: { wake?: boolean }) =>
+    writeEvents(deps, tx, events, options);
 
   /** batch.completed events of batches found complete. */
   const completionEvents = (completed: readonly CompletedBatch[]): NewEvent[] =>
@@ -108,8 +138,9 @@ export function makeWebhookOutbox(deps: OutboxDeps): WebhookOutbox {
       });
     }
     const batchIds = [...new Set(jobs.flatMap((job) => (job.batchId ? [job.batchId] : [])))];
-    events.push(...completionEvents(await batchesCompletedIn(tx, batchIds, deps.clock())));
-    await write(tx, events);
+    const { completed, checksLeft } = await batchesCompletedIn(tx, batchIds, deps.clock());
+    events.push(...completionEvents(completed));
+    await write(tx, events, { wake: checksLeft > 0 });
   }
 
   /** credits.low when a charge takes the balance from at or above the organisation's threshold to below it. */

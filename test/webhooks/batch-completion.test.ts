@@ -2,8 +2,8 @@
 // that ends a batch's jobs decides under the batch's advisory lock when it can take it at once; one that
 // finds it taken leaves a check, which a worker decides after the lock's holder has committed. Two
 // transactions ending the last two jobs together, with the check decided while the first is still open:
-// one event (without the checker's wait for the lock, none on PostgreSQL). A rolled-back end writes no
-// event and no check.
+// one event (without the checker's wait for the lock, none on PostgreSQL); the check left wakes this
+// process's deliverer, whose rounds decide checks. A rolled-back end writes no event and no check.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeLedger } from '../../src/billing/ledger.js';
 import { eventObjects } from '../../src/http/views/webhooks.js';
@@ -17,12 +17,14 @@ import { newJob } from '../jobs/setup.js';
 let db: TestDatabase;
 let queue: JobQueue;
 let outbox: WebhookOutbox;
+/** Wake-ups of this process's deliverer (outbox.ts): for a check left, since no endpoint is registered. */
+let delivererWakes = 0;
 const clock = manualClock('2026-03-10T12:00:00Z');
 const failure = { code: 'simulation_failed', message: 'test' };
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  outbox = makeWebhookOutbox({ clock, objects: eventObjects() });
+  outbox = makeWebhookOutbox({ clock, objects: eventObjects(), onCommitted: () => delivererWakes++ });
   queue = makeJobQueue({
     sql: db.sql,
     ledger: makeLedger({ sql: db.sql, clock }),
@@ -77,8 +79,13 @@ describe('batch.completed', () => {
     await ended;
     // The second ends job 1 meanwhile (on a server: the lock is taken, so it leaves a check) and commits;
     // the check is decided while the first is still open, and must wait for it.
+    const wakesBefore = delivererWakes;
     const second = db.sql.begin((tx) => queue.fail(jobs[1]!.id, failure, { tx }));
-    if (db.url) await second;
+    if (db.url) {
+      await second;
+      // The check it left wakes the deliverer, whose round decides checks; its event alone would not.
+      expect(delivererWakes - wakesBefore).toBe(1);
+    }
     const decided = outbox.decideBatchChecks(db.sql);
     setTimeout(release, 200);
     await Promise.all([first, second, decided]);
