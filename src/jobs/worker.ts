@@ -366,13 +366,13 @@ function track(state: WorkerState, jobs: Job[]): void {
 }
 
 /**
- * Claims up to the free slots once a pack's worth is free (or nothing is in flight); the number of jobs
- * claimed. Packs keep the GPU's dispatches full, and claiming while the earlier packs still run keeps
+ * Claims up to the free slots once a pack's worth is free (or nothing is in flight); whether the claim
+ * filled them all (more may be queued). Packs keep the GPU's dispatches full, and claiming while the earlier packs still run keeps
  * the CPU engine's threads busy across packs.
  */
-async function claimFree(state: WorkerState): Promise<{ claimed: number; full: boolean }> {
+async function claimFree(state: WorkerState): Promise<boolean> {
   const free = state.concurrency - state.inFlight.size;
-  if (free <= 0 || (free < state.packSize && state.inFlight.size > 0)) return { claimed: 0, full: false };
+  if (free <= 0 || (free < state.packSize && state.inFlight.size > 0)) return false;
   try {
     const jobs = await state.queue.claim(state.workerId, free, state.leaseMs);
     if (jobs.length > 0) {
@@ -382,17 +382,17 @@ async function claimFree(state: WorkerState): Promise<{ claimed: number; full: b
     // Fewer than there was room for: the queue had no more when the claim read it. News of jobs queued
     // while it ran has set `woken` (the loop claims again at once) or comes later (wakeForWork).
     if (jobs.length < free) state.queueDrained = true;
-    return { claimed: jobs.length, full: jobs.length === free };
+    return jobs.length === free;
   } catch (error) {
     state.logger.error({ err: error, worker_id: state.workerId }, 'claim failed');
-    return { claimed: 0, full: false };
+    return false;
   }
 }
 
 async function loop(state: WorkerState): Promise<void> {
   while (!state.stopping) {
     state.woken = false;
-    const { full } = await claimFree(state);
+    const full = await claimFree(state);
     if (state.stopping) break;
     // Claim again at once while a claim filled its room (more may be queued) and a pack's room is free;
     // otherwise wait for a wake-up or the poll.
