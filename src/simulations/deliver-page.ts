@@ -22,13 +22,14 @@ import {
   type DeliveredSimulation,
   type DeliveryDeps,
   type DeliveryRequest,
-  endedWithoutDocument,
   type LockedOutcome,
+  type StatusOutcome,
+  statusOutcome,
   summaryOf,
 } from './deliver.js';
 
 /** A job's outcome on the page: as deliverLockedJob's, or the error of a job that ended without a document. */
-export type PageOutcome = LockedOutcome | { status: 'ended'; job: Job; error: ApiError };
+export type PageOutcome = LockedOutcome | StatusOutcome;
 
 /**
  * The page's locked jobs delivered in the caller's transaction, in statements whose number does not grow
@@ -74,9 +75,7 @@ export async function pageAsRead(
   for (const job of jobs) {
     if (job.status === 'succeeded') throw new Error(`job ${job.id} is succeeded: it is delivered, not read`);
     if (job.status === 'delivered') delivered.push(job);
-    else if (job.status === 'queued' || job.status === 'running') outcomes.push({ status: 'pending', job });
-    else if (job.status === 'expired') outcomes.push({ status: 'expired', job });
-    else outcomes.push({ status: 'ended', job, error: endedWithoutDocument(job) });
+    else outcomes.push(statusOutcome(job)!);
   }
   const previous = await findDeliveriesForJobs(
     db,

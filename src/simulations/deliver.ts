@@ -205,6 +205,34 @@ export async function deliverLockedJob(
   return { status: 'delivered', delivered: { job: delivered, result, delivery: stored, replayed: false } };
 }
 
+/** What a job's status answers by itself, with no delivery to read or make. */
+export type StatusOutcome =
+  | { status: 'pending'; job: Job }
+  | { status: 'expired'; job: Job }
+  | { status: 'ended'; job: Job; error: ApiError };
+
+/**
+ * The answer of a job whose status gives it alone: an open job is pending, a failed or cancelled one has
+ * its error, an expired one is reservation_expired. Null for a succeeded job (its delivery settles it)
+ * and a delivered one (its delivery is read again). The result path (outcomeAsRead) and a page of the
+ * results stream (deliver-page.ts `pageAsRead`) both answer through it.
+ */
+export function statusOutcome(job: Job): StatusOutcome | null {
+  switch (job.status) {
+    case 'succeeded':
+    case 'delivered':
+      return null;
+    case 'queued':
+    case 'running':
+      return { status: 'pending', job };
+    case 'failed':
+    case 'cancelled':
+      return { status: 'ended', job, error: endedWithoutDocument(job) };
+    case 'expired':
+      return { status: 'expired', job };
+  }
+}
+
 /**
  * What a job that is not succeeded answers: its delivery changes nothing (an open job is pending, an ended
  * one has its error, a delivered one gives its delivery again), so the row as read gives it, locked or not.
@@ -215,20 +243,13 @@ async function outcomeAsRead(
   db: Sql | TransactionSql,
   job: Job,
 ): Promise<LockedOutcome | null> {
-  switch (job.status) {
-    case 'succeeded':
-      return null;
-    case 'queued':
-    case 'running':
-      return { status: 'pending', job };
-    case 'failed':
-    case 'cancelled':
-      throw endedWithoutDocument(job);
-    case 'expired':
-      return { status: 'expired', job };
-    case 'delivered':
-      return { status: 'delivered', delivered: await previousDelivery(deps, db, job) };
+  if (job.status === 'succeeded') return null;
+  if (job.status === 'delivered') {
+    return { status: 'delivered', delivered: await previousDelivery(deps, db, job) };
   }
+  const outcome = statusOutcome(job)!;
+  if (outcome.status === 'ended') throw outcome.error;
+  return outcome;
 }
 
 /** The error of a job that ended without a document: simulation_failed, or simulation_cancelled. */
