@@ -53,6 +53,8 @@ export const sharedTestOptions = {
   // Database tests create their own database per file; two cores in CI, so keep parallelism modest.
   maxWorkers: 2,
   pool: 'forks' as const,
+  // Dawn's and Mesa's native lines about software rendering, kept out of the run's output.
+  globalSetup: ['test/helpers/native-warnings.ts'],
 };
 
 export default defineConfig({

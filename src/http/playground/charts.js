@@ -123,7 +123,10 @@ const shortPercent = (p) =>
 /**
  * Home and away goal counts 0 to 6+ as pairs of bars, one group per count with its label under the pair
  * and each bar's percentage above it; a legend names the sides. Sized so that no label is clipped by the
- * chart's edge or meets another (the browser test measures them).
+ * chart's edge or meets another, whatever the numbers (the browser test measures them over a sweep of
+ * distributions): a pair's labels are 27 units apart, wider than a label, and 30 from the next pair's,
+ * and when a pair's bars end within a label's height of each other the taller bar's label is lifted a
+ * label's height above the other's, so the two cannot meet however wide the font draws them.
  */
 export function goalDistributions(container, distributions, teams = { home: 'Home', away: 'Away' }) {
   const width = 420;
@@ -131,8 +134,9 @@ export function goalDistributions(container, distributions, teams = { home: 'Hom
   const groups = 7;
   const pad = 10;
   const group = (width - 2 * pad) / groups;
-  const bar = group * 0.38;
+  const bar = group * 0.36;
   const base = 180;
+  const labelHeight = 13; // a 10-unit label's box is about 11.6 units tall in the fonts Chromium uses
   const root = svg(width, height, 'Goals of each side');
   const tail = (side, goals) =>
     goals === 6 ? distributions[side].slice(6).reduce((a, b) => a + b, 0) : distributions[side][goals];
@@ -141,20 +145,22 @@ export function goalDistributions(container, distributions, teams = { home: 'Hom
   const top = Math.max(...values, 0.0001);
   for (let goals = 0; goals < groups; goals += 1) {
     const x0 = pad + goals * group;
-    [
-      ['home', HOME, x0 + group * 0.1],
-      ['away', AWAY, x0 + group * 0.52],
-    ].forEach(([side, color, x]) => {
-      const p = tail(side, goals);
+    const pair = [
+      { side: 'home', color: HOME, x: x0 + group * 0.08 },
+      { side: 'away', color: AWAY, x: x0 + group * 0.56 },
+    ].map((item) => {
+      const p = tail(item.side, goals);
       const h = (p / top) * 130;
-      add(root, 'rect', { x, y: base - h, width: bar, height: Math.max(h, 0.5), fill: color });
-      add(
-        root,
-        'text',
-        { x: x + bar / 2, y: base - h - 4, 'text-anchor': 'middle', 'font-size': 10 },
-        shortPercent(p),
-      );
+      return { ...item, p, h, text: shortPercent(p), y: base - h - 4 };
     });
+    const [upper, lower] = pair[0].y <= pair[1].y ? pair : [pair[1], pair[0]];
+    if (upper.text !== '' && lower.text !== '' && lower.y - upper.y < labelHeight) {
+      upper.y = lower.y - labelHeight;
+    }
+    for (const { color, x, h, y, text } of pair) {
+      add(root, 'rect', { x, y: base - h, width: bar, height: Math.max(h, 0.5), fill: color });
+      add(root, 'text', { x: x + bar / 2, y, 'text-anchor': 'middle', 'font-size': 10 }, text);
+    }
     add(
       root,
       'text',
