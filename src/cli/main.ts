@@ -17,6 +17,7 @@ import { DEMO_SEED } from '../operations/demo.js';
 import { makeOperator, type Operator } from '../operations/operator.js';
 import { creditsView, keyView, newKeyView, orgView } from '../operations/views.js';
 import { openServiceDatabase, type Role, type RunningService, startService } from '../server.js';
+import { nodeVersionProblem } from './node-version.js';
 import { fields, KEY_COLUMNS, ORG_COLUMNS, table } from './output.js';
 import { commandUsage, type Flags, type Parsed, parseCommandLine, UsageError } from './parse.js';
 import { engineSentence, publicBaseUrl, type StartupEngine, startupLine } from './startup-line.js';
@@ -283,7 +284,8 @@ async function leagueCommand(name: 'ratings' | 'feed build' | 'feed squads', fla
 
 /**
  * `serve`: JSON log lines on stdout and nothing else; the demo's secrets (demo mode only) on stderr, the
- * terminal. SIGTERM or SIGINT shut down gracefully (src/server.ts); a second signal exits at once.
+ * terminal. SIGTERM or SIGINT shut down gracefully (src/server.ts); a second signal exits at once, unless it
+ * is the first one repeated at once (SAME_KEYSTROKE_MS).
  */
 async function serve(flags: Flags): Promise<void> {
   const role = oneOf(flags.role ?? 'all', ['api', 'worker', 'all'] as Role[], 'role')!;
@@ -319,14 +321,28 @@ async function printStartupLine(service: RunningService, config: Config): Promis
 /** How long after the shutdown's own limit the process is killed if its exit has not ended it. */
 const EXIT_GRACE_MS = 5000;
 
+/**
+ * One Ctrl-C can arrive as two SIGINTs: the terminal sends it to the whole foreground process group, and
+ * `npm start` (npm, in the same group) forwards the one it got to the service. Both come within
+ * milliseconds; a person's second Ctrl-C comes later than this, and that one exits at once.
+ */
+const SAME_KEYSTROKE_MS = 1000;
+
 function installSignalHandlers(service: RunningService, config: Config, logger: Logger): void {
-  let signalled = false;
+  let first: { signal: NodeJS.Signals; at: number } | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (signalled) {
+    if (first) {
+      if (signal === first.signal && performance.now() - first.at < SAME_KEYSTROKE_MS) {
+        logger.info(
+          { signal },
+          'the same signal again at once (a terminal and npm both send it): still draining',
+        );
+        return;
+      }
       logger.warn({ signal }, 'second signal: exiting without waiting');
       process.exit(1);
     }
-    signalled = true;
+    first = { signal, at: performance.now() };
     logger.info({ signal }, 'signal received');
     // The drain is bounded by its own timeout; this bounds the closing steps after it too.
     const limitMs = (config.SHUTDOWN_DELAY_SECONDS + config.SHUTDOWN_TIMEOUT_SECONDS + 15) * 1000;
@@ -376,6 +392,8 @@ function report(error: unknown, json: boolean): number {
 }
 
 async function main(argv: string[]): Promise<number | 'serving'> {
+  const tooOld = nodeVersionProblem(process.version);
+  if (tooOld) return report(new Error(tooOld), argv.includes('--json'));
   let parsed: Parsed;
   try {
     parsed = parseCommandLine(argv);
