@@ -215,6 +215,8 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     usage,
     attachJob: idempotency.attachJob,
     clock,
+    holdTtlSeconds: config.HOLD_TTL_SECONDS,
+    events: projectionEvents,
     onCharged: (milli) => metrics.addCreditsCharged(milli, 'projection'),
   });
   const services: Services = {

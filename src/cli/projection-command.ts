@@ -1,14 +1,16 @@
 // `matchsim projection --competition ID [--seasons N]`: a season projection for operators (docs/api.md
 // §4.12), run in this process on the configured database, as the API's would be, without a caller or a
-// charge. The table it prints: each club's expected points and its title, zone and place odds.
+// charge, with the API's seed (the same inputs give the same table). The table it prints: each club's
+// expected points and its title, zone and place odds.
 import type { Database } from '../db/connection.js';
 import { readCompetitionSeason } from '../fixtures/competition-season.js';
-import { randomBase62 } from '../ids.js';
 import {
   buildProjectionContent,
   type ProjectionContent,
   samplerInput,
 } from '../projections/projection-document.js';
+import { projectionIdentity } from '../projections/projection-identity.js';
+import { toStoredSeason } from '../projections/projection-store.js';
 import { runSeasonsOnThread } from '../projections/season-runner.js';
 import { DEFAULT_SEASONS, MAX_SEASONS, MIN_SEASONS } from '../projections/types.js';
 
@@ -31,7 +33,10 @@ export async function projectCompetition(
   seasons: number,
 ): Promise<ProjectionContent> {
   const season = await readCompetitionSeason(db.sql, competitionId, new Date());
-  const tally = await runSeasonsOnThread(samplerInput(season), seasons, randomBase62(16));
+  // Seeded as the API's (docs/decisions.md §12): the same inputs give the API's table.
+  const inputs = toStoredSeason(season);
+  const { seed } = projectionIdentity(inputs, seasons);
+  const tally = await runSeasonsOnThread(samplerInput(season), seasons, seed);
   return buildProjectionContent(season, tally);
 }
 

@@ -11,6 +11,10 @@ export type ProjectionJobStatus = 'queued' | 'running' | 'succeeded' | 'delivere
 /** The season as a job stores it (JSON: its as_of as an ISO string). */
 export type StoredSeason = Omit<CompetitionSeason, 'asOf'> & { asOf: string | null };
 
+export function toStoredSeason(season: CompetitionSeason): StoredSeason {
+  return { ...season, asOf: season.asOf ? season.asOf.toISOString() : null };
+}
+
 export interface ProjectionJob {
   id: string;
   orgId: string;
@@ -20,6 +24,8 @@ export interface ProjectionJob {
   dataVersion: string;
   seasons: number;
   seed: string;
+  /** The identity's key (projection-identity.ts); null on jobs made before projections were cached. */
+  cacheKey: string | null;
   inputs: StoredSeason;
   priceMilli: number;
   status: ProjectionJobStatus;
@@ -45,6 +51,7 @@ export type NewProjectionJob = Pick<
   | 'dataVersion'
   | 'seasons'
   | 'seed'
+  | 'cacheKey'
   | 'inputs'
   | 'priceMilli'
   | 'createdAt'
@@ -66,15 +73,39 @@ export interface ProjectionDelivery {
 
 type Db = Sql | TransactionSql;
 
-export async function insertProjectionJob(tx: TransactionSql, job: NewProjectionJob): Promise<ProjectionJob> {
+/**
+ * A new job: queued, or, given a table stored by an earlier job of the same identity (`stored`), born
+ * succeeded with that table, finished at `stored.now`, never run.
+ */
+export async function insertProjectionJob(
+  tx: TransactionSql,
+  job: NewProjectionJob,
+  stored: { result: ProjectionContent; now: Date } | null = null,
+): Promise<ProjectionJob> {
   const [row] = await tx<ProjectionJob[]>`
     INSERT INTO projection_jobs (id, org_id, mode, reservation_id, competition_id, data_version, seasons, seed,
-                                 inputs, price_milli, created_at, request_id, idempotency_key)
+                                 cache_key, inputs, price_milli, created_at, request_id, idempotency_key,
+                                 status, result, started_at, finished_at)
     VALUES (${job.id}, ${job.orgId}, ${job.mode}, ${job.reservationId}, ${job.competitionId},
-            ${job.dataVersion}, ${job.seasons}, ${job.seed}, ${tx.json(job.inputs as never)}, ${job.priceMilli},
-            ${job.createdAt}, ${job.requestId}, ${job.idempotencyKey})
+            ${job.dataVersion}, ${job.seasons}, ${job.seed}, ${job.cacheKey}, ${tx.json(job.inputs as never)},
+            ${job.priceMilli}, ${job.createdAt}, ${job.requestId}, ${job.idempotencyKey},
+            ${stored ? 'succeeded' : 'queued'}, ${stored ? tx.json(stored.result as never) : null},
+            ${stored?.now ?? null}, ${stored?.now ?? null})
     RETURNING *`;
   return row!;
+}
+
+/** The table an earlier job of this identity and key mode stored, if any (migrations/0018). */
+export async function findStoredProjection(
+  db: Db,
+  cacheKey: string,
+  mode: 'live' | 'test',
+): Promise<ProjectionContent | null> {
+  const [row] = await db<{ result: ProjectionContent }[]>`
+    SELECT result FROM projection_jobs
+    WHERE cache_key = ${cacheKey} AND mode = ${mode} AND result IS NOT NULL
+    LIMIT 1`;
+  return row?.result ?? null;
 }
 
 export async function getProjectionJob(db: Db, jobId: string): Promise<ProjectionJob | null> {

@@ -2,17 +2,21 @@
 // one transaction, then a wait of up to wait_seconds; a projection ready in time is delivered and charged
 // in the same response, else the job (202) whose result path delivers it. A retry with the same
 // Idempotency-Key continues with the job its first attempt created (docs/decisions.md §7).
+import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
-import { newId, randomBase62 } from '../ids.js';
+import { newId } from '../ids.js';
 import { usageOrg } from '../simulations/admission.js';
 import { type CallContext, DEFAULT_WAIT_SECONDS } from '../simulations/types.js';
 import { deliverProjectionJob, type ProjectionOutcome, waitForProjection } from './deliver.js';
+import { projectionIdentity } from './projection-identity.js';
 import { announceProjectionQueued } from './projection-signals.js';
 import {
   countOpenProjectionJobs,
+  findStoredProjection,
   getProjectionJob,
   insertProjectionJob,
   type ProjectionJob,
+  toStoredSeason,
 } from './projection-store.js';
 import { preparedProjection } from './quote.js';
 import type { ProjectionDeps, ProjectionRequest } from './types.js';
@@ -30,7 +34,11 @@ export async function submitProjection(
   return finish(deps, ctx, job, waitMs);
 }
 
-/** Admission (open jobs counted with the simulations'), the hold of a live key and the queued job. */
+/**
+ * Admission, the hold of a live key and the job: queued, or born succeeded with the table an earlier job
+ * of the same identity stored (docs/decisions.md §12), which then opens no job and is delivered at once,
+ * charged as a run is. A queued job counts its open jobs with the simulations'.
+ */
 async function createProjectionJob(
   deps: ProjectionDeps,
   ctx: CallContext,
@@ -38,20 +46,28 @@ async function createProjectionJob(
 ): Promise<ProjectionJob> {
   const { caller } = ctx;
   const { season, seasons, priceMilli } = await preparedProjection(deps, caller, request);
+  const inputs = toStoredSeason(season);
+  const identity = projectionIdentity(inputs, seasons);
   return inTransaction(deps.sql, {}, async (tx) => {
+    const stored = await findStoredProjection(tx, identity.cacheKey, caller.mode);
     await deps.usage.admitSubmission(tx, {
       org: usageOrg(caller),
       kind: 'simulation',
       // Projections run on the CPU: they take nothing from the daily GPU-seconds budget.
       gpuSecondsEstimates: [],
-      countOpenJobGroups: async (db) => {
-        // Both counts sent together: one round trip.
-        const [jobs, projections] = await Promise.all([
-          deps.queue.openJobCount(caller.org.id, { tx: db }),
-          countOpenProjectionJobs(db, caller.org.id),
-        ]);
-        return jobs + projections;
-      },
+      // A stored table opens no job: only the daily submissions ceiling applies, as to a cache hit.
+      ...(stored
+        ? {}
+        : {
+            countOpenJobGroups: async (db: TransactionSql) => {
+              // Both counts sent together: one round trip.
+              const [jobs, projections] = await Promise.all([
+                deps.queue.openJobCount(caller.org.id, { tx: db }),
+                countOpenProjectionJobs(db, caller.org.id),
+              ]);
+              return jobs + projections;
+            },
+          }),
     });
     const reservationId = newId('res');
     if (priceMilli > 0) {
@@ -62,23 +78,40 @@ async function createProjectionJob(
         tx,
       });
     }
-    const job = await insertProjectionJob(tx, {
-      id: newId('pjob'),
-      orgId: caller.org.id,
-      mode: caller.mode,
-      reservationId,
-      competitionId: season.competition.competitionId,
-      dataVersion: season.dataVersion,
-      seasons,
-      seed: randomBase62(16),
-      inputs: { ...season, asOf: season.asOf ? season.asOf.toISOString() : null },
-      priceMilli,
-      createdAt: deps.clock(),
-      requestId: ctx.requestId,
-      idempotencyKey: ctx.idempotencyKey,
-    });
+    const now = deps.clock();
+    const job = await insertProjectionJob(
+      tx,
+      {
+        id: newId('pjob'),
+        orgId: caller.org.id,
+        mode: caller.mode,
+        reservationId,
+        competitionId: season.competition.competitionId,
+        dataVersion: season.dataVersion,
+        seasons,
+        seed: identity.seed,
+        cacheKey: identity.cacheKey,
+        inputs,
+        priceMilli,
+        createdAt: now,
+        requestId: ctx.requestId,
+        idempotencyKey: ctx.idempotencyKey,
+      },
+      stored && { result: stored, now },
+    );
     if (ctx.idempotency) await deps.attachJob(tx, ctx.idempotency, { jobId: job.id });
-    announceProjectionQueued(tx);
+    if (!stored) {
+      announceProjectionQueued(tx);
+      return job;
+    }
+    // Born succeeded, as the worker leaves a job it ran: its event, and its hold's end should the
+    // delivery that follows not happen (the result path still delivers it until then).
+    await deps.events?.projectionSucceeded(tx, job);
+    if (priceMilli > 0) {
+      await deps.ledger.setHoldExpiry(reservationId, new Date(now.getTime() + deps.holdTtlSeconds * 1000), {
+        tx,
+      });
+    }
     return job;
   });
 }

@@ -6,6 +6,7 @@ import type { Sql, TransactionSql } from '../db/connection.js';
 import type { IdempotencyRecord } from '../idempotency/store.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { UsageLimits } from '../limits/usage.js';
+import type { ProjectionEvents } from './projection-worker.js';
 
 /** docs/api.md §4.12: 1,000 to 100,000 seasons, 10,000 unless asked. */
 export const DEFAULT_SEASONS = 10_000;
@@ -32,5 +33,9 @@ export interface ProjectionDeps {
   /** Records on the idempotency record, in the creating transaction, the job this attempt created. */
   attachJob: (tx: TransactionSql, record: IdempotencyRecord, created: { jobId: string }) => Promise<void>;
   clock: () => Date;
+  /** How long a succeeded job's hold waits for its delivery (HOLD_TTL_SECONDS), as the worker sets it. */
+  holdTtlSeconds: number;
+  /** Told of a job born succeeded from a stored table, as the worker's are of the jobs it runs. */
+  events?: ProjectionEvents | undefined;
   onCharged?: ((milli: number, livemode: boolean) => void) | undefined;
 }

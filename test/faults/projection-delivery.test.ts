@@ -30,6 +30,9 @@ afterAll(async () => {
   await service.close();
 });
 
+/** Seasons of the next job: each job its own, since a repeat would be served from a stored table. */
+let nextSeasons = 1000;
+
 /** A live projection job, run to `succeeded` on the test's own connection; its result path. */
 async function succeededJob(org: { auth: { authorization: string } }): Promise<string> {
   const { t, direct } = service;
@@ -37,7 +40,7 @@ async function succeededJob(org: { auth: { authorization: string } }): Promise<s
     method: 'POST',
     url: '/v1/projections',
     headers: org.auth,
-    payload: { competition_id: 1, seasons: 1000, wait_seconds: 0 },
+    payload: { competition_id: 1, seasons: nextSeasons++, wait_seconds: 0 },
   });
   expect(response.statusCode, response.body).toBe(202);
   const run = makeProjectionRunner({

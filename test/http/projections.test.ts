@@ -203,7 +203,12 @@ describe('season projections', () => {
 
   it('writes a projection.succeeded event with the job as its result path shows it (docs/api.md §6)', async () => {
     const { auth } = await t.newOrg({ plan: 'plus' });
-    const held = await post(auth, '/v1/projections', { competition_id: COMPETITION, wait_seconds: 0 });
+    // Seasons no other test asks for: the same request again would be answered from its stored table.
+    const held = await post(auth, '/v1/projections', {
+      competition_id: COMPETITION,
+      seasons: 3000,
+      wait_seconds: 0,
+    });
     expect(held.statusCode, held.body).toBe(202);
     const { job_id, result_url } = held.json();
     await finishedJob(job_id);
@@ -311,11 +316,47 @@ describe('season projections', () => {
     expect((await t.graph.ledger.balance(orgId)).held).toBe(0);
   });
 
+  it('gives the same table for the same inputs, and serves a repeat from it: charged as a run, never run again', async () => {
+    const request = { competition_id: COMPETITION, seasons: 4000 };
+    // A live and a test key share no stored table (as simulations' caches are apart by key mode), so each
+    // of these runs the seasons: the same identity, so the same seed, so the same table.
+    const live = await t.newOrg({ plan: 'plus' });
+    const first = await post(live.auth, '/v1/projections', request);
+    expect(first.statusCode, first.body).toBe(200);
+    const test = await t.newOrg({ plan: 'plus', mode: 'test' });
+    const fromTest = await post(test.auth, '/v1/projections', request);
+    expect(fromTest.statusCode, fromTest.body).toBe(200);
+    expect(fromTest.json().teams).toEqual(first.json().teams);
+    const ran = await getProjectionJob(t.db.sql, first.json().receipt.job_id);
+    const ranToo = await getProjectionJob(t.db.sql, fromTest.json().receipt.job_id);
+    expect(ran).toMatchObject({ attempts: 1, seed: ranToo!.seed, cacheKey: ranToo!.cacheKey });
+
+    // Another organisation asks the same, without waiting: delivered at once from the stored table,
+    // charged the same price, its job never claimed by the worker, its event written.
+    const other = await t.newOrg({ plan: 'plus' });
+    const before = await t.graph.ledger.balance(other.orgId);
+    const repeat = await post(other.auth, '/v1/projections', { ...request, wait_seconds: 0 });
+    expect(repeat.statusCode, repeat.body).toBe(200);
+    expect(repeat.json()).toMatchObject({ credits_charged: first.json().credits_charged });
+    expect(repeat.json().id).not.toBe(first.json().id);
+    expect(repeat.json().teams).toEqual(first.json().teams);
+    const served = await getProjectionJob(t.db.sql, repeat.json().receipt.job_id);
+    expect(served).toMatchObject({ status: 'delivered', attempts: 0, seed: ran!.seed });
+    const after = await t.graph.ledger.balance(other.orgId);
+    expect(before.available - after.available).toBe(Math.round(first.json().credits_charged * 1000));
+    expect(after.held).toBe(0);
+    expect((await t.graph.ledger.checkBalanced(other.orgId)).balanced).toBe(true);
+    const events = (await get(other.auth, '/v1/events?type=projection.succeeded')).json();
+    expect(events.data.map((event: Json) => event.data.object.job_id)).toEqual([
+      repeat.json().receipt.job_id,
+    ]);
+  });
+
   it('releases the hold of a job that fails and answers projection_failed', async () => {
     const { auth, orgId } = await t.newOrg({ plan: 'plus' });
     const before = await t.graph.ledger.balance(orgId);
     failNext = true;
-    const response = await post(auth, '/v1/projections', { competition_id: COMPETITION, seasons: 1000 });
+    const response = await post(auth, '/v1/projections', { competition_id: COMPETITION, seasons: 1500 });
     expect(response.statusCode, response.body).toBe(500);
     expect(response.json().error).toMatchObject({ code: 'projection_failed', credit_effect: 'not_charged' });
     const after = await t.graph.ledger.balance(orgId);
@@ -328,7 +369,7 @@ describe('season projections', () => {
     const before = await t.graph.ledger.balance(orgId);
     const response = await post(auth, '/v1/projections', {
       competition_id: COMPETITION,
-      seasons: 1000,
+      seasons: 2500,
       wait_seconds: 0,
     });
     const job = response.json();

@@ -39,6 +39,7 @@ async function queuedJob(id: string) {
       dataVersion: season.dataVersion,
       seasons: 1000,
       seed: 'seed',
+      cacheKey: null,
       inputs: { ...season, asOf: null },
       priceMilli: 0,
       createdAt: NOW,
