@@ -52,7 +52,7 @@ module.exports = {
       name: 'domain-not-http',
       comment: 'The domain returns domain values and errors; only src/http knows requests and responses.',
       severity: 'error',
-      from: { path: `${DOMAIN}|^src/(db|engine)/|^src/(errors|ids|config)\\.ts$` },
+      from: { path: `${DOMAIN}|^src/(db|engine|engine-contract)/|^src/(errors|ids|config)\\.ts$` },
       to: { path: '^src/http/' },
     },
     {
@@ -60,29 +60,38 @@ module.exports = {
       comment: 'src/db is the bottom room: connection, migrations, transactions, settings.',
       severity: 'error',
       from: { path: '^src/db/' },
-      to: { path: `${DOMAIN}|^src/(engine|cli)/|^src/(server|wiring)\\.ts$` },
+      to: { path: `${DOMAIN}|^src/(engine|engine-contract|cli)/|^src/(server|wiring)\\.ts$` },
     },
+    // The engine stands in three floors (docs/ARCHITECTURE.md, "The engine's three floors"): the contract
+    // (src/engine-contract) at the ground, the two engines (gpu/, fallback/) on it, the runner (src/engine)
+    // above them. Each rule below forbids one arrow back down-to-up, so no floor can come to depend on one
+    // above it and the floors never form a circle.
     {
-      name: 'engine-contract-only',
-      comment: 'gpu/, fallback/ and the engine contract import nothing of src/ but the contract itself.',
-      severity: 'error',
-      from: { path: '^(gpu|fallback)/|^src/engine/contract/' },
-      to: { path: '^src/', pathNot: '^src/engine/contract/' },
-    },
-    {
-      name: 'engine-apart',
+      name: 'engine-contract-ground',
       comment:
-        'The engine never touches HTTP, the database or the domain: src/engine imports src/engine only.',
+        'The engine contract (layouts, tables, RNG, model parameters, match inputs) is what both engines and ' +
+        'the host agree on, so it can depend on none of them: it imports nothing of the repository outside itself.',
+      severity: 'error',
+      from: { path: '^src/engine-contract/' },
+      to: { path: '^(gpu|fallback|shaders|model|bench|test|scripts)/|^src/(?!engine-contract/)' },
+    },
+    {
+      name: 'engines-on-contract',
+      comment:
+        'gpu/ and fallback/ stand on the contract alone: the runner above them chooses an engine and feeds it ' +
+        'compiled fixtures, so an engine that reached into src/ (the runner, the domain) would run back up.',
+      severity: 'error',
+      from: { path: '^(gpu|fallback)/' },
+      to: { path: '^src/', pathNot: '^src/engine-contract/' },
+    },
+    {
+      name: 'runner-apart',
+      comment:
+        'The runner (src/engine) knows engines and the contract, never HTTP, the database or the domain: a job ' +
+        'comes in as an EngineJob and leaves as a RunOutcome, and the worker maps its queue jobs to and from these.',
       severity: 'error',
       from: { path: '^src/engine/' },
-      to: { path: '^src/', pathNot: '^src/engine/' },
-    },
-    {
-      name: 'contract-self-contained',
-      comment: 'The engine contract depends on nothing of the repository outside itself.',
-      severity: 'error',
-      from: { path: '^src/engine/contract/' },
-      to: { path: '^(gpu|fallback|model|bench|test)/|^src/(?!engine/contract/)' },
+      to: { path: '^src/', pathNot: '^src/(engine|engine-contract)/' },
     },
     {
       name: 'model-tooling-offline',

@@ -4,17 +4,17 @@
 // count or range size.
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
-import { eventTablesOf } from '../src/engine/contract/event-tables.js';
+import { eventTablesOf } from '../src/engine-contract/event-tables.js';
 import {
   addCounters,
   COUNTER_WORDS,
   type CompiledFixture,
   type EngineSeed,
   finalizeCounters,
-} from '../src/engine/contract/layout.js';
-import { startModuleWorker } from '../src/engine/contract/module-worker.js';
-import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine/contract/run.js';
-import { createThreadPool, type ThreadPool } from '../src/engine/contract/thread-pool.js';
+} from '../src/engine-contract/layout.js';
+import { startModuleWorker } from '../src/engine-contract/module-worker.js';
+import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine-contract/run.js';
+import { createThreadPool, type ThreadPool } from '../src/engine-contract/thread-pool.js';
 import type { RangeReply, RangeTask, RunTables } from './cpu-worker.js';
 import { simulateRange } from './engine.js';
 

@@ -4,12 +4,17 @@
 // host with n cores does n jobs' host work at once and the event loop only moves bytes; `threads: 0`
 // runs them on the calling thread (tests).
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
+import { adoptEventTables, buildEventTables } from '../engine-contract/event-tables.js';
+import {
+  COUNTER_WORDS,
+  type CompiledFixture,
+  type EngineSeed,
+  finalizeCounters,
+} from '../engine-contract/layout.js';
+import type { MatchInputs } from '../engine-contract/match-inputs.js';
+import type { ModelParams } from '../engine-contract/model-params.js';
 import { compileFixture } from './compile.js';
 import type { SlotTables } from './compiled-slots.js';
-import { adoptEventTables, buildEventTables } from './contract/event-tables.js';
-import { COUNTER_WORDS, type CompiledFixture, type EngineSeed, finalizeCounters } from './contract/layout.js';
-import type { MatchInputs } from './contract/match-inputs.js';
-import type { ModelParams } from './contract/model-params.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
 import { type DocumentSummary, documentSummary } from './document-schema.js';
 import type { ModelStatus } from './model-status.js';

@@ -6,10 +6,10 @@
 // size, draw offsets, 2-D grids, packed dispatches and split draw ranges.
 import { simulateRange } from '../../fallback/engine.js';
 import { MATCH_WORKGROUP_SIZE, type MatchRun } from '../../gpu/match-dispatch.js';
+import { COUNTER_WORDS, type CompiledFixture, type EngineSeed } from '../engine-contract/layout.js';
+import type { MatchInputs, SideInputs } from '../engine-contract/match-inputs.js';
+import { defaultModelParams, type ModelParams } from '../engine-contract/model-params.js';
 import { compileFixture } from './compile.js';
-import { COUNTER_WORDS, type CompiledFixture, type EngineSeed } from './contract/layout.js';
-import type { MatchInputs, SideInputs } from './contract/match-inputs.js';
-import { defaultModelParams, type ModelParams } from './contract/model-params.js';
 import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
 
 /** A run of a compiled fixture, with the tables the kernel reads. */

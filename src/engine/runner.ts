@@ -5,10 +5,10 @@
 // RunOutcome; the worker maps its queue jobs to and from these.
 import { type CpuEngine, createCpuEngine } from '../../fallback/cpu-engine.js';
 import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/engine.js';
+import { seedFromHex } from '../engine-contract/layout.js';
+import { defaultModelParams, type ModelParams } from '../engine-contract/model-params.js';
+import { type EngineRun, MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from '../engine-contract/run.js';
 import { compileKey } from './compile.js';
-import { seedFromHex } from './contract/layout.js';
-import { defaultModelParams, type ModelParams } from './contract/model-params.js';
-import { type EngineRun, MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from './contract/run.js';
 import type { DocumentSummary } from './document-schema.js';
 import { createJobThreads, type JobThreads } from './job-threads.js';
 import type { FinishedDocument, HostJob, SharedCompiled } from './job-work.js';

@@ -32,13 +32,13 @@ import {
   TEAM_GOALS,
   TEAM_SUBSTITUTIONS,
   thresholdIndex,
-} from '../../src/engine/contract/layout.js';
-import type { MatchInputs } from '../../src/engine/contract/match-inputs.js';
+} from '../../src/engine-contract/layout.js';
+import type { MatchInputs } from '../../src/engine-contract/match-inputs.js';
 import {
   defaultModelParams,
   type ModelParams,
   modelParamsSchema,
-} from '../../src/engine/contract/model-params.js';
+} from '../../src/engine-contract/model-params.js';
 import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
 
 const seed = { lo: 0x1234_5678, hi: 0x9abc_def0 };

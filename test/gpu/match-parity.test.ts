@@ -7,20 +7,20 @@ import { chooseAdapter } from '../../gpu/adapter.js';
 import { type OpenedDevice, openDevice } from '../../gpu/device.js';
 import { createMatchDispatcher, MATCH_DEVICE_NEEDS, type MatchDispatcher } from '../../gpu/match-dispatch.js';
 import {
-  AWAY,
-  C_TEAM,
-  HOME,
-  TEAM_COUNTERS,
-  TEAM_REDS,
-  TEAM_YELLOWS,
-} from '../../src/engine/contract/layout.js';
-import {
   comparableCounters,
   cpuCounters,
   expectedCounters,
   parityCases,
   parityFixtures,
 } from '../../src/engine/parity-cases.js';
+import {
+  AWAY,
+  C_TEAM,
+  HOME,
+  TEAM_COUNTERS,
+  TEAM_REDS,
+  TEAM_YELLOWS,
+} from '../../src/engine-contract/layout.js';
 
 const chosen = await chooseAdapter({ mode: 'gpu' });
 if (!chosen) console.warn('GPU parity tests skipped: no WebGPU adapter (not even llvmpipe) on this host');

@@ -11,7 +11,6 @@ import {
   type MatchDispatcher,
   type MatchDispatcherOptions,
 } from '../../../gpu/match-dispatch.js';
-import { type CompiledFixture, finalizeCounters } from '../../engine/contract/layout.js';
 import {
   comparableCounters,
   differingWords,
@@ -20,6 +19,7 @@ import {
   type ParityFixtures,
   parityCases,
 } from '../../engine/parity-cases.js';
+import { type CompiledFixture, finalizeCounters } from '../../engine-contract/layout.js';
 import type { CheckReport } from './report.js';
 
 /**

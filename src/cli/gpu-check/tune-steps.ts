@@ -16,8 +16,8 @@ import {
   type MatchRun,
 } from '../../../gpu/match-dispatch.js';
 import { readShader } from '../../../gpu/shader-source.js';
-import type { CompiledFixture } from '../../engine/contract/layout.js';
 import type { ParityFixtures } from '../../engine/parity-cases.js';
+import type { CompiledFixture } from '../../engine-contract/layout.js';
 import {
   countersDigest,
   kernelDispatchers,
