@@ -6,6 +6,7 @@ import * as eventTables from '../src/engine-contract/event-tables.js';
 import type { CompiledFixture, EngineSeed } from '../src/engine-contract/layout.js';
 import * as layout from '../src/engine-contract/layout.js';
 import * as rng from '../src/engine-contract/rng.js';
+import type { SamplePath } from '../src/engine-contract/sample-path.js';
 
 // Module constants, not imported bindings: V8 (Node 20) reads an imported binding through the exporting
 // module's cell on every use (a load and a hole check, and numbers converted on each use) and does not
@@ -127,29 +128,6 @@ const {
   STREAM_SETUP_ADDED_TIME,
   STREAM_SETUP_LINEUPS,
 } = rng;
-
-export type SampleEventType = 'goal' | 'yellow_card' | 'red_card' | 'substitution';
-
-/** One event of a recorded draw, in player slots (the document maps slots to player ids). */
-export interface SampleEvent {
-  step: number;
-  side: number;
-  type: SampleEventType;
-  /** Scorer, booked player, or the player coming on; -1 when no player could be credited. */
-  slot: number;
-  assistSlot?: number;
-  offSlot?: number;
-}
-
-export interface SamplePath {
-  draw: number;
-  score: [number, number];
-  halfTime: [number, number];
-  addedMinutes: [number, number];
-  /** Slots of each side's starting XI. */
-  starters: [number[], number[]];
-  events: SampleEvent[];
-}
 
 /**
  * Weight kinds. The per-draw weights are kept in pitch-list order, index (side * WEIGHT_KINDS + kind) *

@@ -2,7 +2,6 @@
 // document-schema.ts). Probabilities are counts / draws, unrounded, so every distribution sums to 1 up to
 // float error.
 import type { z } from 'zod';
-import type { SamplePath } from '../../fallback/engine.js';
 import {
   AWAY,
   C_COMEBACK,
@@ -54,6 +53,7 @@ import {
   teamLabelSchema,
 } from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
+import type { SamplePath } from '../engine-contract/sample-path.js';
 import {
   HT_FT_KEYS,
   SIMULATION_SCHEMA,

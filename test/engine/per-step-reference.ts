@@ -4,7 +4,7 @@
 // (test/engine/event-sampler.test.ts) and the golden digests pin its counters (test/engine/golden.test.ts).
 // It reuses the engine's set-up, events and tallies (fallback/engine.ts simulateDraws, sideEvent), so
 // only the step loop lives here.
-import { cellRowOf, goalsOf, type SamplePath, sideEvent, simulateDraws } from '../../fallback/engine.js';
+import { cellRowOf, goalsOf, sideEvent, simulateDraws } from '../../fallback/engine.js';
 import {
   AWAY,
   COUNTER_WORDS,
@@ -23,6 +23,7 @@ import {
   THRESHOLD_STEP_STRIDE,
   THRESHOLD_STRENGTH_STRIDE,
 } from '../../src/engine-contract/layout.js';
+import type { SamplePath } from '../../src/engine-contract/sample-path.js';
 
 // pcg4d's first stage (x * 1664525 + 1013904223), inlined in the step loop: see src/engine-contract/rng.ts.
 const LCG_MULTIPLIER = 1664525;
