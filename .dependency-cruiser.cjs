@@ -1,6 +1,7 @@
 // The arrows of docs/ARCHITECTURE.md, checked by `npm run lint:deps` (part of `npm test`).
-// http → domain → db; the engine (src/engine, gpu/, fallback/) knows nothing of HTTP or the database;
-// gpu/ and fallback/ share only the engine contract; the offline model tooling stays offline; no cycles.
+// http → domain → db; the engine in three floors (src/engine-contract < gpu/, fallback/ < src/engine, the
+// runner) knows nothing of HTTP or the database; gpu/ and fallback/ share only the engine contract; the
+// offline model tooling stays offline; no cycles.
 const DOMAIN =
   '^src/(accounts|billing|limits|fixtures|idempotency|jobs|results|simulations|projections|webhooks|operations)/';
 
@@ -92,6 +93,35 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/engine/' },
       to: { path: '^src/', pathNot: '^src/(engine|engine-contract)/' },
+    },
+    {
+      name: 'engines-apart',
+      comment:
+        'gpu/ and fallback/ share only the contract: the GPU kernel must reproduce the CPU loop from the ' +
+        'contract alone (test/gpu parity checks it), and the GPU engine gets its CPU fallback injected as a ' +
+        'FixtureRunner (src/engine-contract/run.ts), so neither engine imports the other.',
+      severity: 'error',
+      from: { path: '^(gpu|fallback)/' },
+      to: { path: '^(gpu|fallback)/', pathNot: '^$1/' },
+    },
+    {
+      name: 'runner-through-engine-doors',
+      comment:
+        "The runner reaches each engine through its one door: fallback/cpu-engine.ts (which decides how a job's " +
+        'draws are spread: whole on a job thread, or over its pool) and gpu/engine.ts; the per-draw loop, the ' +
+        'workers and the dispatch behind them can change without the runner knowing.',
+      severity: 'error',
+      from: { path: '^src/engine/' },
+      to: { path: '^(gpu|fallback)/', pathNot: '^(fallback/cpu-engine|gpu/engine)\\.ts$' },
+    },
+    {
+      name: 'engines-behind-runner',
+      comment:
+        'The service reaches the engines only through the runner (src/engine: SimulationEngine, EngineJob, ' +
+        "RunOutcome); only the operators' GPU host check (src/cli/gpu-check) drives them directly.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(engine|cli)/' },
+      to: { path: '^(gpu|fallback)/' },
     },
     {
       name: 'model-tooling-offline',
