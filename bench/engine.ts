@@ -4,21 +4,22 @@
 // Goal of the issue: 1,000,000 draws of the full model in under 1 s of wall time on 2 cores.
 import { availableParallelism } from 'node:os';
 import { createCpuEngine } from '../fallback/cpu-engine.js';
-import { recordSamplePaths, type SamplePath } from '../fallback/engine.js';
+import { recordSamplePaths } from '../fallback/engine.js';
 import { compileKey } from '../src/engine/compile.js';
 import { createSlotPool, SLOT_BYTES } from '../src/engine/compiled-slots.js';
+import { buildSimulationDocument, SAMPLE_PATHS } from '../src/engine/document.js';
+import { createJobThreads } from '../src/engine/job-threads.js';
+import { compileShared } from '../src/engine/job-work.js';
+import { loadModelStatus } from '../src/engine/model-status.js';
 import {
   COUNTER_WORDS,
   type CompiledFixture,
   type EngineSeed,
   finalizeCounters,
-} from '../src/engine/contract/layout.js';
-import { defaultModelParams } from '../src/engine/contract/model-params.js';
-import type { EngineRun } from '../src/engine/contract/run.js';
-import { buildSimulationDocument, SAMPLE_PATHS } from '../src/engine/document.js';
-import { createJobThreads } from '../src/engine/job-threads.js';
-import { compileShared } from '../src/engine/job-work.js';
-import { loadModelStatus } from '../src/engine/model-status.js';
+} from '../src/engine-contract/layout.js';
+import { defaultModelParams } from '../src/engine-contract/model-params.js';
+import type { EngineRun } from '../src/engine-contract/run.js';
+import type { SamplePath } from '../src/engine-contract/sample-path.js';
 import { recordSamplePathsPerStep, simulateRangePerStep } from '../test/engine/per-step-reference.js';
 import { plausibleFixture } from '../test/engine/plausible-teams.js';
 import type { BenchRow } from './report.js';

@@ -14,8 +14,8 @@ import {
   runsEngine,
 } from '../gpu/engine.js';
 import { compileFixture } from '../src/engine/compile.js';
-import type { CompiledFixture, EngineSeed } from '../src/engine/contract/layout.js';
-import { defaultModelParams } from '../src/engine/contract/model-params.js';
+import type { CompiledFixture, EngineSeed } from '../src/engine-contract/layout.js';
+import { defaultModelParams } from '../src/engine-contract/model-params.js';
 import { plausibleFixture } from '../test/engine/plausible-teams.js';
 import type { BenchRow } from './report.js';
 

@@ -1,27 +1,67 @@
-// The CPU engine: splits a run's draws into ranges, simulates them on a pool of worker threads (so a
-// 1,000,000-draw run never blocks the caller's event loop) and sums the counters. Counts are sums over
-// draws and every draw's numbers depend only on (seed, draw), so the result is the same for any thread
-// count or range size.
+// The CPU engine, and the one door to it from above (the runner, src/engine): it decides how a run's
+// draws are spread (spreadOf). A small run is counted whole, synchronously, on the thread that holds its
+// job (runWhole, on a job thread that builds the document in the same task); a larger one is split into
+// ranges simulated on a pool of worker threads (so a 1,000,000-draw run never blocks the caller's event
+// loop and uses every core) whose counters are summed. Counts are sums over draws and every draw's numbers
+// depend only on (seed, draw), so the result is the same for any spread, thread count or range size.
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
-import { eventTablesOf } from '../src/engine/contract/event-tables.js';
+import { eventTablesOf } from '../src/engine-contract/event-tables.js';
 import {
   addCounters,
   COUNTER_WORDS,
   type CompiledFixture,
   type EngineSeed,
   finalizeCounters,
-} from '../src/engine/contract/layout.js';
-import { startModuleWorker } from '../src/engine/contract/module-worker.js';
-import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine/contract/run.js';
-import { createThreadPool, type ThreadPool } from '../src/engine/contract/thread-pool.js';
+} from '../src/engine-contract/layout.js';
+import { startModuleWorker } from '../src/engine-contract/module-worker.js';
+import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine-contract/run.js';
+import { createThreadPool, type ThreadPool } from '../src/engine-contract/thread-pool.js';
 import type { RangeReply, RangeTask, RunTables } from './cpu-worker.js';
 import { simulateRange } from './engine.js';
+
+// The sample paths a document shows are a replay of its first draws on the CPU engine, whichever engine
+// counted them; the runner reaches them through this door too.
+export { recordSamplePaths } from './engine.js';
+
+/**
+ * Runs of at most this many draws are counted whole on the thread that holds the job (a batch's items:
+ * one message each way to a job thread, draws and document together, and as many at once as there are
+ * cores); larger ones share their draws out over the pool, so one large job uses every core.
+ */
+export const WHOLE_RUN_MAX_DRAWS = 20_000;
+
+/** How a run's draws are spread: counted whole by runWhole where the job is, or shared over the pool (run). */
+export type DrawSpread = 'whole' | 'pool';
+
+/** The spread of a run of `draws`, the same for every CPU engine (it does not depend on the pool). */
+export function spreadOf(draws: number): DrawSpread {
+  return draws <= WHOLE_RUN_MAX_DRAWS ? 'whole' : 'pool';
+}
 
 export interface CpuEngine extends FixtureRunner {
   /** Worker threads in the pool (0 = simulating on the calling thread). */
   readonly threads: number;
+  /** spreadOf: how this engine spreads a run of `draws` (runWhole where the job is, or its pool's `run`). */
+  spreadOf(draws: number): DrawSpread;
   close(): Promise<void>;
+}
+
+/**
+ * A run counted whole on this thread, synchronously: the runs spreadOf calls 'whole' (on a job thread,
+ * src/engine/job-work.ts), and every run of a pool of 0 threads. `backend` names the thread it ran on.
+ */
+export function runWhole(
+  compiled: CompiledFixture,
+  { draws, seed, onProgress }: EngineRunOptions,
+  backend = 'cpu-inline',
+): EngineRun {
+  const started = performance.now();
+  const counts = new Uint32Array(COUNTER_WORDS);
+  simulateRange(compiled, seed, 0, draws, counts);
+  finalizeCounters(counts);
+  onProgress?.(draws, draws);
+  return { counts, engine: 'cpu', backend, runMs: performance.now() - started };
 }
 
 /**
@@ -95,6 +135,7 @@ export function createCpuEngine(options: { threads?: number } = {}): CpuEngine {
   return {
     threads,
     run: (compiled, runOptions) => runOnPool(pool, compiled, runOptions),
+    spreadOf,
     close: () => pool.ranges.close(),
   };
 }
@@ -109,37 +150,29 @@ interface WorkerPool {
 async function runOnPool(
   pool: WorkerPool,
   compiled: CompiledFixture,
-  { draws, seed, onProgress }: EngineRunOptions,
+  options: EngineRunOptions,
 ): Promise<EngineRun> {
   const { threads } = pool;
+  if (threads === 0) return runWhole(compiled, options);
+  const { draws, seed, onProgress } = options;
   const started = performance.now();
   const counts = new Uint32Array(COUNTER_WORDS);
-  if (threads === 0) {
-    simulateRange(compiled, seed, 0, draws, counts);
-    onProgress?.(draws, draws);
-  } else {
-    const rangeDraws = rangeDrawsOf(draws, threads);
-    let done = 0;
-    const ranges: Promise<void>[] = [];
-    for (let first = 0; first < draws; first += rangeDraws) {
-      const end = Math.min(draws, first + rangeDraws);
-      ranges.push(
-        runRange(pool, compiled, seed, first, end).then((counters) => {
-          addCounters(counts, counters);
-          done += end - first;
-          onProgress?.(done, draws);
-        }),
-      );
-    }
-    await Promise.all(ranges);
+  const rangeDraws = rangeDrawsOf(draws, threads);
+  let done = 0;
+  const ranges: Promise<void>[] = [];
+  for (let first = 0; first < draws; first += rangeDraws) {
+    const end = Math.min(draws, first + rangeDraws);
+    ranges.push(
+      runRange(pool, compiled, seed, first, end).then((counters) => {
+        addCounters(counts, counters);
+        done += end - first;
+        onProgress?.(done, draws);
+      }),
+    );
   }
+  await Promise.all(ranges);
   finalizeCounters(counts);
-  return {
-    counts,
-    engine: 'cpu',
-    backend: threads === 0 ? 'cpu-inline' : `cpu-workers-${threads}`,
-    runMs: performance.now() - started,
-  };
+  return { counts, engine: 'cpu', backend: `cpu-workers-${threads}`, runMs: performance.now() - started };
 }
 
 async function runRange(

@@ -1,7 +1,7 @@
 // A CPU engine worker thread: simulates the draw ranges the pool sends and answers with their counters.
 import { parentPort } from 'node:worker_threads';
-import { adoptEventTables } from '../src/engine/contract/event-tables.js';
-import { COUNTER_WORDS, type CompiledFixture } from '../src/engine/contract/layout.js';
+import { adoptEventTables } from '../src/engine-contract/event-tables.js';
+import { COUNTER_WORDS, type CompiledFixture } from '../src/engine-contract/layout.js';
 import { simulateRange } from './engine.js';
 
 /**

@@ -2,10 +2,11 @@
 // integer work happens here; the tables come from src/engine/compile.ts. A draw's numbers depend only on
 // (seed, draw, stream), so any split of a draw range gives the same counters.
 
-import * as eventTables from '../src/engine/contract/event-tables.js';
-import type { CompiledFixture, EngineSeed } from '../src/engine/contract/layout.js';
-import * as layout from '../src/engine/contract/layout.js';
-import * as rng from '../src/engine/contract/rng.js';
+import * as eventTables from '../src/engine-contract/event-tables.js';
+import type { CompiledFixture, EngineSeed } from '../src/engine-contract/layout.js';
+import * as layout from '../src/engine-contract/layout.js';
+import * as rng from '../src/engine-contract/rng.js';
+import type { SamplePath } from '../src/engine-contract/sample-path.js';
 
 // Module constants, not imported bindings: V8 (Node 20) reads an imported binding through the exporting
 // module's cell on every use (a load and a hole check, and numbers converted on each use) and does not
@@ -128,29 +129,6 @@ const {
   STREAM_SETUP_LINEUPS,
 } = rng;
 
-export type SampleEventType = 'goal' | 'yellow_card' | 'red_card' | 'substitution';
-
-/** One event of a recorded draw, in player slots (the document maps slots to player ids). */
-export interface SampleEvent {
-  step: number;
-  side: number;
-  type: SampleEventType;
-  /** Scorer, booked player, or the player coming on; -1 when no player could be credited. */
-  slot: number;
-  assistSlot?: number;
-  offSlot?: number;
-}
-
-export interface SamplePath {
-  draw: number;
-  score: [number, number];
-  halfTime: [number, number];
-  addedMinutes: [number, number];
-  /** Slots of each side's starting XI. */
-  starters: [number[], number[]];
-  events: SampleEvent[];
-}
-
 /**
  * Weight kinds. The per-draw weights are kept in pitch-list order, index (side * WEIGHT_KINDS + kind) *
  * XI_SIZE + i for the i-th player on the side's list, so a pick walks contiguous memory and returns a
@@ -164,7 +142,7 @@ const W_OFF = 4;
 const WEIGHT_KINDS = 5;
 const SLOT_WEIGHT_STRIDE = 8;
 const STATE_AWAY_LEADING = 2;
-// pcg4d's first stage (x * 1664525 + 1013904223), inlined in the step loop: see src/engine/contract/rng.ts.
+// pcg4d's first stage (x * 1664525 + 1013904223), inlined in the step loop: see src/engine-contract/rng.ts.
 const LCG_MULTIPLIER = 1664525;
 const LCG_INCREMENT = 1013904223;
 const MAX_ADDED = 10;
@@ -723,7 +701,7 @@ function firstStepPast(tables: Uint32Array, row: number, from: number, target: n
 
 /**
  * The words of the side's search number `search` into its nextWords: pcg4d(draw, the search's stream,
- * key.lo, key.hi), inlined (src/engine/contract/rng.ts).
+ * key.lo, key.hi), inlined (src/engine-contract/rng.ts).
  */
 function drawSearchWords(side: number, search: number): void {
   const stream = STREAM_EVENT_BASE + side * STREAM_EVENT_SIDE_STRIDE + search;

@@ -1,8 +1,8 @@
-// The WGSL side of the engine contract (src/engine/contract/layout.ts): every numeric constant and
+// The WGSL side of the engine contract (src/engine-contract/layout.ts): every numeric constant and
 // per-step table of the layout (and the generator's stream ids) rendered as WGSL declarations and
 // prepended to each kernel, so a layout change reaches the shaders without a second copy to keep in step.
-import * as contract from '../src/engine/contract/layout.js';
-import * as rng from '../src/engine/contract/rng.js';
+import * as contract from '../src/engine-contract/layout.js';
+import * as rng from '../src/engine-contract/rng.js';
 
 function wgslConstant(name: string, value: number): string {
   if (!Number.isInteger(value) || value < 0 || value > 0xffffffff) {
@@ -23,7 +23,7 @@ function numericExports(module: Record<string, unknown>): [string, number][] {
 
 /** WGSL declarations of the contract, plus the kernel's own `WORKGROUP_SIZE`. */
 export function contractPrelude(workgroupSize: number): string {
-  const lines = ['// Generated from src/engine/contract/layout.ts and rng.ts by gpu/contract-constants.ts.'];
+  const lines = ['// Generated from src/engine-contract/layout.ts and rng.ts by gpu/contract-constants.ts.'];
   for (const [name, value] of numericExports(contract)) lines.push(wgslConstant(name, value));
   for (const [name, value] of numericExports(rng)) lines.push(wgslConstant(name, value));
   lines.push(wgslTable('STEP_REGULAR_MINUTE', contract.STEP_REGULAR_MINUTE));

@@ -1,4 +1,4 @@
-// The GPU engine as the rest of the service sees it: the run() shape of src/engine/contract/run.ts
+// The GPU engine as the rest of the service sees it: the run() shape of src/engine-contract/run.ts
 // (the CPU engine's) plus the GPU time of each job, a state object for /healthz and /metrics, and the
 // promise that no job is lost with the device. Jobs queue here and are packed into a dispatch whenever
 // the worker has fewer than MAX_DISPATCHES_IN_FLIGHT, so small jobs of several organisations share a
@@ -6,9 +6,9 @@
 // runs the one before it. A lost device sends the jobs in flight (and any that arrive while it is lost)
 // to the CPU engine and the worker restarts.
 import { SHARE_ENV, Worker, type WorkerOptions } from 'node:worker_threads';
-import { eventTablesOf } from '../src/engine/contract/event-tables.js';
-import { type CompiledFixture, finalizeCounters } from '../src/engine/contract/layout.js';
-import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine/contract/run.js';
+import { eventTablesOf } from '../src/engine-contract/event-tables.js';
+import { type CompiledFixture, finalizeCounters } from '../src/engine-contract/layout.js';
+import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine-contract/run.js';
 import type { AdapterPolicy } from './adapter.js';
 import type { FromWorker, RunMessage, ToWorker, WorkerData } from './worker-protocol.js';
 

@@ -1,6 +1,6 @@
 // One dispatch of the match kernel: many runs packed into shared buffers, one submit, one readback.
 // Runs in the GPU worker thread (gpu/gpu-worker.ts), never on the HTTP thread.
-import { eventTablesOf } from '../src/engine/contract/event-tables.js';
+import { eventTablesOf } from '../src/engine-contract/event-tables.js';
 import {
   COUNTER_WORDS,
   type EngineSeed,
@@ -11,8 +11,8 @@ import {
   RUN_SEED_HI,
   RUN_SEED_LO,
   RUN_WORDS,
-} from '../src/engine/contract/layout.js';
-import { runKey } from '../src/engine/contract/rng.js';
+} from '../src/engine-contract/layout.js';
+import { runKey } from '../src/engine-contract/rng.js';
 import { type BufferPool, createBufferPool } from './buffer-pool.js';
 import { contractPrelude } from './contract-constants.js';
 import { BufferUsage, buildComputePipeline, MapMode, type OpenedDevice } from './device.js';
@@ -41,7 +41,7 @@ export const DISPATCH_PARAMS_WORDS = 4;
 
 /**
  * The part of a compiled fixture the kernel reads: the fixture table and the event tables
- * (src/engine/contract/event-tables.ts), built from the thresholds (once per array) when not given.
+ * (src/engine-contract/event-tables.ts), built from the thresholds (once per array) when not given.
  */
 export interface FixtureTables {
   fixture: Uint32Array;

@@ -12,7 +12,7 @@ CREATE TABLE competitions (
   season text NOT NULL,
   -- Not covered: listed, but squads, expected lineups and simulations answer fixture_not_covered.
   covered boolean NOT NULL,
-  -- Log-scale goal model parameters of the competition (src/engine/contract/match-inputs.ts).
+  -- Log-scale goal model parameters of the competition (src/engine-contract/match-inputs.ts).
   intercept double precision NOT NULL,
   home_advantage double precision NOT NULL,
   updated_at timestamptz NOT NULL

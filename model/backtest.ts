@@ -8,8 +8,8 @@
 // every `engineEvery`-th match is also simulated by the real engine (fallback/, worker threads) and
 // scored beside the analytic figures on the same matches, which checks the two agree.
 import { createCpuEngine } from '../fallback/cpu-engine.js';
-import { paramsForFixture } from '../src/engine/contract/match-inputs.js';
-import type { ModelParams } from '../src/engine/contract/model-params.js';
+import { paramsForFixture } from '../src/engine-contract/match-inputs.js';
+import type { ModelParams } from '../src/engine-contract/model-params.js';
 import { type EngineForecast, engineForecast } from './engine-forecast.js';
 import { fitModel, withProfilesBefore } from './fit-model.js';
 import {

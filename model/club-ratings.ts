@@ -8,8 +8,8 @@ import {
   type CompetitionProfile,
   competitionProfileSchema,
   fittedCompetitionProfile,
-} from '../src/engine/contract/match-inputs.js';
-import { defaultModelParams, type ModelParams } from '../src/engine/contract/model-params.js';
+} from '../src/engine-contract/match-inputs.js';
+import { defaultModelParams, type ModelParams } from '../src/engine-contract/model-params.js';
 import { withProfilesBefore } from './fit-model.js';
 import type { LeagueMatch } from './league-results.js';
 import { isoDate } from './results-files.js';

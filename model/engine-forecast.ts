@@ -16,9 +16,9 @@ import {
   TEAM_SHOTS,
   TEAM_SHOTS_ON_TARGET,
   TEAM_YELLOWS,
-} from '../src/engine/contract/layout.js';
-import type { CompetitionProfile } from '../src/engine/contract/match-inputs.js';
-import type { ModelParams } from '../src/engine/contract/model-params.js';
+} from '../src/engine-contract/layout.js';
+import type { CompetitionProfile } from '../src/engine-contract/match-inputs.js';
+import type { ModelParams } from '../src/engine-contract/model-params.js';
 import { referenceFixture } from './reference-fixture.js';
 
 export interface SideBoxScore {

@@ -4,7 +4,7 @@
 // the file, line and column, as the feed loader reports its own.
 import { z } from 'zod';
 import { INT4_MAX } from '../src/db/value-limits.js';
-import { competitionProfileSchema, PLAYER_POSITIONS } from '../src/engine/contract/match-inputs.js';
+import { competitionProfileSchema, PLAYER_POSITIONS } from '../src/engine-contract/match-inputs.js';
 import { FEED_FORMAT, type Feed, type FeedSide, feedSchema } from '../src/fixtures/feed-schema.js';
 import { RATINGS_FORMAT, type RatingsFile } from './club-ratings.js';
 import { type CsvRow, isBlankRow, parseCsvLines } from './read-csv.js';

@@ -15,7 +15,7 @@ import {
   defaultModelParams,
   type ModelParams,
   modelParamsSchema,
-} from '../src/engine/contract/model-params.js';
+} from '../src/engine-contract/model-params.js';
 import { engineForecast } from './engine-forecast.js';
 import { bandWeightsFromMinutes, loadGoalMinutes, withFirstHalfShare } from './international-goals.js';
 import { type LeagueMatch, loadLeagueMatches } from './league-results.js';
@@ -244,7 +244,7 @@ export function modelVersionOf(content: unknown): string {
   return `minute-${createHash('sha256').update(JSON.stringify(content)).digest('hex').slice(0, 10)}`;
 }
 
-/** Writes the parameters as the shipped JSON (src/engine/contract/model-params.json by the CLI's default). */
+/** Writes the parameters as the shipped JSON (src/engine-contract/model-params.json by the CLI's default). */
 export function writeModelParams(path: string, params: ModelParams): void {
   writeFileSync(path, `${JSON.stringify(modelParamsSchema.parse(params), null, 2)}\n`);
 }

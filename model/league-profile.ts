@@ -1,7 +1,7 @@
 // The fitted leagues' rating scales, stored by `matchsim model fit` under `league_profile` in
 // model-params.json: what the demo data needs to draw fictional teams that play like real ones.
-import { type CompetitionProfile, fittedCompetitionProfile } from '../src/engine/contract/match-inputs.js';
-import { defaultModelParams, type ModelParams } from '../src/engine/contract/model-params.js';
+import { type CompetitionProfile, fittedCompetitionProfile } from '../src/engine-contract/match-inputs.js';
+import { defaultModelParams, type ModelParams } from '../src/engine-contract/model-params.js';
 
 export interface LeagueProfile {
   /** Log-scale constants of expected goals: exp(intercept + home_advantage + attack − defence). */

@@ -4,7 +4,7 @@
 // ratings, these effects only reshape the score distribution (who scores when, given the state); the
 // data that identifies them is how second halves go after each half-time state, and how the results of
 // matches with a red card differ from their rated expectation.
-import type { ModelParams } from '../src/engine/contract/model-params.js';
+import type { ModelParams } from '../src/engine-contract/model-params.js';
 import { observedScoreLikelihood, type RedCardCondition } from './minute-model.js';
 import { nelderMead } from './nelder-mead.js';
 import { calibrationGrid, makeStepRateModel } from './step-rates.js';

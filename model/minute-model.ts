@@ -4,7 +4,7 @@
 // equivalent of the engine's 1X2 and goal markets, the likelihood of observed half-time and full-time
 // scores when fitting score-state and red-card effects, and a check on the engine's sampling.
 //
-// Step layout follows src/engine/contract/layout.ts: minutes 1-45, 45+1..45+10, 46-90, 90+1..90+10. Within a
+// Step layout follows src/engine-contract/layout.ts: minutes 1-45, 45+1..45+10, 46-90, 90+1..90+10. Within a
 // step each side has at most one event; the two sides' events are independent; an added step is played
 // only when the half's drawn added time reaches it (so the played steps of an added block are nested).
 
@@ -13,7 +13,7 @@ import {
   SECOND_HALF_ADDED_START,
   SECOND_HALF_START,
   STEPS,
-} from '../src/engine/contract/layout.js';
+} from '../src/engine-contract/layout.js';
 
 export { FIRST_HALF_ADDED_START, SECOND_HALF_ADDED_START, SECOND_HALF_START, STEPS };
 

@@ -7,7 +7,7 @@ import type {
   MatchInputs,
   PlayerProfile,
   SideInputs,
-} from '../src/engine/contract/match-inputs.js';
+} from '../src/engine-contract/match-inputs.js';
 
 const LINES = [
   { position: 'goalkeeper', starters: 1, bench: 1, goal: 0, assist: 0.01, shot: 0.005, card: 0.3 },

@@ -1,7 +1,7 @@
 // Per-step event probabilities of the match model, for the exact forward pass (minute-model.ts):
 // either read from a fixture the engine compiled (the engine's own numbers, to the last bit of its
 // thresholds), or built from model parameters directly (fast, for fitting the parameters themselves).
-import type { CompiledFixture } from '../src/engine/contract/layout.js';
+import type { CompiledFixture } from '../src/engine-contract/layout.js';
 import {
   EVENT_GOAL,
   EVENT_RED,
@@ -11,8 +11,8 @@ import {
   SECOND_HALF_ADDED_START,
   STEP_BAND,
   thresholdIndex,
-} from '../src/engine/contract/layout.js';
-import type { ModelParams } from '../src/engine/contract/model-params.js';
+} from '../src/engine-contract/layout.js';
+import type { ModelParams } from '../src/engine-contract/model-params.js';
 import {
   emptyStepTable,
   expectedGoalsUnder,

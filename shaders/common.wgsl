@@ -1,11 +1,11 @@
 // Shared by every kernel: the run structs the host fills (layouts checked against
-// src/engine/contract/layout.ts by test/gpu/buffer-layout.test.ts) and the counter-based generator of
-// src/engine/contract/rng.ts.
+// src/engine-contract/layout.ts by test/gpu/buffer-layout.test.ts) and the counter-based generator of
+// src/engine-contract/rng.ts.
 // The host prepends the contract's constants (gpu/contract-constants.ts) to every kernel.
 
 // One run = one fixture's draws [first_draw, first_draw + draw_count): the contract's RUN_SEED_LO,
 // RUN_SEED_HI, RUN_FIRST_DRAW, RUN_DRAW_COUNT words, in that order. The seed words hold the generator
-// key runKey(seed) (src/engine/contract/rng.ts), which the host computes.
+// key runKey(seed) (src/engine-contract/rng.ts), which the host computes.
 struct RunParams {
   seed_lo: u32,
   seed_hi: u32,
@@ -31,7 +31,7 @@ struct DispatchParams {
   _pad1: u32,
 }
 
-// pcg4d (Jarzynski & Olano, JCGT 9(3), 2020), bit for bit the same as src/engine/contract/rng.ts:
+// pcg4d (Jarzynski & Olano, JCGT 9(3), 2020), bit for bit the same as src/engine-contract/rng.ts:
 // wrapping u32 multiply-adds, which WGSL's `*` and `+` are.
 fn pcg4d(input: vec4<u32>) -> vec4<u32> {
   var v = input * 1664525u + 1013904223u;
@@ -47,7 +47,7 @@ fn pcg4d(input: vec4<u32>) -> vec4<u32> {
   return v;
 }
 
-// src/engine/contract/rng.ts scaleToRange: a uniform integer in [0, total) for total < 2^16.
+// src/engine-contract/rng.ts scaleToRange: a uniform integer in [0, total) for total < 2^16.
 fn scale_to_range(u: u32, total: u32) -> u32 {
   return ((u >> 16u) * total) >> 16u;
 }

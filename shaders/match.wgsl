@@ -1,7 +1,7 @@
 // The match kernel: one draw (a whole simulated match) per invocation, a port of fallback/engine.ts
 // that must stay bit-identical to it: the event-driven sampler (simulateRange: one pcg4d call per search
-// for a side's next state event, binding 3 holds the event tables of src/engine/contract/event-tables.ts)
-// and the expected shots that stand in for sampled shots that are not goals (src/engine/contract/layout.ts
+// for a side's next state event, binding 3 holds the event tables of src/engine-contract/event-tables.ts)
+// and the expected shots that stand in for sampled shots that are not goals (src/engine-contract/layout.ts
 // "Shot tables"). Same pcg4d words keyed by (draw, stream, key), where the host passes key = runKey(seed)
 // as the run's seed words, same u32 tables, integer picks and integer shot shares, so the summed counters
 // equal the CPU engine's exactly. Preceded by the contract prelude (gpu/contract-constants.ts) and
@@ -778,7 +778,7 @@ fn tally_draw(half_time_home: i32, half_time_away: i32) {
 // ---- The event-driven sampler (simulateRange in fallback/engine.ts) ---------------------------------
 
 /**
- * exponentialBits of src/engine/contract/event-tables.ts: -log2(w / 2^32) in units of
+ * exponentialBits of src/engine-contract/event-tables.ts: -log2(w / 2^32) in units of
  * 2^-HAZARD_FRACTION_BITS, from the leading zeros and the log2 table interpolated linearly.
  */
 fn exponential_bits(w: u32) -> u32 {

@@ -1,5 +1,5 @@
 // Known-answer kernel for the generator: one pcg4d call and one scale_to_range per invocation, so tests
-// can compare the WGSL port with src/engine/contract/rng.ts word for word.
+// can compare the WGSL port with src/engine-contract/rng.ts word for word.
 
 struct RngParams {
   count: u32,

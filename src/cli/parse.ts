@@ -93,7 +93,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   spec(
     'model fit',
     '[--data DIR]',
-    "fit the model's constants; rewrites src/engine/contract/model-params.json",
+    "fit the model's constants; rewrites src/engine-contract/model-params.json",
     ['data'],
   ),
   spec(

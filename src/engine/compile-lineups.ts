@@ -28,8 +28,12 @@ import {
   SAMPLING_UNIT,
   WEIGHT_MAX,
   XI_SIZE,
-} from './contract/layout.js';
-import { type PlayerProfile, PREDICTED_BENCH_SIZE, type SideInputs } from './contract/match-inputs.js';
+} from '../engine-contract/layout.js';
+import {
+  type PlayerProfile,
+  PREDICTED_BENCH_SIZE,
+  type SideInputs,
+} from '../engine-contract/match-inputs.js';
 
 /** Below this a start probability is treated as zero (it would round to no sampling ticks anyway). */
 const MIN_START_PROBABILITY = 1e-6;

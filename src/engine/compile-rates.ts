@@ -20,8 +20,8 @@ import {
   THRESHOLD_STEP_STRIDE,
   THRESHOLD_WORDS,
   thresholdIndex,
-} from './contract/layout.js';
-import type { ModelParams } from './contract/model-params.js';
+} from '../engine-contract/layout.js';
+import type { ModelParams } from '../engine-contract/model-params.js';
 
 const TWO_POW_32 = 4294967296;
 /** Relative error at which the calibration of base goal rates stops. */

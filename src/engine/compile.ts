@@ -1,10 +1,8 @@
 // Host-side compile step: all floating-point work of a run happens here, once, and produces the integer
-// tables of ./contract/layout.ts that the CPU loop (fallback/) and the GPU kernels (gpu/, shaders/) read
+// tables of src/engine-contract/layout.ts that the CPU loop (fallback/) and the GPU kernels (gpu/, shaders/) read
 // unchanged. It belongs to neither engine: the runner compiles a job once, whichever engine runs it.
 
 import { createHash } from 'node:crypto';
-import { compileSide } from './compile-lineups.js';
-import { addedTimeModel, eventRates, probabilityThreshold, thresholdTable } from './compile-rates.js';
 import {
   type CompiledFixture,
   FIXTURE_WORDS,
@@ -15,9 +13,15 @@ import {
   MAX_ADDED_MINUTES,
   sideBase,
   THRESHOLD_WORDS,
-} from './contract/layout.js';
-import { expectedGoalsFromRatings, type MatchInputs, paramsForFixture } from './contract/match-inputs.js';
-import type { ModelParams } from './contract/model-params.js';
+} from '../engine-contract/layout.js';
+import {
+  expectedGoalsFromRatings,
+  type MatchInputs,
+  paramsForFixture,
+} from '../engine-contract/match-inputs.js';
+import type { ModelParams } from '../engine-contract/model-params.js';
+import { compileSide } from './compile-lineups.js';
+import { addedTimeModel, eventRates, probabilityThreshold, thresholdTable } from './compile-rates.js';
 
 /** Each strength bucket's representative ratio (compile-lineups.ts STRENGTH_EDGE_RATIOS cut them). */
 const STRENGTH_BUCKET_RATIOS = [0.72, 0.87, 1, 1.13, 1.3] as const;

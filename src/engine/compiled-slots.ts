@@ -4,7 +4,7 @@
 // more than the compile: every table's pages faulted in anew, and V8 freed the old ones only at a full
 // collection (on 2 cores, a 1,000-fixture batch spent about 2 ms a job in the kernel; docs/decisions.md
 // §6, "What a job costs the host").
-import { EVENT_TABLE_WORDS, FIXTURE_WORDS, THRESHOLD_WORDS } from './contract/layout.js';
+import { EVENT_TABLE_WORDS, FIXTURE_WORDS, THRESHOLD_WORDS } from '../engine-contract/layout.js';
 
 /** One compiled fixture's tables, as views of a slot. */
 export interface SlotTables {

@@ -2,13 +2,13 @@
 // definition of the document. The API serializes with it and OpenAPI is generated from it; document.ts
 // builds documents that follow it field for field, in its order.
 import { z } from 'zod';
-import { GRID_SIZE, STEPS } from './contract/layout.js';
+import { GRID_SIZE, STEPS } from '../engine-contract/layout.js';
 import {
   competitionLabelSchema,
   LINEUP_SOURCES,
   PLAYER_POSITIONS,
   teamLabelSchema,
-} from './contract/match-inputs.js';
+} from '../engine-contract/match-inputs.js';
 
 export const SIMULATION_SCHEMA = 'vendor.simulation.v1';
 export const HT_FT_KEYS = ['H/H', 'H/D', 'H/A', 'D/H', 'D/D', 'D/A', 'A/H', 'A/D', 'A/A'] as const;

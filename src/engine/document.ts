@@ -2,7 +2,6 @@
 // document-schema.ts). Probabilities are counts / draws, unrounded, so every distribution sums to 1 up to
 // float error.
 import type { z } from 'zod';
-import type { SamplePath } from '../../fallback/engine.js';
 import {
   AWAY,
   C_COMEBACK,
@@ -44,7 +43,7 @@ import {
   STEPS,
   TEAM_COUNTERS,
   TEAM_GOALS,
-} from './contract/layout.js';
+} from '../engine-contract/layout.js';
 import {
   competitionLabelSchema,
   type MatchInputs,
@@ -52,8 +51,9 @@ import {
   paramsForFixture,
   type SideInputs,
   teamLabelSchema,
-} from './contract/match-inputs.js';
-import type { ModelParams } from './contract/model-params.js';
+} from '../engine-contract/match-inputs.js';
+import type { ModelParams } from '../engine-contract/model-params.js';
+import type { SamplePath } from '../engine-contract/sample-path.js';
 import {
   HT_FT_KEYS,
   SIMULATION_SCHEMA,
@@ -79,7 +79,7 @@ const GOAL_BANDS = [
 export interface SimulationDocumentInput {
   inputs: MatchInputs;
   params: ModelParams;
-  /** Finalized counters of the run (src/engine/contract/layout.ts layout). */
+  /** Finalized counters of the run (src/engine-contract/layout.ts layout). */
   counts: Uint32Array;
   /** Event paths of draws 0..19 (recordSamplePaths). */
   samples: readonly SamplePath[];
@@ -437,7 +437,7 @@ function playerSummary(
     box_score: {
       goals: p(P_GOALS),
       assists: p(P_ASSISTS),
-      // The shot counters count 1 / SHOT_COUNTER_UNIT shots (expected shots: contract/layout.ts "Shot tables").
+      // The shot counters count 1 / SHOT_COUNTER_UNIT shots (expected shots: src/engine-contract/layout.ts "Shot tables").
       shots: p(P_SHOTS) / SHOT_COUNTER_UNIT,
       shots_on_target: p(P_SHOTS_ON_TARGET) / SHOT_COUNTER_UNIT,
       yellow_cards: p(P_YELLOWS),

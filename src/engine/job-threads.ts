@@ -3,9 +3,9 @@
 // host work at once and the event loop only moves bytes; and the cache of compiled fixtures, sized in
 // bytes, that every job of the process shares (a fixture version is compiled once while it stays in it).
 import { availableParallelism } from 'node:os';
+import { startModuleWorker } from '../engine-contract/module-worker.js';
+import { createThreadPool } from '../engine-contract/thread-pool.js';
 import { createSlotPool, SLOT_BYTES, type SlotTables } from './compiled-slots.js';
-import { startModuleWorker } from './contract/module-worker.js';
-import { createThreadPool } from './contract/thread-pool.js';
 import type { JobThreadReply, JobThreadTask } from './job-thread.js';
 import {
   adoptCompiled,
@@ -26,7 +26,7 @@ import {
 export const COMPILE_CACHE_BYTES = 256 * 1024 * 1024;
 
 /**
- * Tasks sent to a job thread at once (contract/thread-pool.ts): the one it runs and three more, so that
+ * Tasks sent to a job thread at once (src/engine-contract/thread-pool.ts): the one it runs and three more, so that
  * a thread keeps working through some 100 ms of a busy event loop (a store of documents, a collection)
  * with jobs of 10,000 draws, and through more with smaller ones. 300 jobs of 10,000 draws on 2 cores:
  * 5.32 s with 4, 5.50 s with 2 (means of 3 runs each); 1,000 of 100 draws alike.
@@ -94,7 +94,7 @@ export function createJobThreads(options: {
     name: 'job thread',
     start: () => startModuleWorker(import.meta.url, 'job-thread', { workerData: options.setting }),
     // A thread's next tasks wait beside it: a small job's task takes about as long as its answer's way
-    // back through the event loop (contract/thread-pool.ts).
+    // back through the event loop (src/engine-contract/thread-pool.ts).
     depth: JOB_THREAD_DEPTH,
   });
   let nextTaskId = 0;

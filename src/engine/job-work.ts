@@ -3,13 +3,13 @@
 // pure functions of their arguments, run on the job threads (job-threads.ts, job-thread.ts) so that a
 // host with n cores does n jobs' host work at once and the event loop only moves bytes; `threads: 0`
 // runs them on the calling thread (tests).
-import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
+import { recordSamplePaths, runWhole } from '../../fallback/cpu-engine.js';
+import { adoptEventTables, buildEventTables } from '../engine-contract/event-tables.js';
+import type { CompiledFixture, EngineSeed } from '../engine-contract/layout.js';
+import type { MatchInputs } from '../engine-contract/match-inputs.js';
+import type { ModelParams } from '../engine-contract/model-params.js';
 import { compileFixture } from './compile.js';
 import type { SlotTables } from './compiled-slots.js';
-import { adoptEventTables, buildEventTables } from './contract/event-tables.js';
-import { COUNTER_WORDS, type CompiledFixture, type EngineSeed, finalizeCounters } from './contract/layout.js';
-import type { MatchInputs } from './contract/match-inputs.js';
-import type { ModelParams } from './contract/model-params.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
 import { type DocumentSummary, documentSummary } from './document-schema.js';
 import type { ModelStatus } from './model-status.js';
@@ -145,19 +145,18 @@ export function compileAndRunWhole(
   return { compiled, finished: runWholeJob(setting, job, compiled, backend) };
 }
 
-/** A whole job on this thread: its draws, then its document. For jobs too small to share out. */
+/**
+ * A whole job on this thread: its draws (the CPU engine's runWhole, for the jobs its spreadOf calls
+ * 'whole'), then its document.
+ */
 export function runWholeJob(
   setting: JobWorkSetting,
   job: HostJob,
   compiled: CompiledFixture,
   backend: string,
 ): WholeJobRun {
-  const started = performance.now();
-  const counts = new Uint32Array(COUNTER_WORDS);
-  simulateRange(compiled, job.seed, 0, job.draws, counts);
-  finalizeCounters(counts);
-  const runMs = performance.now() - started;
-  return { ...finishJob(setting, job, compiled, counts, { engine: 'cpu', backend, runMs }), runMs };
+  const run = runWhole(compiled, { draws: job.draws, seed: job.seed }, backend);
+  return { ...finishJob(setting, job, compiled, run.counts, run), runMs: run.runMs };
 }
 
 /** A piece of a job's host work: what a job thread is sent (job-thread.ts), or does here with no threads. */

@@ -3,7 +3,7 @@
 // which `matchsim model backtest` (model/backtest.ts) rewrites. The service reads the fitted file only,
 // never the tooling that produced it.
 import { z } from 'zod';
-import { defaultModelParams, type ModelParams } from './contract/model-params.js';
+import { defaultModelParams, type ModelParams } from '../engine-contract/model-params.js';
 import storedBacktest from './model-accuracy.json' with { type: 'json' };
 
 /** The model's verdict as a document states it (simulation.model.status and its metrics). */

@@ -5,10 +5,10 @@
 // RunOutcome; the worker maps its queue jobs to and from these.
 import { type CpuEngine, createCpuEngine } from '../../fallback/cpu-engine.js';
 import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/engine.js';
+import { seedFromHex } from '../engine-contract/layout.js';
+import { defaultModelParams, type ModelParams } from '../engine-contract/model-params.js';
+import { type EngineRun, MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from '../engine-contract/run.js';
 import { compileKey } from './compile.js';
-import { seedFromHex } from './contract/layout.js';
-import { defaultModelParams, type ModelParams } from './contract/model-params.js';
-import { type EngineRun, MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from './contract/run.js';
 import type { DocumentSummary } from './document-schema.js';
 import { createJobThreads, type JobThreads } from './job-threads.js';
 import type { FinishedDocument, HostJob, SharedCompiled } from './job-work.js';
@@ -164,13 +164,6 @@ interface PreparedJob {
   release(): void;
 }
 
-/**
- * Jobs of at most this many draws run whole on one job thread, draws and document together (a batch's
- * items: one message each way, and as many at once as there are cores); larger ones share their draws
- * out over the CPU engine's pool, so one large job uses every core.
- */
-export const WHOLE_JOB_MAX_DRAWS = 20_000;
-
 type RunResult = EngineRun & { gpuMs?: number };
 
 function usingGpu(deps: RunnerDeps): boolean {
@@ -310,9 +303,9 @@ async function finishRun(
 const CPU_LANES_PER_THREAD = 4;
 
 /**
- * Without a GPU: each job is compiled, then run; small jobs run whole on the job threads (compiled and
- * run in one task when their fixture is not compiled yet), larger ones share their draws out over the
- * CPU engine's pool and get their documents on a job thread. A job that fails fails alone. Aborted (a
+ * Without a GPU: each job is compiled, then run as the CPU engine spreads its draws (fallback/cpu-engine.ts
+ * spreadOf): 'whole' on a job thread, draws and document in one task (compiled in that task too when its
+ * fixture is not compiled yet), or over the CPU engine's pool with its document then built on a job thread. A job that fails fails alone. Aborted (a
  * shutdown): the jobs not yet started get no outcome; their leases run out.
  */
 async function runOnCpu(
@@ -329,7 +322,7 @@ async function runOnCpu(
       const job = 'host' in entry ? entry.job : entry;
       let item: PreparedJob | undefined;
       try {
-        if (job.draws <= WHOLE_JOB_MAX_DRAWS) {
+        if (deps.cpu.spreadOf(job.draws) === 'whole') {
           const prepared =
             'host' in entry ? { ...entry, finished: null } : await prepareWholeJob(deps, entry);
           item = prepared;

@@ -209,3 +209,10 @@ export type BatchItemJob = Pick<
 
 /** A batch item as its status reads it: the job, and what its delivery charged (0 before it is delivered). */
 export type BatchStatusItem = BatchItemJob & { creditsChargedMilli: number };
+
+/** The log lines of the worker and its parts (src/logger.ts gives one; tests a silent one). */
+export interface WorkerLogger {
+  info(details: object, message?: string): void;
+  warn(details: object, message?: string): void;
+  error(details: object, message?: string): void;
+}

@@ -4,27 +4,23 @@
 // only one run completes it, and money moves only at delivery.
 //
 // It also does the periodic chores of the queue: rescuing lapsed leases and sweeping ended holds.
+//
+// Its parts own their state: the claim loop and its wake rules (claim-loop.ts), the outcome store that
+// packs outcomes into transactions (outcome-store.ts), and the chores: heartbeat, maintenance, drain
+// (worker-chores.ts). This file holds what they share, the jobs the worker holds and the runs of its
+// claimed packs, and runs each pack through the engine.
 import type { Sql } from '../db/connection.js';
 import type { RunBatch, RunOutcome } from '../engine/runner.js';
 import { makeKnownResults } from '../results/known-results.js';
 import type { KnownResults } from '../results/result-store.js';
 import { cachedKeysAmong } from '../results/result-store.js';
-import {
-  completeFromCache,
-  engineJob,
-  type OutcomeContext,
-  type RecordedOutcome,
-  recordOutcomes,
-} from './job-outcomes.js';
+import { type ClaimLoop, makeClaimLoop } from './claim-loop.js';
+import { completeFromCache, engineJob, type OutcomeContext, type RecordedOutcome } from './job-outcomes.js';
+import { makeOutcomeStore, type OutcomeStore, STORE_GATHER_MS } from './outcome-store.js';
 import type { JobQueue } from './queue.js';
 import type { HoldSweeper } from './sweeper.js';
-import type { Job } from './types.js';
-
-export interface WorkerLogger {
-  info(details: object, message?: string): void;
-  warn(details: object, message?: string): void;
-  error(details: object, message?: string): void;
-}
+import type { Job, WorkerLogger } from './types.js';
+import { drain, startChores } from './worker-chores.js';
 
 export interface WorkerOptions {
   queue: JobQueue;
@@ -90,61 +86,20 @@ export interface Worker {
 
 const silentLogger: WorkerLogger = { info() {}, warn() {}, error() {} };
 
-/** The running worker: its settings, counters and the jobs it holds. */
-interface WorkerState extends OutcomeContext {
+/** The running worker: what it shares with its parts, and the jobs it holds. */
+interface WorkerState {
+  context: OutcomeContext;
   runBatch: RunBatch;
-  concurrency: number;
-  /** The fewest jobs a claim takes while others are in flight. */
-  packSize: number;
-  pollMs: number;
-  storeGatherMs: number;
-  /** When the last outcome came (performance.now()): an outcome soon after another is in a stream. */
-  lastOutcomeAt: number;
-  leaseMs: number;
   logger: WorkerLogger;
   stats: WorkerStats;
+  onJobFinished: (event: JobFinished) => void;
+  /** The jobs claimed and not yet stored, by id; and the runs of their packs. */
   inFlight: Map<string, Job>;
   runs: Set<Promise<void>>;
+  /** Aborts the engine's runs at a stop (WorkerOptions.stop abortRuns, or past the drain's timeout). */
   abort: AbortController;
-  stopping: boolean;
-  onJobFinished: (event: JobFinished) => void;
-  /** Set by a wake-up that came while the loop was busy claiming, so that it does not then sleep. */
-  woken: boolean;
-  /**
-   * The last claim found fewer queued jobs than it had room for, and no news of queued jobs has come
-   * since: a slot that frees up then has nothing to claim, and no claim is sent for it (wakeForSlots).
-   */
-  queueDrained: boolean;
-  /** Outcomes waiting to be stored, and the store under way (storeOutcome). */
-  toStore: Array<{ job: Job; outcome: RunOutcome | undefined; stored: () => void }>;
-  storing: Promise<void> | null;
-  /** The wait before a store while other jobs run (storeOutcome), if one is under way. */
-  gathering: NodeJS.Timeout | null;
-  wakeLoop: () => void;
-}
-
-function wake(state: WorkerState): void {
-  state.woken = true;
-  state.wakeLoop();
-}
-
-/** Jobs may have been queued (a NOTIFY, this process's commit, a lease rescued, a stop): claim. */
-function wakeForWork(state: WorkerState): void {
-  state.queueDrained = false;
-  wake(state);
-}
-
-/**
- * Slots freed (a pack ran, its outcomes were stored): claim into them, unless the last claim emptied the
- * queue and nothing was queued since, which news of the queue would have said (wakeForWork). A lone job
- * was claimed four times where once does (test/jobs/wake-ups.test.ts): besides the claim that took it,
- * one again at once (that claim had found fewer jobs than it had room for), one after its outcome was
- * stored and one after its run; on a server its own NOTIFY woke the worker too (waits.ts now skips a
- * process's own). The poll stays the fallback for what no news reaches (a queued row that another
- * transaction held locked at the claim, SKIP LOCKED, and then left queued).
- */
-function wakeForSlots(state: WorkerState): void {
-  if (!state.queueDrained) wake(state);
+  store: OutcomeStore;
+  claims: ClaimLoop;
 }
 
 // A job can be claimed again by this same worker after its lease lapsed mid-run: each run forgets only
@@ -158,11 +113,12 @@ function forget(state: WorkerState, job: Job): void {
  * statement finds which may be in the cache; only those are locked and completed one by one.
  */
 async function jobsToRun(state: WorkerState, jobs: Job[]): Promise<Job[]> {
+  const { context, logger } = state;
   let cached: Set<string> | null = null;
   try {
-    cached = await cachedKeysAmong(state.sql, jobs);
+    cached = await cachedKeysAmong(context.sql, jobs);
   } catch (error) {
-    state.logger.error({ err: error, worker_id: state.workerId }, 'cache check failed');
+    logger.error({ err: error, worker_id: context.workerId }, 'cache check failed');
   }
   const toRun: Job[] = [];
   for (const job of jobs) {
@@ -171,12 +127,12 @@ async function jobsToRun(state: WorkerState, jobs: Job[]): Promise<Job[]> {
       continue;
     }
     try {
-      const found = await completeFromCache(state, job, () => state.stats.cacheHits++);
+      const found = await completeFromCache(context, job, () => state.stats.cacheHits++);
       if (found === 'run') toRun.push(job);
       else forget(state, job);
       if (found === 'cached') finished(state, job, 'cached');
     } catch (error) {
-      state.logger.error({ err: error, job_id: job.id, worker_id: state.workerId }, 'cache check failed');
+      logger.error({ err: error, job_id: job.id, worker_id: context.workerId }, 'cache check failed');
       toRun.push(job);
     }
   }
@@ -194,11 +150,12 @@ export const PROGRESS_INTERVAL_MS = 500;
 
 /** The engine's progress reports, one statement per job and PROGRESS_INTERVAL_MS at most. */
 function throttledProgress(state: WorkerState): (jobId: string, drawsDone: number) => Promise<void> {
+  const { queue, clock, workerId } = state.context;
   const lastReport = new Map<string, number>();
   return async (jobId, drawsDone) => {
     const job = state.inFlight.get(jobId);
     if (!job || drawsDone >= job.draws) return;
-    const now = state.clock().getTime();
+    const now = clock().getTime();
     const last = lastReport.get(jobId);
     if (last === undefined) {
       lastReport.set(jobId, now);
@@ -206,7 +163,7 @@ function throttledProgress(state: WorkerState): (jobId: string, drawsDone: numbe
     }
     if (now - last < PROGRESS_INTERVAL_MS) return;
     lastReport.set(jobId, now);
-    await state.queue.progress(jobId, drawsDone, state.workerId);
+    await queue.progress(jobId, drawsDone, workerId);
   };
 }
 
@@ -223,7 +180,10 @@ async function runEngine(
     });
   } catch (error) {
     const jobIds = jobs.map((job) => job.id);
-    state.logger.error({ err: error, job_ids: jobIds, worker_id: state.workerId }, 'engine run failed');
+    state.logger.error(
+      { err: error, job_ids: jobIds, worker_id: state.context.workerId },
+      'engine run failed',
+    );
     const message = error instanceof Error ? error.message : String(error);
     return jobs.map((job) => ({ jobId: job.id, error: { code: 'simulation_failed', message } }));
   }
@@ -241,7 +201,7 @@ async function runClaimed(state: WorkerState, jobs: Job[]): Promise<void> {
   const stored: Promise<void>[] = [];
   const store = (job: Job, outcome: RunOutcome | undefined) => {
     pending.delete(job.id);
-    stored.push(storeOutcome(state, job, outcome));
+    stored.push(state.store.store(job, outcome));
   };
   const outcomes = await runEngine(state, toRun, (outcome) => {
     const job = pending.get(outcome.jobId);
@@ -252,86 +212,11 @@ async function runClaimed(state: WorkerState, jobs: Job[]): Promise<void> {
   await Promise.all(stored);
 }
 
-/** Outcomes stored in one transaction at most (documents of some 70 KB each travel in its statement). */
-export const STORE_PACK = 100;
-
-/**
- * An outcome that comes within this long of the one before (a stream of them: a batch's jobs) waits up
- * to this long for more, or until STORE_GATHER_OUTCOMES wait, before a store starts, while other jobs of
- * the worker still run: jobs of some 10,000 draws finish one every few milliseconds, each alone in a
- * transaction of some ten statements otherwise. An outcome with none just before it (a lone simulation,
- * or a small job beside a long one) is stored at once.
- */
-export const STORE_GATHER_MS = 50;
-const STORE_GATHER_OUTCOMES = 16;
-
-/**
- * Stores one job's outcome: outcomes that arrive while a store is under way, or while one gathers, wait
- * and are stored together (recordOutcomes: one transaction, one statement per table), so a host whose
- * engine finishes jobs faster than one transaction a job stores them in packs, and a lone job waits for
- * nobody.
- */
-function storeOutcome(state: WorkerState, job: Job, outcome: RunOutcome | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    state.toStore.push({ job, outcome, stored: resolve });
-    const now = performance.now();
-    const inStream = now - state.lastOutcomeAt < state.storeGatherMs;
-    state.lastOutcomeAt = now;
-    scheduleStore(state, inStream);
-  });
-}
-
-/**
- * Starts a store of the waiting outcomes, or lets them gather while they are few, in a stream, and
- * other jobs of the worker still run; nothing while a store is under way (its end schedules the next).
- */
-function scheduleStore(state: WorkerState, inStream: boolean): void {
-  if (state.storing || state.toStore.length === 0) return;
-  // Jobs in flight whose outcomes have not come yet: more may come soon.
-  const othersRunning = state.inFlight.size > state.toStore.length;
-  const gather = inStream && othersRunning && state.toStore.length < STORE_GATHER_OUTCOMES;
-  if (gather && !state.stopping) {
-    state.gathering ??= setTimeout(startStore, state.storeGatherMs, state);
-    return;
-  }
-  startStore(state);
-}
-
-function startStore(state: WorkerState): void {
-  if (state.gathering) clearTimeout(state.gathering);
-  state.gathering = null;
-  if (state.storing || state.toStore.length === 0) return;
-  state.storing = storeWaiting(state).finally(() => {
-    state.storing = null;
-    // Outcomes that came during the store: stored now, or gathered on while they keep coming.
-    scheduleStore(state, performance.now() - state.lastOutcomeAt < state.storeGatherMs);
-  });
-}
-
-/** Stores the waiting outcomes, STORE_PACK at most, in one transaction. */
-async function storeWaiting(state: WorkerState): Promise<void> {
-  const pack = state.toStore.splice(0, STORE_PACK);
-  try {
-    const recorded = await recordOutcomes(state, pack);
-    pack.forEach(({ job, outcome }, i) => {
-      state.stats[recorded[i]!]++;
-      const run =
-        outcome && 'engine' in outcome ? { engine: outcome.engine, runMs: outcome.runMs } : undefined;
-      finished(state, job, recorded[i]!, run);
-    });
-  } catch (error) {
-    // The leases run out and the jobs are claimed again: the outcomes are not lost for good.
-    state.logger.error(
-      { err: error, job_ids: pack.map(({ job }) => job.id), worker_id: state.workerId },
-      'could not record the outcomes of jobs',
-    );
-  } finally {
-    for (const { job, stored } of pack) {
-      forget(state, job);
-      stored();
-    }
-    wakeForSlots(state);
-  }
+/** A stored outcome counted, then its job's log line and metric. */
+function recorded(state: WorkerState, job: Job, outcome: RecordedOutcome, given: RunOutcome | undefined) {
+  state.stats[outcome]++;
+  const run = given && 'engine' in given ? { engine: given.engine, runMs: given.runMs } : undefined;
+  finished(state, job, outcome, run);
 }
 
 /** One log line and one metric per finished job. */
@@ -342,7 +227,7 @@ function finished(state: WorkerState, job: Job, outcome: JobFinished['outcome'],
     batch_id: job.batchId ?? undefined,
     // The submitting request, so a job's lines join that request's.
     request_id: job.requestId,
-    worker_id: state.workerId,
+    worker_id: state.context.workerId,
     outcome,
     draws: job.draws,
     engine: run?.engine,
@@ -356,201 +241,103 @@ function finished(state: WorkerState, job: Job, outcome: JobFinished['outcome'],
 function track(state: WorkerState, jobs: Job[]): void {
   for (const job of jobs) state.inFlight.set(job.id, job);
   const run = runClaimed(state, jobs)
-    .catch((error) => state.logger.error({ err: error, worker_id: state.workerId }, 'job batch failed'))
+    .catch((error) =>
+      state.logger.error({ err: error, worker_id: state.context.workerId }, 'job batch failed'),
+    )
     .finally(() => {
       for (const job of jobs) forget(state, job);
       state.runs.delete(run);
-      wakeForSlots(state);
+      state.claims.wakeForSlots();
     });
   state.runs.add(run);
 }
 
-/**
- * Claims up to the free slots once a pack's worth is free (or nothing is in flight); whether the claim
- * filled them all (more may be queued). Packs keep the GPU's dispatches full, and claiming while the earlier packs still run keeps
- * the CPU engine's threads busy across packs.
- */
-async function claimFree(state: WorkerState): Promise<boolean> {
-  const free = state.concurrency - state.inFlight.size;
-  if (free <= 0 || (free < state.packSize && state.inFlight.size > 0)) return false;
+/** Claims up to `free` jobs under this worker's lease and starts their pack: how many, or null on failure. */
+async function claim(state: WorkerState, free: number, leaseMs: number): Promise<number | null> {
+  const { queue, workerId } = state.context;
   try {
-    const jobs = await state.queue.claim(state.workerId, free, state.leaseMs);
+    const jobs = await queue.claim(workerId, free, leaseMs);
     if (jobs.length > 0) {
       state.stats.claimed += jobs.length;
       track(state, jobs);
     }
-    // Fewer than there was room for: the queue had no more when the claim read it. News of jobs queued
-    // while it ran has set `woken` (the loop claims again at once) or comes later (wakeForWork).
-    if (jobs.length < free) state.queueDrained = true;
-    return jobs.length === free;
+    return jobs.length;
   } catch (error) {
-    state.logger.error({ err: error, worker_id: state.workerId }, 'claim failed');
-    return false;
-  }
-}
-
-async function loop(state: WorkerState): Promise<void> {
-  while (!state.stopping) {
-    state.woken = false;
-    const full = await claimFree(state);
-    if (state.stopping) break;
-    // Claim again at once while a claim filled its room (more may be queued) and a pack's room is free;
-    // otherwise wait for a wake-up or the poll.
-    if ((full && state.concurrency - state.inFlight.size >= state.packSize) || state.woken) continue;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, state.pollMs);
-      state.wakeLoop = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    state.wakeLoop = () => {};
-  }
-}
-
-async function heartbeat(state: WorkerState): Promise<void> {
-  const ids = [...state.inFlight.keys()];
-  if (ids.length === 0) return;
-  const held = new Set(await state.queue.heartbeat(state.workerId, ids, state.leaseMs));
-  const lost = ids.filter((id) => !held.has(id) && state.inFlight.has(id));
-  if (lost.length > 0)
-    state.logger.warn({ worker_id: state.workerId, job_ids: lost }, 'lost the lease of running jobs');
-}
-
-async function maintenance(state: WorkerState, sweeper: HoldSweeper | undefined): Promise<void> {
-  const { logger, workerId } = state;
-  const rescued = await state.queue.rescueExpiredLeases(state.clock());
-  if (rescued.requeued.length > 0 || rescued.failed.length > 0) {
-    const requeued = rescued.requeued.map((job) => job.id);
-    const failed = rescued.failed.map((job) => job.id);
-    logger.warn({ worker_id: workerId, requeued, failed }, 'rescued jobs whose lease ran out');
-    wakeForWork(state);
-  }
-  if (!sweeper) return;
-  const swept = await sweeper.sweep(state.clock());
-  if (swept.expiredJobs.length > 0) {
-    logger.info(
-      {
-        worker_id: workerId,
-        released_holds: swept.releasedHolds.length,
-        expired_jobs: swept.expiredJobs.length,
-      },
-      'swept ended holds',
-    );
-  }
-}
-
-// A periodic task that skips its turn while the previous run is still going.
-function every(state: WorkerState, ms: number, task: () => Promise<void>, name: string) {
-  let current: Promise<void> | null = null;
-  const timer = setInterval(() => {
-    if (current) return;
-    current = task()
-      .catch((error) => state.logger.error({ err: error, worker_id: state.workerId }, `${name} failed`))
-      .finally(() => {
-        current = null;
-      });
-  }, ms);
-  return async () => {
-    clearInterval(timer);
-    await current;
-  };
-}
-
-/**
- * Waits for the jobs in flight to finish and complete; their leases keep being extended meanwhile. Past
- * timeoutMs the jobs still running go back to the queue (their runs can then no longer complete them).
- */
-async function drain(state: WorkerState, timeoutMs: number | undefined): Promise<string[]> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline =
-    timeoutMs === undefined
-      ? null
-      : new Promise<'timeout'>((resolve) => {
-          timer = setTimeout(() => resolve('timeout'), timeoutMs);
-        });
-  try {
-    while (state.runs.size > 0) {
-      const all = Promise.all([...state.runs]);
-      if ((await (deadline ? Promise.race([all, deadline]) : all)) !== 'timeout') continue;
-      // Released before the abort: a run that the abort ends without an outcome cannot fail its job.
-      const released = await state.queue.release(state.workerId, [...state.inFlight.keys()]);
-      state.abort.abort();
-      state.logger.warn(
-        { worker_id: state.workerId, job_ids: released },
-        'shutdown timeout: running jobs put back in the queue',
-      );
-      return released;
-    }
-    return [];
-  } finally {
-    clearTimeout(timer);
+    state.logger.error({ err: error, worker_id: workerId }, 'claim failed');
+    return null;
   }
 }
 
 export function startWorker(options: WorkerOptions): Worker {
   const leaseMs = options.leaseMs ?? 30_000;
-  const state: WorkerState = {
+  const concurrency = options.concurrency ?? 4;
+  const logger = options.logger ?? silentLogger;
+  const context: OutcomeContext = {
     queue: options.queue,
     sql: options.sql,
     knownResults: options.knownResults ?? makeKnownResults(),
     workerId: options.workerId,
     clock: options.clock ?? (() => new Date()),
+  };
+  const inFlight = new Map<string, Job>();
+  // The parts call back into the worker they are part of; none runs before the claim loop starts.
+  const state: WorkerState = {
+    context,
     runBatch: options.runBatch,
-    concurrency: options.concurrency ?? 4,
-    packSize: Math.max(
-      1,
-      Math.min(options.packSize ?? Math.ceil((options.concurrency ?? 4) / 4), options.concurrency ?? 4),
-    ),
-    pollMs: options.pollMs ?? 1000,
-    storeGatherMs: options.storeGatherMs ?? STORE_GATHER_MS,
-    lastOutcomeAt: Number.NEGATIVE_INFINITY,
-    leaseMs,
-    logger: options.logger ?? silentLogger,
+    logger,
     stats: { claimed: 0, completed: 0, failed: 0, dropped: 0, cacheHits: 0 },
-    inFlight: new Map(),
+    onJobFinished: options.onJobFinished ?? (() => {}),
+    inFlight,
     runs: new Set(),
     abort: new AbortController(),
-    stopping: false,
-    onJobFinished: options.onJobFinished ?? (() => {}),
-    woken: false,
-    queueDrained: false,
-    wakeLoop: () => {},
-    toStore: [],
-    storing: null,
-    gathering: null,
+    store: makeOutcomeStore({
+      context,
+      logger,
+      gatherMs: options.storeGatherMs ?? STORE_GATHER_MS,
+      jobsHeld: () => inFlight.size,
+      stopping: () => state.claims.stopping(),
+      recorded: (job, outcome, given) => recorded(state, job, outcome, given),
+      release: (job) => forget(state, job),
+      slotsFreed: () => state.claims.wakeForSlots(),
+    }),
+    claims: makeClaimLoop({
+      concurrency,
+      packSize: Math.max(1, Math.min(options.packSize ?? Math.ceil(concurrency / 4), concurrency)),
+      pollMs: options.pollMs ?? 1000,
+      jobsHeld: () => inFlight.size,
+      claim: (free) => claim(state, free, leaseMs),
+    }),
   };
-  const stopHeartbeat = every(
-    state,
-    Math.max(10, Math.floor(leaseMs / 3)),
-    () => heartbeat(state),
-    'heartbeat',
-  );
-  const stopMaintenance = every(
-    state,
-    options.maintenanceMs ?? 5_000,
-    () => maintenance(state, options.sweeper),
-    'maintenance',
-  );
+  const stopChores = startChores({
+    queue: context.queue,
+    workerId: context.workerId,
+    clock: context.clock,
+    logger,
+    leaseMs,
+    maintenanceMs: options.maintenanceMs ?? 5_000,
+    sweeper: options.sweeper,
+    jobs: inFlight,
+    rescued: () => state.claims.wakeForWork(),
+  });
   let stopListening = options.queue
-    .listenForWork(() => wakeForWork(state))
+    .listenForWork(() => state.claims.wakeForWork())
     .catch((error) => {
-      state.logger.warn({ err: error, worker_id: state.workerId }, 'LISTEN failed; polling only');
+      logger.warn({ err: error, worker_id: context.workerId }, 'LISTEN failed; polling only');
       return async () => {};
     });
-  const looping = loop(state);
+  state.claims.start();
 
   return {
-    workerId: state.workerId,
+    workerId: context.workerId,
     stats: state.stats,
     async stop(stopOptions = {}) {
-      state.stopping = true;
+      const looped = state.claims.stop();
       if (stopOptions.abortRuns) state.abort.abort();
-      wakeForWork(state);
-      await looping;
-      const released = await drain(state, stopOptions.timeoutMs);
-      await stopHeartbeat();
-      await stopMaintenance();
+      await looped;
+      const { queue, workerId } = context;
+      const drainWith = { queue, workerId, logger, runs: state.runs, jobs: inFlight, abort: state.abort };
+      const released = await drain(drainWith, stopOptions.timeoutMs);
+      await stopChores();
       const unlisten = await stopListening;
       stopListening = Promise.resolve(async () => {});
       await unlisten();

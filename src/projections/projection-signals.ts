@@ -1,6 +1,6 @@
 // In-process news of projection jobs, sent once their transaction commits (src/db/commit-hooks.ts): a
 // job queued wakes this process's projection worker; a job finished wakes the requests waiting for it.
-// Other processes poll (projection-worker.ts, wait-for-projection.ts).
+// Other processes poll (projection-worker.ts, deliver.ts `waitForProjection`).
 import { EventEmitter } from 'node:events';
 import { afterCommit } from '../db/commit-hooks.js';
 import type { TransactionSql } from '../db/connection.js';

@@ -2,7 +2,7 @@
 // inputs, seed and cache key. Quotes, single runs and batch items all start here.
 import { createHash } from 'node:crypto';
 import type { Caller } from '../accounts/caller.js';
-import { defaultModelParams } from '../engine/contract/model-params.js';
+import { defaultModelParams } from '../engine-contract/model-params.js';
 import { ApiError } from '../errors.js';
 import type { FixtureWithInputs } from '../fixtures/fixture-record.js';
 import {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
 import { compileFixture } from '../../src/engine/compile.js';
-import { COUNTER_WORDS, finalizeCounters } from '../../src/engine/contract/layout.js';
-import type { MatchInputs } from '../../src/engine/contract/match-inputs.js';
-import { defaultModelParams } from '../../src/engine/contract/model-params.js';
 import { buildSimulationDocument, SAMPLE_PATHS, seedToString } from '../../src/engine/document.js';
 import { type SimulationDocument, simulationDocumentSchema } from '../../src/engine/document-schema.js';
+import { COUNTER_WORDS, finalizeCounters } from '../../src/engine-contract/layout.js';
+import type { MatchInputs } from '../../src/engine-contract/match-inputs.js';
+import { defaultModelParams } from '../../src/engine-contract/model-params.js';
 import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
 
 const seed = { lo: 0xdead_beef, hi: 0x0bad_f00d };

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { createCpuEngine, runCpuEngine } from '../../fallback/cpu-engine.js';
+import {
+  createCpuEngine,
+  runCpuEngine,
+  runWhole,
+  spreadOf,
+  WHOLE_RUN_MAX_DRAWS,
+} from '../../fallback/cpu-engine.js';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
 import { compileFixture } from '../../src/engine/compile.js';
 import {
@@ -32,13 +38,13 @@ import {
   TEAM_GOALS,
   TEAM_SUBSTITUTIONS,
   thresholdIndex,
-} from '../../src/engine/contract/layout.js';
-import type { MatchInputs } from '../../src/engine/contract/match-inputs.js';
+} from '../../src/engine-contract/layout.js';
+import type { MatchInputs } from '../../src/engine-contract/match-inputs.js';
 import {
   defaultModelParams,
   type ModelParams,
   modelParamsSchema,
-} from '../../src/engine/contract/model-params.js';
+} from '../../src/engine-contract/model-params.js';
 import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
 
 const seed = { lo: 0x1234_5678, hi: 0x9abc_def0 };
@@ -99,6 +105,23 @@ describe('determinism', () => {
     expect(pooled.counts).toEqual(inline.counts);
     expect(progress).toBe(draws);
     expect(pooled.backend).toBe('cpu-workers-2');
+  });
+
+  it('counts a run it spreads whole on the calling thread as its pool counts it', async () => {
+    expect(spreadOf(WHOLE_RUN_MAX_DRAWS)).toBe('whole');
+    expect(spreadOf(WHOLE_RUN_MAX_DRAWS + 1)).toBe('pool');
+    const engine = createCpuEngine({ threads: 2 });
+    try {
+      expect(engine.spreadOf(100)).toBe('whole');
+      let progress = 0;
+      const whole = runWhole(compiled, { draws: 12_345, seed, onProgress: (done) => (progress = done) }, 'x');
+      expect(whole).toMatchObject({ engine: 'cpu', backend: 'x' });
+      expect(progress).toBe(12_345);
+      expect((await engine.run(compiled, { draws: 12_345, seed })).counts).toEqual(whole.counts);
+      expect(whole.counts).toEqual(counts(compiled, 12_345));
+    } finally {
+      await engine.close();
+    }
   });
 
   it('leaves the calling thread’s event loop free while workers simulate', async () => {

@@ -25,7 +25,7 @@ import {
   buildEventTables,
   exponentialBits,
   roundNonNegative,
-} from '../../src/engine/contract/event-tables.js';
+} from '../../src/engine-contract/event-tables.js';
 import {
   AWAY,
   addCounters,
@@ -60,9 +60,9 @@ import {
   TEAM_SHOTS_ON_TARGET,
   TEAM_SUBSTITUTIONS,
   TEAM_YELLOWS,
-} from '../../src/engine/contract/layout.js';
-import type { MatchInputs, SideInputs } from '../../src/engine/contract/match-inputs.js';
-import { defaultModelParams, type ModelParams } from '../../src/engine/contract/model-params.js';
+} from '../../src/engine-contract/layout.js';
+import type { MatchInputs, SideInputs } from '../../src/engine-contract/match-inputs.js';
+import { defaultModelParams, type ModelParams } from '../../src/engine-contract/model-params.js';
 import { simulateRangePerStep } from './per-step-reference.js';
 import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
 

@@ -1,4 +1,4 @@
-// The engine's expected shots (src/engine/contract/layout.ts "Shot tables"), checked against the shot
+// The engine's expected shots (src/engine-contract/layout.ts "Shot tables"), checked against the shot
 // tables directly: a fixture whose only events are shots that are not goals, so no cell or player ever
 // changes and a side's expected shots in a draw are the shot tables' sum over the steps it played (first
 // half to its added time, second half to its own). The draws' added minutes are in the counters, so the
@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { simulateRange } from '../../fallback/engine.js';
 import { compileFixture } from '../../src/engine/compile.js';
-import { buildEventTables } from '../../src/engine/contract/event-tables.js';
+import { buildEventTables } from '../../src/engine-contract/event-tables.js';
 import {
   C_ADDED_TIME,
   C_TEAM,
@@ -47,8 +47,8 @@ import {
   THRESHOLD_WORDS,
   thresholdIndex,
   XI_SIZE,
-} from '../../src/engine/contract/layout.js';
-import { defaultModelParams } from '../../src/engine/contract/model-params.js';
+} from '../../src/engine-contract/layout.js';
+import { defaultModelParams } from '../../src/engine-contract/model-params.js';
 import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
 
 const DRAWS = 20_000;

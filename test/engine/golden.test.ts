@@ -1,5 +1,5 @@
 // Golden counts: SHA-256 digests of the CPU engine's counters and sample paths (the event-driven sampler,
-// recorded when it added expected shots instead of sampling them, src/engine/contract/layout.ts "Shot
+// recorded when it added expected shots instead of sampling them, src/engine-contract/layout.ts "Shot
 // tables", and carried a first-half hazard budget over to the second half) and of the per-step reference
 // it replaced (test/engine/per-step-reference.ts, recorded from the per-step engine before its speed
 // work; its counters were recorded again when the shot counters became units of 1 / SHOT_COUNTER_UNIT,
@@ -19,15 +19,15 @@ import {
   type CompiledFixture,
   type EngineSeed,
   finalizeCounters,
-} from '../../src/engine/contract/layout.js';
+} from '../../src/engine-contract/layout.js';
 import {
   type MatchInputs,
   matchInputsSchema,
   PLAYER_POSITIONS,
   type PlayerProfile,
   type SideInputs,
-} from '../../src/engine/contract/match-inputs.js';
-import { type ModelParams, modelParamsSchema } from '../../src/engine/contract/model-params.js';
+} from '../../src/engine-contract/match-inputs.js';
+import { type ModelParams, modelParamsSchema } from '../../src/engine-contract/model-params.js';
 import { recordSamplePathsPerStep, simulateRangePerStep } from './per-step-reference.js';
 import { plausibleFixture, seededUniform, withAnnouncedLineup } from './plausible-teams.js';
 

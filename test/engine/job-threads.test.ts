@@ -4,13 +4,13 @@
 // no job uses them, and a compile into a used slot gives the bits of a compile into new memory.
 import { afterAll, describe, expect, it } from 'vitest';
 import { compileKey } from '../../src/engine/compile.js';
-import type { EngineSeed } from '../../src/engine/contract/layout.js';
-import type { MatchInputs } from '../../src/engine/contract/match-inputs.js';
-import { defaultModelParams } from '../../src/engine/contract/model-params.js';
 import { documentWireText } from '../../src/engine/document-schema.js';
 import { createJobThreads, type JobThreads } from '../../src/engine/job-threads.js';
 import type { HostJob } from '../../src/engine/job-work.js';
 import { loadModelStatus } from '../../src/engine/model-status.js';
+import type { EngineSeed } from '../../src/engine-contract/layout.js';
+import type { MatchInputs } from '../../src/engine-contract/match-inputs.js';
+import { defaultModelParams } from '../../src/engine-contract/model-params.js';
 import { plausibleFixture } from './plausible-teams.js';
 
 const setting = { params: defaultModelParams, modelStatus: loadModelStatus(defaultModelParams) };
@@ -73,7 +73,7 @@ describe('job threads', () => {
     const counted = await here.whole(job, await compiledOf(here, job));
     // The counters of the same draws, taken from a run on the calling thread, finished on a thread.
     const { simulateRange } = await import('../../fallback/engine.js');
-    const { COUNTER_WORDS, finalizeCounters } = await import('../../src/engine/contract/layout.js');
+    const { COUNTER_WORDS, finalizeCounters } = await import('../../src/engine-contract/layout.js');
     const counts = new Uint32Array(COUNTER_WORDS);
     simulateRange(compiled, job.seed, 0, job.draws, counts);
     finalizeCounters(counts);

@@ -3,16 +3,16 @@
 import { describe, expect, it } from 'vitest';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
 import { compileFixture } from '../../src/engine/compile.js';
-import { COUNTER_WORDS, finalizeCounters } from '../../src/engine/contract/layout.js';
+import { buildSimulationDocument, SAMPLE_PATHS } from '../../src/engine/document.js';
+import { COUNTER_WORDS, finalizeCounters } from '../../src/engine-contract/layout.js';
 import {
   type CompetitionProfile,
   fittedCompetitionProfile,
   type MatchInputs,
   matchInputsSchema,
   paramsForFixture,
-} from '../../src/engine/contract/match-inputs.js';
-import { defaultModelParams } from '../../src/engine/contract/model-params.js';
-import { buildSimulationDocument, SAMPLE_PATHS } from '../../src/engine/document.js';
+} from '../../src/engine-contract/match-inputs.js';
+import { defaultModelParams } from '../../src/engine-contract/model-params.js';
 import { plausibleFixture } from './plausible-teams.js';
 
 const seed = { lo: 0x1234_5678, hi: 0x0bad_f00d };

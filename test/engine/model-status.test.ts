@@ -1,8 +1,8 @@
 // What documents state about the model: the stored backtest, only for the model version it was run on.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { defaultModelParams } from '../../src/engine/contract/model-params.js';
 import { loadModelStatus, modelAccuracyFor, type StoredBacktest } from '../../src/engine/model-status.js';
+import { defaultModelParams } from '../../src/engine-contract/model-params.js';
 
 describe('modelAccuracyFor', () => {
   const stored = {

@@ -4,7 +4,7 @@
 // (test/engine/event-sampler.test.ts) and the golden digests pin its counters (test/engine/golden.test.ts).
 // It reuses the engine's set-up, events and tallies (fallback/engine.ts simulateDraws, sideEvent), so
 // only the step loop lives here.
-import { cellRowOf, goalsOf, type SamplePath, sideEvent, simulateDraws } from '../../fallback/engine.js';
+import { cellRowOf, goalsOf, sideEvent, simulateDraws } from '../../fallback/engine.js';
 import {
   AWAY,
   COUNTER_WORDS,
@@ -22,9 +22,10 @@ import {
   THRESHOLD_SIDE_STRIDE,
   THRESHOLD_STEP_STRIDE,
   THRESHOLD_STRENGTH_STRIDE,
-} from '../../src/engine/contract/layout.js';
+} from '../../src/engine-contract/layout.js';
+import type { SamplePath } from '../../src/engine-contract/sample-path.js';
 
-// pcg4d's first stage (x * 1664525 + 1013904223), inlined in the step loop: see src/engine/contract/rng.ts.
+// pcg4d's first stage (x * 1664525 + 1013904223), inlined in the step loop: see src/engine-contract/rng.ts.
 const LCG_MULTIPLIER = 1664525;
 const LCG_INCREMENT = 1013904223;
 const CELLS = SCORE_STATE_BUCKETS * RED_CARD_BUCKETS;
@@ -123,7 +124,7 @@ export function simulateRangePerStep(
 }
 
 /**
- * pcg4d(draw, step, key.lo, key.hi) of every played step (src/engine/contract/rng.ts, inlined), up to
+ * pcg4d(draw, step, key.lo, key.hi) of every played step (src/engine-contract/rng.ts, inlined), up to
  * the second round's c and d: words a, b, c, d of step s at hashed[4 * s ..].
  */
 function hashSteps(

@@ -1,3 +1,4 @@
-// The plausible fixtures moved to src/engine/plausible-teams.ts, where `matchsim gpu-check` (shipped
-// code, which never imports tests) can use them too; the tests and benchmarks keep importing them here.
-export * from '../../src/engine/plausible-teams.js';
+// The plausible fixtures live in src/cli/gpu-check/plausible-teams.ts, beside the parity cases, where
+// `matchsim gpu-check` (shipped code, which never imports tests) can use them too; the tests and
+// benchmarks keep importing them here.
+export * from '../../src/cli/gpu-check/plausible-teams.js';

@@ -4,21 +4,21 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
 import { compileFixture } from '../../src/engine/compile.js';
+import { buildSimulationDocument } from '../../src/engine/document.js';
+import { simulationDocumentSchema } from '../../src/engine/document-schema.js';
 import {
   COUNTER_WORDS,
   finalizeCounters,
   P_STARTS,
   playerCounterBase,
-} from '../../src/engine/contract/layout.js';
+} from '../../src/engine-contract/layout.js';
 import {
   type MatchInputs,
   matchInputsSchema,
   PLAYER_POSITIONS,
   type SideInputs,
-} from '../../src/engine/contract/match-inputs.js';
-import { defaultModelParams } from '../../src/engine/contract/model-params.js';
-import { buildSimulationDocument } from '../../src/engine/document.js';
-import { simulationDocumentSchema } from '../../src/engine/document-schema.js';
+} from '../../src/engine-contract/match-inputs.js';
+import { defaultModelParams } from '../../src/engine-contract/model-params.js';
 
 const share = fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1, noNaN: true }));
 const player = fc.record({

@@ -5,7 +5,7 @@ import {
   STREAM_ASSIST_BASE,
   STREAM_SETUP_LINEUPS,
   scaleToRange,
-} from '../../src/engine/contract/rng.js';
+} from '../../src/engine-contract/rng.js';
 
 const TWO_32 = 2n ** 32n;
 

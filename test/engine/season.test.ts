@@ -3,7 +3,7 @@
 // tolerances are the stated acceptance bands of the starting/fitted constants, not Monte Carlo noise
 // (81,000 simulated matches: standard errors near 0.2 percentage points).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { defaultModelParams } from '../../src/engine/contract/model-params.js';
+import { defaultModelParams } from '../../src/engine-contract/model-params.js';
 import { type SeasonFigures, simulateSeason } from './season.js';
 
 const REFERENCE = [

@@ -19,8 +19,8 @@ import {
   TEAM_SHOTS,
   TEAM_SHOTS_ON_TARGET,
   TEAM_YELLOWS,
-} from '../../src/engine/contract/layout.js';
-import type { ModelParams } from '../../src/engine/contract/model-params.js';
+} from '../../src/engine-contract/layout.js';
+import type { ModelParams } from '../../src/engine-contract/model-params.js';
 import { plausibleFixture, seededUniform } from './plausible-teams.js';
 
 const RATING_SD = 0.25;

@@ -1,9 +1,9 @@
-// The worker-thread pool both engines use (src/engine/contract/thread-pool.ts): answers matched to their
+// The worker-thread pool both engines use (src/engine-contract/thread-pool.ts): answers matched to their
 // tasks, a thread's next tasks sent ahead of its answer up to `depth`, and a thread that dies fails the
 // task it was running, hands the ones behind it to a new thread, and is replaced.
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createThreadPool, type ThreadPool } from '../../src/engine/contract/thread-pool.js';
+import { createThreadPool, type ThreadPool } from '../../src/engine-contract/thread-pool.js';
 
 // Answers { n, doubled } for { n }; exits the thread for { exit: true }; throws out of the thread for
 // { throw: true }; answers an error for { fail }.

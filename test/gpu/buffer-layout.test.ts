@@ -20,10 +20,10 @@ import {
   runsPerDispatch,
 } from '../../gpu/match-dispatch.js';
 import { readShader } from '../../gpu/shader-source.js';
-import { buildEventTables } from '../../src/engine/contract/event-tables.js';
-import * as contract from '../../src/engine/contract/layout.js';
-import { runKey } from '../../src/engine/contract/rng.js';
-import { MAX_DRAWS_PER_JOB } from '../../src/engine/contract/run.js';
+import { buildEventTables } from '../../src/engine-contract/event-tables.js';
+import * as contract from '../../src/engine-contract/layout.js';
+import { runKey } from '../../src/engine-contract/rng.js';
+import { MAX_DRAWS_PER_JOB } from '../../src/engine-contract/run.js';
 import { parseWgslStructs, type WgslStruct } from './wgsl-struct-layout.js';
 
 const structs = parseWgslStructs(readShader('common'));
@@ -154,7 +154,7 @@ describe('contract prelude of the kernels', () => {
     [...prelude.matchAll(/^const (\w+): u32 = (\d+)u;$/gm)].map((match) => [match[1]!, Number(match[2])]),
   );
 
-  it('declares every numeric constant of src/engine/contract/layout.ts with its value', () => {
+  it('declares every numeric constant of src/engine-contract/layout.ts with its value', () => {
     const numeric = Object.entries(contract).filter(([, value]) => typeof value === 'number');
     expect(numeric.length).toBeGreaterThan(50);
     for (const [name, value] of numeric) expect([name, declared.get(name)]).toEqual([name, value]);

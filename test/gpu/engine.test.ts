@@ -11,8 +11,8 @@ import {
   type CompiledFixture,
   type EngineSeed,
   finalizeCounters,
-} from '../../src/engine/contract/layout.js';
-import { defaultModelParams } from '../../src/engine/contract/model-params.js';
+} from '../../src/engine-contract/layout.js';
+import { defaultModelParams } from '../../src/engine-contract/model-params.js';
 import { plausibleFixture, withAnnouncedLineup } from '../engine/plausible-teams.js';
 
 const chosen = await chooseAdapter({ mode: 'gpu' });

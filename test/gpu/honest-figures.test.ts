@@ -7,7 +7,7 @@ import { kernelRows } from '../../bench/gpu.js';
 import { type GpuEngineRun, runsEngine } from '../../gpu/engine.js';
 import { summarizeRuns } from '../../src/cli/gpu-check/engine-steps.js';
 import { quantizationVerdict } from '../../src/cli/gpu-check/kernel-steps.js';
-import { COUNTER_WORDS } from '../../src/engine/contract/layout.js';
+import { COUNTER_WORDS } from '../../src/engine-contract/layout.js';
 
 function run(engine: 'gpu' | 'cpu', gpuMs: number): GpuEngineRun {
   return {

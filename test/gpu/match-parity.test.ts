@@ -1,11 +1,18 @@
 // GPU counts equal CPU counts exactly: the match kernel (shaders/match.wgsl) against fallback/engine.ts,
 // counter for counter (the event-driven sampler: simulateRange), over fixtures, lineup kinds, seeds, draw
 // offsets and counts that are not multiples of the workgroup size, alone and packed into one dispatch.
-// The cases live in src/engine/parity-cases.ts, which `matchsim gpu-check` runs on GPU hosts too.
+// The cases live in src/cli/gpu-check/parity-cases.ts, which `matchsim gpu-check` runs on GPU hosts too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chooseAdapter } from '../../gpu/adapter.js';
 import { type OpenedDevice, openDevice } from '../../gpu/device.js';
 import { createMatchDispatcher, MATCH_DEVICE_NEEDS, type MatchDispatcher } from '../../gpu/match-dispatch.js';
+import {
+  comparableCounters,
+  cpuCounters,
+  expectedCounters,
+  parityCases,
+  parityFixtures,
+} from '../../src/cli/gpu-check/parity-cases.js';
 import {
   AWAY,
   C_TEAM,
@@ -13,14 +20,7 @@ import {
   TEAM_COUNTERS,
   TEAM_REDS,
   TEAM_YELLOWS,
-} from '../../src/engine/contract/layout.js';
-import {
-  comparableCounters,
-  cpuCounters,
-  expectedCounters,
-  parityCases,
-  parityFixtures,
-} from '../../src/engine/parity-cases.js';
+} from '../../src/engine-contract/layout.js';
 
 const chosen = await chooseAdapter({ mode: 'gpu' });
 if (!chosen) console.warn('GPU parity tests skipped: no WebGPU adapter (not even llvmpipe) on this host');

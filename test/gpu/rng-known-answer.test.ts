@@ -1,4 +1,4 @@
-// The WGSL pcg4d (shaders/common.wgsl) against src/engine/contract/rng.ts, word for word, on edge inputs
+// The WGSL pcg4d (shaders/common.wgsl) against src/engine-contract/rng.ts, word for word, on edge inputs
 // and on the keys the engine uses: (draw, stream, seed low, seed high).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chooseAdapter } from '../../gpu/adapter.js';
@@ -16,7 +16,7 @@ import {
   STREAM_SETUP_ADDED_TIME,
   STREAM_SETUP_LINEUPS,
   scaleToRange,
-} from '../../src/engine/contract/rng.js';
+} from '../../src/engine-contract/rng.js';
 
 const chosen = await chooseAdapter({ mode: 'gpu' });
 if (!chosen) console.warn('GPU tests skipped: no WebGPU adapter (not even llvmpipe) on this host');
@@ -115,7 +115,7 @@ describe.skipIf(!chosen)(`WGSL pcg4d on ${chosen?.description ?? 'no adapter'}`,
   });
   afterAll(() => opened?.device.destroy());
 
-  it('gives the words of src/engine/contract/rng.ts for the keys the engine uses', async () => {
+  it('gives the words of src/engine-contract/rng.ts for the keys the engine uses', async () => {
     const keys = engineKeys();
     const gpu = await runOnGpu(opened, keys);
     const cpu = keys.map(onCpu);

@@ -5,7 +5,7 @@ import { backtestModel } from '../../model/backtest.js';
 import { resolveDataDir } from '../../model/data-dir.js';
 import { loadLeagueMatches } from '../../model/league-results.js';
 import { walkForward } from '../../model/walk-forward.js';
-import { defaultModelParams } from '../../src/engine/contract/model-params.js';
+import { defaultModelParams } from '../../src/engine-contract/model-params.js';
 
 const dataDir = resolveDataDir(process.env.MATCHSIM_DATA_DIR);
 

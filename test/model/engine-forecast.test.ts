@@ -7,7 +7,7 @@ import { resolveDataDir } from '../../model/data-dir.js';
 import { engineForecast } from '../../model/engine-forecast.js';
 import { competitionProfile } from '../../model/league-profile.js';
 import { loadLeagueMatches } from '../../model/league-results.js';
-import { defaultModelParams } from '../../src/engine/contract/model-params.js';
+import { defaultModelParams } from '../../src/engine-contract/model-params.js';
 
 const dataDir = resolveDataDir(process.env.MATCHSIM_DATA_DIR);
 const engine = createCpuEngine({ threads: 0 });

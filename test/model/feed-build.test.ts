@@ -13,9 +13,9 @@ import {
 } from '../../model/feed-build.js';
 import { readResultsFolder } from '../../model/results-files.js';
 import { compileFixture } from '../../src/engine/compile.js';
-import { C_TEAM, TEAM_COUNTERS, TEAM_GOALS } from '../../src/engine/contract/layout.js';
-import { expectedGoalsFromRatings } from '../../src/engine/contract/match-inputs.js';
-import { defaultModelParams } from '../../src/engine/contract/model-params.js';
+import { C_TEAM, TEAM_COUNTERS, TEAM_GOALS } from '../../src/engine-contract/layout.js';
+import { expectedGoalsFromRatings } from '../../src/engine-contract/match-inputs.js';
+import { defaultModelParams } from '../../src/engine-contract/model-params.js';
 import { ingestFeed } from '../../src/fixtures/feed-loader.js';
 import { getFixtureForSale } from '../../src/fixtures/fixture-access.js';
 import { resolveLineups } from '../../src/fixtures/lineups.js';

@@ -3,7 +3,7 @@ import { resolveDataDir } from '../../model/data-dir.js';
 import { modelVersionOf, withProfilesBefore } from '../../model/fit-model.js';
 import { fictionalTeamRatings, type LeagueProfile, leagueProfile } from '../../model/league-profile.js';
 import { type LeagueMatch, loadLeagueMatches } from '../../model/league-results.js';
-import { defaultModelParams, type ModelParams } from '../../src/engine/contract/model-params.js';
+import { defaultModelParams, type ModelParams } from '../../src/engine-contract/model-params.js';
 import { seededUniform } from '../engine/plausible-teams.js';
 
 const profile: LeagueProfile = {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type DynamicsSample, fitMatchDynamics } from '../../model/match-dynamics.js';
 import { SECOND_HALF_START, STEPS, scoreBucket, stepTableIndex } from '../../model/minute-model.js';
 import { calibrationGrid, makeStepRateModel } from '../../model/step-rates.js';
-import { defaultModelParams, type ModelParams } from '../../src/engine/contract/model-params.js';
+import { defaultModelParams, type ModelParams } from '../../src/engine-contract/model-params.js';
 import { seededUniform } from '../engine/plausible-teams.js';
 
 const TRUE_MULTIPLIERS = [1.5, 1.3, 1, 0.8, 0.7];

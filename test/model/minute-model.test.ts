@@ -6,8 +6,8 @@ import { referenceFixture } from '../../model/reference-fixture.js';
 import { marketsFromGrid } from '../../model/score-grid.js';
 import { stepTableFromCompiled, stepTableFromParams } from '../../model/step-rates.js';
 import { compileFixture } from '../../src/engine/compile.js';
-import { C_FT_GRID, COUNTER_WORDS, finalizeCounters, GRID_SIZE } from '../../src/engine/contract/layout.js';
-import { defaultModelParams, type ModelParams } from '../../src/engine/contract/model-params.js';
+import { C_FT_GRID, COUNTER_WORDS, finalizeCounters, GRID_SIZE } from '../../src/engine-contract/layout.js';
+import { defaultModelParams, type ModelParams } from '../../src/engine-contract/model-params.js';
 
 const rated: [number, number] = [1.6, 1.1];
 

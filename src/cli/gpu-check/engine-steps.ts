@@ -5,12 +5,12 @@
 import type { CpuEngine } from '../../../fallback/cpu-engine.js';
 import { type BatchJob, type GpuEngine, type GpuEngineRun, runsEngine } from '../../../gpu/engine.js';
 import { createSlotPool } from '../../engine/compiled-slots.js';
-import type { CompiledFixture } from '../../engine/contract/layout.js';
-import { defaultModelParams } from '../../engine/contract/model-params.js';
 import { compileShared } from '../../engine/job-work.js';
-import { differingWords } from '../../engine/parity-cases.js';
-import { plausibleFixture } from '../../engine/plausible-teams.js';
+import type { CompiledFixture } from '../../engine-contract/layout.js';
+import { defaultModelParams } from '../../engine-contract/model-params.js';
 import { countersDigest, median, TIMED_RUNS, WARM_UP_MS, warmUp } from './kernel-steps.js';
+import { differingWords } from './parity-cases.js';
+import { plausibleFixture } from './plausible-teams.js';
 import type { CheckReport } from './report.js';
 
 export const BATCH_FIXTURES = 1_000;

@@ -1,5 +1,5 @@
 // gpu-check's steps on the match kernel directly (gpu/match-dispatch.ts, no worker): the parity cases
-// of src/engine/parity-cases.ts, a million draws of a few fixtures against the CPU engine on all cores,
+// of parity-cases.ts, a million draws of a few fixtures against the CPU engine on all cores,
 // and the kernel time of one million-draw dispatch by timestamp queries, with the proof that Dawn's
 // timestamp quantization is off.
 import { createHash } from 'node:crypto';
@@ -11,7 +11,7 @@ import {
   type MatchDispatcher,
   type MatchDispatcherOptions,
 } from '../../../gpu/match-dispatch.js';
-import { type CompiledFixture, finalizeCounters } from '../../engine/contract/layout.js';
+import { type CompiledFixture, finalizeCounters } from '../../engine-contract/layout.js';
 import {
   comparableCounters,
   differingWords,
@@ -19,7 +19,7 @@ import {
   type ParityCase,
   type ParityFixtures,
   parityCases,
-} from '../../engine/parity-cases.js';
+} from './parity-cases.js';
 import type { CheckReport } from './report.js';
 
 /**

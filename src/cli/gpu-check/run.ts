@@ -9,7 +9,6 @@ import { type ChosenAdapter, chooseAdapterExplained } from '../../../gpu/adapter
 import { openDevice } from '../../../gpu/device.js';
 import { createGpuEngine, type GpuEngineOptions } from '../../../gpu/engine.js';
 import { MATCH_DEVICE_NEEDS } from '../../../gpu/match-dispatch.js';
-import { parityFixtures } from '../../engine/parity-cases.js';
 import { BATCH_FIXTURES, engineSteps } from './engine-steps.js';
 import {
   type KernelContext,
@@ -18,6 +17,7 @@ import {
   millionDrawsStep,
   parityStep,
 } from './kernel-steps.js';
+import { parityFixtures } from './parity-cases.js';
 import { type CheckReport, createReport, exitCodeOf, GPU_CHECK_EXIT } from './report.js';
 import { tuneSteps } from './tune-steps.js';
 

@@ -16,8 +16,7 @@ import {
   type MatchRun,
 } from '../../../gpu/match-dispatch.js';
 import { readShader } from '../../../gpu/shader-source.js';
-import type { CompiledFixture } from '../../engine/contract/layout.js';
-import type { ParityFixtures } from '../../engine/parity-cases.js';
+import type { CompiledFixture } from '../../engine-contract/layout.js';
 import {
   countersDigest,
   kernelDispatchers,
@@ -28,6 +27,7 @@ import {
   warmUp,
 } from './kernel-steps.js';
 import { STAGE_VARIANTS, withoutStage } from './kernel-variants.js';
+import type { ParityFixtures } from './parity-cases.js';
 import type { CheckReport } from './report.js';
 
 /** Sizes compared: one NVIDIA warp up to twice WebGPU's default limit (sizes past the adapter's are skipped). */

@@ -1,7 +1,7 @@
 // Wire schemas of the fixture routes (docs/api.md §2.2, §2.7, §2.8, §4.2, §4.6, §4.7) and of the
 // operators' feed load.
 import { z } from 'zod';
-import { PLAYER_POSITIONS } from '../../engine/contract/match-inputs.js';
+import { PLAYER_POSITIONS } from '../../engine-contract/match-inputs.js';
 import { FIXTURE_STATES } from '../../fixtures/fixture-inputs.js';
 import { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from '../../fixtures/fixture-list.js';
 import { freshnessSchema, sideTeamSchema, teamSchema } from './common.js';

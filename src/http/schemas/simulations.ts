@@ -1,8 +1,8 @@
 // Wire schemas of the simulation routes (docs/api.md §2.3-2.6, §4.3-4.5, §4.8). Field order is the
 // order the views build, so a body serialised through its schema keeps its bytes.
 import { z } from 'zod';
-import { MAX_DRAWS_PER_JOB as MAX_DRAWS, MIN_DRAWS_PER_JOB as MIN_DRAWS } from '../../engine/contract/run.js';
 import { simulationDocumentSchema } from '../../engine/document-schema.js';
+import { MAX_DRAWS_PER_JOB as MAX_DRAWS, MIN_DRAWS_PER_JOB as MIN_DRAWS } from '../../engine-contract/run.js';
 import type { LineupsRequest } from '../../fixtures/lineups.js';
 import { BATCH_STATUSES, JOB_STATUSES } from '../../jobs/types.js';
 import { DEFAULT_DRAWS } from '../../simulations/types.js';

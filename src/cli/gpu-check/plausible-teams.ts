@@ -1,7 +1,7 @@
 // Plausible fictional fixtures for engine tests, benchmarks and `matchsim gpu-check`: squads shaped like
 // a top-flight club's (3 goalkeepers, 8 defenders, 8 midfielders, 6 attackers) with ratings spread like
 // a European league.
-import type { MatchInputs, PlayerProfile, SideInputs } from './contract/match-inputs.js';
+import type { MatchInputs, PlayerProfile, SideInputs } from '../../engine-contract/match-inputs.js';
 
 const LINES = [
   {

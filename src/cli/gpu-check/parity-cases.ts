@@ -1,15 +1,15 @@
 // The GPU parity cases: runs of the match kernel whose counters must equal the CPU engine's
 // (fallback/engine.ts simulateRange) bit for bit. One module for both users: the vitest suite
-// (test/gpu/match-parity.test.ts) and `matchsim gpu-check` (src/cli/gpu-check.ts), which runs the same
-// cases on a GPU host without vitest. Fixtures cover predicted, announced, custom and unlabelled
+// (test/gpu/match-parity.test.ts) and `matchsim gpu-check` (this folder), which runs the same cases on a
+// GPU host without vitest; neither the runner nor the engines need them, so they live here. Fixtures cover predicted, announced, custom and unlabelled
 // lineups, lopsided ratings and a card-heavy model; draw counts that are not multiples of the workgroup
 // size, draw offsets, 2-D grids, packed dispatches and split draw ranges.
-import { simulateRange } from '../../fallback/engine.js';
-import { MATCH_WORKGROUP_SIZE, type MatchRun } from '../../gpu/match-dispatch.js';
-import { compileFixture } from './compile.js';
-import { COUNTER_WORDS, type CompiledFixture, type EngineSeed } from './contract/layout.js';
-import type { MatchInputs, SideInputs } from './contract/match-inputs.js';
-import { defaultModelParams, type ModelParams } from './contract/model-params.js';
+import { simulateRange } from '../../../fallback/engine.js';
+import { MATCH_WORKGROUP_SIZE, type MatchRun } from '../../../gpu/match-dispatch.js';
+import { compileFixture } from '../../engine/compile.js';
+import { COUNTER_WORDS, type CompiledFixture, type EngineSeed } from '../../engine-contract/layout.js';
+import type { MatchInputs, SideInputs } from '../../engine-contract/match-inputs.js';
+import { defaultModelParams, type ModelParams } from '../../engine-contract/model-params.js';
 import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
 
 /** A run of a compiled fixture, with the tables the kernel reads. */
