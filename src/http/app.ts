@@ -44,6 +44,8 @@ export type { App, AppDeps } from './app-types.js';
 
 /** Bodies larger than this are refused before parsing. */
 const BODY_LIMIT_BYTES = 1024 * 1024;
+/** How much of an unmatched request's path its log line keeps. */
+const UNMATCHED_PATH_CHARS = 200;
 /**
  * The content types compressed (docs/api.md §1: every body of 1 KiB or more): @fastify/compress's own
  * list (text but event streams, JSON, XML, octet streams) and the batch results stream's NDJSON, which
@@ -178,6 +180,9 @@ function installRequestHooks(app: App, deps: AppDeps, keyCache: KeyCache): void 
     const line = {
       method: request.method,
       route,
+      // An unmatched request's own path (no query: it may carry secrets), cut to a length any route has;
+      // a matched one is named by its route.
+      ...(url === undefined ? { path: request.url.split('?')[0]!.slice(0, UNMATCHED_PATH_CHARS) } : {}),
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 10) / 10,
       org_id: request.auth?.org.id,

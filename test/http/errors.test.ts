@@ -194,6 +194,19 @@ describe('errors over HTTP', () => {
     expect(response.json().error.request_id).toBe(response.headers['request-id']);
   });
 
+  it('logs an unknown route with the path asked for (its query left out), not only as unmatched', async () => {
+    t.app.log.level = 'info'; // the test app logs errors only; its request loggers follow this level
+    const response = await t.app.inject({ method: 'GET', url: '/v1/nothing-here/either?secret=1' });
+    t.app.log.level = 'error';
+    expect(response.statusCode).toBe(404);
+    const lines = t.serverErrors(String(response.headers['request-id'])).map((line) => JSON.parse(line));
+    expect(lines.find((line) => line.msg === 'request')).toMatchObject({
+      route: 'unmatched',
+      path: '/v1/nothing-here/either',
+      status: 404,
+    });
+  });
+
   it('sends a distinct Request-Id on every response, successes included', async () => {
     const a = await t.app.inject({ method: 'GET', url: '/healthz' });
     const b = await t.app.inject({ method: 'GET', url: '/healthz' });
@@ -252,6 +265,12 @@ describe('errors over HTTP', () => {
     expect(docs.statusCode).toBe(200);
     for (const code of SPEC_CODES) expect(docs.body).toContain(`id="${code}"`);
     expect(docs.body).toContain('GET /v1/credits');
+    // Calls that charge or hold credits are marked; reads that never charge are not.
+    const operation = (id: string) => new RegExp(`<li id="op-${id}">.*?</li>`).exec(docs.body)?.[0] ?? '';
+    for (const id of ['getExpectedLineup', 'runSimulation', 'createBatch', 'runProjection'])
+      expect(operation(id), id).toContain('charges credits (live keys)');
+    for (const id of ['getCreditBalance', 'listFixtures', 'quoteSimulation'])
+      expect(operation(id), id).not.toContain('charges credits');
     const openapi = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     expect(openapi.info.version).toBe('2.0.0');
     expect(openapi.components.securitySchemes.ApiKeyAuth).toMatchObject({ type: 'http', scheme: 'bearer' });

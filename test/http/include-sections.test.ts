@@ -76,7 +76,11 @@ describe('include', () => {
     for (const bad of ['results', 'result,,goals', '', 'schema']) {
       const refused = await get(`/v1/simulations/${delivered.id}?include=${bad}`, auth);
       expect(refused.statusCode, bad).toBe(400);
-      expect(refused.json().error).toMatchObject({ code: 'parameter_invalid', param: 'include' });
+      expect(refused.json().error).toMatchObject({
+        code: 'parameter_invalid',
+        param: 'include',
+        message: `\`include\`: a comma-separated list of the document's sections: ${DOCUMENT_SECTIONS.join(', ')}`,
+      });
     }
   });
 

@@ -222,7 +222,9 @@ function customerHead(options: DocumentOptions): Json {
       version: options.version,
       description:
         'Credit-metered football match simulation. Every request carries `Authorization: Bearer <API key>`; ' +
-        `every error is the Error object, and each code has an entry at ${options.docsUrl}#<code>. ` +
+        // In backticks: Markdown would take a bare <code> for an HTML tag and show nothing.
+        `every error is the Error object, and each code has an entry at \`${options.docsUrl}#<code>\` ` +
+        `(${options.docsUrl}#balance_too_low, for one). ` +
         'Objects may gain fields and enums documented as open may gain values: tolerate both.',
     },
     servers: [{ url: options.baseUrl }],

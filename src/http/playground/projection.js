@@ -5,12 +5,26 @@
 import { horizontalBars, placesHeatMap } from './charts.js';
 import { formatPercent } from './markets.js';
 
+/** A zone's column title: its name in words and its places ("Top four (1–4)" for `top_four`). */
+export function zoneTitle(zone) {
+  const words = zone.name.replaceAll('_', ' ');
+  const places = zone.from === zone.to ? `${zone.from}` : `${zone.from}–${zone.to}`;
+  return `${words.charAt(0).toUpperCase()}${words.slice(1)} (${places})`;
+}
+
 /** The table: rank, club, played, points, expected points, then each zone's probability. */
 function projectionTable(projection) {
   const table = document.createElement('table');
   const zones = projection.zones.map((zone) => zone.name);
   const head = table.createTHead().insertRow();
-  for (const title of ['#', 'Club', 'Played', 'Points', 'Expected points', ...zones]) {
+  for (const title of [
+    '#',
+    'Club',
+    'Played',
+    'Points',
+    'Expected points',
+    ...projection.zones.map(zoneTitle),
+  ]) {
     const cell = document.createElement('th');
     cell.scope = 'col';
     cell.textContent = title;

@@ -11,6 +11,7 @@ const FILES: Record<string, string> = {
   'charts.js': 'text/javascript; charset=utf-8',
   'markets.js': 'text/javascript; charset=utf-8',
   'projection.js': 'text/javascript; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
 };
 
 const folder = new URL('../playground/', import.meta.url);
@@ -26,6 +27,8 @@ export function registerPlaygroundRoutes(app: App) {
       reply.type(FILES[name]!).header('Cache-Control', 'no-cache').send(bodies.get(name)),
   });
   app.get('/playground', send('index.html'));
+  // Browsers ask every site for its icon: the playground's and the docs' pages name none, so this answers.
+  app.get('/favicon.ico', send('favicon.svg'));
   for (const name of Object.keys(FILES).filter((file) => file !== 'index.html')) {
     app.get(`/playground/${name}`, send(name));
   }

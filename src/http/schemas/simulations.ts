@@ -367,7 +367,8 @@ const includeQuery = z
   .string()
   .max(400)
   .refine(isSectionList, {
-    message: `include: a comma-separated list of the document's sections: ${DOCUMENT_SECTIONS.join(', ')}`,
+    // The error handler puts the parameter's name first (`include`: …).
+    message: `a comma-separated list of the document's sections: ${DOCUMENT_SECTIONS.join(', ')}`,
   })
   .optional()
   .meta({

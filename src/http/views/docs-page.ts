@@ -27,16 +27,26 @@ function renderErrorCode(code: string, definition: ErrorDefinition): string {
 
 interface DocumentLike {
   info: { title: string; version: string };
-  paths: Record<string, Record<string, { summary?: string; operationId?: string }>>;
+  paths: Record<
+    string,
+    Record<string, { summary?: string; operationId?: string; responses?: Record<string, unknown> }>
+  >;
 }
 
+/**
+ * The operations, each marked when it charges or holds credits: those that can answer 402 (a balance or
+ * spending cap too low for what they would take), which the route's own list of errors decides.
+ */
 function renderOperations(document: DocumentLike): string {
   return Object.entries(document.paths)
     .flatMap(([path, methods]) =>
-      Object.entries(methods).map(
-        ([method, operation]) =>
-          `<li id="op-${escapeHtml(operation.operationId ?? '')}"><a href="/docs/reference/"><code>${method.toUpperCase()} ${escapeHtml(path)}</code></a> ${inline(operation.summary ?? '')}</li>`,
-      ),
+      Object.entries(methods).map(([method, operation]) => {
+        const charged =
+          operation.responses && '402' in operation.responses
+            ? ' <span class="charged">charges credits (live keys)</span>'
+            : '';
+        return `<li id="op-${escapeHtml(operation.operationId ?? '')}"><a href="/docs/reference/"><code>${method.toUpperCase()} ${escapeHtml(path)}</code></a> ${inline(operation.summary ?? '')}${charged}</li>`;
+      }),
     )
     .join('\n');
 }
@@ -47,7 +57,7 @@ header a{color:#d7f5e6}nav a{margin-right:1rem}h1{margin:.2rem 0}code{background
 pre{background:#0f1f19;color:#e8f3ee;padding:.75rem;overflow-x:auto;border-radius:6px;white-space:pre-wrap;word-break:break-all}
 pre code{background:none;padding:0}.code{border-top:1px solid #ddd;padding:.5rem 0}.code h3{margin:.3rem 0;font-size:1.05rem}
 .status{font-weight:normal;color:#555;font-size:.9rem}dl{display:grid;grid-template-columns:max-content 1fr;gap:0 1rem;margin:.3rem 0}
-dt{color:#555}dd{margin:0}.code:target{background:#fff6cc;outline:3px solid #e6b800}a{color:#075e43}`;
+dt{color:#555}dd{margin:0}.charged{font-size:.85rem;color:#7a4a00;background:#fff3d6;padding:0 .3rem;border-radius:3px}.code:target{background:#fff6cc;outline:3px solid #e6b800}a{color:#075e43}`;
 
 export function renderDocsPage(document: DocumentLike, docsUrl: string): string {
   const baseUrl = docsUrl.replace(/\/docs$/, '');
