@@ -89,7 +89,7 @@ function layoutProblems(page: Page): Promise<string[]> {
         'input, select, button, label, p, table, svg, figure, fieldset, h2',
       )) {
         const box = node.getBoundingClientRect();
-        if (box.width === 0 || node.closest('.table-scroll, .players') !== null) continue;
+        if (box.width === 0 || node.closest('.table-scroll, .players, .chart') !== null) continue;
         if (box.left < edge.left - 1 || box.right > edge.right + 1) {
           const name = node.id || node.textContent?.trim().slice(0, 30) || node.tagName;
           problems.push(
@@ -97,6 +97,46 @@ function layoutProblems(page: Page): Promise<string[]> {
           );
         }
       }
+    }
+    // The markets' tables side by side: none runs into another, and at full width none needs to scroll.
+    for (const grid of document.querySelectorAll('.markets')) {
+      const boxes = [...grid.children].map((child) => ({ child, box: child.getBoundingClientRect() }));
+      boxes.forEach(({ child, box }, i) => {
+        const name = child.querySelector('caption')?.textContent ?? child.tagName;
+        if (window.innerWidth >= 1280 && child.scrollWidth > child.clientWidth + 1)
+          problems.push(`market "${name}" scrolls ${child.scrollWidth - child.clientWidth}px sideways`);
+        for (const other of boxes.slice(i + 1)) {
+          const across = Math.min(box.right, other.box.right) - Math.max(box.left, other.box.left);
+          const down = Math.min(box.bottom, other.box.bottom) - Math.max(box.top, other.box.top);
+          if (across > 0.5 && down > 0.5)
+            problems.push(`market "${name}" meets "${other.child.querySelector('caption')?.textContent}"`);
+        }
+      });
+    }
+    return problems;
+  });
+}
+
+/**
+ * Chart text drawn smaller than 10 px on screen (a chart scales with its container), and at desktop
+ * width a chart that needs to scroll sideways to be seen whole.
+ */
+function textSizeProblems(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const problems: string[] = [];
+    for (const chart of document.querySelectorAll<SVGSVGElement>('.chart svg')) {
+      const where = chart.parentElement!.id;
+      const scale = chart.getBoundingClientRect().width / chart.viewBox.baseVal.width;
+      for (const text of chart.querySelectorAll('text')) {
+        const px = Number(text.getAttribute('font-size')) * scale;
+        if (text.textContent !== '' && px < 9.95) {
+          problems.push(`${where}: "${text.textContent}" drawn at ${px.toFixed(1)}px`);
+          break;
+        }
+      }
+      const holder = chart.parentElement!;
+      if (window.innerWidth >= 1280 && holder.scrollWidth > holder.clientWidth + 1)
+        problems.push(`${where} scrolls ${holder.scrollWidth - holder.clientWidth}px sideways at full width`);
     }
     return problems;
   });
@@ -202,12 +242,14 @@ describe.skipIf(!present)('in chromium', () => {
     // The run's event (docs/api.md §6), listed for the test key after the run.
     await expect.poll(() => page.locator('#events table').textContent()).toContain('simulation.succeeded');
     expect(await labelProblems(page)).toEqual([]);
+    expect(await textSizeProblems(page)).toEqual([]);
     mkdirSync(OUTPUT, { recursive: true });
     await page.screenshot({ path: new URL('playground.png', OUTPUT).pathname, fullPage: true });
     expect(await layoutProblems(page)).toEqual([]);
     await page.setViewportSize({ width: 390, height: 844 });
     expect(await layoutProblems(page)).toEqual([]);
     expect(await labelProblems(page)).toEqual([]);
+    expect(await textSizeProblems(page)).toEqual([]);
     await page.screenshot({ path: new URL('playground-phone.png', OUTPUT).pathname, fullPage: true });
     await page.close();
   }, 240_000);
@@ -289,6 +331,11 @@ describe.skipIf(!present)('in chromium', () => {
     expect(await page.locator('#projection-summary').textContent()).toContain('2000 seasons');
     expect(await page.locator('#projection-summary').textContent()).toContain('0 credits charged');
     expect(await layoutProblems(page)).toEqual([]);
+    expect(await textSizeProblems(page)).toEqual([]);
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await layoutProblems(page)).toEqual([]);
+    expect(await textSizeProblems(page)).toEqual([]);
+    await page.setViewportSize({ width: 1280, height: 800 });
     mkdirSync(OUTPUT, { recursive: true });
     await page.locator('#projection-title').scrollIntoViewIfNeeded();
     await page.screenshot({ path: new URL('playground-projection.png', OUTPUT).pathname, fullPage: true });

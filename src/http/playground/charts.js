@@ -24,7 +24,20 @@ function add(parent, name, attributes, text) {
 
 const percent = (p) => `${(p * 100).toFixed(1)}%`;
 
+/** The smallest text a chart may draw on screen, in CSS pixels (test/browser/playground.test.ts measures). */
+const MIN_TEXT_PX = 10;
+
+/**
+ * Shows `root` in `container`. A chart scales to its container's width, so on a narrow screen its text
+ * would shrink with it: it is given the least width at which its smallest text still draws at
+ * MIN_TEXT_PX, and past that its container scrolls sideways (with a shadow at the edge that has more).
+ */
 function mount(container, root) {
+  const sizes = [...root.querySelectorAll('text')].map((text) => Number(text.getAttribute('font-size')));
+  const smallest = Math.min(...sizes.filter((size) => size > 0));
+  if (Number.isFinite(smallest)) {
+    root.style.minWidth = `${Math.ceil((root.viewBox.baseVal.width * MIN_TEXT_PX) / smallest)}px`;
+  }
   container.replaceChildren(root);
   return root;
 }

@@ -248,7 +248,12 @@ function renderMarkets(doc) {
         ...(withPush ? [formatPercent(item.push)] : []),
         formatOdds(item.odds),
       ]);
-      return table(market, head, body);
+      // In a box of its own that scrolls, so that a table wider than its column never runs into the
+      // next one (the Asian handicap's four columns and long team names did at 1,280 px).
+      const box = document.createElement('div');
+      box.className = 'market';
+      box.append(table(market, head, body));
+      return box;
     }),
   );
 }
