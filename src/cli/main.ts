@@ -149,6 +149,7 @@ const RUNNERS: Record<string, Runner> = {
   'model backtest': ({ flags }) => modelCommand('backtest', flags),
   projection: ({ flags }) => projectionCommand(flags),
   'projection backtest': ({ flags }) => projectionBacktestCommand(flags),
+  'results fetch': ({ flags }) => resultsFetchCommand(flags),
   ratings: ({ flags }) => leagueCommand('ratings', flags),
   'feed build': ({ flags }) => leagueCommand('feed build', flags),
   'feed squads': ({ flags }) => leagueCommand('feed squads', flags),
@@ -259,6 +260,32 @@ function dayArgument(value: string | undefined, flag: string): string | undefine
   if (value !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(value))
     throw usage(`--${flag} must be a day, YYYY-MM-DD`);
   return value;
+}
+
+/** `results fetch`: public results files into a folder of the layout `ratings` reads (docs/feed.md). */
+async function resultsFetchCommand(flags: Flags): Promise<Output> {
+  const results = await import('../../model/results-fetch.js');
+  let leagues: string[];
+  let seasons: string[];
+  try {
+    leagues = results.parseLeagues(required(flags.league, 'league'));
+    seasons = results.parseSeasons(required(flags.seasons, 'seasons'));
+  } catch (error) {
+    if (error instanceof results.ResultsFetchError) throw usage(error.message);
+    throw error;
+  }
+  const to = required(flags.to, 'to');
+  const written = await results.fetchResults({ leagues, seasons, to, source: flags.source });
+  const lines = written.map(
+    (file) => `${file.league} ${file.season}: ${file.matches} matches, ${file.bytes} bytes → ${file.file}`,
+  );
+  const terms = flags.source
+    ? ''
+    : "\nThese are football-data.co.uk's files, free to download: read its terms before you publish or pass them on.";
+  return {
+    value: written,
+    human: `${lines.join('\n')}\n${terms}\nNext: matchsim ratings --results ${to} --as-of YYYY-MM-DD`,
+  };
 }
 
 /** `ratings`, `feed build`, `feed squads`: files in, files out (docs/feed.md), no database. */

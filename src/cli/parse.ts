@@ -38,6 +38,10 @@ export const FLAGS = {
   'compare-kernel': { type: 'string' },
   // projection (docs/api.md §4.12)
   competition: { type: 'string' },
+  // results fetch (docs/feed.md, "Getting results")
+  league: { type: 'string' },
+  to: { type: 'string' },
+  source: { type: 'string' },
 } as const;
 
 export type FlagName = keyof typeof FLAGS;
@@ -113,6 +117,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     '[--data DIR] [--seasons N]',
     'walk-forward backtest of season projections; rewrites src/projections/projection-model.json',
     ['data', 'seasons'],
+  ),
+  spec(
+    'results fetch',
+    '--league premier-league[,…] --seasons 2122,2223|9394-2223 --to DIR [--source URL]',
+    "public results files (football-data.co.uk's CSV by default) into DIR, for ratings (docs/feed.md)",
+    ['league', 'seasons', 'to', 'source'],
   ),
   spec(
     'ratings',
