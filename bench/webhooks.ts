@@ -2,7 +2,7 @@
 // (src/webhooks/outbox.ts), delivered by a deliverer (src/webhooks/delivery.ts) to a receiver on
 // 127.0.0.1: time from the change's commit to the receiver's read of the request, p50 and p99. The
 // reference is a bare POST of the same body to the same receiver from this process. PGlite unless
-// DATABASE_URL names a server.
+// DATABASE_URL names a server. Then a victim's event beside a hog (bench/webhook-hog.ts, issue 51).
 import { mkdtempSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +18,7 @@ import { insertEndpoint } from '../src/webhooks/endpoint-store.js';
 import { makeWebhookOutbox } from '../src/webhooks/outbox.js';
 import { makeSender } from '../src/webhooks/sender.js';
 import type { BenchRow } from './report.js';
+import { benchWebhookHog } from './webhook-hog.js';
 
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 1000);
 
@@ -116,6 +117,7 @@ export async function benchWebhooks(): Promise<BenchRow[]> {
     JSON.stringify({ id: 'evt_reference', data: { object } }),
   );
   receiver.close();
+  const hog = await benchWebhookHog(db, operator);
   await db.close();
   const note = `database: ${db.kind}; ${EVENTS} events written back to back, ${delivered.length} delivered`;
   const bare = (p: number) => ({ name: `bare POST to the receiver p${p}`, value: percentile(reference, p) });
@@ -135,5 +137,6 @@ export async function benchWebhooks(): Promise<BenchRow[]> {
       unit: 'ms',
       reference: bare(99),
     },
+    ...hog,
   ];
 }

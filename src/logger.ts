@@ -6,8 +6,9 @@
 // pino flushes its stdout buffer synchronously at exit (sonic-boom's flushSync), which in sonic-boom 4
 // retried every write error, EPIPE included, forever, sleeping with Atomics.wait so that no timer or
 // signal handler could run. package.json's `overrides` takes sonic-boom 5, which gives up on errors
-// other than EAGAIN/EBUSY; a write to a reader that is gone is dropped here; and armExitDeadline kills
-// the process from a thread of its own should a flush still block (a full pipe nobody reads).
+// other than EAGAIN/EBUSY; a write to a reader that is gone is dropped here, and one to a reader that has
+// stopped reading (the pipe full) is given EXIT_FLUSH_MS at exit, then dropped (issue 51); and
+// armExitDeadline kills the process from a thread of its own should anything still block the exit.
 import { Worker } from 'node:worker_threads';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config.js';
@@ -40,16 +41,42 @@ export function makeLogger(
   return pino(options, destination ?? standardOutput());
 }
 
-/** stdout as pino builds it by default, except that a flush to a reader that is gone ends quietly. */
+/**
+ * How long the flush at exit may wait for a reader that has stopped reading (the pipe full, EAGAIN):
+ * what is still unwritten then is dropped, so that the exit takes at most this long whatever the reader
+ * does (issue 51). A reader that reads gets everything long before.
+ */
+export const EXIT_FLUSH_MS = 1000;
+/** Log bytes kept while stdout's reader is not reading; lines beyond it are dropped, never waited for. */
+export const LOG_BUFFER_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * stdout as pino builds it by default (written asynchronously, flushed synchronously at exit), except
+ * that the flush at exit never waits: for a reader that is gone (EPIPE) not at all, for one that has
+ * stopped reading (EAGAIN: stdout is a non-blocking pipe) at most EXIT_FLUSH_MS. While running, a full
+ * pipe is retried on a timer, never on the main thread, and at most LOG_BUFFER_MAX_BYTES wait for it.
+ */
 function standardOutput(): DestinationStream {
-  const stream = pino.destination({ dest: process.stdout.fd || 1, sync: false });
+  let flushDeadline: number | null = null;
+  const stream = pino.destination({
+    dest: process.stdout.fd || 1,
+    sync: false,
+    maxLength: LOG_BUFFER_MAX_BYTES,
+    // Asked by sonic-boom before each retry of a full pipe: always outside the flush at exit (a timer
+    // retries), within the flush only until its deadline (there it sleeps on the main thread).
+    retryEAGAIN: () => flushDeadline === null || Date.now() < flushDeadline,
+  });
   const flushSync = stream.flushSync.bind(stream);
   stream.flushSync = () => {
+    flushDeadline = Date.now() + EXIT_FLUSH_MS;
     try {
       flushSync();
     } catch (error) {
-      // Nobody reads the log any more: what is left cannot be delivered, and exit must not wait for it.
-      if ((error as NodeJS.ErrnoException).code !== 'EPIPE') throw error;
+      // Nobody reads the log any more, or not in time: what is left is dropped, and exit does not wait.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'EPIPE' && code !== 'EAGAIN' && code !== 'EBUSY') throw error;
+    } finally {
+      flushDeadline = null;
     }
   };
   return stream;

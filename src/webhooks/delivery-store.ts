@@ -12,6 +12,7 @@ export interface ClaimedDelivery {
   id: number;
   eventId: string;
   endpointId: string;
+  orgId: string;
   attempts: number;
   createdAt: Date;
   body: string;
@@ -45,34 +46,76 @@ export async function fanOut(tx: TransactionSql, events: readonly WebhookEvent[]
   return inserted.count;
 }
 
+/** What a claim takes: at most `n` deliveries, within the limits of what may be in flight at once. */
+export interface ClaimRequest {
+  workerId: string;
+  n: number;
+  leaseMs: number;
+  now: Date;
+  /** In flight at once per endpoint (every worker's leases counted); 1 while its breaker is half open. */
+  perEndpoint: number;
+  /** In flight at once per organisation and mode, across its endpoints. */
+  perOrganisation: number;
+}
+
 /**
- * Up to `n` due deliveries of enabled endpoints, leased to `workerId` until now + leaseMs; each claim
- * counts an attempt. A delivery whose lease ran out (its worker died) is due again.
+ * Up to `n` due deliveries of enabled endpoints whose breaker is not open, leased to `workerId` until
+ * now + leaseMs; each claim counts an attempt. A delivery whose lease ran out (its worker died) is due
+ * again. Fair (issue 51): the deliveries in flight now, every worker's, are counted, so an endpoint gets
+ * at most `perEndpoint` at once (1 after an attempt without an answer) and an organisation's endpoints
+ * of one mode at most `perOrganisation`; and the claim goes round the organisations, each one's oldest
+ * delivery first, then each one's second, …, an organisation's own going round its endpoints the same
+ * way. Each endpoint's due deliveries are read through its own index (webhook_deliveries_endpoint_due),
+ * so a backlog of one organisation costs the claim no more than a short one. The fair choice is made on
+ * the statement's snapshot and the chosen rows are locked with SKIP LOCKED: two claims at once never take
+ * the same delivery, and at worst each fills what it saw as free (briefly up to twice a limit).
  */
-export async function claimDeliveries(
-  sql: Sql,
-  workerId: string,
-  n: number,
-  leaseMs: number,
-  now: Date,
-): Promise<ClaimedDelivery[]> {
-  const leaseEnd = new Date(now.getTime() + leaseMs);
+export async function claimDeliveries(sql: Sql, claim: ClaimRequest): Promise<ClaimedDelivery[]> {
+  const { now, perEndpoint, perOrganisation } = claim;
+  const leaseEnd = new Date(now.getTime() + claim.leaseMs);
   return sql<ClaimedDelivery[]>`
-    WITH due AS (
-      SELECT d.id FROM webhook_deliveries d
-      JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.enabled
-      WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
-        AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ${now})
-      ORDER BY d.next_attempt_at
-      LIMIT ${n}
+    WITH in_flight AS (
+      SELECT endpoint_id, count(*)::int AS n FROM webhook_deliveries
+      WHERE status = 'pending' AND lease_owner IS NOT NULL AND lease_expires_at > ${now}
+      GROUP BY endpoint_id
+    ), endpoints AS (
+      SELECT e.id, e.org_id, e.mode, e.enabled, e.paused_until,
+             CASE WHEN e.unanswered > 0 THEN 1 ELSE ${perEndpoint}::int END - COALESCE(f.n, 0) AS room,
+             ${perOrganisation}::int - COALESCE(sum(f.n) OVER (PARTITION BY e.org_id, e.mode), 0) AS org_room
+      FROM webhook_endpoints e LEFT JOIN in_flight f ON f.endpoint_id = e.id
+    ), candidates AS (
+      SELECT c.id, c.next_attempt_at, ep.org_id, ep.mode, ep.room, ep.org_room,
+             row_number() OVER (PARTITION BY ep.id ORDER BY c.next_attempt_at, c.id) AS endpoint_rank
+      FROM endpoints ep
+      CROSS JOIN LATERAL (
+        SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+        WHERE d.endpoint_id = ep.id AND d.status = 'pending' AND d.next_attempt_at <= ${now}
+          AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ${now})
+        ORDER BY d.next_attempt_at, d.id
+        LIMIT ${perEndpoint}::int
+      ) c
+      WHERE ep.enabled AND ep.room > 0 AND ep.org_room > 0
+        AND (ep.paused_until IS NULL OR ep.paused_until <= ${now})
+    ), ranked AS (
+      SELECT id, next_attempt_at, org_room,
+             row_number() OVER (PARTITION BY org_id, mode ORDER BY endpoint_rank, next_attempt_at, id)
+               AS org_rank
+      FROM candidates WHERE endpoint_rank <= room
+    ), fair AS (
+      SELECT id FROM ranked WHERE org_rank <= org_room
+      ORDER BY org_rank, next_attempt_at, id
+      LIMIT ${claim.n}
+    ), due AS (
+      SELECT d.id FROM webhook_deliveries d JOIN fair ON fair.id = d.id
+      WHERE d.status = 'pending' AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ${now})
       FOR UPDATE OF d SKIP LOCKED
     ), claimed AS (
       UPDATE webhook_deliveries d
-      SET lease_owner = ${workerId}, lease_expires_at = ${leaseEnd}, attempts = d.attempts + 1
+      SET lease_owner = ${claim.workerId}, lease_expires_at = ${leaseEnd}, attempts = d.attempts + 1
       FROM due WHERE d.id = due.id
       RETURNING d.id, d.event_id, d.endpoint_id, d.attempts, d.created_at
     )
-    SELECT c.id, c.event_id, c.endpoint_id, c.attempts, c.created_at, ev.body, e.url, e.secret,
+    SELECT c.id, c.event_id, c.endpoint_id, e.org_id, c.attempts, c.created_at, ev.body, e.url, e.secret,
            e.previous_secret, e.previous_secret_expires_at
     FROM claimed c
     JOIN webhook_events ev ON ev.id = c.event_id

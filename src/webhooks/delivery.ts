@@ -1,8 +1,15 @@
-// The deliverer (docs/api.md §6, Delivery), run by every worker process beside the job worker
-// (src/server.ts): claims due deliveries under a lease (delivery-store.ts), POSTs each event signed with
-// its endpoint's secrets, and records the outcome: delivered, due again after a backoff with jitter, or
-// failed for good once its 3 days are over. An endpoint is failing from its first failure and disabled
-// after 3 days of failures without a success. Time comes from `clock`, so tests move it by hand.
+// The deliverer (docs/api.md §6.3), run by every worker process beside the job worker (src/server.ts):
+// claims due deliveries under a lease (delivery-store.ts), POSTs each event signed with its endpoint's
+// secrets, and records the outcome: delivered, due again after a backoff with jitter, or failed for good
+// once its 3 days are over. An endpoint is failing from its first failure and disabled after 3 days of
+// failures without a success. Time comes from `clock`, so tests move it by hand.
+//
+// Fair between organisations (issue 51): the deliverer keeps up to DELIVERY_SLOTS deliveries in flight
+// and claims again as soon as one ends, so a slow delivery holds its own slot and no other; the claim
+// lets an endpoint have PER_ENDPOINT_IN_FLIGHT at once and an organisation (per mode)
+// PER_ORGANISATION_IN_FLIGHT, going round the organisations; and an endpoint whose attempt got no answer
+// (a timeout, a refused connection) has its breaker opened: no attempt until a back-off has passed, then
+// one at a time until one is answered.
 import type { Sql } from '../db/connection.js';
 import {
   type ClaimedDelivery,
@@ -10,7 +17,7 @@ import {
   recordAttemptFailed,
   recordDelivered,
 } from './delivery-store.js';
-import { markEndpointFailed, markEndpointHealthy } from './endpoint-store.js';
+import { closeBreaker, markEndpointFailed, markEndpointHealthy, openBreaker } from './endpoint-store.js';
 import type { SendEvent } from './sender.js';
 import { SIGNATURE_HEADER, signatureHeader } from './signature.js';
 
@@ -21,6 +28,16 @@ export const RETRY_DELAY_FIRST_MS = 60_000;
 export const RETRY_DELAY_MAX_MS = 6 * 3600 * 1000;
 /** A delivery's lease: well past the 10 s a POST may take (sender.ts), so only a dead worker loses it. */
 export const DELIVERY_LEASE_MS = 60_000;
+/**
+ * Deliveries in flight at once in one process. A delivery waiting for its answer costs a socket and no
+ * CPU; with the limits below, four organisations whose receivers all hang take 32 of them for 10 s and
+ * leave none, so one more than that is held back only until the first of them times out.
+ */
+export const DELIVERY_SLOTS = 32;
+/** In flight at once to one endpoint (every worker's counted), and to one whose last attempt got no answer. */
+export const PER_ENDPOINT_IN_FLIGHT = 4;
+/** In flight at once to one organisation's endpoints of one mode, every worker's counted. */
+export const PER_ORGANISATION_IN_FLIGHT = 8;
 
 /**
  * The delay after failed attempt `attempt` (1, 2, …): 1 min doubling to at most 6 h, with equal jitter
@@ -42,8 +59,11 @@ export interface DelivererDeps {
   send: SendEvent;
   workerId: string;
   random?: () => number;
-  /** Deliveries in flight at most. */
+  /** Deliveries in flight at most in this deliverer (DELIVERY_SLOTS). */
   concurrency?: number;
+  /** The claim's limits (PER_ENDPOINT_IN_FLIGHT, PER_ORGANISATION_IN_FLIGHT). */
+  perEndpoint?: number;
+  perOrganisation?: number;
   leaseMs?: number;
   /** Idle wait between claims when nothing wakes the deliverer. */
   pollMs?: number;
@@ -60,11 +80,14 @@ export interface DeliveryRound {
 export interface WebhookDeliverer {
   /** Claims what is due at the clock's now and delivers it; resolves when every claimed one is recorded. */
   deliverDue(): Promise<DeliveryRound>;
-  /** Runs deliverDue in a loop until stop(); `wake` starts a round at once. */
+  /**
+   * Keeps deliveries in flight until stop(): claims what is due into the free slots at once, again when a
+   * delivery ends, when `wake` is called, and every pollMs.
+   */
   start(): void;
   wake(): void;
   /**
-   * Stops claiming and waits for the round in hand, at most `timeoutMs` when given (a shutdown's
+   * Stops claiming and waits for the deliveries in flight, at most `timeoutMs` when given (a shutdown's
    * SHUTDOWN_TIMEOUT_SECONDS): a delivery still in flight then is left to its lease and sent again by
    * another round, with the same event id (at least once).
    */
@@ -96,6 +119,7 @@ async function deliverOne(deps: DelivererDeps, delivery: ClaimedDelivery): Promi
     await sql.begin(async (tx) => {
       if (await recordDelivered(tx, delivery.id, workerId, outcome, now)) {
         await markEndpointHealthy(tx, delivery.endpointId);
+        await closeBreaker(tx, delivery.endpointId);
       }
     });
     return true;
@@ -113,6 +137,13 @@ async function deliverOne(deps: DelivererDeps, delivery: ClaimedDelivery): Promi
     if (!mine) return;
     const reason = `every delivery failed for 3 days; the last: ${sent.error ?? 'no answer'}`;
     await markEndpointFailed(tx, delivery.endpointId, now, { afterMs: RETRY_WINDOW_MS, reason });
+    // No answer at all: the receiver is down or hangs, and its other deliveries would fare no better.
+    if (sent.status === null) {
+      const pause = { firstMs: RETRY_DELAY_FIRST_MS, maxMs: RETRY_DELAY_MAX_MS, jitter: 0.5 + random() / 2 };
+      await openBreaker(tx, delivery.endpointId, now, pause);
+    } else {
+      await closeBreaker(tx, delivery.endpointId);
+    }
   });
   return false;
 }
@@ -121,45 +152,61 @@ export function makeWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
   const { sql, clock, workerId } = deps;
   const silent: DelivererLogger = { warn() {}, error() {} };
   const logger = deps.logger ?? silent;
-
-  async function deliverDue(): Promise<DeliveryRound> {
-    await deps.beforeRound?.();
-    const claimed = await claimDeliveries(
-      sql,
-      workerId,
-      deps.concurrency ?? 16,
-      deps.leaseMs ?? DELIVERY_LEASE_MS,
-      clock(),
-    );
-    const outcomes = await Promise.all(
-      claimed.map((delivery) =>
-        deliverOne(deps, delivery).catch((error: unknown) => {
-          // Its lease runs out and another round sends it again.
-          logger.error({ err: error, event_id: delivery.eventId }, 'webhook delivery not recorded');
-          return false;
-        }),
-      ),
-    );
-    const delivered = outcomes.filter(Boolean).length;
-    return { delivered, failed: outcomes.length - delivered };
-  }
-
+  const slots = deps.concurrency ?? DELIVERY_SLOTS;
+  const inFlight = new Set<Promise<boolean>>();
   let running: Promise<void> | null = null;
   let stopping = false;
   let wakeUp: (() => void) | null = null;
   let woken = false;
+  const wake = () => {
+    woken = true;
+    wakeUp?.();
+  };
+
+  /** Claims into the free slots and starts each delivery; the promises of their outcomes. */
+  async function claimAndSend(): Promise<Array<Promise<boolean>>> {
+    await deps.beforeRound?.();
+    const room = slots - inFlight.size;
+    if (room <= 0) return [];
+    const claimed = await claimDeliveries(sql, {
+      workerId,
+      n: room,
+      leaseMs: deps.leaseMs ?? DELIVERY_LEASE_MS,
+      now: clock(),
+      perEndpoint: deps.perEndpoint ?? PER_ENDPOINT_IN_FLIGHT,
+      perOrganisation: deps.perOrganisation ?? PER_ORGANISATION_IN_FLIGHT,
+    });
+    return claimed.map((delivery) => {
+      const sending = deliverOne(deps, delivery).catch((error: unknown) => {
+        // Its lease runs out and another round sends it again.
+        logger.error({ err: error, event_id: delivery.eventId }, 'webhook delivery not recorded');
+        return false;
+      });
+      inFlight.add(sending);
+      void sending.then(() => {
+        inFlight.delete(sending);
+        // A slot is free, and the endpoint or organisation may have room again: claim at once.
+        wake();
+      });
+      return sending;
+    });
+  }
+
+  async function deliverDue(): Promise<DeliveryRound> {
+    const outcomes = await Promise.all(await claimAndSend());
+    const delivered = outcomes.filter(Boolean).length;
+    return { delivered, failed: outcomes.length - delivered };
+  }
 
   async function loop(): Promise<void> {
     while (!stopping) {
       woken = false;
-      let round: DeliveryRound = { delivered: 0, failed: 0 };
       try {
-        round = await deliverDue();
+        await claimAndSend();
       } catch (error) {
         logger.warn({ err: error, worker_id: workerId }, 'webhook claim failed');
       }
-      // A full round may have left more due: claim again at once.
-      if (stopping || woken || round.delivered + round.failed >= (deps.concurrency ?? 16)) continue;
+      if (stopping || woken) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, deps.pollMs ?? 1000);
         wakeUp = () => {
@@ -169,6 +216,7 @@ export function makeWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
       });
       wakeUp = null;
     }
+    await Promise.all(inFlight);
   }
 
   return {
@@ -176,10 +224,7 @@ export function makeWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
     start() {
       running ??= loop();
     },
-    wake() {
-      woken = true;
-      wakeUp?.();
-    },
+    wake,
     async stop(options = {}) {
       stopping = true;
       wakeUp?.();

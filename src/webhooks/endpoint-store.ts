@@ -67,7 +67,10 @@ export interface EndpointChanges {
   enabled?: boolean | undefined;
 }
 
-/** Applies the changes given; enabling again forgets the failures that disabled it. */
+/**
+ * Applies the changes given; enabling again forgets the failures that disabled it, and enabling or a new
+ * URL closes the breaker (delivery.ts): the receiver is tried again at once.
+ */
 export async function updateEndpoint(
   db: Db,
   owner: Owner,
@@ -84,6 +87,9 @@ export async function updateEndpoint(
       enabled = COALESCE(${changes.enabled ?? null}::boolean, enabled),
       failing_since = CASE WHEN ${changes.enabled === true} THEN NULL ELSE failing_since END,
       disabled_reason = CASE WHEN ${changes.enabled === true} THEN NULL ELSE disabled_reason END,
+      unanswered = CASE WHEN ${changes.enabled === true || changes.url !== undefined} THEN 0 ELSE unanswered END,
+      paused_until = CASE WHEN ${changes.enabled === true || changes.url !== undefined} THEN NULL
+        ELSE paused_until END,
       updated_at = ${now}
     WHERE id = ${id} AND org_id = ${owner.orgId} AND mode = ${owner.mode}
     RETURNING *`;
@@ -118,6 +124,33 @@ export async function rotateSecret(
 /** A delivery reached the endpoint: it is no longer failing. */
 export async function markEndpointHealthy(db: Db, id: string): Promise<void> {
   await db`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ${id} AND failing_since IS NOT NULL`;
+}
+
+/** An attempt got an HTTP answer, whatever its status: the endpoint's breaker closes. */
+export async function closeBreaker(db: Db, id: string): Promise<void> {
+  await db`
+    UPDATE webhook_endpoints SET unanswered = 0, paused_until = NULL
+    WHERE id = ${id} AND (unanswered > 0 OR paused_until IS NOT NULL)`;
+}
+
+/**
+ * An attempt got no answer at `now`: the breaker opens for `pause.firstMs` doubling with each attempt in
+ * a row without an answer, up to `pause.maxMs`, times `pause.jitter` (0.5 to 1). An attempt that ends
+ * while the breaker is open was sent before it opened and counts for nothing more.
+ */
+export async function openBreaker(
+  db: Db,
+  id: string,
+  now: Date,
+  pause: { firstMs: number; maxMs: number; jitter: number },
+): Promise<void> {
+  await db`
+    UPDATE webhook_endpoints SET
+      unanswered = unanswered + 1,
+      paused_until = ${now}::timestamptz + interval '1 millisecond'
+        * round(LEAST(${pause.firstMs}::float8 * power(2, LEAST(unanswered, 30)), ${pause.maxMs}::float8)
+          * ${pause.jitter}::float8)
+    WHERE id = ${id} AND (paused_until IS NULL OR paused_until <= ${now})`;
 }
 
 /**

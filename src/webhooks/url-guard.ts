@@ -1,11 +1,14 @@
-// Where a webhook may be sent (docs/api.md §6, Safety). In production an endpoint's URL must be https
-// and its host must not be, nor resolve to, a loopback, private, link-local, shared (CGNAT), multicast or
-// cloud-metadata address, unless WEBHOOKS_ALLOW_PRIVATE is set. The check runs at registration and again
-// on every connection, inside the socket's own DNS lookup (`guardedLookup`), so a name that resolves to
-// a public address at registration and to 169.254.169.254 later is refused when it matters.
+// Where a webhook may be sent (docs/api.md §6.3, "Where events may go"). In production an endpoint's URL
+// must be https and its host must not be, nor resolve to, an address that is not globally reachable
+// (reserved-addresses.ts: loopback, private, link-local, shared, documentation, multicast, cloud metadata,
+// and the IPv6 forms that embed one of them), unless WEBHOOKS_ALLOW_PRIVATE is set. The check runs at
+// registration and again on every connection, inside the socket's own DNS lookup (`guardedLookup`), so a
+// name that resolves to a public address at registration and to 169.254.169.254 later is refused when it
+// matters.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { ApiError } from '../errors.js';
+import { isPrivateAddress } from './reserved-addresses.js';
 
 export interface UrlPolicy {
   /** NODE_ENV=production and WEBHOOKS_ALLOW_PRIVATE unset: https only, public addresses only. */
@@ -14,49 +17,6 @@ export interface UrlPolicy {
 
 /** Longest URL accepted (what browsers and load balancers commonly take). */
 export const URL_MAX_LENGTH = 2048;
-
-// RFC 6890's special-purpose ranges a webhook has no business reaching.
-const blocked = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  blocked.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-  ['64:ff9b::', 96],
-] as const) {
-  blocked.addSubnet(network, prefix, 'ipv6');
-}
-
-/** An IPv4-mapped IPv6 address (::ffff:10.0.0.1) is judged as the IPv4 address it carries. */
-function mappedIpv4(address: string): string | null {
-  const match = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  return match ? match[1]! : null;
-}
-
-export function isPrivateAddress(address: string): boolean {
-  const v4 = mappedIpv4(address);
-  if (v4) return blocked.check(v4, 'ipv4');
-  const family = isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
-  if (family === 6) return blocked.check(address, 'ipv6');
-  return true;
-}
 
 function refused(message: string): ApiError {
   return new ApiError('webhook_url_refused', { message, param: 'url' });

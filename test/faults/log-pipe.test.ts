@@ -62,4 +62,31 @@ describe('exit with a log nobody reads', () => {
     service.child.kill('SIGTERM');
     expect(await service.exited).toBe(0);
   });
+
+  // Issue 51: the reader is alive and has stopped reading, the pipe is full, and the log's last lines
+  // can never be written. The shutdown ends through its own path (exit code 0), not through the
+  // "took too long" timer (1) nor the exit deadline's SIGKILL (null) some 20 s later.
+  it("ends `matchsim serve` on SIGTERM while stdout's reader has stopped reading and the pipe is full", async () => {
+    const service = await startServiceProcess(
+      {
+        DATA_DIR: mkdtempSync(path.join(tmpdir(), 'matchsim-log-full-')),
+        LOG_LEVEL: 'info',
+        MATCHSIM_DEMO: 'off',
+        SHUTDOWN_TIMEOUT_SECONDS: '1',
+        ...(serverDb?.url ? { DATABASE_URL: serverDb.url } : {}),
+      },
+      ['--role', 'api'],
+    );
+    service.child.stdout!.pause();
+    // Two log lines a request (its refusal and the request line), some 0.8 MB in all: far more than the
+    // pipe (a socket pair: ~200 KB) and this side's read buffer hold.
+    const url = `${service.baseUrl}/v1/no-such-route`;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        for (let i = 0; i < 200; i++) await (await fetch(url)).arrayBuffer();
+      }),
+    );
+    service.child.kill('SIGTERM');
+    expect(await service.exited).toBe(0);
+  }, 120_000);
 });

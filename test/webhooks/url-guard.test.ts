@@ -7,8 +7,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { ApiError } from '../../src/errors.js';
+import { isPrivateAddress } from '../../src/webhooks/reserved-addresses.js';
 import { makeSender } from '../../src/webhooks/sender.js';
-import { checkEndpointUrl, isPrivateAddress } from '../../src/webhooks/url-guard.js';
+import { checkEndpointUrl } from '../../src/webhooks/url-guard.js';
 import { createTestContext, type TestContext } from '../helpers/app.js';
 
 const production = { publicOnly: true };
