@@ -123,7 +123,12 @@ describe('wake-ups', () => {
       },
     });
     await asleep;
-    await submitJob(parts, org, { mode: 'test' });
+    const first = await submitJob(parts, org, { mode: 'test' });
+    // The first claimed alone before the second is queued: on a loaded machine the worker's claim could
+    // otherwise come after both commits and take the two as one pack.
+    while ((await queue.get(first.id))?.status !== 'running') {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     const second = await submitJob(parts, org, { mode: 'test' });
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect((await queue.get(second.id))?.status).toBe('queued');
