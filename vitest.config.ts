@@ -45,6 +45,8 @@ const ONE_BACKEND = [
   'test/browser/**/*.test.ts',
   'test/clients/**/*.test.ts',
   'test/cli/npm-start.test.ts',
+  // The CLI beside a service on the embedded default, whatever DATABASE_URL says.
+  'test/cli/cli-beside-service.test.ts',
 ];
 
 export const sharedTestOptions = {

@@ -23,6 +23,7 @@ import {
 } from './limits/window-counter.js';
 import { type Logger, makeLogger } from './logger.js';
 import { ensureDemoData, ensureDemoOrganisation } from './operations/demo.js';
+import { forgetServiceAddress, localUrl, writeServiceAddress } from './operations/service-address.js';
 import { type ProjectionWorker, startProjectionWorker } from './projections/projection-worker.js';
 import { runSeasonsOnThread } from './projections/season-runner.js';
 import { makeServiceGraph, type ServiceGraph } from './wiring.js';
@@ -262,6 +263,13 @@ async function startApi(deps: AppDeps, terminal: (line: string) => void): Promis
   }
   const app = await buildApp({ ...deps, config: { ...config, ADMIN_TOKEN: admin.token } });
   await app.listen({ port: config.PORT, host: config.HOST });
+  if (db.kind === 'embedded') {
+    // The CLI beside this process reaches the embedded database through the admin API at this address
+    // (removed by the shutdown once the listener has closed).
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.PORT;
+    writeServiceAddress(config.DATA_DIR, { pid: process.pid, url: localUrl(config.HOST, port) });
+  }
   log.info(
     { address: listenAddress(app), url: config.baseUrl, docs: config.docsUrl, database: db.kind },
     'matchsim listening',
@@ -323,6 +331,7 @@ async function shutdown(parts: ServiceParts): Promise<ShutdownReport> {
     // A delivery cut short by the exit is sent again once its lease ends (at least once).
     parts.deliverer?.stop({ timeoutMs }),
   ]);
+  if (parts.app && parts.db.kind === 'embedded') forgetServiceAddress(config.DATA_DIR, process.pid);
   await parts.operations?.close();
   await parts.engine?.close();
   await parts.graph.queue.close();

@@ -5,19 +5,12 @@
 import { readFileSync } from 'node:fs';
 import { SCOPES, type Scope } from '../accounts/keys.js';
 import { ORG_STATUSES, type OrgStatus, PLANS, type Plan } from '../accounts/orgs.js';
-import { makeLedger } from '../billing/ledger.js';
 import { type Config, ConfigError, loadConfig } from '../config.js';
-import type { Database } from '../db/connection.js';
-import { runMigrations } from '../db/migrations.js';
 import { isApiError } from '../errors.js';
-import { loadDemoData } from '../fixtures/demo-data.js';
-import { ingestFeed } from '../fixtures/feed-loader.js';
 import { armExitDeadline, type Logger, makeLogger } from '../logger.js';
-import { DEMO_SEED } from '../operations/demo.js';
-import { makeOperator, type Operator } from '../operations/operator.js';
-import { creditsView, keyView, newKeyView, orgView } from '../operations/views.js';
-import { openServiceDatabase, type Role, type RunningService, startService } from '../server.js';
+import { type Role, type RunningService, startService } from '../server.js';
 import { nodeVersionProblem } from './node-version.js';
+import { type Operations, withOperations as operationsOn } from './operations.js';
 import { fields, KEY_COLUMNS, ORG_COLUMNS, table } from './output.js';
 import { commandUsage, type Flags, type Parsed, parseCommandLine, UsageError } from './parse.js';
 import { engineSentence, publicBaseUrl, type StartupEngine, startupLine } from './startup-line.js';
@@ -56,19 +49,17 @@ function creditsArgument(value: string, flag: string): number {
   return credits;
 }
 
-/** Opens the database (and migrates it) for one command. */
-async function withOperator<T>(work: (operator: Operator, db: Database, clock: () => Date) => Promise<T>) {
-  const db = await openServiceDatabase(loadConfig());
-  try {
-    const clock = () => new Date();
-    return await work(
-      makeOperator({ sql: db.sql, ledger: makeLedger({ sql: db.sql, clock }), clock }),
-      db,
-      clock,
-    );
-  } finally {
-    await db.close();
-  }
+/** Runs one command's operations: on the database, or through the running service that holds it. */
+async function withOperations(work: (ops: Operations) => Promise<Output>): Promise<Output> {
+  return operationsOn(loadConfig(), async (ops) => {
+    const output = await work(ops);
+    if (!ops.through) return output;
+    const { pid, url } = ops.through;
+    return {
+      ...output,
+      human: `${output.human}\n\n(through the service running at ${url}, process ${pid}, which holds the embedded database)`,
+    };
+  });
 }
 
 const shown = (value: Record<string, unknown>, note?: string): Output => ({
@@ -80,36 +71,28 @@ type Runner = (run: Invocation) => Promise<Output>;
 
 const RUNNERS: Record<string, Runner> = {
   migrate: () =>
-    withOperator(async (_operator, db) => {
-      const applied = await runMigrations(db.sql);
-      const human = `applied migrations: ${applied.length ? applied.join(', ') : 'none'} (database: ${db.kind})`;
-      return { value: { applied, database: db.kind }, human };
+    withOperations(async (ops) => {
+      const { applied, database } = await ops.migrate();
+      const note = ops.through ? ', migrated by the running service at its start' : '';
+      const human = `applied migrations: ${applied.length ? applied.join(', ') : 'none'} (database: ${database}${note})`;
+      return { value: { applied, database }, human };
     }),
-  demo: () =>
-    withOperator(async (_operator, db, clock) =>
-      shown({ ...(await loadDemoData(db.sql, { seed: DEMO_SEED, now: clock() })) }),
-    ),
+  demo: () => withOperations(async (ops) => shown(await ops.demo())),
   ingest: ({ args }) =>
-    withOperator(async (_operator, db, clock) =>
-      shown({ ...(await ingestFeed(db.sql, readFileSync(args[0]!, 'utf8'), { clock })) }),
-    ),
+    withOperations(async (ops) => shown(await ops.ingest(readFileSync(args[0]!, 'utf8')))),
   'org list': () =>
-    withOperator(async (operator) => {
-      const orgs = (await operator.listOrgs()).map(orgView);
+    withOperations(async (ops) => {
+      const orgs = await ops.listOrgs();
       return { value: { object: 'list', data: orgs }, human: table(orgs, ORG_COLUMNS) };
     }),
-  'org create': ({ flags }) =>
-    withOperator(async (operator) =>
-      shown(
-        orgView(
-          await operator.createOrg({
-            name: required(flags.name, 'name'),
-            plan: oneOf(required(flags.plan, 'plan'), PLANS, 'plan') as Plan,
-            spendCapCredits: flags['spend-cap'] ? creditsArgument(flags['spend-cap'], 'spend-cap') : null,
-          }),
-        ),
-      ),
-    ),
+  'org create': ({ flags }) => {
+    const org = {
+      name: required(flags.name, 'name'),
+      plan: oneOf(required(flags.plan, 'plan'), PLANS, 'plan') as Plan,
+      spendCapCredits: flags['spend-cap'] ? creditsArgument(flags['spend-cap'], 'spend-cap') : null,
+    };
+    return withOperations(async (ops) => shown(await ops.createOrg(org)));
+  },
   'org set': ({ flags, args }) => {
     const cap = flags['spend-cap'];
     const changes = {
@@ -119,31 +102,30 @@ const RUNNERS: Record<string, Runner> = {
       spendCapCredits:
         cap === undefined ? undefined : cap === 'default' ? null : creditsArgument(cap, 'spend-cap'),
     };
-    return withOperator(async (operator) => shown(orgView(await operator.updateOrg(args[0]!, changes))));
+    return withOperations(async (ops) => shown(await ops.updateOrg(args[0]!, changes)));
   },
   'key list': ({ flags }) => {
     const orgId = required(flags.org, 'org');
-    return withOperator(async (operator) => {
-      const keys = (await operator.listKeys(orgId)).map(keyView);
+    return withOperations(async (ops) => {
+      const keys = await ops.listKeys(orgId);
       return { value: { object: 'list', data: keys }, human: table(keys, KEY_COLUMNS) };
     });
   },
   'key create': ({ flags }) => {
     const input = newKeyArguments(flags);
-    return withOperator(async (operator) =>
-      shown(newKeyView(await operator.createKey(input)), 'The secret is shown once: store it now.'),
+    return withOperations(async (ops) =>
+      shown(await ops.createKey(input), 'The secret is shown once: store it now.'),
     );
   },
-  'key revoke': ({ args }) =>
-    withOperator(async (operator) => shown(keyView(await operator.revokeKey(args[0]!)))),
+  'key revoke': ({ args }) => withOperations(async (ops) => shown(await ops.revokeKey(args[0]!))),
   'credits topup': ({ flags }) => {
     const orgId = required(flags.org, 'org');
     const credits = creditsArgument(required(flags.credits, 'credits'), 'credits');
-    return withOperator(async (operator) => shown(creditsView(await operator.topUp(orgId, credits))));
+    return withOperations(async (ops) => shown(await ops.topUp(orgId, credits)));
   },
   'credits show': ({ flags }) => {
     const orgId = required(flags.org, 'org');
-    return withOperator(async (operator) => shown(creditsView(await operator.showCredits(orgId))));
+    return withOperations(async (ops) => shown(await ops.showCredits(orgId)));
   },
   'model fit': ({ flags }) => modelCommand('fit', flags),
   'model backtest': ({ flags }) => modelCommand('backtest', flags),
@@ -232,14 +214,13 @@ async function projectionCommand(flags: Flags): Promise<Output> {
       throw usage((error as Error).message);
     }
   })();
-  const content = await withOperator((_operator, db) =>
-    projection.projectCompetition(db, competitionId, seasons),
-  );
-  const about = content;
-  const head = `${about.competition.name} ${about.competition.season}: ${about.seasons} seasons, ${about.played_fixtures} played, ${about.remaining_fixtures} to play`;
-  const rows = projection.projectionRows(content);
-  const columns = Object.keys(rows[0] ?? {}).map((key) => [key, key] as const);
-  return { value: { ...content }, human: `${head}\n${table(rows, columns)}` };
+  return withOperations(async (ops) => {
+    const content = await ops.project(competitionId, seasons);
+    const head = `${content.competition.name} ${content.competition.season}: ${content.seasons} seasons, ${content.played_fixtures} played, ${content.remaining_fixtures} to play`;
+    const rows = projection.projectionRows(content);
+    const columns = Object.keys(rows[0] ?? {}).map((key) => [key, key] as const);
+    return { value: { ...content }, human: `${head}\n${table(rows, columns)}` };
+  });
 }
 
 /** `projection backtest`: offline, on ../shared/data (or --data); rewrites projection-model.json. */

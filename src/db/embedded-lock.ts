@@ -64,6 +64,20 @@ function ownerRunning(owner: LockOwner): boolean {
   return mayBeMatchsim(owner.pid);
 }
 
+/** The embedded database is another live process's (a running service's, most often). */
+export class EmbeddedDatabaseInUse extends Error {
+  override name = 'EmbeddedDatabaseInUse';
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+  ) {
+    super(
+      `the embedded database in ${dataDir} is in use by process ${pid}; stop it, or use the admin API ` +
+        '(/admin/v1) of the running service, or point DATABASE_URL at a PostgreSQL server',
+    );
+  }
+}
+
 /** Take the lock of DATA_DIR's embedded database; returns a release function. */
 export function lockEmbeddedDatabase(dataDir: string): () => void {
   mkdirSync(dataDir, { recursive: true });
@@ -78,12 +92,7 @@ export function lockEmbeddedDatabase(dataDir: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const owner = readOwner(file);
-      if (owner && ownerRunning(owner)) {
-        throw new Error(
-          `the embedded database in ${dataDir} is in use by process ${owner.pid}; stop it, or use the admin API ` +
-            '(/admin/v1) of the running service, or point DATABASE_URL at a PostgreSQL server',
-        );
-      }
+      if (owner && ownerRunning(owner)) throw new EmbeddedDatabaseInUse(dataDir, owner.pid);
       rmSync(file, { force: true }); // left behind by a process that died, or unreadable
     }
   }

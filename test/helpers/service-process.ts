@@ -43,6 +43,7 @@ export async function startServiceProcess(
   env: Record<string, string>,
   args: string[] = [],
   ready = 'matchsim listening',
+  readyTimeoutMs = 60_000,
 ): Promise<ServiceProcess> {
   const fullEnv: Record<string, string | undefined> = {
     ...process.env,
@@ -97,7 +98,7 @@ export async function startServiceProcess(
       });
       check();
     });
-  const up = await logLine(ready);
+  const up = await logLine(ready, readyTimeoutMs);
   const baseUrl = up.address === undefined ? '' : `http://${String(up.address)}`;
   return { child, stdout, stderr, baseUrl, logLine, exited };
 }

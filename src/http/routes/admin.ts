@@ -2,13 +2,18 @@
 import type { KeyCache } from '../../accounts/key-cache.js';
 import type { Operator } from '../../operations/operator.js';
 import { creditsView, keyView, newKeyView, orgDetailView, orgView } from '../../operations/views.js';
+import { projectCompetition } from '../../projections/operator-projection.js';
+import { DEFAULT_SEASONS } from '../../projections/types.js';
 import type { App, AppDeps } from '../app-types.js';
 import {
   adminKeySchema,
   adminNewKeySchema,
   adminOrgCreditsSchema,
   adminOrgDetailSchema,
+  adminOrgListSchema,
   adminOrgSchema,
+  adminProjectionBody,
+  adminProjectionSchema,
   createKeyBody,
   createOrgBody,
   keyIdParams,
@@ -34,6 +39,58 @@ export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache)
   registerCreateKey(app, routing);
   registerRevokeKey(app, routing);
   registerTopUp(app, routing);
+  registerListOrgs(app, routing);
+  registerProjection(app, deps);
+}
+
+function registerListOrgs(app: App, { operator }: AdminRouting) {
+  app.get(
+    '/admin/v1/orgs',
+    {
+      config: admin,
+      schema: {
+        tags,
+        operationId: 'listOrgs',
+        summary: 'List organisations, as `matchsim org list`',
+        response: { 200: adminOrgListSchema },
+      },
+    },
+    async () => ({ object: 'list' as const, data: (await operator.listOrgs()).map(orgView) }),
+  );
+}
+
+function registerProjection(app: App, deps: AppDeps) {
+  app.post(
+    '/admin/v1/projections',
+    {
+      config: {
+        ...admin,
+        errors: [
+          'competition_not_found',
+          'competition_not_covered',
+          'competition_inputs_missing',
+          'refreshing',
+        ],
+      },
+      schema: {
+        tags,
+        operationId: 'projectCompetition',
+        summary: 'Project a competition now, without a charge, as `matchsim projection`',
+        description:
+          "A customer's projection (docs/api.md §4.12) with the same seed, so the same table, run at once in " +
+          'this process: no job, hold or charge.',
+        body: adminProjectionBody,
+        response: { 200: adminProjectionSchema },
+      },
+    },
+    async (request) =>
+      projectCompetition(
+        deps.db.sql,
+        request.body.competition_id,
+        request.body.seasons ?? DEFAULT_SEASONS,
+        deps.clock(),
+      ),
+  );
 }
 
 function registerCreateOrg(app: App, { operator }: AdminRouting) {

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { SCOPES } from '../../accounts/keys.js';
 import { LIMIT_NAMES, ORG_STATUSES, PLANS } from '../../accounts/orgs.js';
 import { boundedText, creditAmount, isoDateTime, limitValue, positiveCreditAmount } from './primitives.js';
+import { projectionBodySchema, projectionSchema } from './projections.js';
 import { named } from './registry.js';
 
 const MAX_ALLOWLIST_ENTRIES = 100;
@@ -106,6 +107,26 @@ export const adminOrgDetailSchema = adminOrgSchema.extend({
 });
 
 // Component names in the admin OpenAPI document (src/http/schemas/registry.ts).
+export const adminOrgListSchema = z.object({ object: z.literal('list'), data: z.array(adminOrgSchema) });
+
+/** An operator's projection: the competition and seasons, as a customer's request has them. */
+export const adminProjectionBody = projectionBodySchema.pick({ competition_id: true, seasons: true });
+/** The projection's table without a customer's delivery: no id, receipt or charge. */
+export const adminProjectionSchema = projectionSchema
+  .pick({
+    competition: true,
+    as_of: true,
+    data_version: true,
+    seasons: true,
+    played_fixtures: true,
+    remaining_fixtures: true,
+    model: true,
+    rules: true,
+    zones: true,
+    teams: true,
+  })
+  .extend({ object: z.literal('projection_table') });
+
 named('CreateOrgRequest', createOrgBody);
 named('UpdateOrgRequest', patchOrgBody);
 named('CreateApiKeyRequest', createKeyBody);
