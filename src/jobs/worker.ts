@@ -63,7 +63,8 @@ export interface WorkerOptions {
 export interface JobFinished {
   job: Job;
   outcome: RecordedOutcome | 'cached';
-  run?: { engine: string; runMs: number } | undefined;
+  /** gpuMs: the job's share of its dispatch's GPU time (gpu/engine.ts); 0 when the CPU ran it. */
+  run?: { engine: string; runMs: number; gpuMs: number } | undefined;
 }
 
 export interface WorkerStats {
@@ -316,7 +317,9 @@ async function storeWaiting(state: WorkerState): Promise<void> {
     pack.forEach(({ job, outcome }, i) => {
       state.stats[recorded[i]!]++;
       const run =
-        outcome && 'engine' in outcome ? { engine: outcome.engine, runMs: outcome.runMs } : undefined;
+        outcome && 'engine' in outcome
+          ? { engine: outcome.engine, runMs: outcome.runMs, gpuMs: outcome.gpuMs }
+          : undefined;
       finished(state, job, recorded[i]!, run);
     });
   } catch (error) {
@@ -347,6 +350,7 @@ function finished(state: WorkerState, job: Job, outcome: JobFinished['outcome'],
     draws: job.draws,
     engine: run?.engine,
     run_ms: run?.runMs,
+    gpu_ms: run?.gpuMs,
   };
   if (outcome === 'dropped') state.logger.warn(line, 'job outcome dropped: its lease was lost');
   else state.logger.info(line, 'job finished');
