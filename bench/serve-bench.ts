@@ -210,6 +210,7 @@ async function main(): Promise<number> {
   const counter = { next: 0 };
   for (const backend of backends) {
     if (!inTime()) break;
+    // A back end that does not start is said, and the next one runs: the summary names what is missing.
     await runBackend(backend, {
       scale,
       inTime,
@@ -219,7 +220,7 @@ async function main(): Promise<number> {
       stopping: (stop) => {
         stopping = stop;
       },
-    });
+    }).catch((error: unknown) => emit({ record: 'failed', backend, error: (error as Error).message }));
   }
   // Per back end: stack, sequential, one concurrent per client count, two batches, misses.
   const expected = {

@@ -91,13 +91,13 @@ function apiFor(stack: RunningStack, index = 0): ServiceApi {
 }
 
 /** Which engine ran the jobs between two readings, and their GPU time only when the GPU ran all. */
-function jobsBetween(before: JobCounters, after: JobCounters) {
+export function jobsBetween(before: JobCounters, after: JobCounters) {
   const gpu = after.gpuJobs - before.gpuJobs;
   const cpu = after.cpuJobs - before.cpuJobs;
   return {
     jobs_gpu: gpu,
     jobs_cpu: cpu,
-    engine: cpu === 0 && gpu > 0 ? 'gpu' : gpu === 0 ? 'cpu' : 'gpu, partly on the CPU',
+    engine: gpu + cpu === 0 ? 'none' : cpu === 0 ? 'gpu' : gpu === 0 ? 'cpu' : 'gpu, partly on the CPU',
     gpuSeconds: cpu === 0 && gpu > 0 ? after.gpuSeconds - before.gpuSeconds : null,
   };
 }

@@ -16,6 +16,7 @@ import {
   openSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
@@ -148,11 +149,22 @@ function postgresUser(): { uid: number; gid: number } | null {
   return { uid: Number(uid), gid: Number(gid) };
 }
 
+/** As `nobody`, the server's programs must be reachable: every folder above them open to others. */
+function reachableByOthers(folder: string): void {
+  for (let dir = folder; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0)
+      throw new Error(
+        `serve-bench: PostgreSQL runs as nobody (not as root), who cannot enter ${dir}: unpack the bundle ` +
+          'where others may read it (tar xf ... -C /tmp) or chmod o+x that folder',
+      );
+  }
+}
+
 /** initdb into `scratch`, then the server on 127.0.0.1; resolves with its URL once it answers. */
 async function startPostgres(scratch: string, say: (line: string) => void) {
   const { bin, env } = postgresPrograms();
   const user = postgresUser();
-  const data = path.join(scratch, 'postgres');
+  if (user) reachableByOthers(bin);
   const log = path.join(scratch, 'postgres.log');
   if (user) {
     chmodSync(scratch, 0o755);
@@ -164,7 +176,7 @@ async function startPostgres(scratch: string, say: (line: string) => void) {
   const parent = path.join(scratch, 'pg');
   mkdirSync(parent, { recursive: true });
   if (user) chownSync(parent, user.uid, user.gid);
-  const folder = path.join(parent, path.basename(data));
+  const folder = path.join(parent, 'data');
   execFileSync(
     path.join(bin, 'initdb'),
     ['-D', folder, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'],
