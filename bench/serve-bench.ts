@@ -5,8 +5,9 @@
 // its deadline (or killed) leaves what it measured.
 //   node dist/bench/serve-bench.js --out FILE [--deadline SECONDS] [--scale tiny|full] [--allow-software]
 //     [--backends embedded,server]
-// Exit code: 0 every record written and every job on the GPU; 1 a failure; 3 no adapter; 4 a software adapter without
-// --allow-software (as gpu-check); 5 the deadline came first; 6 some job ran on the CPU engine.
+// Exit code: 0 every record written and every job on the GPU; 1 a back end or workload failed (its
+// `failed` record says why); 3 no adapter; 4 only a software adapter and no --allow-software (as
+// gpu-check); 5 the deadline came first; 6 some job ran on the CPU engine.
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { availableParallelism, cpus, hostname, release } from 'node:os';
 import path from 'node:path';
@@ -53,10 +54,11 @@ function options() {
 
 /** The GPU engine alone on the large batch's work, in this process: the reference of record (c). */
 async function engineAlone(scale: Scale, allowSoftware: boolean) {
-  const gpu = createGpuEngine({ mode: 'gpu', allowSoftware });
+  // Software adapters allowed here so that a refusal can name the one found (as gpu-check does).
+  const gpu = createGpuEngine({ mode: 'gpu', allowSoftware: true });
   try {
     const state = await gpu.started();
-    if (state.state !== 'ready') return { state, record: null };
+    if (state.state !== 'ready' || (state.software && !allowSoftware)) return { state, record: null };
     const fixtures = batchFixtures(scale.batchItems);
     const seed = { lo: 0xba7c4, hi: 0x2 };
     // Warm-up: the worker's first dispatch, the JIT and the GPU's clocks are not part of the figure.
@@ -156,7 +158,8 @@ async function runBackend(backend: Backend, run: BackendRun): Promise<void> {
 
 async function main(): Promise<number> {
   const { out, scale, deadline, backends, allowSoftware } = options();
-  const deadlineAt = Date.now() + deadline * 1000;
+  const startedAt = Date.now();
+  const deadlineAt = startedAt + deadline * 1000;
   const inTime = () => Date.now() < deadlineAt;
   mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
   const written = new Map<string, number>();
@@ -164,7 +167,7 @@ async function main(): Promise<number> {
   const emit = (record: Record<string, unknown>) => {
     const line = JSON.stringify({
       ...record,
-      at_s: Math.round((deadline * 1000 - (deadlineAt - Date.now())) / 100) / 10,
+      at_s: Math.round((Date.now() - startedAt) / 100) / 10,
     });
     appendFileSync(out, `${line}\n`);
     process.stdout.write(`${line}\n`);
@@ -196,12 +199,14 @@ async function main(): Promise<number> {
   });
   const alone = await engineAlone(scale, allowSoftware);
   emit({ record: 'engine', ...alone.state });
-  if (alone.state.state !== 'ready') {
-    const software = alone.state.software === true && !allowSoftware;
+  if (!alone.record) {
+    const software = alone.state.state === 'ready' && alone.state.software === true;
     emit({
       record: 'failed',
-      reason: software ? 'softwareAdapter' : 'no GPU adapter',
-      detail: alone.state.reason,
+      problem: software ? 'softwareAdapter' : 'noAdapter',
+      detail: software
+        ? `only a software adapter (${alone.state.adapter}); --allow-software runs on it`
+        : alone.state.reason,
     });
     return software ? EXIT.softwareAdapter : EXIT.noAdapter;
   }
@@ -241,6 +246,7 @@ async function main(): Promise<number> {
     jobs_cpu: jobsOnCpu,
     all_on_gpu: jobsOnCpu === 0,
   });
+  if (written.has('failed')) return EXIT.failed;
   if (missing.length > 0) return EXIT.deadline;
   return jobsOnCpu > 0 ? EXIT.ranOnCpu : EXIT.ok;
 }

@@ -12,7 +12,7 @@ import {
   readAllResults,
   untilFinished,
 } from './host.js';
-import { type JobCounters, type RunningStack, readJobCounters } from './serve-stack.js';
+import { type JobCounters, type RunningStack, readJobCounters, readJobCountersAfter } from './serve-stack.js';
 import { type ServiceApi, submitBatch } from './simulations.js';
 
 export interface Scale {
@@ -171,10 +171,10 @@ export async function sequentialLarge(context: LoadContext): Promise<void> {
   while (timed.length < scale.sequentialRuns && context.inTime()) {
     const before = await readJobCounters(stack.workerMetrics);
     timed.push(await simulate(api, missBody(stack, context.nextRequest(), scale.largeDraws)));
-    const own = jobsBetween(before, await readJobCounters(stack.workerMetrics));
+    const own = jobsBetween(before, await readJobCountersAfter(stack.workerMetrics, before, 1));
     gpuMs.push(own.gpuSeconds === null ? null : own.gpuSeconds * 1000);
   }
-  const ran = jobsBetween(first, await readJobCounters(stack.workerMetrics));
+  const ran = jobsBetween(first, await readJobCountersAfter(stack.workerMetrics, first, timed.length));
   const allGpu = ran.engine === 'gpu' && gpuMs.every((ms) => ms !== null);
   const sortedGpu = allGpu ? (gpuMs as number[]).sort((a, b) => a - b) : [];
   context.emit({
@@ -239,7 +239,7 @@ export async function concurrentLarge(context: LoadContext, clients: number): Pr
     ),
   );
   const wallS = (performance.now() - started) / 1000;
-  const ran = jobsBetween(before, await readJobCounters(stack.workerMetrics));
+  const ran = jobsBetween(before, await readJobCountersAfter(stack.workerMetrics, before, timed.length));
   context.emit({
     record: 'concurrent',
     work: `${clients} concurrent clients of ${scale.largeDraws}-draw simulations for ${scale.concurrentSeconds} s`,
@@ -274,21 +274,20 @@ export async function batch(
 ): Promise<void> {
   const { stack, scale } = context;
   const api = apiFor(stack);
-  const database = stack.backend;
   const items = scale.batchItems;
   const before = await readJobCounters(stack.workerMetrics);
-  const start = cpuReading(stack.pids, database === 'server' ? 'server' : 'embedded');
+  const start = cpuReading(stack.pids, stack.backend);
   const t0 = performance.now();
   const submitted = await submitBatch(api, stack.fixtureIds.slice(0, items), draws);
   const submitMs = performance.now() - t0;
-  const afterSubmission = cpuReading(stack.pids, database === 'server' ? 'server' : 'embedded');
+  const afterSubmission = cpuReading(stack.pids, stack.backend);
   await untilFinished(api, submitted, BATCH_POLL_MS);
   const finishedMs = performance.now() - t0;
-  const afterRunning = cpuReading(stack.pids, database === 'server' ? 'server' : 'embedded');
+  const afterRunning = cpuReading(stack.pids, stack.backend);
   await readAllResults(api, submitted);
   const totalMs = performance.now() - t0;
-  const end = cpuReading(stack.pids, database === 'server' ? 'server' : 'embedded');
-  const ran = jobsBetween(before, await readJobCounters(stack.workerMetrics));
+  const end = cpuReading(stack.pids, stack.backend);
+  const ran = jobsBetween(before, await readJobCountersAfter(stack.workerMetrics, before, items));
   const perJob = cpuPerJob(start, end, items);
   context.emit({
     record,
@@ -323,7 +322,7 @@ export async function sequentialMisses(context: LoadContext): Promise<void> {
   // From 1,100 draws down: no request repeats an earlier workload's inputs (the batches ran 1,000).
   while (timed.length < scale.misses && context.inTime())
     timed.push(await simulate(api, missBody(stack, context.nextRequest(), 1100)));
-  const ran = jobsBetween(before, await readJobCounters(stack.workerMetrics));
+  const ran = jobsBetween(before, await readJobCountersAfter(stack.workerMetrics, before, timed.length));
   context.emit({
     record: 'misses',
     work: `about 1,000-draw cache misses one at a time, ${timed.length} requests`,

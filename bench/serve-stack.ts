@@ -352,6 +352,25 @@ export interface JobCounters {
   gpuSeconds: number;
 }
 
+/**
+ * The worker counts a job once its outcome is stored, and a client may hear of the stored outcome (from
+ * an API process) a moment before: after a workload, the counters are read until they show its `jobs`
+ * (or, after a while, as they are; the record then shows fewer jobs than it ran).
+ */
+export async function readJobCountersAfter(
+  workerMetrics: string,
+  before: JobCounters,
+  jobs: number,
+): Promise<JobCounters> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const now = await readJobCounters(workerMetrics);
+    const counted = now.gpuJobs + now.cpuJobs - before.gpuJobs - before.cpuJobs;
+    if (counted >= jobs || Date.now() > deadline) return now;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 export async function readJobCounters(workerMetrics: string): Promise<JobCounters> {
   const text = await (await fetch(`${workerMetrics}/metrics`)).text();
   const value = (pattern: RegExp) => Number(text.match(pattern)?.[1] ?? 0);

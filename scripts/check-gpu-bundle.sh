@@ -43,6 +43,18 @@ if [ "$code" -ne 4 ] || ! grep -q '"problem":"softwareAdapter".*llvmpipe' "$plac
   cat "$place/out/refused.jsonl" >&2
   exit 1
 fi
+echo "== check-gpu-bundle: serve-bench without --allow-software refuses llvmpipe"
+set +e
+env -i PATH=/nonexistent "$run" serve-bench --scale tiny --deadline 120 --out "$place/out/serve-refused.jsonl" \
+  >/dev/null 2>&1
+code=$?
+set -e
+if [ "$code" -ne 4 ] || ! grep -q '"problem":"softwareAdapter".*llvmpipe' "$place/out/serve-refused.jsonl"; then
+  echo "check-gpu-bundle: serve-bench: expected exit code 4 naming llvmpipe, got $code:" >&2
+  cat "$place/out/serve-refused.jsonl" >&2
+  exit 1
+fi
+
 echo "== check-gpu-bundle: serve-bench --scale tiny --allow-software on llvmpipe, both back ends"
 started=$(date +%s)
 set +e
@@ -81,4 +93,4 @@ if [ "$code" -ne 0 ]; then
   exit 1
 fi
 cat "$place/out/serve-bench.jsonl"
-echo "check-gpu-bundle: passed in $(($(date +%s) - started)) s (gpu-check: exit 0 with --allow-software, 4 without, naming the software adapter; serve-bench: every record on both back ends, every job on the GPU engine)"
+echo "check-gpu-bundle: passed (gpu-check and serve-bench: exit 4 naming the software adapter without --allow-software; gpu-check: parity with it; serve-bench: every record on both back ends in $(($(date +%s) - started)) s, every job on the GPU engine)"

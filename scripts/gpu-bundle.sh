@@ -169,7 +169,8 @@ printf '%s\n' "matchsim $(git describe --always --dirty 2>/dev/null || echo unkn
 
 echo "== gpu-bundle: xz -$XZ_LEVEL"
 out=bundle/matchsim-gpu.tar.xz
-tar -C "$work" -cf - matchsim-gpu | xz -T0 "-$XZ_LEVEL" >"$out.partial"
+# Blocks of 128 MiB, not -9's 192: about 241 MiB then splits evenly over two cores' threads.
+tar -C "$work" -cf - matchsim-gpu | xz -T0 "-$XZ_LEVEL" --block-size=128MiB >"$out.partial"
 mv "$out.partial" "$out"
 bytes=$(stat -c %s "$out")
 unpacked=$(du -sb "$stage" | cut -f1)
