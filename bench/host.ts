@@ -32,11 +32,11 @@ const BATCH_ITEMS = 1000;
 const SALT = Math.floor(Math.random() * 1000);
 const BATCH_DRAWS = 100 + (SALT % 50);
 
-function percentile(sorted: number[], p: number): number {
+export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   return percentile(
     [...values].sort((a, b) => a - b),
     50,
@@ -63,7 +63,7 @@ function statCpuSeconds(statPath: string): number {
 }
 
 /** CPU seconds (user + system) a process has used, from /proc (Linux). */
-function cpuSecondsOf(pid: number): number {
+export function cpuSecondsOf(pid: number): number {
   try {
     return statCpuSeconds(`/proc/${pid}/stat`);
   } catch {
@@ -84,7 +84,7 @@ const THREAD_KINDS: Record<string, 'eventLoop' | 'workers' | 'v8'> = {
  * engine's pool, the GPU worker), V8's own background threads (`V8Worker`: garbage collection and
  * compilation) and the rest (libuv's pool: zlib, crypto, files).
  */
-function threadCpuSeconds(pid: number): Record<'eventLoop' | 'workers' | 'v8' | 'other', number> {
+export function threadCpuSeconds(pid: number): Record<'eventLoop' | 'workers' | 'v8' | 'other', number> {
   const byKind = { eventLoop: 0, workers: 0, v8: 0, other: 0 };
   let tasks: string[] = [];
   try {
@@ -104,7 +104,7 @@ function threadCpuSeconds(pid: number): Record<'eventLoop' | 'workers' | 'v8' | 
 }
 
 /** CPU seconds of every process named `postgres` on this machine (the server's backends). */
-function postgresCpuSeconds(): number {
+export function postgresCpuSeconds(): number {
   let total = 0;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -121,8 +121,12 @@ function postgresCpuSeconds(): number {
 /** How often the client looks at the batch's status while its items run. */
 const STATUS_POLL_MS = 250;
 
-/** As a client that wants every item would: the batch's status every STATUS_POLL_MS until no item is open. */
-async function untilFinished(api: ServiceApi, batch: SubmittedBatch): Promise<void> {
+/** As a client that wants every item would: the batch's status every `pollMs` until no item is open. */
+export async function untilFinished(
+  api: ServiceApi,
+  batch: SubmittedBatch,
+  pollMs = STATUS_POLL_MS,
+): Promise<void> {
   const url = `${api.base}/v1/simulations/batch/${batch.batch_id}`;
   for (;;) {
     const answer = await fetch(url, { headers: api.headers });
@@ -131,12 +135,12 @@ async function untilFinished(api: ServiceApi, batch: SubmittedBatch): Promise<vo
       return;
     if (answer.status !== 200 && answer.status !== 503)
       throw new Error(`batch status: ${answer.status} ${JSON.stringify(status).slice(0, 300)}`);
-    await new Promise((r) => setTimeout(r, STATUS_POLL_MS));
+    await new Promise((r) => setTimeout(r, pollMs));
   }
 }
 
 /** Then one GET of its NDJSON results (docs/api.md §4.10), which delivers and settles every item. */
-async function readAllResults(api: ServiceApi, batch: SubmittedBatch): Promise<void> {
+export async function readAllResults(api: ServiceApi, batch: SubmittedBatch): Promise<void> {
   const results = await fetch(`${api.base}/v1/simulations/batch/${batch.batch_id}/results`, {
     headers: api.headers,
   });
@@ -146,24 +150,32 @@ async function readAllResults(api: ServiceApi, batch: SubmittedBatch): Promise<v
     throw new Error(`results stream: ${results.status}, ${delivered} of ${expected} delivered`);
 }
 
-/** CPU seconds so far: the service's threads by kind, PostgreSQL's processes, and this process (the client). */
-function cpuReading(servicePid: number, database: 'embedded' | 'server') {
+/**
+ * CPU seconds so far: the service's threads by kind (summed over its processes: API processes and
+ * workers), PostgreSQL's processes, and this process (the client).
+ */
+export function cpuReading(servicePids: readonly number[], database: 'embedded' | 'server') {
   const client = process.cpuUsage();
+  const threads = { eventLoop: 0, workers: 0, v8: 0, other: 0 };
+  for (const pid of servicePids) {
+    const own = threadCpuSeconds(pid);
+    for (const kind of Object.keys(threads) as Array<keyof typeof threads>) threads[kind] += own[kind];
+  }
   return {
-    ...threadCpuSeconds(servicePid),
+    ...threads,
     postgres: database === 'server' ? postgresCpuSeconds() : 0,
     client: (client.user + client.system) / 1e6,
   };
 }
 
-type CpuReading = ReturnType<typeof cpuReading>;
+export type CpuReading = ReturnType<typeof cpuReading>;
 
-/** Milliseconds of CPU per batch job between two readings, by kind. */
-function cpuPerJob(from: CpuReading, to: CpuReading): CpuReading {
+/** Milliseconds of CPU per job between two readings, by kind. */
+export function cpuPerJob(from: CpuReading, to: CpuReading, jobs = BATCH_ITEMS): CpuReading {
   return Object.fromEntries(
     Object.entries(to).map(([kind, seconds]) => [
       kind,
-      ((seconds - from[kind as keyof CpuReading]) * 1000) / BATCH_ITEMS,
+      ((seconds - from[kind as keyof CpuReading]) * 1000) / jobs,
     ]),
   ) as CpuReading;
 }
@@ -186,17 +198,17 @@ async function timedBatch(
   database: 'embedded' | 'server',
 ) {
   const serviceCpu0 = cpuSecondsOf(servicePid);
-  const start = cpuReading(servicePid, database);
+  const start = cpuReading([servicePid], database);
   const t0 = performance.now();
   const batch = await submitBatch(api, fixtureIds.slice(0, BATCH_ITEMS), BATCH_DRAWS);
   const submitMs = performance.now() - t0;
-  const submitted = cpuReading(servicePid, database);
+  const submitted = cpuReading([servicePid], database);
   await untilFinished(api, batch);
   const finishedMs = performance.now() - t0;
-  const finished = cpuReading(servicePid, database);
+  const finished = cpuReading([servicePid], database);
   await readAllResults(api, batch);
   const totalMs = performance.now() - t0;
-  const end = cpuReading(servicePid, database);
+  const end = cpuReading([servicePid], database);
   return {
     batchS: totalMs / 1000,
     submitMs,

@@ -13,10 +13,10 @@ import { makeLedger } from '../src/billing/ledger.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connection.js';
 import { runMigrations } from '../src/db/migrations.js';
-import { generateDemoFeed } from '../src/fixtures/demo-data.js';
 import { ingestFeed } from '../src/fixtures/feed-loader.js';
 import { makeOperator } from '../src/operations/operator.js';
 import { startService } from '../src/server.js';
+import { benchFeed } from './bench-feed.js';
 
 const mode = process.argv[2];
 if (mode === 'bare') {
@@ -126,33 +126,4 @@ async function startSelectReference() {
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   process.send?.({ port: typeof address === 'object' && address ? address.port : 0, database: db.kind });
-}
-
-/**
- * At least `count` fixtures on sale: the demo world's upcoming fixtures, copied under new ids with
- * kick-offs spread over the next four weeks (a benchmark needs many distinct fixtures; the copies keep
- * the demo's teams, ratings and squads).
- */
-function benchFeed(count: number, now: Date) {
-  const feed = generateDemoFeed({ seed: 'matchsim-bench', now });
-  const onSale = feed.fixtures.filter(
-    (f) =>
-      f.inputs &&
-      f.state !== 'postponed' &&
-      f.state !== 'cancelled' &&
-      Date.parse(f.kickoff) > now.getTime() + 3_600_000,
-  );
-  const copies = [];
-  for (let i = 0; copies.length + onSale.length < count; i++) {
-    const source = onSale[i % onSale.length]!;
-    const kickoff = new Date(now.getTime() + (2 + (i % (27 * 24))) * 3_600_000);
-    copies.push({
-      ...source,
-      fixture_id: 900_000 + i,
-      kickoff: kickoff.toISOString(),
-      state: 'provisional' as const,
-    });
-  }
-  feed.fixtures.push(...copies);
-  return { feed, onSale: [...onSale, ...copies].map((f) => f.fixture_id) };
 }

@@ -1,18 +1,26 @@
 #!/bin/sh
 # run.sh of the GPU bundle (scripts/gpu-bundle.sh builds it; docs/gpu.md "The GPU bundle"): runs
-# gpu-check on a host with the NVIDIA driver and nothing else, using the bundle's own Node.js.
+# gpu-check, or serve-bench (the service itself through HTTP, on PGlite and on the bundle's PostgreSQL),
+# on a host with the NVIDIA driver and nothing else, using the bundle's own Node.js.
 #   tar xf matchsim-gpu.tar.xz -C /tmp && /tmp/matchsim-gpu/run.sh --deadline 420 --out "$OUT/gpu-check.jsonl"
+#   /tmp/matchsim-gpu/run.sh serve-bench --deadline 480 --out "$OUT/serve-bench.jsonl"
 # Every argument goes to gpu-check (--deadline SECONDS, --out FILE, --scale N, --allow-software, --tune,
-# --compare-kernel FILE,...).
+# --compare-kernel FILE,...), or after `serve-bench` to serve-bench (--deadline SECONDS, --out FILE,
+# --scale tiny|full, --allow-software, --backends embedded,server).
 # It finds the NVIDIA Vulkan driver manifest, uses the host's C library or, when dawn.node does not load
 # on it, the bundle's, and when no adapter is found writes what an operator needs next (loader log,
-# device files, driver libraries) to stderr and beside the --out file. Exit code: gpu-check's.
+# device files, driver libraries) to stderr and beside the --out file. Exit code: the command's.
 set -u
 # Coreutils from the host whatever PATH says (even `env -i PATH=/nonexistent`); Node only ever from the
 # bundle, called by its path.
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 here=$(cd "$(dirname "$0")" && pwd)
+command=gpu-check
+if [ "${1:-}" = serve-bench ]; then
+  command=serve-bench
+  shift
+fi
 
 deadline=420
 out=""
@@ -78,12 +86,19 @@ export EGL_PLATFORM
 # --- The C library: the host's when Node and dawn.node load on it, else the bundle's.
 node="$here/node/bin/node"
 dawn="$here/app/node_modules/webgpu/dist/linux-x64/dawn.node"
+if [ "$command" = serve-bench ]; then
+  entry="$here/app/dist/bench/serve-bench.js"
+else
+  entry="$here/app/dist/src/cli/gpu-check/bin.js"
+fi
 loads() {
   "$@" -e "process.dlopen({ exports: {} }, process.argv[1])" "$dawn" >>"$diagnostics" 2>&1
 }
 # MATCHSIM_CARRIED_GLIBC=1 takes the bundle's glibc regardless (to try that path on any host).
 if [ "${MATCHSIM_CARRIED_GLIBC:-0}" != 1 ] && loads "$node"; then
-  set -- "$node" "$here/app/gpu-check.js" "$@"
+  MATCHSIM_NODE_COMMAND=$node
+  # shellcheck disable=SC2086 # the entry and its command are separate words
+  set -- "$node" $entry "$@"
   say "C library: the host's ($(ldd --version 2>/dev/null | head -n 1))"
 else
   carried="$here/glibc/ld-linux-x86-64.so.2 --library-path $here/glibc:$LD_LIBRARY_PATH"
@@ -92,12 +107,18 @@ else
     say "dawn.node loads neither on the host's C library nor on the bundle's; see $diagnostics"
     exit 1
   fi
+  MATCHSIM_NODE_COMMAND="$carried $node"
   # shellcheck disable=SC2086
-  set -- $carried "$node" "$here/app/gpu-check.js" "$@"
+  set -- $carried "$node" $entry "$@"
   say "C library: the bundle's glibc (dawn.node needs GLIBC_2.34 and GLIBCXX_3.4.30)"
 fi
+# serve-bench starts the service's processes with the same Node and C library, and the bundle's
+# PostgreSQL server with its own libraries (on the host's C library: it needs glibc 2.36 or later).
+MATCHSIM_POSTGRES_BIN="$here/postgres/usr/lib/postgresql/15/bin"
+MATCHSIM_POSTGRES_LIBRARY_PATH="$here/postgres/lib"
+export MATCHSIM_NODE_COMMAND MATCHSIM_POSTGRES_BIN MATCHSIM_POSTGRES_LIBRARY_PATH
 
-# --- gpu-check, with a hard stop a minute past its own deadline in case the GPU hangs it.
+# --- The command, with a hard stop a minute past its own deadline in case the GPU hangs it.
 stop=$(awk -v d="$deadline" 'BEGIN { printf "%d", d + 60 }')
 if command -v timeout >/dev/null 2>&1; then
   timeout -k 10 "$stop" "$@"
@@ -105,9 +126,9 @@ else
   "$@"
 fi
 code=$?
-say "gpu-check exit code: $code"
+say "$command exit code: $code"
 
-# --- No adapter (3) or only a software one (4): what an operator checks next.
+# --- No adapter (3) or only a software one (4, both commands): what an operator checks next.
 if [ "$code" -eq 3 ] || [ "$code" -eq 4 ]; then
   {
     echo "== /dev/nvidia*"
@@ -127,7 +148,7 @@ if [ "$code" -eq 3 ] || [ "$code" -eq 4 ]; then
   # The node command as run above (with the carried loader if so), without gpu-check and its arguments.
   probe=""
   for word in "$@"; do
-    case "$word" in *gpu-check.js) break ;; esac
+    case "$word" in */gpu-check/bin.js | */serve-bench.js) break ;; esac
     probe="$probe $word"
   done
   # shellcheck disable=SC2086

@@ -241,12 +241,7 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     holdsOpen: ledger.openHolds,
     ...(options.engine ? { engine: () => options.engine!.health() } : {}),
   });
-  // What a worker reports of each finished job, into the job metrics.
-  const onJobFinished = ({ job, outcome, run }: JobFinished) =>
-    metrics.observeJob(
-      outcome,
-      run && { engine: run.engine, runSeconds: run.runMs / 1000, draws: job.draws },
-    );
+  const onJobFinished = observeFinishedJobs(metrics);
   return {
     ledger,
     queue,
@@ -263,3 +258,17 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
 }
 
 export type ServiceGraph = ReturnType<typeof makeServiceGraph>;
+
+/** What a worker reports of each finished job, into the job metrics. */
+function observeFinishedJobs(metrics: Metrics) {
+  return ({ job, outcome, run }: JobFinished) =>
+    metrics.observeJob(
+      outcome,
+      run && {
+        engine: run.engine,
+        runSeconds: run.runMs / 1000,
+        gpuSeconds: run.gpuMs / 1000,
+        draws: job.draws,
+      },
+    );
+}

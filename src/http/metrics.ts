@@ -29,8 +29,11 @@ export interface MetricSources {
 export interface Metrics {
   observeRequest(route: string, method: string, status: number, seconds: number): void;
   addCreditsCharged(milli: number, item: ChargedItem): void;
-  /** A job a worker finished; `run` when the engine ran it. */
-  observeJob(outcome: JobOutcomeLabel, run?: { engine: string; runSeconds: number; draws: number }): void;
+  /** A job a worker finished; `run` when the engine ran it (gpuSeconds: its GPU time, 0 on the CPU). */
+  observeJob(
+    outcome: JobOutcomeLabel,
+    run?: { engine: string; runSeconds: number; gpuSeconds: number; draws: number },
+  ): void;
   countRefusal(reason: RefusalReason): void;
   /** Sources read at each scrape; a later call adds to or replaces earlier ones. */
   watch(sources: MetricSources): void;
@@ -109,6 +112,15 @@ function jobMetrics(registers: client.Registry[]) {
       name: 'matchsim_engine_draws_total',
       help: 'Draws simulated, by engine.',
       labelNames: ['engine'] as const,
+      registers,
+    }),
+    // Over wall time, the GPU's busy fraction (docs/gpu.md "The service on a GPU host"): each job's
+    // share by draws of its dispatch's pass, and the passes of one GPU do not overlap.
+    gpuSeconds: new client.Counter({
+      name: 'matchsim_gpu_seconds_total',
+      help:
+        "GPU time of the jobs the GPU ran, from the pass's timestamp queries (submit to readback where " +
+        'the device has none: /healthz gpu.timing says which).',
       registers,
     }),
   };
@@ -211,6 +223,7 @@ export function makeMetrics(): Metrics {
       if (!run) return;
       jobs.runSeconds.observe({ engine: run.engine }, run.runSeconds);
       jobs.draws.inc({ engine: run.engine }, run.draws);
+      if (run.gpuSeconds > 0) jobs.gpuSeconds.inc(run.gpuSeconds);
       if (run.runSeconds > 0) jobs.drawsPerSecond.observe({ engine: run.engine }, run.draws / run.runSeconds);
     },
     countRefusal(reason) {

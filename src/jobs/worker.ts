@@ -59,7 +59,8 @@ export interface WorkerOptions {
 export interface JobFinished {
   job: Job;
   outcome: RecordedOutcome | 'cached';
-  run?: { engine: string; runMs: number } | undefined;
+  /** gpuMs: the job's share of its dispatch's GPU time (gpu/engine.ts); 0 when the CPU ran it. */
+  run?: { engine: string; runMs: number; gpuMs: number } | undefined;
 }
 
 export interface WorkerStats {
@@ -215,7 +216,8 @@ async function runClaimed(state: WorkerState, jobs: Job[]): Promise<void> {
 /** A stored outcome counted, then its job's log line and metric. */
 function recorded(state: WorkerState, job: Job, outcome: RecordedOutcome, given: RunOutcome | undefined) {
   state.stats[outcome]++;
-  const run = given && 'engine' in given ? { engine: given.engine, runMs: given.runMs } : undefined;
+  const run =
+    given && 'engine' in given ? { engine: given.engine, runMs: given.runMs, gpuMs: given.gpuMs } : undefined;
   finished(state, job, outcome, run);
 }
 
@@ -232,6 +234,7 @@ function finished(state: WorkerState, job: Job, outcome: JobFinished['outcome'],
     draws: job.draws,
     engine: run?.engine,
     run_ms: run?.runMs,
+    gpu_ms: run?.gpuMs,
   };
   if (outcome === 'dropped') state.logger.warn(line, 'job outcome dropped: its lease was lost');
   else state.logger.info(line, 'job finished');

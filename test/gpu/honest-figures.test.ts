@@ -1,9 +1,10 @@
 // A job the GPU engine re-ran on the CPU is never shown as GPU speed: the bench's rows (bench/gpu.ts)
 // and gpu-check's engine records (src/cli/gpu-check/engine-steps.ts) name the engine that ran every job,
 // mark a set partly re-run on the CPU, and give no GPU time or GPU rate for it (no division by a zero or
-// partial GPU share). And the proof that Dawn's timestamp quantization is off. Needs no adapter.
+// partial GPU share); so do serve-bench's records (bench/serve-load.ts), from the worker's metrics. And the proof that Dawn's timestamp quantization is off. Needs no adapter.
 import { describe, expect, it } from 'vitest';
 import { kernelRows } from '../../bench/gpu.js';
+import { jobsBetween } from '../../bench/serve-load.js';
 import { type GpuEngineRun, runsEngine } from '../../gpu/engine.js';
 import { summarizeRuns } from '../../src/cli/gpu-check/engine-steps.js';
 import { quantizationVerdict } from '../../src/cli/gpu-check/kernel-steps.js';
@@ -61,6 +62,28 @@ describe('honest GPU figures', () => {
       timing: null,
     });
     expect(summarizeRuns([run('gpu', 10)], 20)).toMatchObject({ engine: 'gpu', jobs_on_cpu: 0, gpu_ms: 10 });
+  });
+
+  it("serve-bench's records: GPU time between two metric readings only when the GPU ran every job", () => {
+    const before = { gpuJobs: 10, cpuJobs: 2, gpuSeconds: 0.5 };
+    expect(jobsBetween(before, { gpuJobs: 13, cpuJobs: 2, gpuSeconds: 0.53 })).toEqual({
+      jobs_gpu: 3,
+      jobs_cpu: 0,
+      engine: 'gpu',
+      gpuSeconds: expect.closeTo(0.03, 9),
+    });
+    expect(jobsBetween(before, { gpuJobs: 13, cpuJobs: 3, gpuSeconds: 0.53 })).toEqual({
+      jobs_gpu: 3,
+      jobs_cpu: 1,
+      engine: 'gpu, partly on the CPU',
+      gpuSeconds: null,
+    });
+    expect(jobsBetween(before, { gpuJobs: 10, cpuJobs: 5, gpuSeconds: 0.5 })).toMatchObject({
+      engine: 'cpu',
+      gpuSeconds: null,
+    });
+    // No job at all is no GPU figure either (nothing ran: a busy fraction of 0 would be a measurement).
+    expect(jobsBetween(before, before)).toMatchObject({ engine: 'none', jobs_gpu: 0, gpuSeconds: null });
   });
 
   it('timestamp quantization: off only when some raw timestamp is not a multiple of 65,536 ns', () => {

@@ -92,11 +92,24 @@ describe('metrics', () => {
     expect(text).toMatch(/^matchsim_job_run_seconds_count\{engine="cpu"\} 1$/m);
     expect(text).toMatch(/^matchsim_job_draws_per_second_count\{engine="cpu"\} 1$/m);
     expect(text).toMatch(/^matchsim_engine_draws_total\{engine="cpu"\} 2000$/m);
+    // A CPU run adds no GPU time.
+    expect(text).toMatch(/^matchsim_gpu_seconds_total 0$/m);
     expect(text).toMatch(/^matchsim_engine_ready\{engine="cpu",state="ready"\} 1$/m);
     expect(text).toMatch(/^matchsim_queue_jobs\{state="queued"\} 0$/m);
     expect(text).toMatch(/^matchsim_queue_jobs\{state="running"\} 0$/m);
     expect(text).toMatch(/^matchsim_credit_holds_open 0$/m);
   }, 60_000);
+
+  it("sums the GPU time of the jobs the GPU ran, each job's own share", async () => {
+    const { makeMetrics } = await import('../../src/http/metrics.js');
+    const metrics = makeMetrics();
+    metrics.observeJob('completed', { engine: 'gpu', runSeconds: 0.02, gpuSeconds: 0.0085, draws: 1e6 });
+    metrics.observeJob('completed', { engine: 'gpu', runSeconds: 0.01, gpuSeconds: 0.0015, draws: 1e5 });
+    metrics.observeJob('completed', { engine: 'cpu', runSeconds: 0.3, gpuSeconds: 0, draws: 1e5 });
+    const text = await metrics.render();
+    expect(text).toMatch(/^matchsim_gpu_seconds_total 0\.01$/m);
+    expect(text).toMatch(/^matchsim_job_run_seconds_count\{engine="gpu"\} 2$/m);
+  });
 
   // Outside CI without promtool this is skipped, and its name says why.
   it.runIf(checkWithPromtool)(

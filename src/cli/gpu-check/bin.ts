@@ -1,5 +1,5 @@
-// The gpu-check bundle's entry point (scripts/gpu-bundle.sh): `node app/gpu-check.js [flags]`, the same
-// flags and exit codes as `matchsim gpu-check`, without the rest of the CLI (database, HTTP server).
+// The gpu-check entry point of the GPU bundle (scripts/gpu-bundle-run.sh runs dist/src/cli/gpu-check/bin.js):
+// the same flags and exit codes as `matchsim gpu-check`, without the rest of the CLI (database, HTTP server).
 import { COMMANDS, commandUsage, parseCommandLine, UsageError } from '../parse.js';
 import { gpuCheckCommand } from './command.js';
 
