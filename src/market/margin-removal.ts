@@ -123,18 +123,18 @@ function solve(
   }
 }
 
-/** The margin shared equally: p_i = π_i − (Π − 1)/n; refused where a long price would go below zero. */
+/** The margin shared equally: p_i = π_i − (Π − 1)/n; refused where a long price would reach zero or below. */
 function additive(inverse: number[], overround: number, field: string) {
   const subtracted = (overround - 1) / inverse.length;
   const probabilities = inverse.map((pi) => pi - subtracted);
-  const negative = probabilities.findIndex((p) => p < 0);
+  const negative = probabilities.findIndex((p) => p <= 0);
   if (negative >= 0) {
     const param = `${field}.${negative}`;
     throw new ApiError('parameter_invalid', {
       param,
       message:
         `\`${param}\`: the additive method subtracts ${round(subtracted)} from each inverse price, which ` +
-        `leaves this outcome below zero (${round(probabilities[negative]!)}); use another method.`,
+        `leaves this outcome at ${round(probabilities[negative]!)}, not above zero; use another method.`,
     });
   }
   return { probabilities, parameter: { name: 'subtracted' as const, value: subtracted } };

@@ -188,7 +188,7 @@ describe('removeMargin', () => {
     // The additive method takes (0.98039 + 0.04762 + 0.00662 − 1)/3 = 0.01154 from 1/151 = 0.00662.
     const negative = refusal([1.02, 21, 151], 'additive');
     expect(negative.options).toMatchObject({ param: 'odds.2' });
-    expect(negative.message).toContain('below zero');
+    expect(negative.message).toContain('not above zero');
     expect(() => removeMargin([1.02, 21, 151], 'shin')).not.toThrow();
   });
 
