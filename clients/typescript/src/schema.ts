@@ -795,11 +795,8 @@ export interface components {
         };
         ImpliedOddsRequest: {
             odds: number[];
-            /**
-             * @default shin
-             * @enum {string}
-             */
-            method: "multiplicative" | "additive" | "power" | "shin" | "odds_ratio";
+            /** @enum {string} */
+            method?: "multiplicative" | "additive" | "power" | "shin" | "odds_ratio";
         };
         ImpliedProbabilities: {
             /** @constant */

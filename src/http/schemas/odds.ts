@@ -29,7 +29,7 @@ export const impliedOddsBody = named(
       ),
     method: z
       .enum(MARGIN_METHODS)
-      .default(DEFAULT_MARGIN_METHOD)
+      .optional()
       .describe(`How the margin is taken out (docs/api.md §4.13); default \`${DEFAULT_MARGIN_METHOD}\`.`),
   }),
 );
