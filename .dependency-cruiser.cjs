@@ -3,10 +3,12 @@
 // runner) knows nothing of HTTP or the database; gpu/ and fallback/ share only the engine contract; the
 // offline model tooling stays offline; no cycles.
 const DOMAIN =
-  '^src/(accounts|billing|limits|fixtures|idempotency|jobs|results|simulations|projections|webhooks|operations)/';
+  '^src/(market|accounts|billing|limits|fixtures|idempotency|jobs|results|simulations|projections|webhooks|operations)/';
 
 // The domain's rooms from the bottom up: a room imports only rooms below it (no cycles between rooms).
+// src/market (margin removal, pure) stands at the bottom: it imports only src/errors.ts.
 const LAYERS = [
+  'market',
   'accounts',
   'limits',
   'billing',

@@ -31,6 +31,7 @@ import { registerCreditRoutes } from './routes/credits.js';
 import { registerDocsRoutes } from './routes/docs.js';
 import { registerFixtureRoutes } from './routes/fixtures.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerOddsRoutes } from './routes/odds.js';
 import { registerPlaygroundRoutes } from './routes/playground.js';
 import { registerProjectionRoutes } from './routes/projections.js';
 import { registerSimulationReadRoutes } from './routes/simulation-reads.js';
@@ -122,6 +123,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerProjectionRoutes(app, deps);
   registerWebhookRoutes(app, deps);
   registerFixtureRoutes(app, deps, fixtureCache);
+  registerOddsRoutes(app);
 
   await app.ready();
   return app;

@@ -55,6 +55,9 @@ describe('the typed client', () => {
       await client.GET('/v1/fixtures/{fixture_id}/expected-lineup', { params: { path } }),
     );
     expect(lineup.home.xi).toHaveLength(11);
+    const implied = unwrap(await client.POST('/v1/odds/implied', { body: { odds: [2.1, 3.4, 3.6] } }));
+    expect(implied.method).toBe('shin');
+    expect(implied.probabilities.map((p) => p.toFixed(4))).toEqual(['0.4587', '0.2787', '0.2626']);
     const quote = unwrap(
       await client.POST('/v1/simulations/quote', { body: { fixture_id: fixtureId, draws: 1000 } }),
     );

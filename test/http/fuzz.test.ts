@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMIT_NAMES } from '../../src/accounts/orgs.js';
 import { UNSTORABLE_VALUE_MESSAGE } from '../../src/http/error-handler.js';
 import { errorResponseSchema } from '../../src/http/schemas/common.js';
+import { MARGIN_METHODS } from '../../src/market/margin-removal.js';
 import { FX, smallFeed } from '../fixtures/small-feed.js';
 import { createFeedTestContext, type TestContext } from '../helpers/app.js';
 import { usingServer } from '../helpers/database.js';
@@ -285,6 +286,19 @@ const batchBody = fc.oneof(
   }),
 );
 
+// Mostly real markets (some refused: an overround outside 1 to 1.5, the additive method at zero), and
+// hostile odds and methods.
+const oddsBody = fc.oneof(
+  fc.record({
+    odds: fc.array(fc.double({ min: 1.01, max: 40, noNaN: true }), { minLength: 2, maxLength: 6 }),
+    method: fc.constantFrom(...MARGIN_METHODS),
+  }),
+  partial({
+    odds: fc.oneof(fc.array(hostileNumber, { maxLength: 4 }), anyValue),
+    method: fc.oneof(fc.constantFrom(...MARGIN_METHODS, 'basic'), anyValue),
+  }),
+);
+
 const credits = fc.oneof(hostileNumber, fc.constantFrom(0.001, 0.0001, 1.0005, 12.5, 1e9, 1e10));
 const limitsBody = fc.dictionary(
   fc.oneof(fc.constantFrom(...LIMIT_NAMES), hostileText),
@@ -392,6 +406,7 @@ function routes(
         .tuple(segment(Object.values(FX).map(String)), junkQuery)
         .map(([id, q]) => `/v1/fixtures/${id}/expected-lineup${q}`),
     ),
+    api('odds', 'POST', fc.constant('/v1/odds/implied'), body(oddsBody)),
     api('quote', 'POST', fc.constant('/v1/simulations/quote'), body(simulationBody)),
     api('simulate', 'POST', fc.constant('/v1/simulations'), body(simulationBody)),
     api('batch', 'POST', fc.constant('/v1/simulations/batch'), body(batchBody)),
@@ -647,6 +662,7 @@ describe(`fuzzed requests over every route (${usingServer ? 'PostgreSQL' : 'PGli
         'fixtures',
         'squads',
         'expected-lineup',
+        'odds',
         'quote',
         'simulate',
         'batch',

@@ -487,6 +487,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/odds/implied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove a bookmaker's margin from one market's odds
+         * @description Free. The probabilities one market of decimal odds implies once the margin is taken out, by the method asked (default `shin`), with the overround and the method's parameter. Odds that no market has answer 400 parameter_invalid naming the field (`odds`, or `odds.<i>` for one price).
+         */
+        post: operations["impliedProbabilities"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -772,6 +792,25 @@ export interface components {
             evaluatedAt: number;
             validUntil: number | null;
             inputsAsOf?: number;
+        };
+        ImpliedOddsRequest: {
+            odds: number[];
+            /** @enum {string} */
+            method?: "multiplicative" | "additive" | "power" | "shin" | "odds_ratio";
+        };
+        ImpliedProbabilities: {
+            /** @constant */
+            object: "implied_probabilities";
+            method: ("multiplicative" | "additive" | "power" | "shin" | "odds_ratio") | string;
+            odds: number[];
+            probabilities: number[];
+            fair_odds: number[];
+            overround: number;
+            margin: number;
+            parameter: {
+                name: ("z" | "k" | "c" | "subtracted") | string;
+                value: number;
+            } | null;
         };
         LineupChoice: {
             /** @constant */
@@ -4714,6 +4753,103 @@ export interface operations {
                 };
             };
             /** @description Unavailable. Codes: [`dependency_unavailable`](http://127.0.0.1:8080/docs#dependency_unavailable), [`refreshing`](http://127.0.0.1:8080/docs#refreshing), [`response_timeout`](http://127.0.0.1:8080/docs#response_timeout), [`settlement_unknown`](http://127.0.0.1:8080/docs#settlement_unknown). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    impliedProbabilities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImpliedOddsRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImpliedProbabilities"];
+                };
+            };
+            /** @description Bad request. Codes: [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated. Codes: [`invalid_api_key`](http://127.0.0.1:8080/docs#invalid_api_key), [`key_expired`](http://127.0.0.1:8080/docs#key_expired), [`key_revoked`](http://127.0.0.1:8080/docs#key_revoked). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden. Codes: [`ip_not_allowed`](http://127.0.0.1:8080/docs#ip_not_allowed), [`org_suspended`](http://127.0.0.1:8080/docs#org_suspended), [`scope_missing`](http://127.0.0.1:8080/docs#scope_missing), [`tier_restricted`](http://127.0.0.1:8080/docs#tier_restricted). */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request timeout. Codes: [`request_timeout`](http://127.0.0.1:8080/docs#request_timeout). */
+            408: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests. Codes: [`rate_limited`](http://127.0.0.1:8080/docs#rate_limited). */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error. Codes: [`internal_error`](http://127.0.0.1:8080/docs#internal_error). */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable. Codes: [`dependency_unavailable`](http://127.0.0.1:8080/docs#dependency_unavailable), [`response_timeout`](http://127.0.0.1:8080/docs#response_timeout). */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];

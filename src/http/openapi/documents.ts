@@ -233,6 +233,7 @@ function customerHead(options: DocumentOptions): Json {
       { name: 'credits', description: 'The balance, plan tier and limits of the organisation.' },
       { name: 'fixtures', description: 'Fixture discovery, squads and expected lineups.' },
       { name: 'simulations', description: 'Quotes, runs, jobs and batches.' },
+      { name: 'odds', description: "Bookmakers' odds read as probabilities, the margin taken out." },
       { name: 'webhooks', description: 'Signed events sent to your endpoints, and the events list.' },
     ],
     components: {

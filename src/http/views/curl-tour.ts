@@ -1,7 +1,8 @@
 // The curl tour of docs/api.md §4.11, shown on /docs too: fixtures → quote → run → result path → batch →
-// its NDJSON results → cancel. One list of steps, run in one shell in order (later steps use the
-// variables earlier ones set): test/http/docs.test.ts checks that docs/api.md carries the same commands
-// and test/http/curl-tour.test.ts runs them with bash and curl against the demo service.
+// its NDJSON results → cancel → a market's odds as probabilities. One list of steps, run in one shell in
+// order (later steps use the variables earlier ones set): test/http/docs.test.ts checks that docs/api.md
+// carries the same commands and test/http/curl-tour.test.ts runs them with bash and curl against the demo
+// service.
 // Portable on purpose: curl, grep, cut, tr, head, tail and od only (no jq, no uuidgen), and
 // `--fail-with-body` so a refused request fails its step and still shows the error object.
 
@@ -62,6 +63,11 @@ export function curlTour(baseUrl: string): TourStep[] {
       title: '7. Cancel what is still queued',
       note: 'Queued items become `cancelled` and their holds are released; running and finished items are kept. Cancelling again changes nothing.',
       command: `${curl} -X POST "${baseUrl}$BATCH_PATH/cancel"`,
+    },
+    {
+      title: "8. Read a market's odds as probabilities",
+      note: "Free. A bookmaker's 1X2 prices with the margin taken out by Shin's method (the default; `method` picks another): `probabilities` in the order of `odds`, with the overround and Shin's `z`.",
+      command: `${curl} ${json} -d '{"odds": [2.10, 3.40, 3.60], "method": "shin"}' ${baseUrl}/v1/odds/implied`,
     },
   ];
 }
