@@ -6,7 +6,7 @@ import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
-import type { CallContext } from '../simulations/types.js';
+import type { CallContext, DeliveryOutcome, DeliveryRequest } from '../jobs/call-context.js';
 import { nextProjectionNews } from './projection-signals.js';
 import {
   findProjectionDeliveryForJob,
@@ -26,9 +26,7 @@ export interface DeliveredProjection {
   replayed: boolean;
 }
 
-export type ProjectionOutcome =
-  | { kind: 'pending'; job: ProjectionJob; retryAfterSeconds: number }
-  | { kind: 'delivered'; delivered: DeliveredProjection };
+export type ProjectionOutcome = DeliveryOutcome<ProjectionJob, DeliveredProjection>;
 
 /** A queued or running projection is done within seconds: ask again in one. */
 const PENDING_RETRY_AFTER_SECONDS = 1;
@@ -78,7 +76,7 @@ export async function deliverProjectionResult(
 
 export async function deliverProjectionJob(
   deps: ProjectionDeps,
-  ctx: Pick<CallContext, 'requestId' | 'idempotencyKey'>,
+  ctx: DeliveryRequest,
   job: ProjectionJob,
 ): Promise<ProjectionOutcome> {
   if (isOpen(job)) return pending(job);
@@ -111,7 +109,7 @@ function withProjectionRecovery(error: unknown, job: ProjectionJob): unknown {
 
 async function deliverLocked(
   deps: ProjectionDeps,
-  ctx: Pick<CallContext, 'requestId' | 'idempotencyKey'>,
+  ctx: DeliveryRequest,
   tx: TransactionSql,
   jobId: string,
 ): Promise<DeliveredProjection | 'pending' | 'expired'> {
@@ -161,7 +159,7 @@ async function deliverLocked(
 /** The live job's hold becomes its charge; 'expired' when it ended first; null without a hold. */
 async function settleHold(
   deps: ProjectionDeps,
-  ctx: Pick<CallContext, 'requestId' | 'idempotencyKey'>,
+  ctx: DeliveryRequest,
   tx: TransactionSql,
   job: ProjectionJob,
 ): Promise<SettledCharge | null | 'expired'> {

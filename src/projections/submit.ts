@@ -5,8 +5,8 @@
 import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { newId } from '../ids.js';
-import { usageOrg } from '../simulations/admission.js';
-import { type CallContext, DEFAULT_WAIT_SECONDS } from '../simulations/types.js';
+import { type CallContext, DEFAULT_WAIT_SECONDS } from '../jobs/call-context.js';
+import { usageOrg } from '../limits/usage.js';
 import { deliverProjectionJob, type ProjectionOutcome, waitForProjection } from './deliver.js';
 import { projectionIdentity } from './projection-identity.js';
 import { announceProjectionQueued } from './projection-signals.js';

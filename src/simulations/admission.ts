@@ -1,14 +1,14 @@
 // What single runs and batches share on the way in: the engine and queue checks before anything is
 // reserved, and the job rows they write beside their holds.
-import type { Caller } from '../accounts/caller.js';
 import { priceOfDrawsMilli } from '../billing/amounts.js';
 import type { TransactionSql } from '../db/connection.js';
 import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
+import type { CallContext } from '../jobs/call-context.js';
 import type { NewJob } from '../jobs/types.js';
 import type { PreparedRun } from './prepare-run.js';
-import type { CallContext, SimulationDeps } from './types.js';
+import type { SimulationDeps } from './types.js';
 
 /** engine_cold_start / engine_unavailable from the engine, engine_overloaded past the queue bound. */
 export async function assertQueueHasRoom(deps: SimulationDeps): Promise<void> {
@@ -38,11 +38,6 @@ export function openJobGroupsOf(
     ]);
     return jobs + (others ?? 0);
   };
-}
-
-/** The organisation as admission sees it (plan, overrides). */
-export function usageOrg(caller: Caller) {
-  return { id: caller.org.id, plan: caller.org.plan, limitOverrides: caller.org.limitOverrides };
 }
 
 export function newJobFor(ctx: CallContext, run: PreparedRun, draws: number, extra: Partial<NewJob>): NewJob {

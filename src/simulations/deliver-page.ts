@@ -9,6 +9,7 @@ import type { Sql, TransactionSql } from '../db/connection.js';
 import { ApiError } from '../errors.js';
 import { recordFixtureSummaries } from '../fixtures/fixture-list.js';
 import { newId } from '../ids.js';
+import type { DeliveryRequest } from '../jobs/call-context.js';
 import type { Job } from '../jobs/types.js';
 import {
   type Delivery,
@@ -21,7 +22,6 @@ import {
 import {
   type DeliveredSimulation,
   type DeliveryDeps,
-  type DeliveryRequest,
   type LockedOutcome,
   type StatusOutcome,
   statusOutcome,

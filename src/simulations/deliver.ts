@@ -8,6 +8,7 @@ import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { type FixtureSummary, recordFixtureSummary } from '../fixtures/fixture-list.js';
 import { newId } from '../ids.js';
+import type { CallContext, DeliveryOutcome, DeliveryRequest } from '../jobs/call-context.js';
 import type { Job } from '../jobs/types.js';
 import {
   type Delivery,
@@ -17,19 +18,13 @@ import {
   type SimulationResult,
 } from '../results/result-store.js';
 import { retryAfterSeconds } from './retry-advice.js';
-import type { CallContext, SimulationDeps } from './types.js';
+import type { SimulationDeps } from './types.js';
 
 /** What delivery needs: the database, the ledger, the clock, and the engine for retry advice. */
 export type DeliveryDeps = Pick<
   SimulationDeps,
   'sql' | 'ledger' | 'queue' | 'knownResults' | 'clock' | 'engine' | 'onCharged' | 'onSummariesChanged'
 >;
-
-/** The request that delivers: its id and Idempotency-Key go on the delivery and its charge. */
-export interface DeliveryRequest {
-  requestId: string;
-  idempotencyKey: string | null;
-}
 
 /** A delivered simulation: its job, the document and this delivery's facts. */
 export interface DeliveredSimulation {
@@ -40,9 +35,7 @@ export interface DeliveredSimulation {
   replayed: boolean;
 }
 
-export type JobOutcome =
-  | { kind: 'pending'; job: Job; retryAfterSeconds: number }
-  | { kind: 'delivered'; delivered: DeliveredSimulation };
+export type JobOutcome = DeliveryOutcome<Job, DeliveredSimulation>;
 
 /** How long a client should wait before asking again for a job that is not finished. */
 export function pendingOutcome(deps: Pick<SimulationDeps, 'engine'>, job: Job): JobOutcome {

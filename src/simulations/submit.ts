@@ -10,14 +10,16 @@ import {
 } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
+import { type CallContext, DEFAULT_WAIT_SECONDS } from '../jobs/call-context.js';
 import type { Job } from '../jobs/types.js';
+import { usageOrg } from '../limits/usage.js';
 import {
   findCachedResult,
   findDeliveryForJob,
   insertDelivery,
   type SimulationResult,
 } from '../results/result-store.js';
-import { assertQueueHasRoom, newJobFor, openJobGroupsOf, usageOrg } from './admission.js';
+import { assertQueueHasRoom, newJobFor, openJobGroupsOf } from './admission.js';
 import {
   announceDelivery,
   type DeliveredSimulation,
@@ -27,13 +29,7 @@ import {
   recordSummary,
 } from './deliver.js';
 import { type PreparedRun, prepareRun } from './prepare-run.js';
-import {
-  type CallContext,
-  DEFAULT_DRAWS,
-  DEFAULT_WAIT_SECONDS,
-  type SimulationDeps,
-  type SimulationRequest,
-} from './types.js';
+import { DEFAULT_DRAWS, type SimulationDeps, type SimulationRequest } from './types.js';
 
 export async function submitSimulation(
   deps: SimulationDeps,
