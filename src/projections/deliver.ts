@@ -7,7 +7,6 @@ import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { CallContext, DeliveryOutcome, DeliveryRequest } from '../jobs/call-context.js';
-import { nextProjectionNews } from './projection-signals.js';
 import {
   findProjectionDeliveryForJob,
   getProjectionJob,
@@ -30,8 +29,6 @@ export type ProjectionOutcome = DeliveryOutcome<ProjectionJob, DeliveredProjecti
 
 /** A queued or running projection is done within seconds: ask again in one. */
 const PENDING_RETRY_AFTER_SECONDS = 1;
-/** How often a waiting request reads its job when no news comes (a job run by another process). */
-const WAIT_POLL_MS = 1000;
 
 function pending(job: ProjectionJob): ProjectionOutcome {
   return { kind: 'pending', job, retryAfterSeconds: PENDING_RETRY_AFTER_SECONDS };
@@ -41,16 +38,16 @@ function isOpen(job: ProjectionJob): boolean {
   return job.status === 'queued' || job.status === 'running';
 }
 
-/** Waits up to `waitMs` for the job to finish; the job as last read. */
+/** Waits up to `waitMs` for the job to finish (the job system's waits); the job as last read. */
 export async function waitForProjection(deps: ProjectionDeps, job: ProjectionJob, waitMs: number) {
-  const deadline = Date.now() + waitMs;
+  if (!isOpen(job) || waitMs <= 0) return job;
   let current = job;
-  while (isOpen(current) && Date.now() < deadline) {
-    await nextProjectionNews({ finished: job.id }, Math.min(WAIT_POLL_MS, deadline - Date.now()));
-    const read = await databaseRead(() => getProjectionJob(deps.sql, job.id)).catch(() => current);
-    if (read) current = read;
-  }
-  return current;
+  const read = async () => {
+    // A failed read keeps the job as last read; the wait goes on.
+    current = (await databaseRead(() => getProjectionJob(deps.sql, job.id)).catch(() => current)) ?? current;
+    return current;
+  };
+  return (await deps.waits.waitUntilDone(job.id, waitMs, read, isOpen)) ?? current;
 }
 
 /** GET /v1/projections/jobs/{job_id}?reservation_id=…: only the organisation and key mode that made it. */

@@ -6,10 +6,10 @@ import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { newId } from '../ids.js';
 import { type CallContext, DEFAULT_WAIT_SECONDS } from '../jobs/call-context.js';
+import { announceQueued } from '../jobs/job-news.js';
 import { usageOrg } from '../limits/usage.js';
 import { deliverProjectionJob, type ProjectionOutcome, waitForProjection } from './deliver.js';
 import { projectionIdentity } from './projection-identity.js';
-import { announceProjectionQueued } from './projection-signals.js';
 import {
   countOpenProjectionJobs,
   findStoredProjection,
@@ -101,7 +101,7 @@ async function createProjectionJob(
     );
     if (ctx.idempotency) await deps.attachJob(tx, ctx.idempotency, { jobId: job.id });
     if (!stored) {
-      announceProjectionQueued(tx);
+      await announceQueued(deps.waits, tx);
       return job;
     }
     // Born succeeded, as the worker leaves a job it ran: its event, and its hold's end should the
