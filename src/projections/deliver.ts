@@ -1,12 +1,13 @@
 // The projection result path (docs/api.md §4.12), as a simulation's (docs/decisions.md §6): delivering a
-// finished job settles its hold, records the delivery and marks the job delivered in one transaction;
-// a delivered job is given again, charging nothing; a hold that ended first answers reservation_expired.
-import type { SettledCharge } from '../billing/types.js';
+// finished job settles its hold, records the delivery and marks the job delivered in one transaction,
+// through the job system's delivery core (src/jobs/delivery-core.ts); a delivered job is given again,
+// charging nothing; a hold that ended first answers reservation_expired.
 import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { CallContext, DeliveryOutcome, DeliveryRequest } from '../jobs/call-context.js';
+import { settleAndDeliver } from '../jobs/delivery-core.js';
 import {
   findProjectionDeliveryForJob,
   getProjectionJob,
@@ -131,40 +132,15 @@ async function deliverLocked(
     case 'succeeded':
       break;
   }
-  const charge = await settleHold(deps, ctx, tx, job);
-  if (charge === 'expired') {
-    await setProjectionJobStatus(tx, job.id, 'expired');
-    return 'expired';
-  }
-  const [delivery] = await Promise.all([
-    insertProjectionDelivery(tx, {
-      id: newId('proj'),
-      jobId: job.id,
-      orgId: job.orgId,
-      mode: job.mode,
-      creditsChargedMilli: charge?.amount ?? 0,
-      creditsRemainingMilli: charge ? charge.available : null,
-      requestId: ctx.requestId,
-      idempotencyKey: ctx.idempotencyKey,
-      createdAt: deps.clock(),
-    }),
-    setProjectionJobStatus(tx, job.id, 'delivered'),
-  ]);
-  return { job: { ...job, status: 'delivered' }, delivery, replayed: false };
-}
-
-/** The live job's hold becomes its charge; 'expired' when it ended first; null without a hold. */
-async function settleHold(
-  deps: ProjectionDeps,
-  ctx: DeliveryRequest,
-  tx: TransactionSql,
-  job: ProjectionJob,
-): Promise<SettledCharge | null | 'expired'> {
-  if (job.mode !== 'live' || job.priceMilli === 0) return null;
-  return deps.ledger.settleUnlessEnded(job.reservationId, {
-    tx,
-    orgId: job.orgId,
-    requestId: ctx.requestId,
-    idempotencyKey: ctx.idempotencyKey,
+  const settled = await settleAndDeliver(deps, ctx, tx, job, {
+    record: (facts) =>
+      Promise.all([
+        insertProjectionDelivery(tx, { ...facts, id: newId('proj') }),
+        setProjectionJobStatus(tx, job.id, 'delivered'),
+      ]),
+    expire: () => setProjectionJobStatus(tx, job.id, 'expired'),
   });
+  if (settled.status === 'expired') return 'expired';
+  const [delivery] = settled.recorded;
+  return { job: { ...job, status: 'delivered' }, delivery, replayed: false };
 }

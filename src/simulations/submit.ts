@@ -11,6 +11,7 @@ import {
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import { type CallContext, DEFAULT_WAIT_SECONDS } from '../jobs/call-context.js';
+import { deliveryFacts } from '../jobs/delivery-core.js';
 import type { Job } from '../jobs/types.js';
 import { usageOrg } from '../limits/usage.js';
 import {
@@ -133,17 +134,11 @@ async function submitCacheHit(
           tx,
         })
       : null;
+    const charge = settled && { amount: settled.charge.amount, available: settled.available };
     const delivery = {
+      ...deliveryFacts({ id: jobId, orgId: caller.org.id, mode: caller.mode }, ctx, charge, now),
       id: newId('sim'),
-      orgId: caller.org.id,
-      jobId,
       resultId: result.id,
-      mode: caller.mode,
-      creditsChargedMilli: settled?.charge.amount ?? 0,
-      creditsRemainingMilli: settled ? settled.available : null,
-      requestId: ctx.requestId,
-      idempotencyKey: ctx.idempotencyKey,
-      createdAt: now,
     };
     // Sent together (pipelined, one round trip): they do not depend on each other. A connection lost
     // while they are in flight rejects every one of them (patches/postgres+3.4.9.patch, fifth fix; the
