@@ -13,6 +13,7 @@ import type { Services } from './http/services.js';
 import { projectionJobView } from './http/views/projections.js';
 import { eventObjects } from './http/views/webhooks.js';
 import { type IdempotencyStore, makeIdempotencyStore } from './idempotency/store.js';
+import type { OpenJobGroups } from './jobs/call-context.js';
 import { type JobQueueDeps, makeJobQueue } from './jobs/queue.js';
 import { makeHoldSweeper } from './jobs/sweeper.js';
 import { type JobWaits, makeJobWaits } from './jobs/waits.js';
@@ -197,7 +198,16 @@ function makeJobSystem(
     notifications,
     waits,
   });
-  return { waits, queue };
+  // The concurrent-jobs limit counts every kind's open jobs (docs/api.md §8): the counts sent together,
+  // one round trip, in the admission's transaction.
+  const openJobGroups: OpenJobGroups = async (tx, orgId) => {
+    const [jobs, projections] = await Promise.all([
+      queue.openJobCount(orgId, { tx }),
+      countOpenProjectionJobs(tx, orgId),
+    ]);
+    return jobs + projections;
+  };
+  return { waits, queue, openJobGroups };
 }
 
 /**
@@ -240,7 +250,7 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
   const sql = db.sql;
   const { outbox, webhooks, startDeliverer, projectionEvents } = makeWebhookParts(config, sql, clock);
   const ledger = makeLedger({ sql, clock, balanceWatch: outbox });
-  const { waits, queue } = makeJobSystem(config, db, { ledger, clock, events: outbox });
+  const { waits, queue, openJobGroups } = makeJobSystem(config, db, { ledger, clock, events: outbox });
   // The results rows this process has read or written: its deliveries and its worker share them.
   const knownResults = makeKnownResults();
   const usage = makeUsageLimits({ sql, counters, clock });
@@ -262,13 +272,13 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     clock,
     onCharged: (milli) => metrics.addCreditsCharged(milli, 'simulation'),
     onSummariesChanged: () => fixtureCache.made()?.summariesChanged(),
-    countOtherOpenJobs: countOpenProjectionJobs,
+    openJobGroups,
     queueBound: options.queueBound ?? QUEUE_BOUND,
   });
   const { projections, startProjectionWorker } = makeProjectionParts(config, {
     sql,
     ledger,
-    queue,
+    openJobGroups,
     usage,
     idempotency,
     clock,

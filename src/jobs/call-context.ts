@@ -2,6 +2,7 @@
 // delivers a job, how long a submission waits for its result, and what a delivery answers. Simulations and
 // season projections both take these from here, neither from the other.
 import type { Caller } from '../accounts/caller.js';
+import type { TransactionSql } from '../db/connection.js';
 import type { IdempotencyRecord } from '../idempotency/store.js';
 
 /** How long a submission waits for its result unless it asks (docs/api.md: wait_seconds). */
@@ -21,6 +22,13 @@ export interface CallContext extends DeliveryRequest {
   /** The idempotency record of this attempt, when the request carries a key. */
   idempotency: IdempotencyRecord | null;
 }
+
+/**
+ * The organisation's open job groups of every kind (queued or running; a batch counts once), counted in
+ * the admission's transaction for the concurrent-jobs limit (docs/api.md §8); src/wiring.ts adds the
+ * kinds' counts.
+ */
+export type OpenJobGroups = (tx: TransactionSql, orgId: string) => Promise<number>;
 
 /**
  * What a job's result path and its submission's wait answer, whatever its kind: still pending (ask again

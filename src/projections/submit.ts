@@ -11,7 +11,6 @@ import { usageOrg } from '../limits/usage.js';
 import { deliverProjectionJob, type ProjectionOutcome, waitForProjection } from './deliver.js';
 import { projectionIdentity } from './projection-identity.js';
 import {
-  countOpenProjectionJobs,
   findStoredProjection,
   getProjectionJob,
   insertProjectionJob,
@@ -59,14 +58,7 @@ async function createProjectionJob(
       ...(stored
         ? {}
         : {
-            countOpenJobGroups: async (db: TransactionSql) => {
-              // Both counts sent together: one round trip.
-              const [jobs, projections] = await Promise.all([
-                deps.queue.openJobCount(caller.org.id, { tx: db }),
-                countOpenProjectionJobs(db, caller.org.id),
-              ]);
-              return jobs + projections;
-            },
+            countOpenJobGroups: (db: TransactionSql) => deps.openJobGroups(db, caller.org.id),
           }),
     });
     const reservationId = newId('res');

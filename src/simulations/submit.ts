@@ -20,7 +20,7 @@ import {
   insertDelivery,
   type SimulationResult,
 } from '../results/result-store.js';
-import { assertQueueHasRoom, newJobFor, openJobGroupsOf } from './admission.js';
+import { assertQueueHasRoom, newJobFor } from './admission.js';
 import {
   announceDelivery,
   type DeliveredSimulation,
@@ -72,7 +72,7 @@ async function createJob(
     org: usageOrg(caller),
     kind: 'simulation',
     gpuSecondsEstimates: caller.livemode ? [deps.engine.estimateSeconds(draws)] : [],
-    countOpenJobGroups: openJobGroupsOf(deps, caller.org.id),
+    countOpenJobGroups: (tx) => deps.openJobGroups(tx, caller.org.id),
   });
   const newJob = newJobFor(ctx, run, draws, {
     id: newId('job'),

@@ -6,6 +6,7 @@ import type { Sql, TransactionSql } from '../db/connection.js';
 import type { LineupsRequest } from '../fixtures/lineups.js';
 import type { FixtureReadCache } from '../fixtures/read-cache.js';
 import type { IdempotencyRecord } from '../idempotency/store.js';
+import type { OpenJobGroups } from '../jobs/call-context.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Metadata } from '../jobs/types.js';
 import type { UsageLimits } from '../limits/usage.js';
@@ -72,11 +73,8 @@ export interface SimulationDeps {
   engine: EngineGate;
   clock: () => Date;
   onCharged?: ((milli: number, livemode: boolean) => void) | undefined;
-  /**
-   * The organisation's open jobs of other kinds (season projections, src/projections), counted in the
-   * admission's transaction with its simulation jobs: the concurrent-jobs limit counts every kind.
-   */
-  countOtherOpenJobs?: ((tx: TransactionSql, orgId: string) => Promise<number>) | undefined;
+  /** The organisation's open jobs of every kind: the concurrent-jobs limit counts them all. */
+  openJobGroups: OpenJobGroups;
   /** After a delivery that wrote a fixture summary committed: the fixture list's cached pages go. */
   onSummariesChanged?: (() => void) | undefined;
   /** Queued jobs beyond which submissions answer engine_overloaded. */
