@@ -4,6 +4,7 @@
 // (projection-signals.ts); other processes find work and outcomes by polling.
 import type { Sql, TransactionSql } from '../db/connection.js';
 import type { CompetitionSeason } from '../fixtures/competition-season.js';
+import type { JobRunFacts } from '../jobs/types.js';
 import type { ProjectionContent } from './projection-document.js';
 
 export type ProjectionJobStatus = 'queued' | 'running' | 'succeeded' | 'delivered' | 'failed' | 'expired';
@@ -15,7 +16,7 @@ export function toStoredSeason(season: CompetitionSeason): StoredSeason {
   return { ...season, asOf: season.asOf ? season.asOf.toISOString() : null };
 }
 
-export interface ProjectionJob {
+export interface ProjectionJob extends JobRunFacts {
   id: string;
   orgId: string;
   mode: 'live' | 'test';
@@ -29,12 +30,6 @@ export interface ProjectionJob {
   inputs: StoredSeason;
   priceMilli: number;
   status: ProjectionJobStatus;
-  attempts: number;
-  leaseOwner: string | null;
-  leaseExpiresAt: Date | null;
-  createdAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
   result: ProjectionContent | null;
   error: { message: string } | null;
   requestId: string;
