@@ -1,7 +1,7 @@
 // Every statement on projection_jobs and projections (migrations/0012_projections.sql): the queue of
 // projection jobs with its own claim and lease (River's shape: one statement, FOR UPDATE SKIP LOCKED),
-// the stored result, the delivery row, and the sweeper's chore. Wake-ups are in-process only
-// (projection-signals.ts); other processes find work and outcomes by polling.
+// the stored result, the delivery row, and the sweeper's chore. Its news (a job queued, a job finished)
+// goes through the job system's (src/jobs/job-news.ts): this process on commit, others by NOTIFY.
 import type { Sql, TransactionSql } from '../db/connection.js';
 import type { CompetitionSeason } from '../fixtures/competition-season.js';
 import type { JobRunFacts } from '../jobs/types.js';
