@@ -37,3 +37,19 @@ export type OpenJobGroups = (tx: TransactionSql, orgId: string) => Promise<numbe
 export type DeliveryOutcome<J, D> =
   | { kind: 'pending'; job: J; retryAfterSeconds: number }
   | { kind: 'delivered'; delivered: D };
+
+/**
+ * A retry with the same Idempotency-Key that finds the job its earlier attempt delivered: that delivery
+ * is this request's outcome, charged as it was (its first answer was lost or was an error), not the same
+ * delivery given again for nothing (docs/decisions.md §7). A delivery made through the result path has no
+ * key and stays a replay.
+ */
+export function asThisRequest<
+  J,
+  D extends { replayed: boolean; delivery: { idempotencyKey: string | null } },
+>(request: DeliveryRequest, outcome: DeliveryOutcome<J, D>): DeliveryOutcome<J, D> {
+  if (outcome.kind !== 'delivered' || !outcome.delivered.replayed) return outcome;
+  const { delivery } = outcome.delivered;
+  if (request.idempotencyKey === null || delivery.idempotencyKey !== request.idempotencyKey) return outcome;
+  return { kind: 'delivered', delivered: { ...outcome.delivered, replayed: false } };
+}

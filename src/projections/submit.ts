@@ -5,7 +5,7 @@
 import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { newId } from '../ids.js';
-import { type CallContext, DEFAULT_WAIT_SECONDS } from '../jobs/call-context.js';
+import { asThisRequest, type CallContext, DEFAULT_WAIT_SECONDS } from '../jobs/call-context.js';
 import { announceQueued } from '../jobs/job-news.js';
 import { usageOrg } from '../limits/usage.js';
 import { deliverProjectionJob, type ProjectionOutcome, waitForProjection } from './deliver.js';
@@ -115,10 +115,5 @@ async function finish(
   waitMs: number,
 ): Promise<ProjectionOutcome> {
   const current = await waitForProjection(deps, job, waitMs);
-  const outcome = await deliverProjectionJob(deps, ctx, current);
-  if (outcome.kind !== 'delivered' || !outcome.delivered.replayed) return outcome;
-  // A retry that finds its own earlier delivery answers it as this request's outcome, charged as it was.
-  const { delivery } = outcome.delivered;
-  if (ctx.idempotencyKey === null || delivery.idempotencyKey !== ctx.idempotencyKey) return outcome;
-  return { kind: 'delivered', delivered: { ...outcome.delivered, replayed: false } };
+  return asThisRequest(ctx, await deliverProjectionJob(deps, ctx, current));
 }

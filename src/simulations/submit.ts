@@ -10,7 +10,7 @@ import {
 } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
-import { type CallContext, DEFAULT_WAIT_SECONDS } from '../jobs/call-context.js';
+import { asThisRequest, type CallContext, DEFAULT_WAIT_SECONDS } from '../jobs/call-context.js';
 import { deliveryFacts } from '../jobs/delivery-core.js';
 import type { Job } from '../jobs/types.js';
 import { usageOrg } from '../limits/usage.js';
@@ -236,18 +236,6 @@ async function committedCacheHit(
   const [job, delivery] = await Promise.all([deps.queue.get(jobId, { tx }), findDeliveryForJob(tx, jobId)]);
   if (!job || !delivery) return 'absent';
   return { job, result, delivery, replayed: delivery.requestId !== ctx.requestId };
-}
-
-/**
- * A retry with the same Idempotency-Key that finds the job its earlier attempt delivered: that delivery
- * is this request's outcome, charged as it was (its first answer was lost or was an error), not the same
- * delivery given again for nothing. A delivery made through the result path has no key and stays a replay.
- */
-function asThisRequest(ctx: CallContext, outcome: JobOutcome): JobOutcome {
-  if (outcome.kind !== 'delivered' || !outcome.delivered.replayed) return outcome;
-  const { delivery } = outcome.delivered;
-  if (ctx.idempotencyKey === null || delivery.idempotencyKey !== ctx.idempotencyKey) return outcome;
-  return { kind: 'delivered', delivered: { ...outcome.delivered, replayed: false } };
 }
 
 /** A shared live result shows on its fixture as the latest summary (docs/api.md §2.2). */
