@@ -55,7 +55,9 @@ module.exports = {
       name: 'domain-not-http',
       comment: 'The domain returns domain values and errors; only src/http knows requests and responses.',
       severity: 'error',
-      from: { path: `${DOMAIN}|^src/(db|engine|engine-contract)/|^src/(errors|ids|config)\\.ts$` },
+      from: {
+        path: `${DOMAIN}|^src/(db|engine|engine-contract)/|^src/(errors|error-codes|ids|config)\\.ts$`,
+      },
       to: { path: '^src/http/' },
     },
     {

@@ -81,9 +81,6 @@ function rangeDrawsOf(draws: number, threads: number): number {
   return Math.max(Math.min(MIN_RANGE_DRAWS, perThread), Math.ceil(perThread / RANGES_PER_THREAD));
 }
 
-let nextTablesId = 0;
-const runTablesCache = new WeakMap<CompiledFixture, RunTables>();
-
 /** `words` on shared memory: a copy, or `words` themselves when they are there already. */
 export function sharedCopy(words: Uint32Array): Uint32Array {
   // Tables compiled on a job thread (src/engine/job-work.ts) are on shared memory already.
@@ -94,20 +91,21 @@ export function sharedCopy(words: Uint32Array): Uint32Array {
 }
 
 /**
- * A compiled fixture's tables on shared memory, made once per compiled fixture (a compiled fixture's
- * tables never change) with the event tables built here, on the host, once: every range task of every
- * run of it then carries them without a copy, and workers find what they derived from them by id.
+ * A compiled fixture's tables on shared memory, made once per compiled fixture and pool (a compiled
+ * fixture's tables never change) with the event tables built here, on the host, once: every range task
+ * of every run of it then carries them without a copy, and the pool's workers find what they derived from
+ * them by id.
  */
-function runTablesOf(compiled: CompiledFixture): RunTables {
-  let tables = runTablesCache.get(compiled);
+function runTablesOf(pool: WorkerPool, compiled: CompiledFixture): RunTables {
+  let tables = pool.tables.get(compiled);
   if (tables === undefined) {
     tables = {
-      tablesId: nextTablesId++,
+      tablesId: pool.nextTablesId++,
       fixture: sharedCopy(compiled.fixture),
       thresholds: sharedCopy(compiled.thresholds),
       eventTables: sharedCopy(eventTablesOf(compiled.thresholds)),
     };
-    runTablesCache.set(compiled, tables);
+    pool.tables.set(compiled, tables);
   }
   return tables;
 }
@@ -131,6 +129,8 @@ export function createCpuEngine(options: { threads?: number } = {}): CpuEngine {
       start: startWorker,
     }),
     nextTaskId: 0,
+    tables: new WeakMap(),
+    nextTablesId: 0,
   };
   return {
     threads,
@@ -145,6 +145,9 @@ interface WorkerPool {
   threads: number;
   ranges: ThreadPool<RangeTask, Exclude<RangeReply, { error: string }>>;
   nextTaskId: number;
+  /** The tables of each compiled fixture this pool has run, and the id the next one gets (runTablesOf). */
+  tables: WeakMap<CompiledFixture, RunTables>;
+  nextTablesId: number;
 }
 
 async function runOnPool(
@@ -184,7 +187,7 @@ async function runRange(
 ): Promise<Uint32Array> {
   const reply = await pool.ranges.run({
     taskId: pool.nextTaskId++,
-    tables: runTablesOf(compiled),
+    tables: runTablesOf(pool, compiled),
     seedLo: seed.lo,
     seedHi: seed.hi,
     firstDraw,

@@ -24,7 +24,7 @@ import {
 import { type Logger, makeLogger } from './logger.js';
 import { ensureDemoData, ensureDemoOrganisation } from './operations/demo.js';
 import { forgetServiceAddress, localUrl, writeServiceAddress } from './operations/service-address.js';
-import { type ProjectionWorker, startProjectionWorker } from './projections/projection-worker.js';
+import type { ProjectionWorker } from './projections/projection-worker.js';
 import { runSeasonsOnThread } from './projections/season-runner.js';
 import { makeServiceGraph, type ServiceGraph } from './wiring.js';
 
@@ -129,7 +129,7 @@ interface ServiceParts {
   app: App | null;
   operations: App | null;
   worker: Worker | null;
-  /** Season projections' own worker, beside the engine's (src/projections/projection-worker.ts). */
+  /** The projection kind's worker, beside the engine's (src/jobs/kind-worker.ts, made in src/wiring.ts). */
   projectionWorker: ProjectionWorker | null;
   deliverer: { stop(options?: { timeoutMs?: number | undefined }): Promise<void> } | null;
 }
@@ -159,14 +159,9 @@ export async function startService(
   const deliverer = worker ? graph.startDeliverer({ workerId: worker.workerId, logger }) : null;
   if (worker) logger.info({ worker_id: worker.workerId, engine: config.ENGINE }, 'worker running');
   const projectionWorker = engine
-    ? startProjectionWorker({
-        sql: db.sql,
-        ledger: graph.ledger,
-        events: graph.projectionEvents,
+    ? graph.startProjectionWorker({
         runSeasons: runSeasonsOnThread,
-        clock,
         workerId: `${hostname()}:${process.pid}:projections`,
-        holdTtlSeconds: config.HOLD_TTL_SECONDS,
         onError: (error) => logger.error({ err: error }, 'projection job failed'),
       })
     : null;

@@ -1,5 +1,6 @@
 // Builds the service graph once: ledger, queue, limits, idempotency, the simulation use cases and
-// the operator's operations, for the server (src/server.ts), the CLI and the tests. Nothing here starts work.
+// the operator's operations, for the server (src/server.ts), the CLI and the tests. Nothing here starts work:
+// the workers and deliverers it makes start when src/server.ts asks.
 import { type Ledger, makeLedger } from './billing/ledger.js';
 import type { Config } from './config.js';
 import type { Database } from './db/connection.js';
@@ -12,15 +13,19 @@ import type { Services } from './http/services.js';
 import { projectionJobView } from './http/views/projections.js';
 import { eventObjects } from './http/views/webhooks.js';
 import { type IdempotencyStore, makeIdempotencyStore } from './idempotency/store.js';
-import { makeJobQueue } from './jobs/queue.js';
+import type { OpenJobGroups } from './jobs/call-context.js';
+import { type JobQueueDeps, makeJobQueue } from './jobs/queue.js';
 import { makeHoldSweeper } from './jobs/sweeper.js';
+import { type JobWaits, makeJobWaits } from './jobs/waits.js';
 import type { JobFinished } from './jobs/worker.js';
 import { makeUsageLimits } from './limits/usage.js';
 import type { WindowCounter } from './limits/window-counter.js';
 import { makeOperator } from './operations/operator.js';
 import { countOpenProjectionJobs, expireUndeliveredProjections } from './projections/projection-store.js';
-import type { ProjectionEvents } from './projections/projection-worker.js';
+import { type ProjectionEvents, startProjectionWorker } from './projections/projection-worker.js';
+import type { RunSeasons } from './projections/season-runner.js';
 import { makeProjectionService } from './projections/service.js';
+import type { ProjectionDeps } from './projections/types.js';
 import { makeKnownResults } from './results/known-results.js';
 import { makeSimulationService } from './simulations/service.js';
 import type { EngineGate } from './simulations/types.js';
@@ -31,6 +36,9 @@ import { makeWebhookOutbox } from './webhooks/outbox.js';
 import { makeSender } from './webhooks/sender.js';
 import { makeWebhookService } from './webhooks/service.js';
 import type { UrlPolicy } from './webhooks/url-guard.js';
+
+/** How often a wait for a job polls when no news comes (a job run where no NOTIFY reaches). */
+const JOB_WAIT_POLL_MS = 1000;
 
 /** Seconds per draw assumed by an API process that runs no engine itself (the CPU engine's order). */
 const REMOTE_ENGINE_SECONDS_PER_DRAW = 1e-6;
@@ -171,19 +179,78 @@ function makeSweeper(
   });
 }
 
+/**
+ * The job system every kind shares: the waits (news of jobs queued wakes this process's workers, a job
+ * finished the requests waiting for it; src/jobs/waits.ts) and the simulation jobs' queue on them, which
+ * closes them.
+ */
+function makeJobSystem(
+  config: Config,
+  db: Database,
+  deps: { ledger: Ledger; clock: () => Date; events: JobQueueDeps['events'] },
+) {
+  const notifications = db.kind === 'server';
+  const waits = makeJobWaits({ sql: db.sql, notifications, pollMs: JOB_WAIT_POLL_MS });
+  const queue = makeJobQueue({
+    sql: db.sql,
+    ...deps,
+    holdTtlSeconds: config.HOLD_TTL_SECONDS,
+    notifications,
+    waits,
+  });
+  // The concurrent-jobs limit counts every kind's open jobs (docs/api.md §8): the counts sent together,
+  // one round trip, in the admission's transaction.
+  const openJobGroups: OpenJobGroups = async (tx, orgId) => {
+    const [jobs, projections] = await Promise.all([
+      queue.openJobCount(orgId, { tx }),
+      countOpenProjectionJobs(tx, orgId),
+    ]);
+    return jobs + projections;
+  };
+  return { waits, queue, openJobGroups };
+}
+
+/**
+ * The projection job kind: its use cases, and its worker for processes that run work (roles worker and
+ * all, src/server.ts), both on the job system's waits.
+ */
+function makeProjectionParts(
+  config: Config,
+  deps: Omit<ProjectionDeps, 'attachJob' | 'holdTtlSeconds' | 'waits'> & {
+    waits: JobWaits;
+    idempotency: IdempotencyStore;
+    events: ProjectionEvents;
+  },
+) {
+  const { idempotency, ...shared } = deps;
+  const projections = makeProjectionService({
+    ...shared,
+    attachJob: idempotency.attachJob,
+    holdTtlSeconds: config.HOLD_TTL_SECONDS,
+  });
+  const startWorker = (options: {
+    runSeasons: RunSeasons;
+    workerId: string;
+    onError?: ((error: unknown) => void) | undefined;
+  }) =>
+    startProjectionWorker({
+      sql: deps.sql,
+      ledger: deps.ledger,
+      events: deps.events,
+      clock: deps.clock,
+      holdTtlSeconds: config.HOLD_TTL_SECONDS,
+      waits: deps.waits,
+      ...options,
+    });
+  return { projections, startProjectionWorker: startWorker };
+}
+
 export function makeServiceGraph(options: ServiceGraphOptions) {
   const { config, db, clock, counters, metrics } = options;
   const sql = db.sql;
   const { outbox, webhooks, startDeliverer, projectionEvents } = makeWebhookParts(config, sql, clock);
   const ledger = makeLedger({ sql, clock, balanceWatch: outbox });
-  const queue = makeJobQueue({
-    sql,
-    ledger,
-    clock,
-    holdTtlSeconds: config.HOLD_TTL_SECONDS,
-    notifications: db.kind === 'server',
-    events: outbox,
-  });
+  const { waits, queue, openJobGroups } = makeJobSystem(config, db, { ledger, clock, events: outbox });
   // The results rows this process has read or written: its deliveries and its worker share them.
   const knownResults = makeKnownResults();
   const usage = makeUsageLimits({ sql, counters, clock });
@@ -205,17 +272,17 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     clock,
     onCharged: (milli) => metrics.addCreditsCharged(milli, 'simulation'),
     onSummariesChanged: () => fixtureCache.made()?.summariesChanged(),
-    countOtherOpenJobs: countOpenProjectionJobs,
+    openJobGroups,
     queueBound: options.queueBound ?? QUEUE_BOUND,
   });
-  const projections = makeProjectionService({
+  const { projections, startProjectionWorker } = makeProjectionParts(config, {
     sql,
     ledger,
-    queue,
+    openJobGroups,
     usage,
-    attachJob: idempotency.attachJob,
+    idempotency,
     clock,
-    holdTtlSeconds: config.HOLD_TTL_SECONDS,
+    waits,
     events: projectionEvents,
     onCharged: (milli) => metrics.addCreditsCharged(milli, 'projection'),
   });
@@ -253,6 +320,7 @@ export function makeServiceGraph(options: ServiceGraphOptions) {
     services,
     onJobFinished,
     startDeliverer,
+    startProjectionWorker,
     projectionEvents,
   };
 }

@@ -3,6 +3,9 @@
 
 const MILLI_PER_CREDIT = 1000;
 
+/** The price revision quotes carry (docs/api.md §2.5): one credit per 1,000 draws. */
+export const RATE_CARD = '2026-11-01';
+
 /** The exact decimal string with three places: 1000 => "1.000", 100 => "0.100", -2500 => "-2.500". */
 export function formatCredits(milli: number): string {
   assertMilli(milli);

@@ -18,12 +18,9 @@ import {
   expireHolds,
   getHold,
   type ManySettled,
-  type NewHold,
   openHolds,
   release,
   releasedHoldIds,
-  reserve,
-  reserveMany,
   setHoldExpiry,
   setHoldsExpiry,
   settle,
@@ -31,6 +28,7 @@ import {
   settleUnlessEnded,
 } from './holds.js';
 import { checkBalanced, entries, findUnbalancedAccounts, ledgerSum } from './ledger-audit.js';
+import { type NewHold, reserve, reserveMany } from './reservations.js';
 import type {
   Balance,
   BalanceWatch,

@@ -30,15 +30,6 @@ interface CompressedDocument {
 }
 
 /**
- * Keyed by the document's text, so no id can name the wrong document (a process may serve several
- * databases in tests). A document sent once is remembered as `null`: it is compressed and cached on its
- * second sending, so a result delivered once (a batch item) leaves as any body does (@fastify/compress,
- * off the event loop) and costs what it did, and one answered again and again (a cache hit) is
- * compressed once.
- */
-const documents = new Map<string, CompressedDocument | null>();
-
-/**
  * The encodings Accept-Encoding admits, with their q (as @fastify/compress reads it: x-gzip is gzip);
  * `*` stands for any encoding not named.
  */
@@ -63,55 +54,75 @@ export function admitsGzip(request: FastifyRequest): boolean {
   return admits(acceptedEncodings(request), 'gzip');
 }
 
-/** The cached compressed document, compressing it on its second sending; null on its first. */
-function compressedDocument(text: string): CompressedDocument | null {
-  const cached = documents.get(text);
-  if (cached) {
-    documents.delete(text);
-    documents.set(text, cached);
-    return cached;
-  }
-  if (cached === undefined) {
-    remember(text, null);
-    return null;
-  }
-  const compressed = {
-    deflated: zlib.deflateRawSync(text, {
-      level: DOCUMENT_LEVEL,
-      finishFlush: zlib.constants.Z_SYNC_FLUSH,
-    }),
-    bytes: Buffer.byteLength(text),
-  };
-  remember(text, compressed);
-  return compressed;
-}
-
-function remember(text: string, value: CompressedDocument | null): void {
-  documents.delete(text);
-  documents.set(text, value);
-  if (documents.size > CAPACITY) documents.delete(documents.keys().next().value as string);
-}
-
 /**
- * `body` as one gzip member, `body.slice(at, -1)` being a stored document and the last character its
- * closing brace (serializeWithJsonField's form); null when the document is to be sent the usual way.
+ * The compressed documents of one app (made by app.ts, kept on the Fastify instance as `documentGzip`).
+ * Keyed by the document's text, so no id can name the wrong document (a process may serve several
+ * databases in tests). A document sent once is remembered as `null`: it is compressed and cached on its
+ * second sending, so a result delivered once (a batch item) leaves as any body does (@fastify/compress,
+ * off the event loop) and costs what it did, and one answered again and again (a cache hit) is
+ * compressed once.
  */
-export function gzipDocumentBody(body: string, at: number): Buffer | null {
-  const document = body.slice(at, -1);
-  const compressed = compressedDocument(document);
-  if (!compressed) return null;
-  const head = body.slice(0, at);
-  const tail = body.slice(-1);
-  let crc = zlib.crc32(head);
-  crc = zlib.crc32(document, crc);
-  crc = zlib.crc32(tail, crc);
-  return Buffer.concat([
-    GZIP_HEADER,
-    zlib.deflateRawSync(head, { level: 1, finishFlush: zlib.constants.Z_SYNC_FLUSH }),
-    compressed.deflated,
-    zlib.deflateRawSync(tail),
-    gzipTrailer(crc, Buffer.byteLength(head) + compressed.bytes + Buffer.byteLength(tail)),
-  ]);
+export interface DocumentGzip {
+  /**
+   * `body` as one gzip member, `body.slice(at, -1)` being a stored document and the last character its
+   * closing brace (serializeWithJsonField's form); null when the document is to be sent the usual way.
+   */
+  gzipBody(body: string, at: number): Buffer | null;
+  /** Forgets every document. */
+  clear(): void;
+}
+
+export function makeDocumentGzip(): DocumentGzip {
+  const documents = new Map<string, CompressedDocument | null>();
+
+  const remember = (text: string, value: CompressedDocument | null) => {
+    documents.delete(text);
+    documents.set(text, value);
+    if (documents.size > CAPACITY) documents.delete(documents.keys().next().value as string);
+  };
+
+  /** The cached compressed document, compressing it on its second sending; null on its first. */
+  const compressedDocument = (text: string): CompressedDocument | null => {
+    const cached = documents.get(text);
+    if (cached) {
+      remember(text, cached);
+      return cached;
+    }
+    if (cached === undefined) {
+      remember(text, null);
+      return null;
+    }
+    const compressed = {
+      deflated: zlib.deflateRawSync(text, {
+        level: DOCUMENT_LEVEL,
+        finishFlush: zlib.constants.Z_SYNC_FLUSH,
+      }),
+      bytes: Buffer.byteLength(text),
+    };
+    remember(text, compressed);
+    return compressed;
+  };
+
+  return {
+    gzipBody(body, at) {
+      const document = body.slice(at, -1);
+      const compressed = compressedDocument(document);
+      if (!compressed) return null;
+      const head = body.slice(0, at);
+      const tail = body.slice(-1);
+      let crc = zlib.crc32(head);
+      crc = zlib.crc32(document, crc);
+      crc = zlib.crc32(tail, crc);
+      return Buffer.concat([
+        GZIP_HEADER,
+        zlib.deflateRawSync(head, { level: 1, finishFlush: zlib.constants.Z_SYNC_FLUSH }),
+        compressed.deflated,
+        zlib.deflateRawSync(tail),
+        gzipTrailer(crc, Buffer.byteLength(head) + compressed.bytes + Buffer.byteLength(tail)),
+      ]);
+    },
+    clear: () => documents.clear(),
+  };
 }
 
 /** A gzip member's trailer: the CRC-32 of its uncompressed bytes and their count, modulo 2^32. */
@@ -132,7 +143,7 @@ export function sendDocumentBody(
   reply: FastifyReply,
   body: SplicedJson,
 ): FastifyReply {
-  const gzip = admitsGzip(request) ? gzipDocumentBody(body.text, body.at) : null;
+  const gzip = admitsGzip(request) ? request.server.documentGzip.gzipBody(body.text, body.at) : null;
   if (!gzip) return sendSerialized(reply, body.text);
   return sendSerialized(reply.header('content-encoding', 'gzip').header('vary', 'accept-encoding'), gzip);
 }
@@ -201,9 +212,4 @@ function deflateRaw(raw: Buffer, level: number): Promise<Buffer> {
       error ? reject(error) : resolve(deflated),
     );
   });
-}
-
-/** Forgets every cached document (tests). */
-export function clearDocumentGzipCache(): void {
-  documents.clear();
 }

@@ -3,7 +3,8 @@
 // cancellation of a batch's queued items, its items page by page for the results stream, and the
 // organisation's jobs and batches newest first.
 import type { Sql, TransactionSql } from '../db/connection.js';
-import { announceFinished, jobColumns } from './job-store.js';
+import { announceFinished } from './job-news.js';
+import { jobColumns } from './job-store.js';
 import type { Batch, BatchJobTally, Job, JobStatus, JobStoreDeps, ListPage } from './types.js';
 
 type Db = Sql | TransactionSql;

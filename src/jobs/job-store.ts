@@ -1,42 +1,11 @@
 // Every statement on the jobs and batches tables that is not about running a job (leases.ts has those):
 // inserting jobs and batches in the submitting transaction, reading them, and the status changes of
 // delivery and expiry. A submission writes its jobs in the transaction that reserves their holds.
-import { afterCommit } from '../db/commit-hooks.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { newId } from '../ids.js';
 import { utcDay } from '../limits/daily-usage.js';
+import { announceQueued } from './job-news.js';
 import type { Batch, BatchStatusItem, Job, JobStoreDeps, NewBatch, NewJob } from './types.js';
-
-/** Woken on commit of an enqueue. */
-export const JOBS_QUEUED_CHANNEL = 'matchsim_jobs_queued';
-/** Payload: the job id, when a job leaves queued/running. */
-export const JOB_FINISHED_CHANNEL = 'matchsim_job_finished';
-
-/**
- * Jobs were queued in `tx`: on commit, workers hear it (NOTIFY on a server; this process's worker
- * directly, which is all PGlite has).
- */
-export async function announceQueued(deps: Pick<JobStoreDeps, 'wake'>, tx: TransactionSql): Promise<void> {
-  const wake = deps.wake;
-  await tx`SELECT pg_notify(${JOBS_QUEUED_CHANNEL}, ${wake?.origin ?? ''})`;
-  if (wake) afterCommit(tx, () => wake.queued());
-}
-
-/** Jobs left queued/running in `tx`: on commit, the requests waiting for them hear it. */
-export async function announceFinished(
-  deps: Pick<JobStoreDeps, 'wake'>,
-  tx: TransactionSql,
-  jobIds: readonly string[],
-): Promise<void> {
-  if (jobIds.length === 0) return;
-  // One statement for all of them: a cancelled batch ends up to 1,000 jobs at once.
-  await tx`SELECT pg_notify(${JOB_FINISHED_CHANNEL}, id) FROM unnest(${tx.array(jobIds as string[])}::text[]) AS id`;
-  const wake = deps.wake;
-  if (!wake) return;
-  afterCommit(tx, () => {
-    for (const id of jobIds) wake.finished(id);
-  });
-}
 
 const JOB_COLUMNS = [
   'id',

@@ -7,7 +7,8 @@
 // woken, all in the transaction of the status change.
 import type { TransactionSql } from '../db/connection.js';
 import { gpuSecondsToMs, settleGpuUsage } from '../limits/daily-usage.js';
-import { announceFinished, announceQueued, holdEnd, jobColumns } from './job-store.js';
+import { announceFinished, announceQueued } from './job-news.js';
+import { holdEnd, jobColumns } from './job-store.js';
 import type { Job, JobError, JobStoreDeps } from './types.js';
 
 /** Claims of one job before a lapsed lease fails it instead of queueing it again. */

@@ -58,7 +58,7 @@ import type {
   NewBatch,
   NewJob,
 } from './types.js';
-import { makeJobWaits } from './waits.js';
+import { type JobWaits, makeJobWaits } from './waits.js';
 
 export interface JobQueue {
   enqueue(tx: TransactionSql, job: NewJob): Promise<Job>;
@@ -180,14 +180,21 @@ export interface JobQueueDeps {
   maxAttempts?: number;
   /** How often waitFor polls: a fallback to the wake-ups of waits.ts. */
   pollMs?: number;
+  /**
+   * The waits of every job kind (made in src/wiring.ts and shared with the projections); made here from
+   * `notifications` and `pollMs` when not given. Closed with the queue.
+   */
+  waits?: JobWaits | undefined;
 }
 
 export function makeJobQueue(options: JobQueueDeps): JobQueue {
-  const waits = makeJobWaits({
-    sql: options.sql,
-    notifications: options.notifications,
-    pollMs: options.pollMs ?? 1000,
-  });
+  const waits =
+    options.waits ??
+    makeJobWaits({
+      sql: options.sql,
+      notifications: options.notifications,
+      pollMs: options.pollMs ?? 1000,
+    });
   const deps: JobStoreDeps = {
     sql: options.sql,
     ledger: options.ledger,

@@ -21,8 +21,21 @@ export interface JobError {
   [detail: string]: unknown;
 }
 
+/**
+ * What a job of every kind records of its runs (docs/ARCHITECTURE.md, "Job kinds"): its claims, the lease
+ * of the worker that holds it while it runs, and when it was made, first claimed and ended.
+ */
+export interface JobRunFacts {
+  attempts: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: Date | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
 /** A jobs row. */
-export interface Job {
+export interface Job extends JobRunFacts {
   id: string;
   orgId: string;
   mode: KeyMode;
@@ -40,12 +53,6 @@ export interface Job {
   priceMilli: number;
   status: JobStatus;
   drawsDone: number;
-  attempts: number;
-  leaseOwner: string | null;
-  leaseExpiresAt: Date | null;
-  createdAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
   resultId: number | null;
   error: JobError | null;
   /** The UTC day (YYYY-MM-DD) whose GPU budget the job reserved from. */

@@ -4,12 +4,23 @@
 // carries the same news to the other processes. Polling stays only as the fallback.
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../db/connection.js';
-import { getJob, JOB_FINISHED_CHANNEL, JOBS_QUEUED_CHANNEL } from './job-store.js';
+import { JOB_FINISHED_CHANNEL, JOBS_QUEUED_CHANNEL } from './job-news.js';
+import { getJob } from './job-store.js';
 import { isOpenStatus, type Job, type JobWakeUps } from './types.js';
 
 export interface JobWaits {
   /** Resolves when the job leaves queued/running or the time is up (then with its current state). */
   waitFor(jobId: string, timeoutMs: number): Promise<Job | null>;
+  /**
+   * waitFor for a job of any kind: `read` reads its row (null when there is none), `isOpen` says whether it
+   * is still queued or running. Woken by the news of job-news.ts announceFinished, else polling.
+   */
+  waitUntilDone<T>(
+    jobId: string,
+    timeoutMs: number,
+    read: () => Promise<T | null>,
+    isOpen: (row: T) => boolean,
+  ): Promise<T | null>;
   /** Calls `onWork` when jobs are queued; returns the way to stop listening. */
   listenForWork(onWork: () => void): Promise<() => Promise<void>>;
   /** What the job statements call on commit (JobStoreDeps.wake). */
@@ -52,7 +63,12 @@ export function makeJobWaits(deps: { sql: Sql; notifications: boolean; pollMs: n
     });
   }
 
-  async function waitFor(jobId: string, timeoutMs: number): Promise<Job | null> {
+  async function waitUntilDone<T>(
+    jobId: string,
+    timeoutMs: number,
+    read: () => Promise<T | null>,
+    isOpen: (row: T) => boolean,
+  ): Promise<T | null> {
     const deadline = Date.now() + Math.max(0, timeoutMs);
     ensureFinishedListener();
     let wake = () => {};
@@ -60,8 +76,8 @@ export function makeJobWaits(deps: { sql: Sql; notifications: boolean; pollMs: n
     waiters.set(jobId, set);
     try {
       for (;;) {
-        const job = await getJob(sql, jobId);
-        if (!job || !isOpenStatus(job.status) || ended) return job;
+        const job = await read();
+        if (!job || !isOpen(job) || ended) return job;
         const left = deadline - Date.now();
         if (left <= 0) return job;
         await new Promise<void>((resolve) => {
@@ -79,6 +95,14 @@ export function makeJobWaits(deps: { sql: Sql; notifications: boolean; pollMs: n
       if (set.size === 0) waiters.delete(jobId);
     }
   }
+
+  const waitFor = (jobId: string, timeoutMs: number) =>
+    waitUntilDone(
+      jobId,
+      timeoutMs,
+      () => getJob(sql, jobId),
+      (job) => isOpenStatus(job.status),
+    );
 
   async function listenForWork(onWork: () => void): Promise<() => Promise<void>> {
     workListeners.add(onWork);
@@ -104,5 +128,5 @@ export function makeJobWaits(deps: { sql: Sql; notifications: boolean; pollMs: n
     if (listener) await (await listener.catch(() => null))?.unlisten();
   }
 
-  return { waitFor, listenForWork, wake: { queued, finished, origin }, endWaits, close };
+  return { waitFor, waitUntilDone, listenForWork, wake: { queued, finished, origin }, endWaits, close };
 }

@@ -6,6 +6,7 @@
 // after the other, and the open-job count it reads cannot change under it before the new job commits.
 // The counters then move by a guarded UPDATE that refuses on its own if a ceiling would be passed.
 
+import type { Caller } from '../accounts/caller.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { ApiError } from '../errors.js';
 import {
@@ -36,6 +37,11 @@ const LINEUP_COOLDOWN_MS = 10 * 60_000;
 
 export interface UsageOrg extends PlanHolder {
   id: string;
+}
+
+/** The organisation as admission sees it (plan, overrides). */
+export function usageOrg(caller: Caller): UsageOrg {
+  return { id: caller.org.id, plan: caller.org.plan, limitOverrides: caller.org.limitOverrides };
 }
 
 export interface SubmissionRequest {

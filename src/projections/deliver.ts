@@ -1,13 +1,13 @@
 // The projection result path (docs/api.md §4.12), as a simulation's (docs/decisions.md §6): delivering a
-// finished job settles its hold, records the delivery and marks the job delivered in one transaction;
-// a delivered job is given again, charging nothing; a hold that ended first answers reservation_expired.
-import type { SettledCharge } from '../billing/types.js';
+// finished job settles its hold, records the delivery and marks the job delivered in one transaction,
+// through the job system's delivery core (src/jobs/delivery-core.ts); a delivered job is given again,
+// charging nothing; a hold that ended first answers reservation_expired.
 import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
-import type { CallContext } from '../simulations/types.js';
-import { nextProjectionNews } from './projection-signals.js';
+import type { CallContext, DeliveryOutcome, DeliveryRequest } from '../jobs/call-context.js';
+import { settleAndDeliver } from '../jobs/delivery-core.js';
 import {
   findProjectionDeliveryForJob,
   getProjectionJob,
@@ -26,14 +26,10 @@ export interface DeliveredProjection {
   replayed: boolean;
 }
 
-export type ProjectionOutcome =
-  | { kind: 'pending'; job: ProjectionJob; retryAfterSeconds: number }
-  | { kind: 'delivered'; delivered: DeliveredProjection };
+export type ProjectionOutcome = DeliveryOutcome<ProjectionJob, DeliveredProjection>;
 
 /** A queued or running projection is done within seconds: ask again in one. */
 const PENDING_RETRY_AFTER_SECONDS = 1;
-/** How often a waiting request reads its job when no news comes (a job run by another process). */
-const WAIT_POLL_MS = 1000;
 
 function pending(job: ProjectionJob): ProjectionOutcome {
   return { kind: 'pending', job, retryAfterSeconds: PENDING_RETRY_AFTER_SECONDS };
@@ -43,16 +39,16 @@ function isOpen(job: ProjectionJob): boolean {
   return job.status === 'queued' || job.status === 'running';
 }
 
-/** Waits up to `waitMs` for the job to finish; the job as last read. */
+/** Waits up to `waitMs` for the job to finish (the job system's waits); the job as last read. */
 export async function waitForProjection(deps: ProjectionDeps, job: ProjectionJob, waitMs: number) {
-  const deadline = Date.now() + waitMs;
+  if (!isOpen(job) || waitMs <= 0) return job;
   let current = job;
-  while (isOpen(current) && Date.now() < deadline) {
-    await nextProjectionNews({ finished: job.id }, Math.min(WAIT_POLL_MS, deadline - Date.now()));
-    const read = await databaseRead(() => getProjectionJob(deps.sql, job.id)).catch(() => current);
-    if (read) current = read;
-  }
-  return current;
+  const read = async () => {
+    // A failed read keeps the job as last read; the wait goes on.
+    current = (await databaseRead(() => getProjectionJob(deps.sql, job.id)).catch(() => current)) ?? current;
+    return current;
+  };
+  return (await deps.waits.waitUntilDone(job.id, waitMs, read, isOpen)) ?? current;
 }
 
 /** GET /v1/projections/jobs/{job_id}?reservation_id=…: only the organisation and key mode that made it. */
@@ -78,7 +74,7 @@ export async function deliverProjectionResult(
 
 export async function deliverProjectionJob(
   deps: ProjectionDeps,
-  ctx: Pick<CallContext, 'requestId' | 'idempotencyKey'>,
+  ctx: DeliveryRequest,
   job: ProjectionJob,
 ): Promise<ProjectionOutcome> {
   if (isOpen(job)) return pending(job);
@@ -111,7 +107,7 @@ function withProjectionRecovery(error: unknown, job: ProjectionJob): unknown {
 
 async function deliverLocked(
   deps: ProjectionDeps,
-  ctx: Pick<CallContext, 'requestId' | 'idempotencyKey'>,
+  ctx: DeliveryRequest,
   tx: TransactionSql,
   jobId: string,
 ): Promise<DeliveredProjection | 'pending' | 'expired'> {
@@ -136,40 +132,15 @@ async function deliverLocked(
     case 'succeeded':
       break;
   }
-  const charge = await settleHold(deps, ctx, tx, job);
-  if (charge === 'expired') {
-    await setProjectionJobStatus(tx, job.id, 'expired');
-    return 'expired';
-  }
-  const [delivery] = await Promise.all([
-    insertProjectionDelivery(tx, {
-      id: newId('proj'),
-      jobId: job.id,
-      orgId: job.orgId,
-      mode: job.mode,
-      creditsChargedMilli: charge?.amount ?? 0,
-      creditsRemainingMilli: charge ? charge.available : null,
-      requestId: ctx.requestId,
-      idempotencyKey: ctx.idempotencyKey,
-      createdAt: deps.clock(),
-    }),
-    setProjectionJobStatus(tx, job.id, 'delivered'),
-  ]);
-  return { job: { ...job, status: 'delivered' }, delivery, replayed: false };
-}
-
-/** The live job's hold becomes its charge; 'expired' when it ended first; null without a hold. */
-async function settleHold(
-  deps: ProjectionDeps,
-  ctx: Pick<CallContext, 'requestId' | 'idempotencyKey'>,
-  tx: TransactionSql,
-  job: ProjectionJob,
-): Promise<SettledCharge | null | 'expired'> {
-  if (job.mode !== 'live' || job.priceMilli === 0) return null;
-  return deps.ledger.settleUnlessEnded(job.reservationId, {
-    tx,
-    orgId: job.orgId,
-    requestId: ctx.requestId,
-    idempotencyKey: ctx.idempotencyKey,
+  const settled = await settleAndDeliver(deps, ctx, tx, job, {
+    record: (facts) =>
+      Promise.all([
+        insertProjectionDelivery(tx, { ...facts, id: newId('proj') }),
+        setProjectionJobStatus(tx, job.id, 'delivered'),
+      ]),
+    expire: () => setProjectionJobStatus(tx, job.id, 'expired'),
   });
+  if (settled.status === 'expired') return 'expired';
+  const [delivery] = settled.recorded;
+  return { job: { ...job, status: 'delivered' }, delivery, replayed: false };
 }

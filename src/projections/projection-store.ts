@@ -1,9 +1,10 @@
 // Every statement on projection_jobs and projections (migrations/0012_projections.sql): the queue of
 // projection jobs with its own claim and lease (River's shape: one statement, FOR UPDATE SKIP LOCKED),
-// the stored result, the delivery row, and the sweeper's chore. Wake-ups are in-process only
-// (projection-signals.ts); other processes find work and outcomes by polling.
+// the stored result, the delivery row, and the sweeper's chore. Its news (a job queued, a job finished)
+// goes through the job system's (src/jobs/job-news.ts): this process on commit, others by NOTIFY.
 import type { Sql, TransactionSql } from '../db/connection.js';
 import type { CompetitionSeason } from '../fixtures/competition-season.js';
+import type { JobRunFacts } from '../jobs/types.js';
 import type { ProjectionContent } from './projection-document.js';
 
 export type ProjectionJobStatus = 'queued' | 'running' | 'succeeded' | 'delivered' | 'failed' | 'expired';
@@ -15,7 +16,7 @@ export function toStoredSeason(season: CompetitionSeason): StoredSeason {
   return { ...season, asOf: season.asOf ? season.asOf.toISOString() : null };
 }
 
-export interface ProjectionJob {
+export interface ProjectionJob extends JobRunFacts {
   id: string;
   orgId: string;
   mode: 'live' | 'test';
@@ -29,12 +30,6 @@ export interface ProjectionJob {
   inputs: StoredSeason;
   priceMilli: number;
   status: ProjectionJobStatus;
-  attempts: number;
-  leaseOwner: string | null;
-  leaseExpiresAt: Date | null;
-  createdAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
   result: ProjectionContent | null;
   error: { message: string } | null;
   requestId: string;

@@ -1,13 +1,16 @@
-// The projection worker (docs/ARCHITECTURE.md): claims projection jobs one at a time with its own claim
-// and lease (projection-store.ts), runs their seasons off the event loop (season-runner.ts), and stores
-// the outcome. A succeeded live job's hold gets its end (HOLD_TTL after the job's end), as the engine
-// worker gives a simulation's; a failed job's hold is released. Started beside the engine worker by roles
-// worker and all (src/server.ts); it is separate from src/jobs so that each queue keeps one owner.
+// The projection job kind's handler (docs/ARCHITECTURE.md, "Job kinds"): claims a projection job
+// (projection-store.ts, its table's claim and lease), runs its seasons off the event loop (season-runner.ts)
+// and stores the outcome, on the job system's claim loop and wake-ups (src/jobs/kind-worker.ts). A
+// succeeded live job's hold gets its end (HOLD_TTL after the job's end), as the engine worker gives a
+// simulation's; a failed job's hold is released. Started beside the engine worker by roles worker and all,
+// through src/wiring.ts.
 import type { Ledger } from '../billing/ledger.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { inTransaction } from '../db/transactions.js';
+import { announceFinished } from '../jobs/job-news.js';
+import { type KindWorker, startKindWorker } from '../jobs/kind-worker.js';
+import type { JobWaits } from '../jobs/waits.js';
 import { buildProjectionContent, samplerInput } from './projection-document.js';
-import { announceProjectionFinished, nextProjectionNews } from './projection-signals.js';
 import {
   claimProjectionJob,
   finishProjectionJob,
@@ -40,12 +43,14 @@ export interface ProjectionWorkerDeps {
   workerId: string;
   holdTtlSeconds: number;
   onError?: ((error: unknown) => void) | undefined;
+  /**
+   * The job system's waits (made in src/wiring.ts): news of queued jobs wakes this worker, and a finished
+   * job's wakes the requests waiting for it. Without them both sides poll.
+   */
+  waits?: Pick<JobWaits, 'listenForWork' | 'wake'> | undefined;
 }
 
-export interface ProjectionWorker {
-  /** Stops claiming; resolves once the job in hand is stored. */
-  stop(): Promise<void>;
-}
+export type ProjectionWorker = KindWorker;
 
 export function seasonFromStored(stored: StoredSeason) {
   return { ...stored, asOf: stored.asOf === null ? null : new Date(stored.asOf) };
@@ -83,25 +88,17 @@ export function makeProjectionRunner(deps: ProjectionWorkerDeps): () => Promise<
   };
 }
 
-/** Runs jobs until stopped: at once when this process queues one, else polling every second. */
+/**
+ * Runs jobs until stopped, on the job system's claim loop and wake-ups (src/jobs/kind-worker.ts): at once
+ * when a job is queued (this process's commit, or a NOTIFY on a server), else polling every second.
+ */
 export function startProjectionWorker(deps: ProjectionWorkerDeps): ProjectionWorker {
-  const runOnce = makeProjectionRunner(deps);
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const ran = await runOnce().catch((error: unknown) => {
-        deps.onError?.(error);
-        return false;
-      });
-      if (!ran && running) await nextProjectionNews('queued', IDLE_POLL_MS);
-    }
-  })();
-  return {
-    stop: async () => {
-      running = false;
-      await loop;
-    },
-  };
+  return startKindWorker({
+    runNext: makeProjectionRunner(deps),
+    waits: deps.waits,
+    pollMs: IDLE_POLL_MS,
+    onError: deps.onError,
+  });
 }
 
 /** The job's outcome and its hold's fate in one transaction. */
@@ -121,7 +118,7 @@ async function finishOutcome(
     }
     // A job without a hold (a test key, or nothing left to simulate) has no hold to end or release.
     if (!finished || job.priceMilli === 0) {
-      if (finished) announceProjectionFinished(tx, job.id);
+      if (finished) await announceFinished({ wake: deps.waits?.wake }, tx, [job.id]);
       return;
     }
     if (outcome.status === 'succeeded') {
@@ -135,6 +132,6 @@ async function finishOutcome(
     } else {
       await deps.ledger.release(job.reservationId, 'projection_failed', { tx });
     }
-    announceProjectionFinished(tx, job.id);
+    await announceFinished({ wake: deps.waits?.wake }, tx, [job.id]);
   });
 }

@@ -1,9 +1,8 @@
 // POST /v1/projections/quote (docs/api.md §4.12): the exact price of a projection; nothing is reserved.
 import type { Caller } from '../accounts/caller.js';
-import { priceOfProjectionMilli } from '../billing/amounts.js';
+import { priceOfProjectionMilli, RATE_CARD } from '../billing/amounts.js';
 import { databaseRead } from '../db/transactions.js';
 import { type CompetitionSeason, readCompetitionSeason } from '../fixtures/competition-season.js';
-import { RATE_CARD } from '../simulations/types.js';
 import {
   DEFAULT_SEASONS,
   type ProjectionDeps,

@@ -2,7 +2,7 @@
 // free: only the organisation and key mode that received it.
 import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
-import type { CallContext } from '../simulations/types.js';
+import type { CallContext } from '../jobs/call-context.js';
 import type { DeliveredProjection } from './deliver.js';
 import { getProjectionDelivery, getProjectionJob } from './projection-store.js';
 import type { ProjectionDeps } from './types.js';

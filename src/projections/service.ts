@@ -1,6 +1,6 @@
 // The projection use cases bound to their dependencies, as the HTTP layer calls them.
 import type { Caller } from '../accounts/caller.js';
-import type { CallContext } from '../simulations/types.js';
+import type { CallContext } from '../jobs/call-context.js';
 import { deliverProjectionResult } from './deliver.js';
 import { quoteProjection } from './quote.js';
 import { retrieveProjection } from './retrieve.js';

@@ -5,13 +5,12 @@
 import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { newId } from '../ids.js';
-import { usageOrg } from '../simulations/admission.js';
-import { type CallContext, DEFAULT_WAIT_SECONDS } from '../simulations/types.js';
+import { asThisRequest, type CallContext, DEFAULT_WAIT_SECONDS } from '../jobs/call-context.js';
+import { announceQueued } from '../jobs/job-news.js';
+import { usageOrg } from '../limits/usage.js';
 import { deliverProjectionJob, type ProjectionOutcome, waitForProjection } from './deliver.js';
 import { projectionIdentity } from './projection-identity.js';
-import { announceProjectionQueued } from './projection-signals.js';
 import {
-  countOpenProjectionJobs,
   findStoredProjection,
   getProjectionJob,
   insertProjectionJob,
@@ -59,14 +58,7 @@ async function createProjectionJob(
       ...(stored
         ? {}
         : {
-            countOpenJobGroups: async (db: TransactionSql) => {
-              // Both counts sent together: one round trip.
-              const [jobs, projections] = await Promise.all([
-                deps.queue.openJobCount(caller.org.id, { tx: db }),
-                countOpenProjectionJobs(db, caller.org.id),
-              ]);
-              return jobs + projections;
-            },
+            countOpenJobGroups: (db: TransactionSql) => deps.openJobGroups(db, caller.org.id),
           }),
     });
     const reservationId = newId('res');
@@ -101,7 +93,7 @@ async function createProjectionJob(
     );
     if (ctx.idempotency) await deps.attachJob(tx, ctx.idempotency, { jobId: job.id });
     if (!stored) {
-      announceProjectionQueued(tx);
+      await announceQueued(deps.waits, tx);
       return job;
     }
     // Born succeeded, as the worker leaves a job it ran: its event, and its hold's end should the
@@ -123,10 +115,5 @@ async function finish(
   waitMs: number,
 ): Promise<ProjectionOutcome> {
   const current = await waitForProjection(deps, job, waitMs);
-  const outcome = await deliverProjectionJob(deps, ctx, current);
-  if (outcome.kind !== 'delivered' || !outcome.delivered.replayed) return outcome;
-  // A retry that finds its own earlier delivery answers it as this request's outcome, charged as it was.
-  const { delivery } = outcome.delivered;
-  if (ctx.idempotencyKey === null || delivery.idempotencyKey !== ctx.idempotencyKey) return outcome;
-  return { kind: 'delivered', delivered: { ...outcome.delivered, replayed: false } };
+  return asThisRequest(ctx, await deliverProjectionJob(deps, ctx, current));
 }

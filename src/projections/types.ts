@@ -4,7 +4,8 @@
 import type { Ledger } from '../billing/ledger.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import type { IdempotencyRecord } from '../idempotency/store.js';
-import type { JobQueue } from '../jobs/queue.js';
+import type { OpenJobGroups } from '../jobs/call-context.js';
+import type { JobWaits } from '../jobs/waits.js';
 import type { UsageLimits } from '../limits/usage.js';
 import type { ProjectionEvents } from './projection-worker.js';
 
@@ -27,14 +28,19 @@ export interface ProjectionRequest {
 export interface ProjectionDeps {
   sql: Sql;
   ledger: Ledger;
-  /** The simulation jobs' queue: its open jobs count toward the same concurrent-jobs limit. */
-  queue: Pick<JobQueue, 'openJobCount'>;
+  /** The organisation's open jobs of every kind: the concurrent-jobs limit counts them all. */
+  openJobGroups: OpenJobGroups;
   usage: UsageLimits;
   /** Records on the idempotency record, in the creating transaction, the job this attempt created. */
   attachJob: (tx: TransactionSql, record: IdempotencyRecord, created: { jobId: string }) => Promise<void>;
   clock: () => Date;
   /** How long a succeeded job's hold waits for its delivery (HOLD_TTL_SECONDS), as the worker sets it. */
   holdTtlSeconds: number;
+  /**
+   * The job system's waits (made in src/wiring.ts): a job queued wakes the workers, and a submission waits
+   * for its job through them, woken when the worker stores it (or polling).
+   */
+  waits: Pick<JobWaits, 'waitUntilDone' | 'wake'>;
   /** Told of a job born succeeded from a stored table, as the worker's are of the jobs it runs. */
   events?: ProjectionEvents | undefined;
   onCharged?: ((milli: number, livemode: boolean) => void) | undefined;

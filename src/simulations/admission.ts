@@ -1,14 +1,13 @@
 // What single runs and batches share on the way in: the engine and queue checks before anything is
 // reserved, and the job rows they write beside their holds.
-import type { Caller } from '../accounts/caller.js';
 import { priceOfDrawsMilli } from '../billing/amounts.js';
-import type { TransactionSql } from '../db/connection.js';
 import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
+import type { CallContext } from '../jobs/call-context.js';
 import type { NewJob } from '../jobs/types.js';
 import type { PreparedRun } from './prepare-run.js';
-import type { CallContext, SimulationDeps } from './types.js';
+import type { SimulationDeps } from './types.js';
 
 /** engine_cold_start / engine_unavailable from the engine, engine_overloaded past the queue bound. */
 export async function assertQueueHasRoom(deps: SimulationDeps): Promise<void> {
@@ -20,29 +19,6 @@ export async function assertQueueHasRoom(deps: SimulationDeps): Promise<void> {
       retryAfterSeconds: 5,
     });
   }
-}
-
-/**
- * The organisation's open job groups in the admission's transaction (docs/api.md §8): its simulation
- * jobs (a batch once) and its open jobs of other kinds.
- */
-export function openJobGroupsOf(
-  deps: Pick<SimulationDeps, 'queue' | 'countOtherOpenJobs'>,
-  orgId: string,
-): (tx: TransactionSql) => Promise<number> {
-  return async (tx) => {
-    // Both counts sent together: one round trip.
-    const [jobs, others] = await Promise.all([
-      deps.queue.openJobCount(orgId, { tx }),
-      deps.countOtherOpenJobs?.(tx, orgId),
-    ]);
-    return jobs + (others ?? 0);
-  };
-}
-
-/** The organisation as admission sees it (plan, overrides). */
-export function usageOrg(caller: Caller) {
-  return { id: caller.org.id, plan: caller.org.plan, limitOverrides: caller.org.limitOverrides };
 }
 
 export function newJobFor(ctx: CallContext, run: PreparedRun, draws: number, extra: Partial<NewJob>): NewJob {

@@ -5,15 +5,10 @@
 // takes at most ten transactions and never more than a page of documents sits in memory.
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
+import type { CallContext, DeliveryRequest } from '../jobs/call-context.js';
 import type { Batch, Job, RejectedBatchItem } from '../jobs/types.js';
-import {
-  announceDeliveries,
-  type DeliveredSimulation,
-  type DeliveryDeps,
-  type DeliveryRequest,
-} from './deliver.js';
+import { announceDeliveries, type DeliveredSimulation, type DeliveryDeps } from './deliver.js';
 import { deliverLockedPage, pageAsRead } from './deliver-page.js';
-import type { CallContext } from './types.js';
 
 /** Items settled per transaction. */
 export const RESULTS_PAGE_SIZE = 100;

@@ -5,6 +5,7 @@ import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { loadFreshnessFacts } from '../fixtures/fixture-record.js';
 import { type Freshness, freshnessOf } from '../fixtures/freshness.js';
+import type { CallContext } from '../jobs/call-context.js';
 import type {
   Batch,
   BatchJobTally,
@@ -14,7 +15,7 @@ import type {
   JobStatus,
   RejectedBatchItem,
 } from '../jobs/types.js';
-import type { CallContext, SimulationDeps } from './types.js';
+import type { SimulationDeps } from './types.js';
 
 export interface BatchItemStatus {
   /** The job, with what its delivery charged (0 before it is delivered). */

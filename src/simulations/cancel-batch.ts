@@ -3,9 +3,10 @@
 // charged for them; running items finish and can still be delivered. Asking again changes nothing.
 import { inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
+import type { CallContext } from '../jobs/call-context.js';
 import { gpuSecondsToMs, settleGpuUsage } from '../limits/daily-usage.js';
 import { type BatchStatus, batchStatus } from './batch-status.js';
-import type { CallContext, SimulationDeps } from './types.js';
+import type { SimulationDeps } from './types.js';
 
 /** Why the ledger released a cancelled item's hold. */
 const CANCELLED_RELEASE_REASON = 'cancelled';

@@ -9,6 +9,8 @@ import type { Sql, TransactionSql } from '../db/connection.js';
 import { ApiError } from '../errors.js';
 import { recordFixtureSummaries } from '../fixtures/fixture-list.js';
 import { newId } from '../ids.js';
+import type { DeliveryRequest } from '../jobs/call-context.js';
+import { deliveryFacts, holdsCredits } from '../jobs/delivery-core.js';
 import type { Job } from '../jobs/types.js';
 import {
   type Delivery,
@@ -21,7 +23,6 @@ import {
 import {
   type DeliveredSimulation,
   type DeliveryDeps,
-  type DeliveryRequest,
   type LockedOutcome,
   type StatusOutcome,
   statusOutcome,
@@ -109,7 +110,10 @@ function givenAgain(
   };
 }
 
-/** The live jobs' holds settled, by organisation (a batch's jobs have one); test keys' jobs charge nothing. */
+/**
+ * The holds settled, by organisation (a batch's jobs have one), by the delivery core's rule
+ * (src/jobs/delivery-core.ts `holdsCredits`: test keys' jobs charge nothing).
+ */
 async function settlePage(
   deps: DeliveryDeps,
   request: DeliveryRequest,
@@ -118,7 +122,7 @@ async function settlePage(
 ): Promise<Map<string, ManySettled>> {
   const byOrg = new Map<string, string[]>();
   for (const job of jobs) {
-    if (job.mode !== 'live') continue;
+    if (!holdsCredits(job)) continue;
     byOrg.set(job.orgId, [...(byOrg.get(job.orgId) ?? []), job.reservationId]);
   }
   const settled = new Map<string, ManySettled>();
@@ -146,23 +150,16 @@ async function recordPage(
   const deliveries: Array<{ job: Job; result: SimulationResult; delivery: NewDelivery }> = [];
   for (const job of page.succeeded) {
     const result = resultOf(page.results, job, job.resultId!);
-    const charge = job.mode === 'live' ? page.charges.get(job.reservationId) : null;
+    const charge = holdsCredits(job) ? page.charges.get(job.reservationId) : null;
     if (charge === undefined) throw new Error(`the hold of ${job.id} was not settled`);
     if (charge === 'expired') {
       expired.push(job);
       continue;
     }
     const delivery: NewDelivery = {
+      ...deliveryFacts(job, request, charge, now),
       id: newId('sim'),
-      orgId: job.orgId,
-      jobId: job.id,
       resultId: result.id,
-      mode: job.mode,
-      creditsChargedMilli: charge?.amount ?? 0,
-      creditsRemainingMilli: charge ? charge.available : null,
-      requestId: request.requestId,
-      idempotencyKey: request.idempotencyKey,
-      createdAt: now,
     };
     deliveries.push({ job, result, delivery });
   }

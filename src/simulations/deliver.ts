@@ -2,12 +2,13 @@
 // delivery and marks the job delivered in one transaction. When the database does not acknowledge that
 // transaction the outcome is unknown to us too: settlement_unknown, and a retry (same job, same hold)
 // gives the one true outcome. A delivered job is given again, charging nothing.
-import type { SettledCharge } from '../billing/types.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { type FixtureSummary, recordFixtureSummary } from '../fixtures/fixture-list.js';
 import { newId } from '../ids.js';
+import type { CallContext, DeliveryOutcome, DeliveryRequest } from '../jobs/call-context.js';
+import { settleAndDeliver } from '../jobs/delivery-core.js';
 import type { Job } from '../jobs/types.js';
 import {
   type Delivery,
@@ -17,19 +18,13 @@ import {
   type SimulationResult,
 } from '../results/result-store.js';
 import { retryAfterSeconds } from './retry-advice.js';
-import type { CallContext, SimulationDeps } from './types.js';
+import type { SimulationDeps } from './types.js';
 
 /** What delivery needs: the database, the ledger, the clock, and the engine for retry advice. */
 export type DeliveryDeps = Pick<
   SimulationDeps,
   'sql' | 'ledger' | 'queue' | 'knownResults' | 'clock' | 'engine' | 'onCharged' | 'onSummariesChanged'
 >;
-
-/** The request that delivers: its id and Idempotency-Key go on the delivery and its charge. */
-export interface DeliveryRequest {
-  requestId: string;
-  idempotencyKey: string | null;
-}
 
 /** A delivered simulation: its job, the document and this delivery's facts. */
 export interface DeliveredSimulation {
@@ -40,9 +35,7 @@ export interface DeliveredSimulation {
   replayed: boolean;
 }
 
-export type JobOutcome =
-  | { kind: 'pending'; job: Job; retryAfterSeconds: number }
-  | { kind: 'delivered'; delivered: DeliveredSimulation };
+export type JobOutcome = DeliveryOutcome<Job, DeliveredSimulation>;
 
 /** How long a client should wait before asking again for a job that is not finished. */
 export function pendingOutcome(deps: Pick<SimulationDeps, 'engine'>, job: Job): JobOutcome {
@@ -172,36 +165,21 @@ export async function deliverLockedJob(
   if (asRead) return asRead;
   const result = await getResult(tx, job.resultId!, deps.knownResults);
   if (!result) throw new ApiError('payload_missing', { message: `The result of ${job.id} is missing.` });
-  const delivery = {
-    id: newId('sim'),
-    orgId: job.orgId,
-    jobId: job.id,
-    resultId: result.id,
-    mode: job.mode,
-    requestId: ctx.requestId,
-    idempotencyKey: ctx.idempotencyKey,
-    createdAt: deps.clock(),
-  };
-  // The delivery, the job's new status and the fixture's summary do not depend on each other: sent
-  // together (pipelined, one round trip; a lost connection rejects them all, patches/postgres+3.4.9.patch).
-  // Behind a live job's charge when it is made now (the ledger's `alongside`), so that the account,
-  // which every delivery of the organisation waits for, stays locked for one round trip fewer
-  // (docs/decisions.md §6, "Delivery").
-  let recorded: Promise<[Delivery, Job, unknown]> | undefined;
-  const record = (charge: { amount: number; available: number } | null) =>
-    (recorded = Promise.all([
-      insertDelivery(tx, {
-        ...delivery,
-        creditsChargedMilli: charge?.amount ?? 0,
-        creditsRemainingMilli: charge ? charge.available : null,
-      }),
-      deps.queue.markDeliveryOutcome(tx, job.id, 'delivered'),
-      recordSummary(tx, { job, result, delivery }),
-    ]));
-  const charge = await settleHold(deps, ctx, tx, job, record);
-  if (charge === 'expired')
-    return { status: 'expired', job: await deps.queue.markDeliveryOutcome(tx, job.id, 'expired') };
-  const [stored, delivered] = await (recorded ?? record(charge));
+  const settled = await settleAndDeliver(deps, ctx, tx, job, {
+    // The delivery, the job's new status and the fixture's summary do not depend on each other: sent
+    // together (pipelined, one round trip; a lost connection rejects them all, patches/postgres+3.4.9.patch).
+    record: (facts) => {
+      const delivery = { ...facts, id: newId('sim'), resultId: result.id };
+      return Promise.all([
+        insertDelivery(tx, delivery),
+        deps.queue.markDeliveryOutcome(tx, job.id, 'delivered'),
+        recordSummary(tx, { job, result, delivery }),
+      ]);
+    },
+    expire: () => deps.queue.markDeliveryOutcome(tx, job.id, 'expired'),
+  });
+  if (settled.status === 'expired') return { status: 'expired', job: settled.expired };
+  const [stored, delivered] = settled.recorded;
   return { status: 'delivered', delivered: { job: delivered, result, delivery: stored, replayed: false } };
 }
 
@@ -277,27 +255,6 @@ async function previousDelivery(
   const result = await getResult(db, delivery.resultId, deps.knownResults);
   if (!result) throw new ApiError('payload_missing', { message: `The result of ${job.id} is missing.` });
   return { job, result, delivery, replayed: true };
-}
-
-/**
- * The live job's hold becomes its charge; 'expired' when the hold ended first; null for test keys.
- * `alongside` starts the delivery's statements behind the charge's when the charge is made now.
- */
-async function settleHold(
-  deps: DeliveryDeps,
-  ctx: DeliveryRequest,
-  tx: TransactionSql,
-  job: Job,
-  alongside: (charge: { amount: number; available: number }) => Promise<unknown>,
-): Promise<SettledCharge | null | 'expired'> {
-  if (job.mode !== 'live') return null;
-  return deps.ledger.settleUnlessEnded(job.reservationId, {
-    tx,
-    orgId: job.orgId,
-    requestId: ctx.requestId,
-    idempotencyKey: ctx.idempotencyKey,
-    alongside,
-  });
 }
 
 /** What a delivery's fixture summary says of its run. */

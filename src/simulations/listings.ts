@@ -2,9 +2,10 @@
 // batches (organisation and key mode), newest first, a page at a time after a cursor, optionally of one
 // status.
 import { databaseRead } from '../db/transactions.js';
+import type { CallContext } from '../jobs/call-context.js';
 import type { Batch, Job, ListPage } from '../jobs/types.js';
 import { type BatchSummary, summariseBatch } from './batch-status.js';
-import type { CallContext, SimulationDeps } from './types.js';
+import type { SimulationDeps } from './types.js';
 
 export interface Page<T> {
   data: T[];

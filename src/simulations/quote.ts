@@ -1,10 +1,10 @@
 // POST /v1/simulations/quote (docs/api.md §4.4): the exact price of a run, its scope and its
 // normalised lineups; nothing is reserved.
 import type { Caller } from '../accounts/caller.js';
-import { priceOfDrawsMilli } from '../billing/amounts.js';
+import { priceOfDrawsMilli, RATE_CARD } from '../billing/amounts.js';
 import type { ResolvedLineups } from '../fixtures/lineups.js';
 import { prepareRun, type RunWarning } from './prepare-run.js';
-import { DEFAULT_DRAWS, RATE_CARD, type SimulationDeps, type SimulationRequest } from './types.js';
+import { DEFAULT_DRAWS, type SimulationDeps, type SimulationRequest } from './types.js';
 
 export interface Quote {
   fixtureId: number;

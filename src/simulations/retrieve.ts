@@ -2,9 +2,10 @@
 // again by its `sim_…` id. It is the same delivery given again, so nothing is charged (credits_charged 0).
 import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
+import type { CallContext } from '../jobs/call-context.js';
 import { findOwnedDelivery, getResult } from '../results/result-store.js';
 import type { DeliveredSimulation } from './deliver.js';
-import type { CallContext, SimulationDeps } from './types.js';
+import type { SimulationDeps } from './types.js';
 
 export async function retrieveSimulation(
   deps: Pick<SimulationDeps, 'sql' | 'queue' | 'knownResults'>,

@@ -1,6 +1,7 @@
 // The simulation use cases bound to their dependencies, as the HTTP layer calls them.
 import type { Caller } from '../accounts/caller.js';
 import { databaseRead } from '../db/transactions.js';
+import type { CallContext } from '../jobs/call-context.js';
 import type { ListPage } from '../jobs/types.js';
 import { isOpenStatus, type Job } from '../jobs/types.js';
 import { getResult } from '../results/result-store.js';
@@ -14,7 +15,7 @@ import { retrieveSimulation } from './retrieve.js';
 import { retryAfterSeconds } from './retry-advice.js';
 import { submitSimulation } from './submit.js';
 import { submitBatch } from './submit-batch.js';
-import type { BatchRequest, CallContext, SimulationDeps, SimulationRequest } from './types.js';
+import type { BatchRequest, SimulationDeps, SimulationRequest } from './types.js';
 
 export function makeSimulationService(deps: SimulationDeps) {
   return {

@@ -9,15 +9,16 @@ import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { loadFixtures } from '../fixtures/fixture-record.js';
+import type { CallContext } from '../jobs/call-context.js';
 import type { Batch, Job, NewJob, RejectedBatchItem } from '../jobs/types.js';
+import { usageOrg } from '../limits/usage.js';
 import { findCachedResultIds } from '../results/result-store.js';
-import { assertQueueHasRoom, newJobFor, openJobGroupsOf, usageOrg } from './admission.js';
+import { assertQueueHasRoom, newJobFor } from './admission.js';
 import { type BatchStatus, type BatchSummary, batchStatus, summariseBatch, tallyOf } from './batch-status.js';
 import { type PreparedRun, prepareRun, runDraws } from './prepare-run.js';
 import {
   type BatchItemRequest,
   type BatchRequest,
-  type CallContext,
   DEFAULT_DRAWS,
   type FixtureSelector,
   type SimulationDeps,
@@ -240,7 +241,7 @@ async function reserveAndEnqueue(
     org: usageOrg(caller),
     kind: 'batch',
     gpuSecondsEstimates: caller.livemode ? toRun.map(() => deps.engine.estimateSeconds(draws)) : [],
-    countOpenJobGroups: toRun.length > 0 ? openJobGroupsOf(deps, caller.org.id) : undefined,
+    countOpenJobGroups: toRun.length > 0 ? (tx) => deps.openJobGroups(tx, caller.org.id) : undefined,
   });
   const metadata = request.metadata ?? {};
   let reservedIndex = 0;

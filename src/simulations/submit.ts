@@ -10,14 +10,17 @@ import {
 } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
+import { asThisRequest, type CallContext, DEFAULT_WAIT_SECONDS } from '../jobs/call-context.js';
+import { deliveryFacts } from '../jobs/delivery-core.js';
 import type { Job } from '../jobs/types.js';
+import { usageOrg } from '../limits/usage.js';
 import {
   findCachedResult,
   findDeliveryForJob,
   insertDelivery,
   type SimulationResult,
 } from '../results/result-store.js';
-import { assertQueueHasRoom, newJobFor, openJobGroupsOf, usageOrg } from './admission.js';
+import { assertQueueHasRoom, newJobFor } from './admission.js';
 import {
   announceDelivery,
   type DeliveredSimulation,
@@ -27,13 +30,7 @@ import {
   recordSummary,
 } from './deliver.js';
 import { type PreparedRun, prepareRun } from './prepare-run.js';
-import {
-  type CallContext,
-  DEFAULT_DRAWS,
-  DEFAULT_WAIT_SECONDS,
-  type SimulationDeps,
-  type SimulationRequest,
-} from './types.js';
+import { DEFAULT_DRAWS, type SimulationDeps, type SimulationRequest } from './types.js';
 
 export async function submitSimulation(
   deps: SimulationDeps,
@@ -75,7 +72,7 @@ async function createJob(
     org: usageOrg(caller),
     kind: 'simulation',
     gpuSecondsEstimates: caller.livemode ? [deps.engine.estimateSeconds(draws)] : [],
-    countOpenJobGroups: openJobGroupsOf(deps, caller.org.id),
+    countOpenJobGroups: (tx) => deps.openJobGroups(tx, caller.org.id),
   });
   const newJob = newJobFor(ctx, run, draws, {
     id: newId('job'),
@@ -137,17 +134,11 @@ async function submitCacheHit(
           tx,
         })
       : null;
+    const charge = settled && { amount: settled.charge.amount, available: settled.available };
     const delivery = {
+      ...deliveryFacts({ id: jobId, orgId: caller.org.id, mode: caller.mode }, ctx, charge, now),
       id: newId('sim'),
-      orgId: caller.org.id,
-      jobId,
       resultId: result.id,
-      mode: caller.mode,
-      creditsChargedMilli: settled?.charge.amount ?? 0,
-      creditsRemainingMilli: settled ? settled.available : null,
-      requestId: ctx.requestId,
-      idempotencyKey: ctx.idempotencyKey,
-      createdAt: now,
     };
     // Sent together (pipelined, one round trip): they do not depend on each other. A connection lost
     // while they are in flight rejects every one of them (patches/postgres+3.4.9.patch, fifth fix; the
@@ -245,18 +236,6 @@ async function committedCacheHit(
   const [job, delivery] = await Promise.all([deps.queue.get(jobId, { tx }), findDeliveryForJob(tx, jobId)]);
   if (!job || !delivery) return 'absent';
   return { job, result, delivery, replayed: delivery.requestId !== ctx.requestId };
-}
-
-/**
- * A retry with the same Idempotency-Key that finds the job its earlier attempt delivered: that delivery
- * is this request's outcome, charged as it was (its first answer was lost or was an error), not the same
- * delivery given again for nothing. A delivery made through the result path has no key and stays a replay.
- */
-function asThisRequest(ctx: CallContext, outcome: JobOutcome): JobOutcome {
-  if (outcome.kind !== 'delivered' || !outcome.delivered.replayed) return outcome;
-  const { delivery } = outcome.delivered;
-  if (ctx.idempotencyKey === null || delivery.idempotencyKey !== ctx.idempotencyKey) return outcome;
-  return { kind: 'delivered', delivered: { ...outcome.delivered, replayed: false } };
 }
 
 /** A shared live result shows on its fixture as the latest summary (docs/api.md §2.2). */

@@ -1,25 +1,20 @@
 // What the simulation use cases take and share (docs/api.md §4.3-4.5, §4.8). Each use case is a file:
 // quote.ts, submit.ts, submit-batch.ts, deliver.ts (the result path) and batch-status.ts; they return
 // domain values that the HTTP layer turns into responses.
-import type { Caller } from '../accounts/caller.js';
 import type { Ledger } from '../billing/ledger.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import type { LineupsRequest } from '../fixtures/lineups.js';
 import type { FixtureReadCache } from '../fixtures/read-cache.js';
 import type { IdempotencyRecord } from '../idempotency/store.js';
+import type { OpenJobGroups } from '../jobs/call-context.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Metadata } from '../jobs/types.js';
 import type { UsageLimits } from '../limits/usage.js';
 import type { KnownResults } from '../results/result-store.js';
 
-/** The price revision quotes carry (docs/api.md §2.5): one credit per 1,000 draws. */
-export const RATE_CARD = '2026-11-01';
 /** Queued jobs beyond which new submissions answer engine_overloaded. */
 export const QUEUE_BOUND = 20_000;
 export const DEFAULT_DRAWS = 1000;
-export const DEFAULT_WAIT_SECONDS = 25;
-/** The longest a submission (a simulation, a season projection) waits for its result: wait_seconds 0 to 25. */
-export const MAX_WAIT_SECONDS = 25;
 
 /** How a request names its fixture: by id, or by team names and an optional day. */
 export interface FixtureSelector {
@@ -45,15 +40,6 @@ export interface BatchRequest {
   fixtures: BatchItemRequest[];
   draws?: number | undefined;
   metadata?: Metadata | undefined;
-}
-
-/** One call of a use case: who calls, the request id, and the idempotency record of this attempt. */
-export interface CallContext {
-  caller: Caller;
-  requestId: string;
-  idempotencyKey: string | null;
-  /** The idempotency record of this attempt, when the request carries a key. */
-  idempotency: IdempotencyRecord | null;
 }
 
 /** What the simulations need to know of the engine that will run their jobs. */
@@ -87,11 +73,8 @@ export interface SimulationDeps {
   engine: EngineGate;
   clock: () => Date;
   onCharged?: ((milli: number, livemode: boolean) => void) | undefined;
-  /**
-   * The organisation's open jobs of other kinds (season projections, src/projections), counted in the
-   * admission's transaction with its simulation jobs: the concurrent-jobs limit counts every kind.
-   */
-  countOtherOpenJobs?: ((tx: TransactionSql, orgId: string) => Promise<number>) | undefined;
+  /** The organisation's open jobs of every kind: the concurrent-jobs limit counts them all. */
+  openJobGroups: OpenJobGroups;
   /** After a delivery that wrote a fixture summary committed: the fixture list's cached pages go. */
   onSummariesChanged?: (() => void) | undefined;
   /** Queued jobs beyond which submissions answer engine_overloaded. */

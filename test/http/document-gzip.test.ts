@@ -5,13 +5,17 @@
 // compressed as uncompressed.
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { clearDocumentGzipCache, gzipDocumentBody, gzipPieces } from '../../src/http/document-gzip.js';
+import { type DocumentGzip, gzipPieces, makeDocumentGzip } from '../../src/http/document-gzip.js';
 import { simulationSchema } from '../../src/http/schemas/simulations.js';
 import { FX } from '../fixtures/small-feed.js';
 import { createFeedTestContext, type TestContext } from '../helpers/app.js';
 
 describe('a body with its document deflated apart', () => {
-  beforeEach(() => clearDocumentGzipCache());
+  let documents: DocumentGzip;
+  beforeEach(() => {
+    documents = makeDocumentGzip();
+  });
+  const gzipDocumentBody = (body: string, at: number) => documents.gzipBody(body, at);
 
   it('decodes to the body byte for byte, non-ASCII text on both sides of the cut included', () => {
     const document = JSON.stringify({ team: 'Málaga CF', note: 'Åland ⚽ 1–0', grid: [[0.1, 0.2], [0.3]] });
@@ -76,7 +80,7 @@ describe('simulation routes with Accept-Encoding', () => {
     t = await createFeedTestContext({ worker: true });
   });
   afterAll(async () => t.close());
-  beforeEach(() => clearDocumentGzipCache());
+  beforeEach(() => t.app.documentGzip.clear());
 
   const simulate = (auth: Record<string, string>, headers: Record<string, string>) =>
     t.app.inject({

@@ -5,7 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { ErrorCode } from '../../errors.js';
 import type { IdempotencyRecord } from '../../idempotency/store.js';
-import type { CallContext } from '../../simulations/types.js';
+import type { CallContext } from '../../jobs/call-context.js';
 import type { App, AppDeps } from '../app-types.js';
 import { sendDocumentBody } from '../document-gzip.js';
 import { requestBodyHash, sendIdempotent } from '../idempotent.js';

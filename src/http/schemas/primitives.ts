@@ -10,7 +10,7 @@ import {
   LATEST_DAY,
   withinDateRange,
 } from '../../db/value-limits.js';
-import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from '../../simulations/types.js';
+import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS } from '../../jobs/call-context.js';
 
 const STORABLE_TEXT = 'must not contain the NUL character or unpaired surrogates';
 
