@@ -52,6 +52,7 @@ function listWindow(query: { from?: string | undefined; to?: string | undefined 
 
 export function registerFixtureRoutes(app: App, deps: AppDeps, cache: FixtureReadCache) {
   registerFixtureList(app, deps, cache);
+  if (deps.config.demo) registerDemoFixtureList(app, deps, cache);
   registerSquads(app, deps, cache);
   registerExpectedLineup(app, deps);
   registerFeedLoad(app, deps, cache);
@@ -88,6 +89,22 @@ function registerFixtureList(app: App, deps: AppDeps, cache: FixtureReadCache) {
         onSaleAt: query.status === 'fresh' ? now : undefined,
       });
       // Already serialised through fixtureListSchema (views/fixture-pages.ts).
+      return sendSerialized(reply, fixtureListBody(list, now));
+    },
+  );
+}
+
+/**
+ * The demo's fixtures on sale for the playground's test key (docs/api.md §4.2: a test key lists none), as
+ * a live key lists them. Only where the demo is on (never in production): its fixtures are fictional.
+ */
+function registerDemoFixtureList(app: App, deps: AppDeps, cache: FixtureReadCache) {
+  app.get(
+    '/playground/demo-fixtures',
+    { config: { access: 'public' }, schema: { hide: true } },
+    async (_request, reply) => {
+      const now = deps.clock();
+      const list = await cache.list({ ...listWindow({}, now), limit: 100, onSaleAt: now });
       return sendSerialized(reply, fixtureListBody(list, now));
     },
   );
