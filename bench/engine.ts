@@ -2,6 +2,8 @@
 // all cores, beside a naive per-minute Bernoulli goal simulator in plain JavaScript measured in the same
 // run, and the per-step sampler the engine replaced (test/engine/per-step-reference.ts, one thread).
 // Goal of the issue: 1,000,000 draws of the full model in under 1 s of wall time on 2 cores.
+// And the engine alone on a batch of small jobs (bench/engine-alone.ts, the host rows' reference): its
+// wall time a job on all cores and its CPU a job by thread, beside the same draws as one job.
 import { availableParallelism } from 'node:os';
 import { createCpuEngine } from '../fallback/cpu-engine.js';
 import { recordSamplePaths } from '../fallback/engine.js';
@@ -22,6 +24,8 @@ import type { EngineRun } from '../src/engine-contract/run.js';
 import type { SamplePath } from '../src/engine-contract/sample-path.js';
 import { recordSamplePathsPerStep, simulateRangePerStep } from '../test/engine/per-step-reference.js';
 import { plausibleFixture } from '../test/engine/plausible-teams.js';
+import { startEngineAlone } from './engine-alone.js';
+import { threadCpuSeconds } from './host.js';
 import type { BenchRow } from './report.js';
 
 const DRAW_COUNTS = [1000, 100_000, 1_000_000];
@@ -173,6 +177,42 @@ async function timeOneRun(
   return performance.now() - started;
 }
 
+/** Issue 54's batch of small jobs: 1,000 × 125 draws (the host rows draw 100–149 at random). */
+const ALONE_JOBS = 1000;
+const ALONE_DRAWS = 125;
+
+/**
+ * The engine alone on 1,000 jobs of 125 draws, in ms of wall time a job on all cores, beside the same
+ * 125,000 draws as one job (one compile, one document; the pool's threads): what a job costs besides its
+ * draws is the difference. The note gives the CPU a job by thread kind, which does not depend on how
+ * busy a shared machine is (bench/host.ts threadCpuSeconds: the job threads and the pool are
+ * `WorkerThread`s, V8's collection and compilation `V8Worker`s).
+ */
+async function engineAloneRow(): Promise<BenchRow> {
+  const alone = await startEngineAlone();
+  try {
+    const before = threadCpuSeconds(process.pid);
+    const seconds = await alone.run(ALONE_JOBS, ALONE_DRAWS);
+    const after = threadCpuSeconds(process.pid);
+    const asOneJob = await alone.run(1, ALONE_JOBS * ALONE_DRAWS);
+    const cpu = (kind: keyof typeof before) => ((after[kind] - before[kind]) * 1000) / ALONE_JOBS;
+    const total = cpu('workers') + cpu('eventLoop') + cpu('v8') + cpu('other');
+    return {
+      group: GROUP,
+      name: `engine alone: ${ALONE_JOBS.toLocaleString('en-US')} jobs × ${ALONE_DRAWS} draws, a job`,
+      value: (seconds * 1000) / ALONE_JOBS,
+      unit: 'ms',
+      reference: {
+        name: `the same draws as one job, per ${ALONE_DRAWS}`,
+        value: (asOneJob * 1000) / ALONE_JOBS,
+      },
+      note: `all cores (compile, draws, sample paths, document); CPU ${total.toFixed(2)} ms a job: job threads ${cpu('workers').toFixed(2)}, event loop ${cpu('eventLoop').toFixed(2)}, V8 ${cpu('v8').toFixed(2)}, other ${cpu('other').toFixed(2)}; goal ≤ 0.8 ms a job on 2 cores (issue 54)`,
+    };
+  } finally {
+    await alone.close();
+  }
+}
+
 export async function benchEngine(): Promise<BenchRow[]> {
   const inputs = plausibleFixture(
     1,
@@ -219,5 +259,6 @@ export async function benchEngine(): Promise<BenchRow[]> {
   } finally {
     await Promise.all(runners.map(({ close }) => close()));
   }
+  rows.push(await engineAloneRow());
   return rows;
 }

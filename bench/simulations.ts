@@ -3,8 +3,7 @@
 // delivered item; next to the bare Fastify JSON route measured in the same run. The service runs in
 // its own process (API and worker, ENGINE as configured: CPU here).
 import { request } from 'node:http';
-import { createSimulationEngine, type EngineJob } from '../src/engine/runner.js';
-import { plausibleFixture } from '../test/engine/plausible-teams.js';
+import { engineAloneSeconds as engineAloneOf } from './engine-alone.js';
 import type { BenchRow } from './report.js';
 import { type ServerInfo, startServer } from './servers.js';
 
@@ -222,56 +221,9 @@ function spreadRows(reference: Rate, hits: Rate): BenchRow[] {
   ];
 }
 
-/**
- * The engine's own time for the batch's work: `BATCH_ITEMS` jobs of `draws` draws through the service's
- * engine (src/engine/runner.ts: compiles, draws, sample paths and documents on the job threads and the
- * CPU pool, one thread each per core), in one call as a worker's pack would give them, with no database
- * and no HTTP. The inputs are plausible teams, not the demo's: the cost of a draw hardly depends on them.
- */
-export async function engineAloneSeconds(items = BATCH_ITEMS, draws = BATCH_DRAWS): Promise<number> {
-  const engine = createSimulationEngine({ mode: 'cpu' });
-  const job = (i: number, n: number): EngineJob => ({
-    id: `job_${i}`,
-    mode: 'live',
-    draws: n,
-    seed: '5eedbe7c00000000',
-    dataVersion: 'bench',
-    queuedMs: 0,
-    // As the queue hands a job over: its payload as stored text (src/engine/job-work.ts HostJob).
-    payloadJson: JSON.stringify({
-      match: plausibleFixture(
-        i + 1,
-        { teamId: 2 * i + 1, attack: ((i % 7) - 3) / 20, defence: ((i % 5) - 2) / 20 },
-        { teamId: 2 * i + 2, attack: ((i % 3) - 1) / 20, defence: 0 },
-      ),
-      as_of: new Date().toISOString(),
-    }),
-  });
-  const context = { progress: async () => {}, signal: new AbortController().signal };
-  try {
-    // Warm-up: JIT and thread start-up are not part of the batch (fixtures not in the timed ones): large
-    // runs for the draw loop, and 1,000 small jobs for the compile and document code, which a handful of
-    // jobs leaves unoptimised on each thread (after 8 large jobs only, the first 1,000 small ones ran at
-    // 1.02–1.08 ms a job, the next 1,000 at 0.86–0.90, on 2 cores). This reference is the engine as a
-    // service that has been up a while runs it; the service in the rows beside it has run some 45 jobs
-    // before its batch, so its first few hundred jobs still pay part of that warm-up.
-    await engine.runBatch(
-      [
-        ...Array.from({ length: 8 }, (_, i) => job(items + i, 20_000)),
-        ...Array.from({ length: 1000 }, (_, i) => job(items + 8 + i, 100)),
-      ],
-      context,
-    );
-    const started = performance.now();
-    const outcomes = await engine.runBatch(
-      Array.from({ length: items }, (_, i) => job(i, draws)),
-      context,
-    );
-    if (outcomes.some((outcome) => 'error' in outcome)) throw new Error('engine alone: a job failed');
-    return (performance.now() - started) / 1000;
-  } finally {
-    await engine.close();
-  }
+/** The engine's own time for the batch's work (bench/engine-alone.ts): the reference of the batch rows. */
+export function engineAloneSeconds(items = BATCH_ITEMS, draws = BATCH_DRAWS): Promise<number> {
+  return engineAloneOf(items, draws);
 }
 
 /** The batch of `BATCH_ITEMS` fixtures × `BATCH_DRAWS` draws, from submission to the last delivery. */
