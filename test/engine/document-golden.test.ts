@@ -1,0 +1,200 @@
+// Golden documents: SHA-256 digests of the document's wire text (src/engine/job-work.ts finishJob, what
+// results store and responses send) for runs of every kind of lineup, squad and model status, recorded
+// from the document builder before it wrote its text directly (docs/decisions.md §6, "Document"). How
+// the text is made may change; its bytes may not, short of a deliberate, versioned change of the
+// document (docs/decisions.md §11). These digests must never be edited to make a change pass.
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { runWhole } from '../../fallback/cpu-engine.js';
+import { compileFixture } from '../../src/engine/compile.js';
+import { finishJob, type HostJob } from '../../src/engine/job-work.js';
+import { loadModelStatus, type ModelStatus } from '../../src/engine/model-status.js';
+import type { EngineSeed } from '../../src/engine-contract/layout.js';
+import type { MatchInputs } from '../../src/engine-contract/match-inputs.js';
+import {
+  defaultModelParams,
+  type ModelParams,
+  modelParamsSchema,
+} from '../../src/engine-contract/model-params.js';
+import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
+
+interface DocumentCase {
+  name: string;
+  inputs: MatchInputs;
+  params: ModelParams;
+  draws: number;
+  seed: EngineSeed;
+  modelStatus: ModelStatus;
+  engine: 'cpu' | 'gpu';
+}
+
+const base = plausibleFixture(
+  31,
+  { teamId: 7, attack: 0.12, defence: 0.04 },
+  { teamId: 8, attack: -0.05, defence: 0.1 },
+);
+/** Names that JSON must escape: quotes, a backslash, a control character, non-ASCII letters. */
+const escaped: MatchInputs = {
+  ...base,
+  competition: { ...base.competition, name: 'Liga "Prima" \\ Ünïcödé' },
+  home: {
+    ...base.home,
+    team: { ...base.home.team, name: 'Zoë\'s "Club"\n', short_name: 'ZÖË' },
+    players: base.home.players.map((p, i) => (i === 0 ? { ...p, name: 'Ødegaard "Ø"\t\u0001' } : p)),
+  },
+};
+/** A custom XI on both sides with a full bench, one side without labelled positions. */
+const custom: MatchInputs = {
+  ...base,
+  home: {
+    ...withAnnouncedLineup(base.home),
+    lineup: { ...withAnnouncedLineup(base.home).lineup, source: 'custom', formation: null },
+  },
+  away: {
+    ...withAnnouncedLineup(base.away),
+    players: base.away.players.map((p) => ({ ...p, position: null })),
+  },
+};
+const profiled: MatchInputs = {
+  ...plausibleFixture(
+    32,
+    { teamId: 9, attack: 0.4, defence: -0.2 },
+    { teamId: 10, attack: -0.3, defence: 0.3 },
+  ),
+  profile: {
+    yellow_per_match: { home: 2.4, away: 2.7 },
+    straight_red_per_match: { home: 0.06, away: 0.08 },
+    booked_player_factor: 0.5,
+    shots: { conversion: 0.105, on_target_share: 0.34 },
+  },
+};
+/** Many goals, cards and substitutions: long sample paths, grids past 10, red-card cells. */
+const eventful = modelParamsSchema.parse({
+  ...defaultModelParams,
+  cards: {
+    ...defaultModelParams.cards,
+    yellow_per_match: { home: 7, away: 9 },
+    straight_red_per_match: { home: 0.9, away: 1.4 },
+  },
+  substitutions: { ...defaultModelParams.substitutions, expected_per_side: 9 },
+});
+const goalFest: MatchInputs = {
+  ...plausibleFixture(
+    33,
+    { teamId: 11, attack: 1.6, defence: -1 },
+    { teamId: 12, attack: 1.2, defence: -1.2 },
+  ),
+  params: { intercept: 0.6, home_advantage: 0.3 },
+};
+
+const shipped = loadModelStatus(defaultModelParams);
+const unqualified: ModelStatus = { status: 'unqualified', calibrated: false, metrics: { reason: 'none' } };
+const CASES: DocumentCase[] = [
+  {
+    name: 'predicted, 125 draws',
+    inputs: base,
+    params: defaultModelParams,
+    draws: 125,
+    seed: { lo: 1, hi: 2 },
+    modelStatus: shipped,
+    engine: 'cpu',
+  },
+  {
+    name: 'predicted, 100 draws, GPU',
+    inputs: base,
+    params: defaultModelParams,
+    draws: 100,
+    seed: { lo: 0xffff_ffff, hi: 0 },
+    modelStatus: shipped,
+    engine: 'gpu',
+  },
+  {
+    name: 'escaped names, 1,000 draws',
+    inputs: escaped,
+    params: defaultModelParams,
+    draws: 1000,
+    seed: { lo: 7, hi: 7 },
+    modelStatus: unqualified,
+    engine: 'cpu',
+  },
+  {
+    name: 'custom and announced, 5,000 draws',
+    inputs: custom,
+    params: defaultModelParams,
+    draws: 5000,
+    seed: { lo: 0x5eed, hi: 0xbe7c },
+    modelStatus: shipped,
+    engine: 'cpu',
+  },
+  {
+    name: 'league profile, 20,000 draws',
+    inputs: profiled,
+    params: defaultModelParams,
+    draws: 20_000,
+    seed: { lo: 3, hi: 0x8000_0000 },
+    modelStatus: shipped,
+    engine: 'cpu',
+  },
+  {
+    name: 'eventful goal fest, 3,000 draws',
+    inputs: goalFest,
+    params: eventful,
+    draws: 3000,
+    seed: { lo: 99, hi: 1 },
+    modelStatus: unqualified,
+    engine: 'cpu',
+  },
+  {
+    name: 'eventful, 137 draws',
+    inputs: custom,
+    params: eventful,
+    draws: 137,
+    seed: { lo: 12, hi: 34 },
+    modelStatus: { status: 'qualified', calibrated: true },
+    engine: 'cpu',
+  },
+];
+
+const GOLDEN: Record<string, string> = {
+  'predicted, 125 draws': '8a7f7af5f6a7e601963973ad9b81c48a737c7e9f213789757056eafaf95287a5',
+  'predicted, 100 draws, GPU': '71cb6bbb49fb3afff5a1d530c0afbacde584ab1c5578e73eccaf3e0b381d916c',
+  'escaped names, 1,000 draws': 'e2cda64929ed99bad918d558a0c47bb6c700f84d0675f5f43fb37a68f48c6914',
+  'custom and announced, 5,000 draws': '10cac316addb0c813a478e9498a68b8c7d5909f434be5ab409f41f3806a16a2e',
+  'league profile, 20,000 draws': '0561da703dc934e46d1a36f0f61f3f839b0e31ccb198758b278f6700f13c9b16',
+  'eventful goal fest, 3,000 draws': '6e6b7ce3dacdce6f745957d1f9134ba08fb8cf9e1562fa9fde2fa01123ec6d6a',
+  'eventful, 137 draws': 'c1055f9aca7485ffc2aa55df99997f4911584a410fc50aff2de5af66ff978e72',
+};
+
+function documentOf({ inputs, params, draws, seed, modelStatus, engine }: DocumentCase) {
+  const compiled = compileFixture(inputs, params);
+  const run = runWhole(compiled, { draws, seed });
+  const job: HostJob = {
+    key: 'golden',
+    payloadJson: JSON.stringify({ match: inputs, as_of: '2026-12-01T09:00:00.000Z' }),
+    draws,
+    seed,
+    dataVersion: 'dv_golden',
+    queuedMs: 17,
+  };
+  return finishJob({ params, modelStatus }, job, compiled, run.counts, {
+    engine,
+    backend: engine === 'gpu' ? 'golden-gpu' : 'golden-cpu',
+    runMs: 12.6,
+  });
+}
+
+describe('golden documents', () => {
+  it.each(CASES)('$name: the wire text unchanged', (documentCase) => {
+    const { documentJson, summary } = documentOf(documentCase);
+    const digest = createHash('sha256').update(documentJson).digest('hex');
+    expect(digest).toBe(GOLDEN[documentCase.name]);
+    const document = JSON.parse(documentJson);
+    expect(summary).toEqual({
+      homeWin: document.result.home_win,
+      draw: document.result.draw,
+      awayWin: document.result.away_win,
+      expectedGoalsHome: document.goals.expected.home,
+      expectedGoalsAway: document.goals.expected.away,
+    });
+  });
+});
