@@ -152,21 +152,26 @@ function kindWord(cumulative: number, state: number): number {
 
 /**
  * The event tables of a threshold table (THRESHOLD_WORDS words); EVENT_TABLE_WORDS words, written into
- * `tables` (every word is written).
+ * `tables` (every word is written). `changes` (its first `stretches` entries, then STEPS), when the
+ * compiler gives them, are steps at or after which its rates may change, step 0 first: every change of a
+ * block's words is among them, so they stand for each block's blockChanges without a comparison of its
+ * words (a stretch that starts where a block's words do not change gives its rows the numbers they had).
  */
 export function buildEventTables(
   thresholds: Uint32Array,
   tables: Uint32Array = new Uint32Array(EVENT_TABLE_WORDS),
+  stretches?: { changes: Int32Array; stretches: number },
 ): Uint32Array {
   tables.set(LOG2_TABLE, EVENT_LOG2_AT);
-  const changes = new Int32Array(STEPS + 1);
+  const found = new Int32Array(STEPS + 1);
   for (let side = 0; side < SIDES; side++) {
     for (let strength = 0; strength < STRENGTH_BUCKETS; strength++) {
       const block = side * THRESHOLD_SIDE_STRIDE + strength * THRESHOLD_STRENGTH_STRIDE;
-      const stretches = blockChanges(thresholds, block, changes);
+      const changes = stretches?.changes ?? found;
+      const count = stretches?.stretches ?? blockChanges(thresholds, block, found);
       for (let cell = 0; cell < EVENT_CELLS; cell++) {
         const row = (side * STRENGTH_BUCKETS + strength) * EVENT_CELLS + cell;
-        fillRow(tables, thresholds, row, block + cell * EVENT_KINDS, changes, stretches);
+        fillRow(tables, thresholds, row, block + cell * EVENT_KINDS, changes, count);
       }
     }
   }

@@ -1,6 +1,6 @@
-// The event rates of a fixture (compile.ts compileFixture): added time, the per-step curves, the base
-// goal rates calibrated to the ratings' expected goals under the in-match dynamics, and the threshold
-// table the engines read.
+// The event rates of a fixture (compile.ts compileFixture): added time, the per-step curves, the stretches
+// of steps whose rates are the same (the model's rates change by 15-minute band), and the threshold table
+// the engines' event tables are made from. The base goal rates are calibrated in compile-calibration.ts.
 import {
   EVENT_GOAL,
   EVENT_RED,
@@ -24,8 +24,6 @@ import {
 import type { ModelParams } from '../engine-contract/model-params.js';
 
 const TWO_POW_32 = 4294967296;
-/** Relative error at which the calibration of base goal rates stops. */
-const CALIBRATION_TOLERANCE = 1e-7;
 
 /** A probability as a `u < threshold` cut-off. */
 export function probabilityThreshold(p: number): number {
@@ -33,7 +31,7 @@ export function probabilityThreshold(p: number): number {
   return Math.min(TWO_POW_32 - 1, Math.floor(p * TWO_POW_32));
 }
 
-interface AddedTimeModel {
+export interface AddedTimeModel {
   /** P(added <= k), k = 0..10. */
   firstCumulative: number[];
   secondCumulative: number[];
@@ -76,19 +74,28 @@ function stepCurve(bandWeights: readonly number[], added: AddedTimeModel): numbe
 
 /**
  * A side's event rates at a step before the cell's multipliers, index side * STEPS + step: a cell's
- * categorical draw is these times its score, red-card and strength multipliers (categoricalRates). Each
+ * categorical draw is these times its score, red-card and strength multipliers (categoricalTotal). Each
  * product is formed in the order the per-cell formula always used, so the compiled tables keep their bits.
  */
-interface EventRates {
-  /** base goals of the side * goal curve at the step (rewritten by each calibration round). */
+export interface EventRates {
+  /** base goals of the side * goal curve at the step (rewritten by each calibration round, setBaseGoals). */
   goals: Float64Array;
   yellow: Float64Array;
   red: Float64Array;
   substitution: Float64Array;
+  goalCurve: readonly number[];
   savedPerGoal: number;
   offTargetPerGoal: number;
   scoreMultipliers: Float64Array;
   redMultipliers: Float64Array;
+  /**
+   * The steps that start a stretch of steps whose rates are all the same (step 0 first; the goals' curve
+   * and the cards' and substitutions' rates of both sides repeat the step before's elsewhere), then
+   * STEPS; `stretches` of them. Some ten: the model's rates change by 15-minute band, and substitutions
+   * at half time. A stretch's cells are worked out once, at its first step.
+   */
+  changes: Int32Array;
+  stretches: number;
   /** Goals per match of each side under the dynamics, after calibration (for tests and reports). */
   calibratedGoals: [number, number];
 }
@@ -99,7 +106,7 @@ interface EventRates {
  * football's rates, about 0.2). The scale of a cell whose rates are `goals` (times savedPerGoal and
  * offTargetPerGoal for the shots) and the (side, step) factors at `sideStep`: 1, or 1 / their total.
  */
-function categoricalTotal(rates: EventRates, sideStep: number, goals: number): number {
+export function categoricalTotal(rates: EventRates, sideStep: number, goals: number): number {
   const total =
     goals +
     goals * rates.savedPerGoal +
@@ -141,29 +148,29 @@ function writeCell(
  * The cumulative `u < threshold` cut-offs of every (side, strength, step, score, red) cell. A cell's goals
  * are base goals * goal curve * score multiplier * red multiplier * strength multiplier, multiplied in
  * that order (floating-point products are rounded at each step, and the tables must keep their bits).
+ * A cell is a function of its step's rates alone, so each stretch's first step is worked out and copied
+ * over the stretch (docs/decisions.md §6, "Compile").
  */
 export function thresholdTable(
   rates: EventRates,
   strengthMultipliers: readonly number[],
   thresholds: Uint32Array = new Uint32Array(THRESHOLD_WORDS),
 ): Uint32Array {
+  const { changes } = rates;
   for (let side = 0; side < SIDES; side++) {
     for (let strength = 0; strength < STRENGTH_BUCKETS; strength++) {
       const multiplier = strengthMultipliers[strength]!;
-      for (let step = 0; step < STEPS; step++) {
-        const sideStep = side * STEPS + step;
-        const at = thresholdIndex(side, strength, step, 0, 0);
-        if (step > 0 && sameRates(rates, sideStep - 1, sideStep)) {
-          thresholds.copyWithin(at, at - THRESHOLD_STEP_STRIDE, at);
-          continue;
-        }
+      for (let stretch = 0; stretch < rates.stretches; stretch++) {
+        const first = changes[stretch]!;
+        const sideStep = side * STEPS + first;
         for (let score = 0; score < SCORE_STATE_BUCKETS; score++) {
           const scoreGoals = rates.goals[sideStep]! * rates.scoreMultipliers[score]!;
           for (let red = 0; red < RED_CARD_BUCKETS; red++) {
             const goals = scoreGoals * rates.redMultipliers[red]! * multiplier;
-            writeCell(thresholds, thresholdIndex(side, strength, step, score, red), rates, sideStep, goals);
+            writeCell(thresholds, thresholdIndex(side, strength, first, score, red), rates, sideStep, goals);
           }
         }
+        repeatStep(thresholds, thresholdIndex(side, strength, first, 0, 0), changes[stretch + 1]! - first);
       }
     }
   }
@@ -171,21 +178,21 @@ export function thresholdTable(
 }
 
 /**
- * Whether two (side, step) entries of `rates` are equal: the model's rates change by 15-minute band, so
- * most steps repeat the step before, and a cell is a function of its step's rates alone. Copying such a
- * step's cells gives the bits computing them would (docs/decisions.md §6, "What a job costs the host").
+ * Copies the step's block of cells at `at` over the next `steps - 1` steps, doubling the copied run each
+ * time: a few copies a stretch, where one per step cost a typed array's copyWithin call (about a tenth
+ * of a microsecond) a thousand times a compile.
  */
-function sameRates(rates: EventRates, a: number, b: number): boolean {
-  return (
-    rates.goals[a] === rates.goals[b] &&
-    rates.yellow[a] === rates.yellow[b] &&
-    rates.red[a] === rates.red[b] &&
-    rates.substitution[a] === rates.substitution[b]
-  );
+function repeatStep(thresholds: Uint32Array, at: number, steps: number): void {
+  for (let filled = 1; filled < steps; ) {
+    const copied = Math.min(filled, steps - filled);
+    thresholds.copyWithin(at + filled * THRESHOLD_STEP_STRIDE, at, at + copied * THRESHOLD_STEP_STRIDE);
+    filled += copied;
+  }
 }
 
-/** The rates' per-(side, step) factors but the goals, which setBaseGoals writes. */
-function rateFactors(params: ModelParams, added: AddedTimeModel): EventRates {
+/** The rates' per-(side, step) factors and stretches, but the goals, which setBaseGoals writes. */
+export function rateFactors(params: ModelParams, added: AddedTimeModel): EventRates {
+  const goalCurve = stepCurve(params.goal_band_weights, added);
   const cardCurve = stepCurve(params.cards.band_weights, added);
   const subCurve = stepCurve(params.substitutions.band_weights, added);
   const { conversion, on_target_share } = params.shots;
@@ -197,6 +204,7 @@ function rateFactors(params: ModelParams, added: AddedTimeModel): EventRates {
     yellow: new Float64Array(SIDES * STEPS),
     red: new Float64Array(SIDES * STEPS),
     substitution: new Float64Array(SIDES * STEPS),
+    goalCurve,
     savedPerGoal: on_target_share / conversion - 1,
     offTargetPerGoal: (1 - on_target_share) / conversion,
     scoreMultipliers: Float64Array.from(params.score_state_multipliers),
@@ -205,6 +213,8 @@ function rateFactors(params: ModelParams, added: AddedTimeModel): EventRates {
       1,
       params.red_card_multipliers.side_up,
     ]),
+    changes: new Int32Array(STEPS + 1),
+    stretches: 0,
     calibratedGoals: [0, 0],
   };
   for (let side = 0; side < SIDES; side++) {
@@ -217,226 +227,38 @@ function rateFactors(params: ModelParams, added: AddedTimeModel): EventRates {
         subs.expected_per_side * (halfTime + (1 - subs.half_time_share) * subCurve[step]!);
     }
   }
+  rates.stretches = findChanges(rates);
   return rates;
 }
 
-function setBaseGoals(rates: EventRates, goalCurve: readonly number[], base: readonly number[]): void {
+/**
+ * Fills rates.changes: step 0, then every step at which a side's goal curve, cards or substitutions
+ * differ from the step before's (a side's goals are its base times the curve, so equal curves give equal
+ * goals whatever the base), then STEPS. Returns the number of stretches.
+ */
+function findChanges(rates: EventRates): number {
+  const { changes, goalCurve } = rates;
+  let count = 0;
+  changes[count++] = 0;
+  for (let step = 1; step < STEPS; step++) {
+    let same = goalCurve[step] === goalCurve[step - 1];
+    for (let side = 0; side < SIDES && same; side++) {
+      const at = side * STEPS + step;
+      same =
+        rates.yellow[at] === rates.yellow[at - 1] &&
+        rates.red[at] === rates.red[at - 1] &&
+        rates.substitution[at] === rates.substitution[at - 1];
+    }
+    if (!same) changes[count++] = step;
+  }
+  changes[count] = STEPS;
+  return count;
+}
+
+/** Each side's goals at each step: its base goals times the goal curve. */
+export function setBaseGoals(rates: EventRates, base: readonly number[]): void {
   for (let side = 0; side < SIDES; side++) {
     for (let step = 0; step < STEPS; step++)
-      rates.goals[side * STEPS + step] = base[side]! * goalCurve[step]!;
+      rates.goals[side * STEPS + step] = base[side]! * rates.goalCurve[step]!;
   }
-}
-
-/** Rounds of calibration at most; they stop earlier once both corrections are within tolerance. */
-const CALIBRATION_ROUNDS = 8;
-
-export function eventRates(
-  params: ModelParams,
-  added: AddedTimeModel,
-  ratedGoals: [number, number],
-): EventRates {
-  const goalCurve = stepCurve(params.goal_band_weights, added);
-  const rates = rateFactors(params, added);
-  const base = [...ratedGoals];
-  // Score-state and red-card effects shift a side's goals away from its rated figure: find the base
-  // rates whose simulated expectation equals the rating (a few fixed-point rounds of an exact forward
-  // pass over goal difference and player-count difference).
-  const probabilities: StepProbabilities = {
-    goal: new Float64Array(SIDES * STEPS * RATE_CELLS),
-    red: new Float64Array(SIDES * STEPS * RATE_CELLS),
-  };
-  let simulated: [number, number] = [...ratedGoals];
-  for (let round = 0; round < CALIBRATION_ROUNDS; round++) {
-    setBaseGoals(rates, goalCurve, base);
-    stepProbabilities(rates, probabilities);
-    simulated = expectedGoalsUnderDynamics(added, probabilities);
-    let converged = true;
-    for (let side = 0; side < SIDES; side++) {
-      if (!(simulated[side]! > 0)) continue;
-      const correction = ratedGoals[side]! / simulated[side]!;
-      if (Math.abs(correction - 1) > CALIBRATION_TOLERANCE) converged = false;
-      base[side] = base[side]! * correction;
-    }
-    if (converged) break;
-  }
-  setBaseGoals(rates, goalCurve, base);
-  rates.calibratedGoals = simulated;
-  return rates;
-}
-
-const MAX_DIFF = 10;
-const MAX_MEN_DIFF = 2;
-const NEGLIGIBLE_MASS = 1e-13;
-const MEN_STATES = 2 * MAX_MEN_DIFF + 1;
-/** States of the forward pass: goal difference × player-count difference. */
-const DYNAMICS_STATES = (2 * MAX_DIFF + 1) * MEN_STATES;
-/** Rate cells of one (side, step): score bucket × red bucket. */
-const RATE_CELLS = SCORE_STATE_BUCKETS * RED_CARD_BUCKETS;
-
-/** Goal and red-card probabilities of each (side, step, score bucket, red bucket). */
-interface StepProbabilities {
-  goal: Float64Array;
-  red: Float64Array;
-}
-
-function stateIndex(diff: number, men: number): number {
-  return (diff + MAX_DIFF) * MEN_STATES + (men + MAX_MEN_DIFF);
-}
-
-/**
- * The forward pass's fixed geometry, built once: each state's rate cell for each side (the offset
- * within a (side, step) block) and where each of its six moves (besides staying) lands, clamped at the
- * edges: (+1, +1), (+1, 0), (-1, -1), (0, -1), (-1, 0), (0, +1) in (goal difference, men difference).
- */
-const STATE_MOVES = [
-  [1, 1],
-  [1, 0],
-  [-1, -1],
-  [0, -1],
-  [-1, 0],
-  [0, 1],
-] as const;
-const MOVES = STATE_MOVES.length;
-const HOME_CELL = new Int32Array(DYNAMICS_STATES);
-const AWAY_CELL = new Int32Array(DYNAMICS_STATES);
-const MOVE_TO = new Int32Array(DYNAMICS_STATES * MOVES);
-for (let diff = -MAX_DIFF; diff <= MAX_DIFF; diff++) {
-  for (let men = -MAX_MEN_DIFF; men <= MAX_MEN_DIFF; men++) {
-    const i = stateIndex(diff, men);
-    HOME_CELL[i] = rateCell(0, diff, men);
-    AWAY_CELL[i] = rateCell(1, diff, men);
-    STATE_MOVES.forEach(([dDiff, dMen], m) => {
-      const d = Math.max(-MAX_DIFF, Math.min(MAX_DIFF, diff + dDiff));
-      const n = Math.max(-MAX_MEN_DIFF, Math.min(MAX_MEN_DIFF, men + dMen));
-      MOVE_TO[i * MOVES + m] = stateIndex(d, n);
-    });
-  }
-}
-
-/**
- * Expected goals of both sides under the score-state and red-card dynamics (at neutral lineup strength),
- * by propagating the distribution of (goal difference, red-card difference) through the steps. Added
- * steps are nested (step k+1 is played only if step k is), so the pass keeps the distribution of draws
- * still playing and folds finished ones back in after the added-time block.
- */
-function expectedGoalsUnderDynamics(
-  added: AddedTimeModel,
-  probabilities: StepProbabilities,
-): [number, number] {
-  let dist = new Float64Array(DYNAMICS_STATES);
-  let next = new Float64Array(DYNAMICS_STATES);
-  const finished = new Float64Array(DYNAMICS_STATES);
-  dist[stateIndex(0, 0)] = 1;
-  const goals = new Float64Array(SIDES);
-  let reach = 1; // P(this added step is played) before folding
-  for (let step = 0; step < STEPS; step++) {
-    const inAdded =
-      (step >= FIRST_HALF_ADDED_START && step < SECOND_HALF_START) || step >= SECOND_HALF_ADDED_START;
-    if (inAdded) {
-      const played = added.stepPlayed[step]!;
-      setAsideStopped(dist, finished, reach, played);
-      reach = played;
-    }
-    next.fill(0);
-    playStep(dist, next, step, probabilities, goals);
-    [dist, next] = [next, dist];
-    const lastAdded = step === SECOND_HALF_START - 1 || step === STEPS - 1;
-    if (lastAdded) {
-      for (let i = 0; i < DYNAMICS_STATES; i++) dist[i]! += finished[i]!;
-      finished.fill(0);
-      reach = 1;
-    }
-  }
-  return [goals[0]!, goals[1]!];
-}
-
-/**
- * Goal and red-card probabilities of each (side, step, score bucket, red bucket) at neutral strength (a
- * strength multiplier of 1 changes no bit of a product), as thresholdTable computes them.
- */
-function stepProbabilities(rates: EventRates, out: StepProbabilities): void {
-  for (let sideStep = 0; sideStep < SIDES * STEPS; sideStep++) {
-    if (sideStep % STEPS !== 0 && sameRates(rates, sideStep - 1, sideStep)) {
-      const at = sideStep * RATE_CELLS;
-      out.goal.copyWithin(at, at - RATE_CELLS, at);
-      out.red.copyWithin(at, at - RATE_CELLS, at);
-      continue;
-    }
-    for (let score = 0; score < SCORE_STATE_BUCKETS; score++) {
-      const scoreGoals = rates.goals[sideStep]! * rates.scoreMultipliers[score]!;
-      for (let redBucket = 0; redBucket < RED_CARD_BUCKETS; redBucket++) {
-        const at = sideStep * RATE_CELLS + score * RED_CARD_BUCKETS + redBucket;
-        const goals = scoreGoals * rates.redMultipliers[redBucket]!;
-        const total = categoricalTotal(rates, sideStep, goals);
-        out.goal[at] = goals / total;
-        out.red[at] = rates.red[sideStep]! / total;
-      }
-    }
-  }
-}
-
-/** The rate cell of `side` in state (diff, men), both counted from home's side, within its (side, step) block. */
-function rateCell(side: number, diff: number, men: number): number {
-  // men = home's opponents sent off minus home's: > 0 means home has more players.
-  const own = side === 0 ? diff : -diff;
-  const score = Math.max(-2, Math.min(2, own)) + 2;
-  const sideMen = side === 0 ? men : -men;
-  const redBucket = sideMen < 0 ? 0 : sideMen === 0 ? 1 : 2;
-  return score * RED_CARD_BUCKETS + redBucket;
-}
-
-/**
- * At an added step: moves the draws whose half ended before it (reach − played of them) from `dist`
- * to `finished`, leaving in `dist` the draws that play it.
- */
-function setAsideStopped(dist: Float64Array, finished: Float64Array, reach: number, played: number): void {
-  const stopping = reach - played; // draws whose half ended before this step
-  if (stopping > 0 && reach > 0) {
-    for (let i = 0; i < DYNAMICS_STATES; i++) finished[i]! += (dist[i]! * stopping) / reach;
-    const keep = played / reach;
-    for (let i = 0; i < DYNAMICS_STATES; i++) dist[i]! *= keep;
-  }
-}
-
-/**
- * One step of the forward pass: adds the step's expected goals to `goals` and spreads `dist` into `next`.
- * The sums are made in state order and, within a state, in move order, as they always were: floating-point
- * addition is not associative, and the calibrated rates must keep their last bits. (A move of zero mass
- * adds nothing: `next` holds no -0.)
- */
-function playStep(
-  dist: Float64Array,
-  next: Float64Array,
-  step: number,
-  { goal, red }: StepProbabilities,
-  goals: Float64Array,
-): void {
-  const homeAt = step * RATE_CELLS;
-  const awayAt = (STEPS + step) * RATE_CELLS;
-  let homeGoals = goals[0]!;
-  let awayGoals = goals[1]!;
-  for (let i = 0; i < DYNAMICS_STATES; i++) {
-    const mass = dist[i]!;
-    if (mass < NEGLIGIBLE_MASS) continue; // far tails (10-goal margins) change nothing measurable
-    const homeCell = homeAt + HOME_CELL[i]!;
-    const awayCell = awayAt + AWAY_CELL[i]!;
-    const homeGoal = goal[homeCell]!;
-    const homeRed = red[homeCell]!;
-    const awayGoal = goal[awayCell]!;
-    const awayRed = red[awayCell]!;
-    homeGoals += mass * homeGoal;
-    awayGoals += mass * awayGoal;
-    const homeNone = 1 - homeGoal - homeRed;
-    const awayNone = 1 - awayGoal - awayRed;
-    const to = i * MOVES;
-    next[i]! += mass * (homeGoal * awayGoal + homeRed * awayRed + homeNone * awayNone);
-    next[MOVE_TO[to]!]! += mass * homeGoal * awayRed;
-    next[MOVE_TO[to + 1]!]! += mass * homeGoal * awayNone;
-    next[MOVE_TO[to + 2]!]! += mass * homeRed * awayGoal;
-    next[MOVE_TO[to + 3]!]! += mass * homeRed * awayNone;
-    next[MOVE_TO[to + 4]!]! += mass * homeNone * awayGoal;
-    next[MOVE_TO[to + 5]!]! += mass * homeNone * awayRed;
-  }
-  goals[0] = homeGoals;
-  goals[1] = awayGoals;
 }

@@ -3,6 +3,7 @@
 // unchanged. It belongs to neither engine: the runner compiles a job once, whichever engine runs it.
 
 import { createHash } from 'node:crypto';
+import { buildEventTables } from '../engine-contract/event-tables.js';
 import {
   type CompiledFixture,
   FIXTURE_WORDS,
@@ -20,8 +21,9 @@ import {
   paramsForFixture,
 } from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
+import { eventRates } from './compile-calibration.js';
 import { compileSide } from './compile-lineups.js';
-import { addedTimeModel, eventRates, probabilityThreshold, thresholdTable } from './compile-rates.js';
+import { addedTimeModel, type EventRates, probabilityThreshold, thresholdTable } from './compile-rates.js';
 
 /** Each strength bucket's representative ratio (compile-lineups.ts STRENGTH_EDGE_RATIOS cut them). */
 const STRENGTH_BUCKET_RATIOS = [0.72, 0.87, 1, 1.13, 1.3] as const;
@@ -46,7 +48,7 @@ export function compileKey(payloadJson: string, params: ModelParams): string {
 /**
  * Where a compile writes its tables: new plain memory by default, or memory used before (a slot of
  * compiled-slots.ts). The fixture table is cleared first (a squad leaves later player slots unwritten);
- * the threshold table has every word written.
+ * the threshold and event tables have every word written.
  */
 export interface CompileInto {
   fixture: Uint32Array;
@@ -61,6 +63,28 @@ export function compileFixture(
     thresholds: new Uint32Array(THRESHOLD_WORDS),
   },
 ): CompiledFixture {
+  return compileTables(inputs, globalParams, into).compiled;
+}
+
+/**
+ * compileFixture, and its event tables (src/engine-contract/event-tables.ts) written into
+ * `into.eventTables` from the stretches of steps whose rates are the same, which the compile knows: the
+ * tables the engines read, where compileFixture leaves them to eventTablesOf.
+ */
+export function compileWithEventTables(
+  inputs: MatchInputs,
+  globalParams: ModelParams,
+  into: CompileInto & { eventTables: Uint32Array },
+): CompiledFixture & { eventTables: Uint32Array } {
+  const { compiled, rates } = compileTables(inputs, globalParams, into);
+  return { ...compiled, eventTables: buildEventTables(compiled.thresholds, into.eventTables, rates) };
+}
+
+function compileTables(
+  inputs: MatchInputs,
+  globalParams: ModelParams,
+  into: CompileInto,
+): { compiled: CompiledFixture; rates: EventRates } {
   // The competition's card and shot rates replace the global ones (docs/model.md, "League profiles").
   const params = paramsForFixture(globalParams, inputs.profile);
   const fixture = into.fixture.fill(0);
@@ -85,9 +109,12 @@ export function compileFixture(
   const thresholds = thresholdTable(rates, strengthMultipliers, into.thresholds);
 
   return {
-    fixture,
-    thresholds,
-    playerIds: [inputs.home.players.map((p) => p.player_id), inputs.away.players.map((p) => p.player_id)],
-    ratedGoals,
+    compiled: {
+      fixture,
+      thresholds,
+      playerIds: [inputs.home.players.map((p) => p.player_id), inputs.away.players.map((p) => p.player_id)],
+      ratedGoals,
+    },
+    rates,
   };
 }

@@ -4,11 +4,11 @@
 // host with n cores does n jobs' host work at once and the event loop only moves bytes; `threads: 0`
 // runs them on the calling thread (tests).
 import { recordSamplePaths, runWhole } from '../../fallback/cpu-engine.js';
-import { adoptEventTables, buildEventTables } from '../engine-contract/event-tables.js';
+import { adoptEventTables } from '../engine-contract/event-tables.js';
 import type { CompiledFixture, EngineSeed } from '../engine-contract/layout.js';
 import type { MatchInputs } from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
-import { compileFixture } from './compile.js';
+import { compileWithEventTables } from './compile.js';
 import type { SlotTables } from './compiled-slots.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
 import { type DocumentSummary, documentSummary } from './document-schema.js';
@@ -83,10 +83,9 @@ export interface FinishedDocument {
  * (compiled-slots.ts) that every thread reads without a copy; the compile allocates no table.
  */
 export function compileShared(inputs: MatchInputs, params: ModelParams, tables: SlotTables): SharedCompiled {
-  const compiled = compileFixture(inputs, params, tables);
-  const eventTables = buildEventTables(compiled.thresholds, tables.eventTables);
-  adoptEventTables(compiled.thresholds, eventTables);
-  return { ...compiled, eventTables };
+  const compiled = compileWithEventTables(inputs, params, tables);
+  adoptEventTables(compiled.thresholds, compiled.eventTables);
+  return compiled;
 }
 
 /**
