@@ -16,6 +16,7 @@ import {
 } from '../src/engine-contract/layout.js';
 import { startModuleWorker } from '../src/engine-contract/module-worker.js';
 import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine-contract/run.js';
+import type { SamplePath } from '../src/engine-contract/sample-path.js';
 import { createThreadPool, type ThreadPool } from '../src/engine-contract/thread-pool.js';
 import type { RangeReply, RangeTask, RunTables } from './cpu-worker.js';
 import { simulateRange } from './engine.js';
@@ -50,18 +51,25 @@ export interface CpuEngine extends FixtureRunner {
 /**
  * A run counted whole on this thread, synchronously: the runs spreadOf calls 'whole' (on a job thread,
  * src/engine/job-work.ts), and every run of a pool of 0 threads. `backend` names the thread it ran on.
+ * With `samplePaths`, the paths of its first draws are recorded as they are counted (`samples` of the
+ * run): the same paths as recordSamplePaths, without playing those draws a second time.
  */
 export function runWhole(
   compiled: CompiledFixture,
   { draws, seed, onProgress }: EngineRunOptions,
   backend = 'cpu-inline',
-): EngineRun {
+  samplePaths = 0,
+): EngineRun & { samples: SamplePath[] } {
   const started = performance.now();
   const counts = new Uint32Array(COUNTER_WORDS);
-  simulateRange(compiled, seed, 0, draws, counts);
+  const samples: SamplePath[] = [];
+  // Counts are sums over draws: two ranges into the same counters count what one range does.
+  const recorded = Math.min(samplePaths, draws);
+  if (recorded > 0) simulateRange(compiled, seed, 0, recorded, counts, samples);
+  simulateRange(compiled, seed, recorded, draws, counts);
   finalizeCounters(counts);
   onProgress?.(draws, draws);
-  return { counts, engine: 'cpu', backend, runMs: performance.now() - started };
+  return { counts, engine: 'cpu', backend, runMs: performance.now() - started, samples };
 }
 
 /**

@@ -81,7 +81,7 @@ export interface SimulationDocumentInput {
   params: ModelParams;
   /** Finalized counters of the run (src/engine-contract/layout.ts layout). */
   counts: Uint32Array;
-  /** Event paths of draws 0..19 (recordSamplePaths). */
+  /** Event paths of draws 0..19 (recordSamplePaths, or recorded as a whole run counts them: runWhole). */
   samples: readonly SamplePath[];
   draws: number;
   seed: EngineSeed;

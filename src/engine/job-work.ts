@@ -8,6 +8,7 @@ import { adoptEventTables } from '../engine-contract/event-tables.js';
 import type { CompiledFixture, EngineSeed } from '../engine-contract/layout.js';
 import type { MatchInputs } from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
+import type { SamplePath } from '../engine-contract/sample-path.js';
 import { compileWithEventTables } from './compile.js';
 import type { SlotTables } from './compiled-slots.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
@@ -97,20 +98,24 @@ export function adoptCompiled(compiled: SharedCompiled): SharedCompiled {
   return compiled;
 }
 
-/** Sample paths, document and wire text of a job whose draws were counted (`counts` finalized). */
+/**
+ * Sample paths, document and wire text of a job whose draws were counted (`counts` finalized); its sample
+ * paths replayed here unless the run recorded them.
+ */
 export function finishJob(
   setting: JobWorkSetting,
   job: HostJob,
   compiled: CompiledFixture,
   counts: Uint32Array,
   run: RunFacts,
+  samples: readonly SamplePath[] = recordSamplePaths(compiled, job.seed, Math.min(SAMPLE_PATHS, job.draws)),
 ): FinishedDocument {
   const payload = payloadOf(job);
   const document = buildSimulationDocument({
     inputs: payload.match,
     params: setting.params,
     counts,
-    samples: recordSamplePaths(compiled, job.seed, Math.min(SAMPLE_PATHS, job.draws)),
+    samples,
     draws: job.draws,
     seed: job.seed,
     basis: { as_of: payload.as_of, data_version: job.dataVersion },
@@ -154,8 +159,8 @@ export function runWholeJob(
   compiled: CompiledFixture,
   backend: string,
 ): WholeJobRun {
-  const run = runWhole(compiled, { draws: job.draws, seed: job.seed }, backend);
-  return { ...finishJob(setting, job, compiled, run.counts, run), runMs: run.runMs };
+  const run = runWhole(compiled, { draws: job.draws, seed: job.seed }, backend, SAMPLE_PATHS);
+  return { ...finishJob(setting, job, compiled, run.counts, run, run.samples), runMs: run.runMs };
 }
 
 /** A piece of a job's host work: what a job thread is sent (job-thread.ts), or does here with no threads. */

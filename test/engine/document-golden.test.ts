@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { runWhole } from '../../fallback/cpu-engine.js';
 import { compileFixture } from '../../src/engine/compile.js';
+import { SAMPLE_PATHS } from '../../src/engine/document.js';
 import { finishJob, type HostJob } from '../../src/engine/job-work.js';
 import { loadModelStatus, type ModelStatus } from '../../src/engine/model-status.js';
 import type { EngineSeed } from '../../src/engine-contract/layout.js';
@@ -165,9 +166,13 @@ const GOLDEN: Record<string, string> = {
   'eventful, 137 draws': 'c1055f9aca7485ffc2aa55df99997f4911584a410fc50aff2de5af66ff978e72',
 };
 
-function documentOf({ inputs, params, draws, seed, modelStatus, engine }: DocumentCase) {
+/**
+ * The document as a job thread finishes a run: its sample paths replayed from the first draws (a run
+ * counted elsewhere), or, with `recorded`, kept as the whole run counted them (runWholeJob).
+ */
+function documentOf({ inputs, params, draws, seed, modelStatus, engine }: DocumentCase, recorded = false) {
   const compiled = compileFixture(inputs, params);
-  const run = runWhole(compiled, { draws, seed });
+  const run = runWhole(compiled, { draws, seed }, 'golden', recorded ? SAMPLE_PATHS : 0);
   const job: HostJob = {
     key: 'golden',
     payloadJson: JSON.stringify({ match: inputs, as_of: '2026-12-01T09:00:00.000Z' }),
@@ -176,11 +181,18 @@ function documentOf({ inputs, params, draws, seed, modelStatus, engine }: Docume
     dataVersion: 'dv_golden',
     queuedMs: 17,
   };
-  return finishJob({ params, modelStatus }, job, compiled, run.counts, {
-    engine,
-    backend: engine === 'gpu' ? 'golden-gpu' : 'golden-cpu',
-    runMs: 12.6,
-  });
+  return finishJob(
+    { params, modelStatus },
+    job,
+    compiled,
+    run.counts,
+    {
+      engine,
+      backend: engine === 'gpu' ? 'golden-gpu' : 'golden-cpu',
+      runMs: 12.6,
+    },
+    recorded ? run.samples : undefined,
+  );
 }
 
 describe('golden documents', () => {
@@ -188,6 +200,7 @@ describe('golden documents', () => {
     const { documentJson, summary } = documentOf(documentCase);
     const digest = createHash('sha256').update(documentJson).digest('hex');
     expect(digest).toBe(GOLDEN[documentCase.name]);
+    expect(documentOf(documentCase, true).documentJson).toBe(documentJson);
     const document = JSON.parse(documentJson);
     expect(summary).toEqual({
       homeWin: document.result.home_win,
