@@ -9,7 +9,6 @@ import {
   C_FIRST_GOAL_BAND,
   C_FT_GRID,
   C_GOAL_SQUARES,
-  C_HT_FT,
   C_HT_GRID,
   C_STEP_CARDS,
   C_STEP_GOALS,
@@ -55,17 +54,17 @@ import {
 import type { ModelParams } from '../engine-contract/model-params.js';
 import type { SamplePath } from '../engine-contract/sample-path.js';
 import {
-  HT_FT_KEYS,
-  SIMULATION_SCHEMA,
-  type SimulationDocument,
-  type sideLineupSchema,
-} from './document-schema.js';
+  countGrid,
+  goalDistributions,
+  halfTime,
+  markets,
+  resultOf,
+  toProbabilities,
+} from './document-markets.js';
+import { SIMULATION_SCHEMA, type SimulationDocument, type sideLineupSchema } from './document-schema.js';
 import type { ModelStatus } from './model-status.js';
 
 export const SAMPLE_PATHS = 20;
-const TOP_SCORELINES = 20;
-const TOTAL_LINES = [0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5];
-const HANDICAP_LINES = [-2.5, -2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2, 2.5];
 /** The 15-minute bands of first_goal_minute; bands ending at 45 and 90 include that half's added time. */
 const GOAL_BANDS = [
   { from: 1, to: 15 },
@@ -186,32 +185,6 @@ function leagueProfileBasis(
   };
 }
 
-/** The counts of the score grid at `at`: cells[home goals][away goals]. */
-function countGrid(counts: Uint32Array, at: number): number[][] {
-  const grid = new Array<number[]>(GRID_SIZE);
-  for (let home = 0; home < GRID_SIZE; home++) {
-    const row = new Array<number>(GRID_SIZE);
-    for (let away = 0; away < GRID_SIZE; away++) row[away] = counts[at + home * GRID_SIZE + away]!;
-    grid[home] = row;
-  }
-  return grid;
-}
-
-function toProbabilities(grid: number[][], draws: number): number[][] {
-  return grid.map((row) => row.map((count) => count / draws));
-}
-
-function halfTime(counts: Uint32Array, htCounts: number[][], draws: number): SimulationDocument['half_time'] {
-  return {
-    result: resultOf(htCounts, draws),
-    score_grid: { max: GRID_SIZE - 1, cells: toProbabilities(htCounts, draws) },
-    ht_ft: Object.fromEntries(HT_FT_KEYS.map((key, i) => [key, counts[C_HT_FT + i]! / draws])) as Record<
-      (typeof HT_FT_KEYS)[number],
-      number
-    >,
-  };
-}
-
 /** Every step's minute label, made once: each document's timeline lists all 110. */
 const MINUTE_LABELS: readonly string[] = Array.from({ length: STEPS }, (_, step) => minuteLabel(step));
 
@@ -297,102 +270,6 @@ function uncertainty(
       expected_goals_away: meanStandardError(expectedAway, squares[1]!),
     },
     model_accuracy: { ...(input.modelStatus.metrics ?? {}), status: input.modelStatus.status },
-  };
-}
-
-/** Grids here hold whole counts (cells[home][away]); results are divided by `draws` once. */
-function resultOf(grid: number[][], draws: number): { home_win: number; draw: number; away_win: number } {
-  let homeWin = 0;
-  let draw = 0;
-  let awayWin = 0;
-  grid.forEach((row, home) => {
-    row.forEach((count, away) => {
-      if (home > away) homeWin += count;
-      else if (home === away) draw += count;
-      else awayWin += count;
-    });
-  });
-  return { home_win: homeWin / draws, draw: draw / draws, away_win: awayWin / draws };
-}
-
-function goalCounts(grid: number[][]): { home: number[]; away: number[]; total: number[] } {
-  const home = new Array<number>(GRID_SIZE).fill(0);
-  const away = new Array<number>(GRID_SIZE).fill(0);
-  const total = new Array<number>(GRID_SIZE).fill(0);
-  grid.forEach((row, h) => {
-    row.forEach((count, a) => {
-      home[h]! += count;
-      away[a]! += count;
-      // A capped cell (10+) always has a total of 10 or more.
-      total[Math.min(h + a, GRID_SIZE - 1)]! += count;
-    });
-  });
-  return { home, away, total };
-}
-
-function goalDistributions(
-  grid: number[][],
-  draws: number,
-): { home: number[]; away: number[]; total: number[] } {
-  const { home, away, total } = goalCounts(grid);
-  const p = (count: number) => count / draws;
-  return { home: home.map(p), away: away.map(p), total: total.map(p) };
-}
-
-function markets(grid: number[][], draws: number) {
-  const p = (count: number) => count / draws;
-  const cells: Array<{ home: number; away: number; probability: number }> = [];
-  for (let home = 0; home < GRID_SIZE; home++) {
-    for (let away = 0; away < GRID_SIZE; away++)
-      cells.push({ home, away, probability: p(grid[home]![away]!) });
-  }
-  const scorelines = cells
-    .sort((a, b) => b.probability - a.probability || a.home - b.home || a.away - b.away)
-    .slice(0, TOP_SCORELINES);
-  const { total } = goalCounts(grid);
-  const totals = TOTAL_LINES.map((line) => {
-    let under = 0;
-    total.forEach((count, goals) => {
-      if (goals < line) under += count;
-    });
-    return { line, over: p(draws - under), under: p(under) };
-  });
-  let bttsYes = 0;
-  grid.forEach((row, home) => {
-    row.forEach((count, away) => {
-      if (home > 0 && away > 0) bttsYes += count;
-    });
-  });
-  // Margin distribution (home minus away), at index margin + GRID_SIZE - 1; capped cells count as
-  // exactly 10. Whole counts: their sums are exact in any order.
-  const margins = new Array<number>(2 * GRID_SIZE - 1).fill(0);
-  for (let home = 0; home < GRID_SIZE; home++) {
-    for (let away = 0; away < GRID_SIZE; away++) margins[home - away + GRID_SIZE - 1]! += grid[home]![away]!;
-  }
-  const handicaps = (['home', 'away'] as const).flatMap((team) =>
-    HANDICAP_LINES.map((line) => {
-      let win = 0;
-      let push = 0;
-      for (let at = 0; at < margins.length; at++) {
-        const margin = at - (GRID_SIZE - 1);
-        const adjusted = (team === 'home' ? margin : -margin) + line;
-        if (adjusted > 0) win += margins[at]!;
-        else if (adjusted === 0) push += margins[at]!;
-      }
-      return { team, line, win: p(win), push: p(push), lose: p(draws - win - push) };
-    }),
-  );
-  const result = resultOf(grid, 1);
-  return {
-    scorelines,
-    totals,
-    btts: { yes: p(bttsYes), no: p(draws - bttsYes) },
-    double_chance: {
-      home_or_draw: p(result.home_win + result.draw),
-      home_or_away: p(result.home_win + result.away_win),
-      draw_or_away: p(result.draw + result.away_win),
-    },
-    handicaps,
   };
 }
 
