@@ -63,20 +63,74 @@ export function compileFixture(
     thresholds: new Uint32Array(THRESHOLD_WORDS),
   },
 ): CompiledFixture {
-  return compileTables(inputs, globalParams, into).compiled;
+  return compileTables(inputs, globalParams, into, null).compiled;
+}
+
+/** Calibrated rates kept (some 8 KB each): a few matchdays of fixture versions, with their lineups. */
+const RATES_KEPT = 256;
+
+/**
+ * A fixture's calibrated event rates (its calibration, most of a compile, and its stretches) by what they
+ * depend on: the model's constants, the competition's profile and the two sides' rated goals, not their
+ * lineups, draws or seed. Every job of a fixture version shares them whatever its lineups (announced,
+ * predicted, a client's custom XI), where the compile cache (job-threads.ts) shares whole compiled
+ * fixtures by payload. Least recently used first out. A job thread owns one (job-work.ts JobScratch): no
+ * module keeps one.
+ */
+export interface RatesCache {
+  /** The constants its rates were made with: another object empties it first. */
+  params: ModelParams | null;
+  rates: Map<string, EventRates>;
+  hits: number;
+  misses: number;
+}
+
+export function createRatesCache(): RatesCache {
+  return { params: null, rates: new Map(), hits: 0, misses: 0 };
+}
+
+/** The calibrated rates of `inputs` (params: the fixture's, its profile applied), from `cache` or made. */
+function ratesOf(
+  inputs: MatchInputs,
+  globalParams: ModelParams,
+  params: ModelParams,
+  ratedGoals: { home: number; away: number },
+  cache: RatesCache | null,
+): EventRates {
+  const make = () => eventRates(params, addedTimeModel(params), [ratedGoals.home, ratedGoals.away]);
+  if (cache === null) return make();
+  if (cache.params !== globalParams) {
+    cache.params = globalParams;
+    cache.rates.clear();
+  }
+  // A number's shortest round-trip text names it exactly.
+  const key = `${ratedGoals.home} ${ratedGoals.away} ${inputs.profile ? JSON.stringify(inputs.profile) : ''}`;
+  let rates = cache.rates.get(key);
+  if (rates !== undefined) {
+    cache.hits++;
+    cache.rates.delete(key);
+  } else {
+    cache.misses++;
+    rates = make();
+    if (cache.rates.size >= RATES_KEPT) cache.rates.delete(cache.rates.keys().next().value!);
+  }
+  cache.rates.set(key, rates);
+  return rates;
 }
 
 /**
  * compileFixture, and its event tables (src/engine-contract/event-tables.ts) written into
  * `into.eventTables` from the stretches of steps whose rates are the same, which the compile knows: the
- * tables the engines read, where compileFixture leaves them to eventTablesOf.
+ * tables the engines read, where compileFixture leaves them to eventTablesOf. With `cache`, rates made
+ * for another job of the same rates are taken from it (the same bits).
  */
 export function compileWithEventTables(
   inputs: MatchInputs,
   globalParams: ModelParams,
   into: CompileInto & { eventTables: Uint32Array },
+  cache: RatesCache | null = null,
 ): CompiledFixture & { eventTables: Uint32Array } {
-  const { compiled, rates } = compileTables(inputs, globalParams, into);
+  const { compiled, rates } = compileTables(inputs, globalParams, into, cache);
   return { ...compiled, eventTables: buildEventTables(compiled.thresholds, into.eventTables, rates) };
 }
 
@@ -84,6 +138,7 @@ function compileTables(
   inputs: MatchInputs,
   globalParams: ModelParams,
   into: CompileInto,
+  cache: RatesCache | null,
 ): { compiled: CompiledFixture; rates: EventRates } {
   // The competition's card and shot rates replace the global ones (docs/model.md, "League profiles").
   const params = paramsForFixture(globalParams, inputs.profile);
@@ -105,7 +160,7 @@ function compileTables(
   }
 
   const ratedGoals = expectedGoalsFromRatings(inputs);
-  const rates = eventRates(params, added, [ratedGoals.home, ratedGoals.away]);
+  const rates = ratesOf(inputs, globalParams, params, ratedGoals, cache);
   const thresholds = thresholdTable(rates, strengthMultipliers, into.thresholds);
 
   return {

@@ -9,6 +9,7 @@ import { createSlotPool, SLOT_BYTES, type SlotTables } from './compiled-slots.js
 import type { JobThreadReply, JobThreadTask } from './job-thread.js';
 import {
   adoptCompiled,
+  createJobScratch,
   type FinishedDocument,
   type HostJob,
   type JobTask,
@@ -98,8 +99,10 @@ export function createJobThreads(options: {
     depth: JOB_THREAD_DEPTH,
   });
   let nextTaskId = 0;
+  // Work on the calling thread keeps its scratch here, as a job thread keeps its own.
+  const scratch = threads === 0 ? createJobScratch() : null;
   const perform = async <T>(body: JobTask): Promise<T> => {
-    if (threads === 0) return performJobTask(options.setting, body) as T;
+    if (scratch !== null) return performJobTask(options.setting, scratch, body) as T;
     const reply = await pool.run({ ...body, taskId: nextTaskId++ } as JobThreadTask);
     return reply.value as T;
   };

@@ -9,7 +9,7 @@ import type { CompiledFixture, EngineSeed } from '../engine-contract/layout.js';
 import type { MatchInputs } from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
 import type { SamplePath } from '../engine-contract/sample-path.js';
-import { compileWithEventTables } from './compile.js';
+import { compileWithEventTables, createRatesCache, type RatesCache } from './compile.js';
 import type { SlotTables } from './compiled-slots.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
 import { type DocumentSummary, documentSummary } from './document-schema.js';
@@ -19,6 +19,19 @@ import type { ModelStatus } from './model-status.js';
 export interface JobWorkSetting {
   params: ModelParams;
   modelStatus: ModelStatus;
+}
+
+/**
+ * What a thread that does jobs' host work keeps from job to job, its own (job-thread.ts makes one per
+ * thread, job-threads.ts one for work on the calling thread): the calibrated rates of the fixtures it
+ * compiled (compile.ts RatesCache).
+ */
+export interface JobScratch {
+  rates: RatesCache;
+}
+
+export function createJobScratch(): JobScratch {
+  return { rates: createRatesCache() };
 }
 
 /** A compiled fixture whose tables (event tables included) are on shared memory: any thread reads them. */
@@ -83,8 +96,13 @@ export interface FinishedDocument {
  * compileFixture with its tables and event tables written into `tables`, a slot of shared memory
  * (compiled-slots.ts) that every thread reads without a copy; the compile allocates no table.
  */
-export function compileShared(inputs: MatchInputs, params: ModelParams, tables: SlotTables): SharedCompiled {
-  const compiled = compileWithEventTables(inputs, params, tables);
+export function compileShared(
+  inputs: MatchInputs,
+  params: ModelParams,
+  tables: SlotTables,
+  scratch: JobScratch | null = null,
+): SharedCompiled {
+  const compiled = compileWithEventTables(inputs, params, tables, scratch?.rates ?? null);
   adoptEventTables(compiled.thresholds, compiled.eventTables);
   return compiled;
 }
@@ -141,11 +159,12 @@ export type WholeJobRun = FinishedDocument & { runMs: number };
  */
 export function compileAndRunWhole(
   setting: JobWorkSetting,
+  scratch: JobScratch,
   job: HostJob,
   tables: SlotTables,
   backend: string,
 ): { compiled: SharedCompiled; finished: WholeJobRun } {
-  const compiled = compileShared(payloadOf(job).match, setting.params, tables);
+  const compiled = compileShared(payloadOf(job).match, setting.params, tables, scratch);
   return { compiled, finished: runWholeJob(setting, job, compiled, backend) };
 }
 
@@ -171,15 +190,15 @@ export type JobTask =
   | { kind: 'finish'; job: HostJob; compiled: SharedCompiled; counts: Uint32Array; run: RunFacts };
 
 /**
- * The work of a task, on the thread that runs it: a compiled fixture it carries becomes this thread's own
- * (adoptCompiled; where it was compiled, that changes nothing).
+ * The work of a task, on the thread that runs it, with that thread's scratch: a compiled fixture it
+ * carries becomes this thread's own (adoptCompiled; where it was compiled, that changes nothing).
  */
-export function performJobTask(setting: JobWorkSetting, task: JobTask): unknown {
+export function performJobTask(setting: JobWorkSetting, scratch: JobScratch, task: JobTask): unknown {
   switch (task.kind) {
     case 'compile':
-      return compileShared(payloadOf(task.job).match, setting.params, task.tables);
+      return compileShared(payloadOf(task.job).match, setting.params, task.tables, scratch);
     case 'compile-whole':
-      return compileAndRunWhole(setting, task.job, task.tables, task.backend);
+      return compileAndRunWhole(setting, scratch, task.job, task.tables, task.backend);
     case 'whole':
       return runWholeJob(setting, task.job, adoptCompiled(task.compiled), task.backend);
     case 'finish':

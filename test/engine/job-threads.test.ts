@@ -1,17 +1,19 @@
 // The job threads (src/engine/job-threads.ts): the host's share of a job done on worker threads gives
 // the same document as on the calling thread; a fixture version is compiled once however many jobs ask;
-// the compile cache is bounded in bytes; its slots (src/engine/compiled-slots.ts) are reused only once
+// a thread shares a fixture version's calibrated rates between its jobs whatever their lineups; the
+// compile cache is bounded in bytes; its slots (src/engine/compiled-slots.ts) are reused only once
 // no job uses them, and a compile into a used slot gives the bits of a compile into new memory.
 import { afterAll, describe, expect, it } from 'vitest';
 import { compileKey } from '../../src/engine/compile.js';
+import { createSlotPool } from '../../src/engine/compiled-slots.js';
 import { documentWireText } from '../../src/engine/document-schema.js';
 import { createJobThreads, type JobThreads } from '../../src/engine/job-threads.js';
-import type { HostJob } from '../../src/engine/job-work.js';
+import { compileShared, createJobScratch, type HostJob } from '../../src/engine/job-work.js';
 import { loadModelStatus } from '../../src/engine/model-status.js';
 import type { EngineSeed } from '../../src/engine-contract/layout.js';
 import type { MatchInputs } from '../../src/engine-contract/match-inputs.js';
 import { defaultModelParams } from '../../src/engine-contract/model-params.js';
-import { plausibleFixture } from './plausible-teams.js';
+import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
 
 const setting = { params: defaultModelParams, modelStatus: loadModelStatus(defaultModelParams) };
 const onThreads = createJobThreads({ setting, threads: 2 });
@@ -196,5 +198,38 @@ describe('job threads', () => {
       await reused.close();
       await fresh.close();
     }
+  });
+
+  it('share the calibrated rates of a fixture version between its lineups, to the bits of a compile of their own', () => {
+    const scratch = createJobScratch();
+    const slots = createSlotPool();
+    const predicted = plausibleFixture(
+      30,
+      { teamId: 60, attack: 0.2, defence: -0.1 },
+      { teamId: 61, attack: -0.1, defence: 0.05 },
+    );
+    const announced = { ...predicted, home: withAnnouncedLineup(predicted.home) };
+    compileShared(predicted, defaultModelParams, slots.take(), scratch);
+    const shared = compileShared(announced, defaultModelParams, slots.take(), scratch);
+    expect(scratch.rates).toMatchObject({ hits: 1, misses: 1 });
+    const own = compileShared(announced, defaultModelParams, slots.take());
+    expect(Array.from(shared.fixture)).toEqual(Array.from(own.fixture));
+    expect(Array.from(shared.thresholds)).toEqual(Array.from(own.thresholds));
+    expect(Array.from(shared.eventTables)).toEqual(Array.from(own.eventTables));
+    // Other ratings, or the same ones under a competition's own card and shot rates: rates of their own.
+    const stronger = { ...predicted, home: { ...predicted.home, attack: 0.3 } };
+    compileShared(stronger, defaultModelParams, slots.take(), scratch);
+    const profiled = {
+      ...predicted,
+      profile: {
+        yellow_per_match: { home: 2.5, away: 2.5 },
+        straight_red_per_match: { home: 0.1, away: 0.1 },
+        shots: { conversion: 0.1, on_target_share: 0.35 },
+      },
+    };
+    const withProfile = compileShared(profiled, defaultModelParams, slots.take(), scratch);
+    expect(scratch.rates).toMatchObject({ hits: 1, misses: 3 });
+    const profiledOwn = compileShared(profiled, defaultModelParams, slots.take());
+    expect(Array.from(withProfile.thresholds)).toEqual(Array.from(profiledOwn.thresholds));
   });
 });
