@@ -9,8 +9,9 @@ import { plausibleFixture } from '../test/engine/plausible-teams.js';
 /**
  * `count` jobs of `draws` draws from job number `first` on. The inputs are plausible teams, not the
  * demo's: the cost of a draw hardly depends on them. Each job's ratings differ from every other's, in
- * this batch and in any other (`salt`): a compile depends on them (docs/model.md, "Compile"), and jobs
- * that repeated a handful of ratings would measure what a batch of distinct fixtures never gets.
+ * this batch and in any other (`salt`): a job thread keeps the calibrated rates of the ratings it has
+ * compiled (src/engine/compile.ts RatesCache), and jobs that repeated a handful of ratings would measure
+ * what a batch of distinct fixtures never gets.
  */
 function jobsOf(first: number, count: number, draws: number, salt: number): EngineJob[] {
   const asOf = new Date().toISOString();
@@ -36,10 +37,12 @@ function jobsOf(first: number, count: number, draws: number, salt: number): Engi
   });
 }
 
-/** The engine, warmed up: `run` times one batch of new jobs (their payloads made before the clock starts). */
+/** The engine, warmed up: `run` times one batch of jobs made by `batch` (before the clock starts). */
 export interface EngineAlone {
-  /** Wall seconds of `items` jobs of `draws` draws, all of them in one call. */
-  run(items: number, draws: number): Promise<number>;
+  /** `items` new jobs of `draws` draws: fixtures no job of this engine had before. */
+  batch(items: number, draws: number): EngineJob[];
+  /** Wall seconds of the jobs, all of them in one call. */
+  run(jobs: EngineJob[]): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -70,14 +73,14 @@ export async function startEngineAlone(): Promise<EngineAlone> {
     await engine.close();
     throw error;
   }
-  return { run: (items, draws) => run(batch(items, draws)), close: () => engine.close() };
+  return { batch, run, close: () => engine.close() };
 }
 
 /** Wall seconds of `items` jobs of `draws` draws on a warmed-up engine (started and closed here). */
 export async function engineAloneSeconds(items: number, draws: number): Promise<number> {
   const alone = await startEngineAlone();
   try {
-    return await alone.run(items, draws);
+    return await alone.run(alone.batch(items, draws));
   } finally {
     await alone.close();
   }

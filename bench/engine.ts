@@ -191,10 +191,11 @@ const ALONE_DRAWS = 125;
 async function engineAloneRow(): Promise<BenchRow> {
   const alone = await startEngineAlone();
   try {
+    const jobs = alone.batch(ALONE_JOBS, ALONE_DRAWS);
     const before = threadCpuSeconds(process.pid);
-    const seconds = await alone.run(ALONE_JOBS, ALONE_DRAWS);
+    const seconds = await alone.run(jobs);
     const after = threadCpuSeconds(process.pid);
-    const asOneJob = await alone.run(1, ALONE_JOBS * ALONE_DRAWS);
+    const asOneJob = await alone.run(alone.batch(1, ALONE_JOBS * ALONE_DRAWS));
     const cpu = (kind: keyof typeof before) => ((after[kind] - before[kind]) * 1000) / ALONE_JOBS;
     const total = cpu('workers') + cpu('eventLoop') + cpu('v8') + cpu('other');
     return {
