@@ -9,8 +9,8 @@ import { plausibleFixture } from '../test/engine/plausible-teams.js';
 /**
  * `count` jobs of `draws` draws from job number `first` on. The inputs are plausible teams, not the
  * demo's: the cost of a draw hardly depends on them. Each job's ratings differ from every other's, in
- * this batch and in any other (`salt`): a job thread keeps the calibrated rates of the ratings it has
- * compiled (src/engine/compile.ts RatesCache), and jobs that repeated a handful of ratings would measure
+ * this batch and in any other (`salt`): a job thread keeps the calibrations of the ratings it has
+ * compiled (src/engine/compile.ts CalibrationCache), and jobs that repeated a handful of ratings would measure
  * what a batch of distinct fixtures never gets.
  */
 function jobsOf(first: number, count: number, draws: number, salt: number): EngineJob[] {

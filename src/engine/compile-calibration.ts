@@ -26,14 +26,39 @@ const CALIBRATION_TOLERANCE = 1e-7;
 /** Rounds of calibration at most; they stop earlier once both corrections are within tolerance. */
 const CALIBRATION_ROUNDS = 8;
 
-/** The fixture's event rates, their base goals calibrated to `ratedGoals` under the in-match dynamics. */
+/**
+ * What a calibration finds: each side's base goals, and the goals the last round expected under the
+ * dynamics (EventRates.calibratedGoals). All the rates are a function of it and the model's constants.
+ */
+export interface Calibration {
+  base: readonly [number, number];
+  simulated: readonly [number, number];
+}
+
+/**
+ * The fixture's event rates, their base goals calibrated to `ratedGoals` under the in-match dynamics,
+ * and the calibration itself; or, given a `calibration` made before for the same constants and rated
+ * goals (compile.ts RatesCache), the rates it gives without calibrating again: the same bits.
+ */
 export function eventRates(
   params: ModelParams,
   added: AddedTimeModel,
-  ratedGoals: [number, number],
-): EventRates {
+  ratedGoals: readonly [number, number],
+  calibration?: Calibration,
+): { rates: EventRates; calibration: Calibration } {
   const rates = rateFactors(params, added);
-  const base = [...ratedGoals];
+  const found = calibration ?? calibrate(rates, added, ratedGoals);
+  setBaseGoals(rates, found.base);
+  rates.calibratedGoals = [...found.simulated];
+  return { rates, calibration: found };
+}
+
+function calibrate(
+  rates: EventRates,
+  added: AddedTimeModel,
+  ratedGoals: readonly [number, number],
+): Calibration {
+  const base: [number, number] = [...ratedGoals];
   const probabilities = new Float64Array(SIDES * rates.stretches * RATE_CELLS * 2);
   let simulated: [number, number] = [...ratedGoals];
   for (let round = 0; round < CALIBRATION_ROUNDS; round++) {
@@ -49,9 +74,7 @@ export function eventRates(
     }
     if (converged) break;
   }
-  setBaseGoals(rates, base);
-  rates.calibratedGoals = simulated;
-  return rates;
+  return { base, simulated };
 }
 
 const MAX_DIFF = 10;

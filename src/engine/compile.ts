@@ -21,7 +21,7 @@ import {
   paramsForFixture,
 } from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
-import { eventRates } from './compile-calibration.js';
+import { type Calibration, eventRates } from './compile-calibration.js';
 import { compileSide } from './compile-lineups.js';
 import { addedTimeModel, type EventRates, probabilityThreshold, thresholdTable } from './compile-rates.js';
 
@@ -66,55 +66,58 @@ export function compileFixture(
   return compileTables(inputs, globalParams, into, null).compiled;
 }
 
-/** Calibrated rates kept (some 8 KB each): a few matchdays of fixture versions, with their lineups. */
-const RATES_KEPT = 256;
+/** Calibrations kept (four numbers each): a few matchdays' fixture versions, with their lineups. */
+const CALIBRATIONS_KEPT = 1024;
 
 /**
- * A fixture's calibrated event rates (its calibration, most of a compile, and its stretches) by what they
+ * The calibrations of a fixture's event rates (most of a compile: compile-calibration.ts) by what they
  * depend on: the model's constants, the competition's profile and the two sides' rated goals, not their
- * lineups, draws or seed. Every job of a fixture version shares them whatever its lineups (announced,
- * predicted, a client's custom XI), where the compile cache (job-threads.ts) shares whole compiled
- * fixtures by payload. Least recently used first out. A job thread owns one (job-work.ts JobScratch): no
- * module keeps one.
+ * lineups, draws or seed. Every job of a fixture version shares its calibration whatever its lineups
+ * (announced, predicted, a client's custom XI), where the compile cache (job-threads.ts) shares whole
+ * compiled fixtures by payload. It keeps the four numbers a calibration finds, not the rates made from
+ * them (some 8 KB): a cache of rates a batch of other fixtures pushes out costs its thread more in
+ * collections than the rates cost to make. Least recently used first out. A job thread owns one
+ * (job-work.ts JobScratch): no module keeps one.
  */
-export interface RatesCache {
+export interface CalibrationCache {
   /** The constants its rates were made with: another object empties it first. */
   params: ModelParams | null;
-  rates: Map<string, EventRates>;
+  calibrations: Map<string, Calibration>;
   hits: number;
   misses: number;
 }
 
-export function createRatesCache(): RatesCache {
-  return { params: null, rates: new Map(), hits: 0, misses: 0 };
+export function createCalibrationCache(): CalibrationCache {
+  return { params: null, calibrations: new Map(), hits: 0, misses: 0 };
 }
 
-/** The calibrated rates of `inputs` (params: the fixture's, its profile applied), from `cache` or made. */
+/** The calibrated rates of `inputs` (params: the fixture's, its profile applied), their calibration from `cache`. */
 function ratesOf(
   inputs: MatchInputs,
   globalParams: ModelParams,
   params: ModelParams,
   ratedGoals: { home: number; away: number },
-  cache: RatesCache | null,
+  cache: CalibrationCache | null,
 ): EventRates {
-  const make = () => eventRates(params, addedTimeModel(params), [ratedGoals.home, ratedGoals.away]);
-  if (cache === null) return make();
+  const rated = [ratedGoals.home, ratedGoals.away] as const;
+  if (cache === null) return eventRates(params, addedTimeModel(params), rated).rates;
   if (cache.params !== globalParams) {
     cache.params = globalParams;
-    cache.rates.clear();
+    cache.calibrations.clear();
   }
   // A number's shortest round-trip text names it exactly.
   const key = `${ratedGoals.home} ${ratedGoals.away} ${inputs.profile ? JSON.stringify(inputs.profile) : ''}`;
-  let rates = cache.rates.get(key);
-  if (rates !== undefined) {
+  const known = cache.calibrations.get(key);
+  if (known !== undefined) {
     cache.hits++;
-    cache.rates.delete(key);
+    cache.calibrations.delete(key);
   } else {
     cache.misses++;
-    rates = make();
-    if (cache.rates.size >= RATES_KEPT) cache.rates.delete(cache.rates.keys().next().value!);
+    if (cache.calibrations.size >= CALIBRATIONS_KEPT)
+      cache.calibrations.delete(cache.calibrations.keys().next().value!);
   }
-  cache.rates.set(key, rates);
+  const { rates, calibration } = eventRates(params, addedTimeModel(params), rated, known);
+  cache.calibrations.set(key, calibration);
   return rates;
 }
 
@@ -128,7 +131,7 @@ export function compileWithEventTables(
   inputs: MatchInputs,
   globalParams: ModelParams,
   into: CompileInto & { eventTables: Uint32Array },
-  cache: RatesCache | null = null,
+  cache: CalibrationCache | null = null,
 ): CompiledFixture & { eventTables: Uint32Array } {
   const { compiled, rates } = compileTables(inputs, globalParams, into, cache);
   return { ...compiled, eventTables: buildEventTables(compiled.thresholds, into.eventTables, rates) };
@@ -138,7 +141,7 @@ function compileTables(
   inputs: MatchInputs,
   globalParams: ModelParams,
   into: CompileInto,
-  cache: RatesCache | null,
+  cache: CalibrationCache | null,
 ): { compiled: CompiledFixture; rates: EventRates } {
   // The competition's card and shot rates replace the global ones (docs/model.md, "League profiles").
   const params = paramsForFixture(globalParams, inputs.profile);

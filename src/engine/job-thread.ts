@@ -1,6 +1,6 @@
 // A job thread (job-threads.ts): compiles inputs, runs small jobs whole, and builds documents, so that
 // this host work of many jobs runs on all cores at once instead of on the event loop. It keeps only its
-// scratch (job-work.ts JobScratch: calibrated rates): compiled fixtures live on shared memory in the
+// scratch (job-work.ts JobScratch: the calibrations of the fixtures it compiled): compiled fixtures live on shared memory in the
 // pool's cache, and every task carries what it needs.
 import { parentPort, workerData } from 'node:worker_threads';
 import { createJobScratch, type JobTask, type JobWorkSetting, performJobTask } from './job-work.js';
@@ -10,7 +10,7 @@ export type JobThreadTask = JobTask & { taskId: number };
 export type JobThreadReply = { taskId: number; value: unknown } | { taskId: number; error: string };
 
 const setting = workerData as JobWorkSetting;
-/** This thread's own: what it keeps from job to job (calibrated rates). */
+/** This thread's own: what it keeps from job to job (calibrations). */
 const scratch = createJobScratch();
 
 const port = parentPort;

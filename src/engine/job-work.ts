@@ -9,7 +9,7 @@ import type { CompiledFixture, EngineSeed } from '../engine-contract/layout.js';
 import type { MatchInputs } from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
 import type { SamplePath } from '../engine-contract/sample-path.js';
-import { compileWithEventTables, createRatesCache, type RatesCache } from './compile.js';
+import { type CalibrationCache, compileWithEventTables, createCalibrationCache } from './compile.js';
 import type { SlotTables } from './compiled-slots.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
 import { type DocumentSummary, documentSummary } from './document-schema.js';
@@ -23,15 +23,15 @@ export interface JobWorkSetting {
 
 /**
  * What a thread that does jobs' host work keeps from job to job, its own (job-thread.ts makes one per
- * thread, job-threads.ts one for work on the calling thread): the calibrated rates of the fixtures it
- * compiled (compile.ts RatesCache).
+ * thread, job-threads.ts one for work on the calling thread): the calibrations of the fixtures it
+ * compiled (compile.ts CalibrationCache).
  */
 export interface JobScratch {
-  rates: RatesCache;
+  calibrations: CalibrationCache;
 }
 
 export function createJobScratch(): JobScratch {
-  return { rates: createRatesCache() };
+  return { calibrations: createCalibrationCache() };
 }
 
 /** A compiled fixture whose tables (event tables included) are on shared memory: any thread reads them. */
@@ -102,7 +102,7 @@ export function compileShared(
   tables: SlotTables,
   scratch: JobScratch | null = null,
 ): SharedCompiled {
-  const compiled = compileWithEventTables(inputs, params, tables, scratch?.rates ?? null);
+  const compiled = compileWithEventTables(inputs, params, tables, scratch?.calibrations ?? null);
   adoptEventTables(compiled.thresholds, compiled.eventTables);
   return compiled;
 }

@@ -1,6 +1,6 @@
 // The job threads (src/engine/job-threads.ts): the host's share of a job done on worker threads gives
 // the same document as on the calling thread; a fixture version is compiled once however many jobs ask;
-// a thread shares a fixture version's calibrated rates between its jobs whatever their lineups; the
+// a thread shares a fixture version's calibration between its jobs whatever their lineups; the
 // compile cache is bounded in bytes; its slots (src/engine/compiled-slots.ts) are reused only once
 // no job uses them, and a compile into a used slot gives the bits of a compile into new memory.
 import { afterAll, describe, expect, it } from 'vitest';
@@ -200,7 +200,7 @@ describe('job threads', () => {
     }
   });
 
-  it('share the calibrated rates of a fixture version between its lineups, to the bits of a compile of their own', () => {
+  it('share the calibration of a fixture version between its lineups, to the bits of a compile of their own', () => {
     const scratch = createJobScratch();
     const slots = createSlotPool();
     const predicted = plausibleFixture(
@@ -211,12 +211,12 @@ describe('job threads', () => {
     const announced = { ...predicted, home: withAnnouncedLineup(predicted.home) };
     compileShared(predicted, defaultModelParams, slots.take(), scratch);
     const shared = compileShared(announced, defaultModelParams, slots.take(), scratch);
-    expect(scratch.rates).toMatchObject({ hits: 1, misses: 1 });
+    expect(scratch.calibrations).toMatchObject({ hits: 1, misses: 1 });
     const own = compileShared(announced, defaultModelParams, slots.take());
     expect(Array.from(shared.fixture)).toEqual(Array.from(own.fixture));
     expect(Array.from(shared.thresholds)).toEqual(Array.from(own.thresholds));
     expect(Array.from(shared.eventTables)).toEqual(Array.from(own.eventTables));
-    // Other ratings, or the same ones under a competition's own card and shot rates: rates of their own.
+    // Other ratings, or the same ones under a competition's own card and shot rates: calibrations of their own.
     const stronger = { ...predicted, home: { ...predicted.home, attack: 0.3 } };
     compileShared(stronger, defaultModelParams, slots.take(), scratch);
     const profiled = {
@@ -228,7 +228,7 @@ describe('job threads', () => {
       },
     };
     const withProfile = compileShared(profiled, defaultModelParams, slots.take(), scratch);
-    expect(scratch.rates).toMatchObject({ hits: 1, misses: 3 });
+    expect(scratch.calibrations).toMatchObject({ hits: 1, misses: 3 });
     const profiledOwn = compileShared(profiled, defaultModelParams, slots.take());
     expect(Array.from(withProfile.thresholds)).toEqual(Array.from(profiledOwn.thresholds));
   });
