@@ -13,6 +13,7 @@ import type { DocumentSummary } from './document-schema.js';
 import { createJobThreads, type JobThreads } from './job-threads.js';
 import type { FinishedDocument, HostJob, SharedCompiled } from './job-work.js';
 import { loadModelStatus } from './model-status.js';
+import type { StoredDocument } from './stored-document.js';
 
 /** One simulation for the engine: what the queue's job holds, as far as the engine needs it. */
 export interface EngineJob {
@@ -34,8 +35,8 @@ export interface RunSuccess {
   jobId: string;
   /** The figures of the document that its fixture's summary shows. */
   summary: DocumentSummary;
-  /** The document as the wire carries it (documentWireText): what results store and deliveries send. */
-  documentJson: string;
+  /** The document as the wire carries it (documentWireText), stored-form: what results store and deliveries send. */
+  document: StoredDocument;
   engine: string;
   runMs: number;
   gpuMs: number;
@@ -366,7 +367,7 @@ function recordRun(
   return {
     jobId: job.id,
     summary: finished.summary,
-    documentJson: finished.documentJson,
+    document: finished.document,
     engine,
     runMs: Math.round(finished.runMs),
     gpuMs: engine === 'gpu' ? Math.round((finished.gpuMs ?? 0) * 1000) / 1000 : 0,

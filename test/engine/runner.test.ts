@@ -2,6 +2,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { chooseAdapter } from '../../gpu/adapter.js';
 import { createSimulationEngine, type EngineJob } from '../../src/engine/runner.js';
+import { documentText, type StoredDocument } from '../../src/engine/stored-document.js';
 import { plausibleFixture } from './plausible-teams.js';
 
 const engine = createSimulationEngine({ mode: 'cpu', cpuThreads: 0 });
@@ -15,7 +16,7 @@ const strip = (o: unknown) => {
 
 /** The document an outcome carries, parsed from its wire text. */
 function documentOf(outcome: unknown) {
-  return JSON.parse((outcome as { documentJson: string }).documentJson) as {
+  return JSON.parse(documentText((outcome as { document: StoredDocument }).document)) as {
     basis: { draws: number; as_of: string };
     timing: { engine: string };
   };
@@ -81,7 +82,7 @@ describe('engine runner', () => {
         },
       });
     }
-    expect(byId.get('fewest')).toHaveProperty('documentJson');
+    expect(byId.get('fewest')).toHaveProperty('document');
     expect(new Set(progress)).toEqual(new Set(['fewest']));
   });
 

@@ -1,6 +1,7 @@
 // Workers (docs/decisions.md §6): claim in batches, complete exactly once even when workers race or a lease
 // runs out mid-run, drain on stop, rescue lapsed leases and sweep ended holds as chores.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { documentText } from '../../src/engine/stored-document.js';
 import type { Job } from '../../src/jobs/types.js';
 import { PROGRESS_INTERVAL_MS, startWorker, type Worker } from '../../src/jobs/worker.js';
 import { getResult } from '../../src/results/result-store.js';
@@ -111,7 +112,7 @@ describe('worker', () => {
     expect(done.map((job) => job?.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
     for (const job of done) {
       const result = await getResult(db.sql, job!.resultId!);
-      expect(JSON.parse(result!.documentJson)).toEqual(documentFor(job!));
+      expect(JSON.parse(documentText(result!.document))).toEqual(documentFor(job!));
       // The stored row is remembered once committed: a delivery in this process reads no document back.
       expect(parts.knownResults.byId(job!.resultId!)).toEqual(result);
       expect(job).toMatchObject({ engine: 'cpu', drawsDone: 1000, attempts: 1 });
