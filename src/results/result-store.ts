@@ -114,7 +114,13 @@ async function resultOfRow(
   } = row;
   let document: StoredDocument;
   if (documentDeflated !== null) {
-    document = { deflated: documentDeflated, crc32: documentCrc32!, bytes: documentBytes! };
+    // A plain view of the driver's Buffer: the form a job thread's message gives (stored-document.ts).
+    const deflated = new Uint8Array(
+      documentDeflated.buffer,
+      documentDeflated.byteOffset,
+      documentDeflated.byteLength,
+    );
+    document = { deflated, crc32: documentCrc32!, bytes: documentBytes! };
   } else {
     const text = wireText ? documentText! : documentWireText(JSON.parse(documentText!));
     document = storedDocument(text);
