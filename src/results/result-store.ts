@@ -69,7 +69,7 @@ export interface SimulationResult extends ResultFacts {
 }
 
 /**
- * A results row as read: the stored form (migration 0020), or, in rows stored before it, the text; rows
+ * A results row as read: the stored form (migration 0021), or, in rows stored before it, the text; rows
  * stored before migration 0010 hold the engine's text, not the wire text.
  */
 interface ResultRow extends ResultFacts, ResultSummary {
@@ -89,7 +89,7 @@ function resultColumns(db: Sql | TransactionSql) {
 }
 
 /**
- * The result of a row read with resultColumns. A row stored before migration 0020 has its text put in
+ * The result of a row read with resultColumns. A row stored before migration 0021 has its text put in
  * the stored form (through the schema first where it was stored before migration 0010), and stored so
  * once: the same bytes its deliveries always sent, now without the work (an UPDATE that only such a row
  * takes, once).
@@ -244,7 +244,7 @@ export async function storeResults(
   // is (migration 0015: as json, the server parsed each one again). Inside one JSON parameter
   // (json_to_recordset) every quote of a 60 KB document was escaped by the service and unescaped by the
   // server: a pack of 100 cost the service about 1.3 ms and PostgreSQL 1.5 ms a document, against 0.6
-  // and 0.3 ms as text parameters; the stored form (migration 0020) is a seventh of the text's size. The
+  // and 0.3 ms as text parameters; the stored form (migration 0021) is a seventh of the text's size. The
   // column keeps the bytes as given, so every delivery of it reads the same.
   const inserted = await tx<
     Array<{ id: number; cacheKey: string; scope: ResultScope; orgId: string | null; createdAt: Date }>

@@ -113,12 +113,12 @@ describe('stored documents', () => {
     expect(documentText((await getResult(db.sql, row!.id))!.document)).toBe(wire);
   });
 
-  it('puts a wire text stored before migration 0020 in the stored form once', async () => {
+  it('puts a wire text stored before migration 0021 in the stored form once', async () => {
     const wire = documentWireText(document);
     const [row] = await db.sql<{ id: number }[]>`
       INSERT INTO results (cache_key, scope, fixture_id, data_version, draws, document, wire_text, engine,
                            created_at, home_win, draw, away_win, expected_goals_home, expected_goals_away)
-      VALUES ('before-0020', 'shared', 101, 'dv_test', 1000, ${wire}, true, 'cpu', now(),
+      VALUES ('before-0021', 'shared', 101, 'dv_test', 1000, ${wire}, true, 'cpu', now(),
               0.5, 0.25, 0.25, 1.5, 1.1)
       RETURNING id`;
     const read = await getResult(db.sql, row!.id);
