@@ -210,9 +210,11 @@ async function runEngine(
 
 /**
  * RunContext.start: the jobs the engine is about to begin, marked started unless a batch's cancel took
- * them first (docs/decisions.md §6 "Cancel") or their lease lapsed meanwhile. Those refused are the
- * worker's no more: never run, no outcome, their slots and draws free at once. A mark that fails lets the jobs run: a job cancelled
- * meanwhile then stores nothing and charges nothing, since an outcome is stored only under its lease.
+ * them first (docs/decisions.md §6 "Cancel") or their lease lapsed meanwhile. Only a batch's items are
+ * asked: nothing cancels a lone job, which so begins without a round trip (its lapsed lease, if any, is
+ * found at its store). Those refused are the worker's no more: never run, no outcome, their slots and
+ * draws free at once. A mark that fails lets the jobs run: a job cancelled meanwhile then stores nothing
+ * and charges nothing, since an outcome is stored only under its lease.
  */
 async function startPending(
   state: WorkerState,
@@ -220,14 +222,16 @@ async function startPending(
   jobIds: readonly string[],
 ): Promise<ReadonlySet<string>> {
   const { queue, workerId } = state.context;
-  let started: Set<string>;
+  const items = jobIds.filter((id) => pending.get(id)?.batchId !== null);
+  if (items.length === 0) return new Set(jobIds);
+  let marked: Set<string>;
   try {
-    started = new Set(await queue.start(workerId, jobIds));
+    marked = new Set(await queue.start(workerId, items));
   } catch (error) {
-    state.logger.error({ err: error, job_ids: jobIds, worker_id: workerId }, 'could not mark jobs started');
+    state.logger.error({ err: error, job_ids: items, worker_id: workerId }, 'could not mark jobs started');
     return new Set(jobIds);
   }
-  const refused = jobIds.filter((id) => !started.has(id));
+  const refused = items.filter((id) => !marked.has(id));
   for (const id of refused) {
     const job = pending.get(id);
     if (!job) continue;
@@ -242,7 +246,8 @@ async function startPending(
     );
     state.claims.wakeForSlots();
   }
-  return started;
+  const refusedIds = new Set(refused);
+  return new Set(jobIds.filter((id) => !refusedIds.has(id)));
 }
 
 /**

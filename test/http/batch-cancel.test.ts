@@ -52,6 +52,10 @@ describe('cancelling a batch of large runs that its worker holds', () => {
       SELECT count(*)::int AS n FROM jobs
       WHERE batch_id = ${batch.batch_id} AND status = 'cancelled' AND attempts > 0`;
     expect(claimed!.n).toBeGreaterThan(0);
+    // Those that finished were marked started by the worker before the engine began them.
+    const [started] = await t.db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM jobs WHERE batch_id = ${batch.batch_id} AND run_started_at IS NOT NULL`;
+    expect(started!.n).toBe(finished);
 
     // Collect what finished: the delivered items are the only ones charged.
     expect(lines((await get(t, batch.results_url, auth)).body)).toHaveLength(ITEMS);

@@ -185,6 +185,10 @@ describe('worker', () => {
     expect((await parts.queue.waitFor(next.id, 10_000))?.status).toBe('succeeded');
     expect(runs).toEqual([next.id]);
     expect(runner.stats).toMatchObject({ refused: 2, dropped: 0 });
+    // Nothing cancels a lone job: it begins without a mark (no round trip).
+    const [lone] = await db.sql<{ runStartedAt: Date | null }[]>`
+      SELECT run_started_at FROM jobs WHERE id = ${next.id}`;
+    expect(lone!.runStartedAt).toBeNull();
     for (const job of jobs) expect((await parts.queue.get(job.id))?.status).toBe('cancelled');
   });
 
