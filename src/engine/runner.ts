@@ -374,7 +374,10 @@ async function runOnCpu(
   for (const entry of gate.left()) if ('host' in entry) entry.release();
 }
 
-/** One begun job on the CPU engine: whole on a job thread, or over the pool (its slot given back once counted). */
+/**
+ * One begun job on the CPU engine: whole on a job thread, or over the pool (its pool slot given back once
+ * its draws are counted).
+ */
 async function runBegun(
   deps: RunnerDeps,
   { entry, release: releaseSlot }: Begun<EngineJob | PreparedJob>,

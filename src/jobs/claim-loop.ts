@@ -1,7 +1,8 @@
 // The worker's claim loop and its wake rules: claims into the free slots once a pack's worth is free (or
 // nothing is in flight) and draws are left of the worker's budget, claims again at once while a claim
-// filled its room, and otherwise sleeps until news wakes it or the poll comes. It owns only what decides when to claim (woken, the queue found
-// drained, the sleeping loop's alarm, stopping); what a claim takes and runs is the worker's (`claim`).
+// filled its room, and otherwise sleeps until news wakes it or the poll comes. It owns only what decides
+// when to claim (woken, the queue found drained, the sleeping loop's alarm, stopping); what a claim takes
+// and runs is the worker's (`claim`).
 
 export interface ClaimLoopOptions {
   /** Jobs in flight at most. */

@@ -66,7 +66,10 @@ const startAs = (workerId: string) => async (ids: readonly string[]) =>
 
 const cancel = (auth: Json, batchId: string) => post(t, `/v1/simulations/batch/${batchId}/cancel`, auth);
 
-/** Every item is settled and charged (delivered) or released and not charged (cancelled), and the books balance. */
+/**
+ * Every item is settled and charged (delivered) or released and not charged (cancelled), and the books
+ * balance.
+ */
 async function checkMoney(orgId: string, auth: Json, batch: Json, delivered: number) {
   expect(lines((await get(t, batch.results_url, auth)).body)).toHaveLength(batch.counts.total);
   const final = (await get(t, `/v1/simulations/batch/${batch.batch_id}`, auth)).json();
