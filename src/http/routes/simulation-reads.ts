@@ -117,7 +117,7 @@ function registerCancel(app: App, deps: AppDeps) {
         operationId: 'cancelSimulationBatch',
         summary: 'Cancel a batch',
         description:
-          'Queued items are cancelled and their holds released at once (nothing charged); running items finish and can still be delivered. Idempotent: a repeated cancel answers the batch as it is.',
+          'Items whose simulation has not begun (queued, or held by a worker that has not begun them) are cancelled and their holds released at once (nothing charged); items begun finish and can still be delivered. Idempotent: a repeated cancel answers the batch as it is.',
         params: batchParamsSchema,
         response: { 200: batchSchema },
       },
