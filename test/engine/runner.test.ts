@@ -169,7 +169,7 @@ describe('when the runner begins jobs (RunContext.start, src/engine/start-gate.t
     expect(asked).toEqual([jobs.map((j) => j.id)]);
     const ran = jobs.map((j) => j.id).filter((id) => id !== 'j3');
     expect(outcomes.map((o) => o.jobId).sort()).toEqual([...ran].sort());
-    expect(outcomes.every((o) => 'documentJson' in o)).toBe(true);
+    expect(outcomes.every((o) => 'document' in o)).toBe(true);
     expect(progressed.has('j3')).toBe(false);
   });
 
@@ -199,7 +199,7 @@ describe('when the runner begins jobs (RunContext.start, src/engine/start-gate.t
         threaded.runBatch(batch('a', 110), context),
         threaded.runBatch(batch('b', 120), context),
       ]);
-      expect([...a!, ...b!].every((o) => 'documentJson' in o)).toBe(true);
+      expect([...a!, ...b!].every((o) => 'document' in o)).toBe(true);
       expect(most).toBe(POOL_RUNS_AT_ONCE);
     } finally {
       await threaded.close();
