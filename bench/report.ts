@@ -8,6 +8,11 @@ export interface BenchRow {
   unit: string;
   reference?: { name: string; value: number } | undefined;
   note?: string | undefined;
+  /**
+   * Figures behind the row as numbers (e.g. `cpu_ms_per_job` by thread kind and phase), written to
+   * BENCH_JSON beside `value` so that a check reads them rather than the note.
+   */
+  fields?: Record<string, unknown> | undefined;
 }
 
 function format(value: number): string {
@@ -33,7 +38,7 @@ export function printRows(rows: BenchRow[]) {
 
 /**
  * Every row as one JSON object (name, value, unit, reference name and value, ratio) to the file named by
- * BENCH_JSON, so that figures can be compared from run to run.
+ * BENCH_JSON, so that figures can be compared from run to run; a row's `fields` follow as its own keys.
  */
 export function writeJsonRows(rows: BenchRow[], file: string | undefined): void {
   if (!file) return;
@@ -46,6 +51,7 @@ export function writeJsonRows(rows: BenchRow[], file: string | undefined): void 
     reference_value: row.reference?.value ?? null,
     ratio: row.reference ? row.value / row.reference.value : null,
     note: row.note ?? null,
+    ...row.fields,
   }));
   writeFileSync(file, `${JSON.stringify(objects, null, 2)}\n`);
 }

@@ -4,7 +4,7 @@
 // measured, as gpu-check's records do).
 import { spawn } from 'node:child_process';
 import {
-  type CpuReading,
+  cpuFields,
   cpuPerJob,
   cpuReading,
   median,
@@ -259,9 +259,6 @@ export async function concurrentLarge(context: LoadContext, clients: number): Pr
   });
 }
 
-const phaseMs = (ms: CpuReading) =>
-  Object.fromEntries(Object.entries(ms).map(([kind, value]) => [kind, round(value, 3)]));
-
 /**
  * (c) and (d): a batch of the scale's items from submission to the last NDJSON result (its status polled,
  * then its results read), with CPU per job by phase and thread kind as bench/host.ts reports it.
@@ -302,10 +299,10 @@ export async function batch(
     gpu_busy: ran.gpuSeconds === null ? null : round(ran.gpuSeconds / (totalMs / 1000), 3),
     engine_alone: reference,
     cpu_ms_per_job: {
-      all: phaseMs(perJob),
-      submission: phaseMs(cpuPerJob(start, afterSubmission, items)),
-      running: phaseMs(cpuPerJob(afterSubmission, afterRunning, items)),
-      results: phaseMs(cpuPerJob(afterRunning, end, items)),
+      all: cpuFields(perJob, stack.backend),
+      submission: cpuFields(cpuPerJob(start, afterSubmission, items), stack.backend),
+      running: cpuFields(cpuPerJob(afterSubmission, afterRunning, items), stack.backend),
+      results: cpuFields(cpuPerJob(afterRunning, end, items), stack.backend),
     },
     engine: ran.engine,
     jobs_gpu: ran.jobs_gpu,

@@ -19,11 +19,11 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { benchFeed } from './bench-feed.js';
+import { freePort } from './servers.js';
 
 export type Backend = 'embedded' | 'server';
 
@@ -72,14 +72,6 @@ const TOP_UP_CREDITS = 100_000_000;
 const READY_TIMEOUT_MS = 180_000;
 /** A stopped process drains first (SHUTDOWN_TIMEOUT_SECONDS below); after this it is killed. */
 const STOP_TIMEOUT_MS = 30_000;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return typeof address === 'object' && address ? address.port : 0;
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

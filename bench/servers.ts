@@ -1,6 +1,7 @@
 // The server processes benchmarks measure (bench/http-server.ts): each in its own process, so that
 // the server and the load generator each have a core. bench/run.ts ends them on exit.
 import { type ChildProcess, fork } from 'node:child_process';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -43,4 +44,13 @@ export async function startServer(
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
   });
   return { info, pid: child.pid ?? 0, stop: () => child.kill('SIGTERM') };
+}
+
+/** A TCP port free on 127.0.0.1 a moment ago (for a child's listener of its own). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return typeof address === 'object' && address ? address.port : 0;
 }

@@ -32,6 +32,8 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Worker threads of the CPU engine; 0 = one per core. */
   CPU_THREADS: z.coerce.number().int().min(0).max(256).default(0),
+  /** Draws a worker holds claimed at most; 0 = what its engine begins in about a second. */
+  WORKER_CLAIM_DRAWS: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
   /** The request line and headers must arrive within this. */
   HEADERS_TIMEOUT_SECONDS: seconds(10),
   /** The whole request, body included, must arrive within this. */

@@ -154,7 +154,7 @@ export async function startService(
       ? await startApi({ ...deps, loggerInstance: logger }, options.terminal ?? (() => {}))
       : null;
   const operations = await startOperations(deps, logger);
-  const worker = engine ? startEngineWorker(db, graph, engine, logger) : null;
+  const worker = engine ? startEngineWorker(db, graph, engine, logger, config.WORKER_CLAIM_DRAWS) : null;
   // Worker processes deliver webhook events too (src/webhooks/delivery.ts), each under its own leases.
   const deliverer = worker ? graph.startDeliverer({ workerId: worker.workerId, logger }) : null;
   if (worker) logger.info({ worker_id: worker.workerId, engine: config.ENGINE }, 'worker running');
@@ -277,6 +277,7 @@ function startEngineWorker(
   graph: ServiceGraph,
   engine: SimulationEngine,
   logger: Logger,
+  claimDraws: number,
 ): Worker {
   return startWorker({
     queue: graph.queue,
@@ -287,6 +288,8 @@ function startEngineWorker(
     workerId: `${hostname()}:${process.pid}`,
     // PGlite serves one connection: fewer jobs in flight keep the API responsive beside the worker.
     concurrency: db.kind === 'server' ? 64 : 16,
+    // And at most what the engine can begin soon, counted in draws (docs/decisions.md §6 "Claims").
+    claimDraws: claimDraws > 0 ? () => claimDraws : engine.drawsAhead,
     sweeper: graph.sweeper,
     logger,
     onJobFinished: graph.onJobFinished,

@@ -14,6 +14,7 @@ import type { SlotTables } from './compiled-slots.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
 import { type DocumentSummary, documentSummary } from './document-schema.js';
 import type { ModelStatus } from './model-status.js';
+import { type StoredDocument, storedDocument } from './stored-document.js';
 
 /** What every job of a process shares: the model and what documents say of it. */
 export interface JobWorkSetting {
@@ -86,9 +87,12 @@ export interface RunFacts {
   runMs: number;
 }
 
-/** A finished document: its wire text (what results store and responses splice in) and its summary. */
+/**
+ * A finished document: its wire text in the stored form (what results store and responses splice in,
+ * stored-document.ts) and its summary.
+ */
 export interface FinishedDocument {
-  documentJson: string;
+  document: StoredDocument;
   summary: DocumentSummary;
 }
 
@@ -147,7 +151,8 @@ export function finishJob(
   });
   // The builder writes every field in the schema's order (test/engine/document.test.ts checks that this
   // text equals documentWireText's, which parses through the schema first at twice the cost).
-  return { documentJson: JSON.stringify(document), summary: documentSummary(document) };
+  // Deflated here, off the event loop, once for every store and delivery of it (stored-document.ts).
+  return { document: storedDocument(JSON.stringify(document)), summary: documentSummary(document) };
 }
 
 /** A whole job's document and how long its draws took. */

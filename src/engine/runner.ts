@@ -13,6 +13,8 @@ import type { DocumentSummary } from './document-schema.js';
 import { createJobThreads, type JobThreads } from './job-threads.js';
 import type { FinishedDocument, HostJob, SharedCompiled } from './job-work.js';
 import { loadModelStatus } from './model-status.js';
+import { type Begun, makeSlots, makeStartGate, POOL_RUNS_AT_ONCE, type Slots } from './start-gate.js';
+import type { StoredDocument } from './stored-document.js';
 
 /** One simulation for the engine: what the queue's job holds, as far as the engine needs it. */
 export interface EngineJob {
@@ -34,8 +36,8 @@ export interface RunSuccess {
   jobId: string;
   /** The figures of the document that its fixture's summary shows. */
   summary: DocumentSummary;
-  /** The document as the wire carries it (documentWireText): what results store and deliveries send. */
-  documentJson: string;
+  /** The document as the wire carries it (documentWireText), stored-form: what results store and deliveries send. */
+  document: StoredDocument;
   engine: string;
   runMs: number;
   gpuMs: number;
@@ -58,6 +60,12 @@ export interface RunContext {
    * finishes a pack's jobs one after another, and the worker stores each while the others still run.
    */
   onOutcome?: ((outcome: RunOutcome) => void) | undefined;
+  /**
+   * Asked just before the engine begins jobs' draws (a GPU dispatch's jobs together; on the CPU as each
+   * comes up, start-gate.ts): the ids that may begin. A job left out (a batch's cancel took it while it
+   * waited, docs/decisions.md §6) is not run and gets no outcome. Absent: every job may begin.
+   */
+  start?: ((jobIds: readonly string[]) => Promise<ReadonlySet<string>>) | undefined;
 }
 
 /** One outcome per job; a job that cannot run fails alone, the others run. */
@@ -81,10 +89,19 @@ function checkDraws(draws: number): void {
 // Before a run has been measured: about 1 s per million draws on one CPU core, 2 ms on a GPU.
 const INITIAL_SECONDS_PER_DRAW = { cpu: 1e-6, gpu: 2e-9 };
 
+/** How far ahead of its engine a worker claims (drawsAhead): about this long of the engine's work. */
+const CLAIM_AHEAD_SECONDS = 1;
+
 export interface SimulationEngine {
   runBatch: RunBatch;
   /** Engine seconds a run of `draws` is expected to take, for the GPU-seconds budget (docs/decisions.md §3). */
   estimateSeconds(draws: number): number;
+  /**
+   * The draws this engine can begin within about CLAIM_AHEAD_SECONDS at its measured speed, and never
+   * fewer than POOL_RUNS_AT_ONCE of the largest jobs: what a worker holds claimed (src/jobs/worker.ts
+   * claimDraws; docs/decisions.md §6 "Claims").
+   */
+  drawsAhead(): number;
   health(): EngineHealth;
   /** Resolves when the engine can take work (the GPU worker started or was found unavailable). */
   ready(): Promise<void>;
@@ -123,6 +140,7 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
     gpu,
     gpuState: null,
     secondsPerDraw: { ...INITIAL_SECONDS_PER_DRAW },
+    poolSlots: makeSlots(POOL_RUNS_AT_ONCE),
   };
   const started = gpu ? gpu.started().then((state) => (deps.gpuState = state)) : Promise.resolve(null);
   return {
@@ -130,6 +148,7 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
     estimateSeconds(draws) {
       return draws * (usingGpu(deps) ? deps.secondsPerDraw.gpu : deps.secondsPerDraw.cpu);
     },
+    drawsAhead: () => drawsAhead(deps),
     health: () => engineHealth(deps),
     async ready() {
       await started;
@@ -154,6 +173,16 @@ interface RunnerDeps {
   gpuState: GpuEngineState | null;
   /** Measured engine seconds per draw, per engine. */
   secondsPerDraw: { cpu: number; gpu: number };
+  /** The CPU pool's runs begun at a time, across every batch this engine runs (start-gate.ts). */
+  poolSlots: Slots;
+}
+
+/** SimulationEngine.drawsAhead: the GPU's measured speed, or the CPU's per thread times its threads. */
+function drawsAhead(deps: RunnerDeps): number {
+  const perSecond = usingGpu(deps)
+    ? 1 / deps.secondsPerDraw.gpu
+    : Math.max(1, deps.cpu.threads) / deps.secondsPerDraw.cpu;
+  return Math.max(POOL_RUNS_AT_ONCE * MAX_DRAWS_PER_JOB, Math.round(perSecond * CLAIM_AHEAD_SECONDS));
 }
 
 /** A job whose draws are in range and whose inputs compiled; `release` once its outcome is known. */
@@ -185,20 +214,22 @@ async function runBatch(deps: RunnerDeps, jobs: EngineJob[], context: RunContext
     return outcomes;
   }
   // Test keys always run on the CPU engine (docs/api.md §1: synthetic output); live jobs on the GPU, as
-  // one dispatch, so they are all compiled first. A job whose draws are out of range or whose inputs do
-  // not compile fails alone; the others run.
+  // one dispatch, so they are begun together (RunContext.start) and all compiled first. A job whose
+  // draws are out of range or whose inputs do not compile fails alone; the others run.
+  const live = await begunTogether(
+    jobs.filter((job) => job.mode === 'live'),
+    context,
+  );
   const onGpu = (
     await Promise.all(
-      jobs
-        .filter((job) => job.mode === 'live')
-        .map(async (job) => {
-          try {
-            return [await prepareJob(deps, job)];
-          } catch (error) {
-            failed(job, error);
-            return [];
-          }
-        }),
+      live.map(async (job) => {
+        try {
+          return [await prepareJob(deps, job)];
+        } catch (error) {
+          failed(job, error);
+          return [];
+        }
+      }),
     )
   ).flat();
   let onCpu: (EngineJob | PreparedJob)[] = jobs.filter((job) => job.mode !== 'live');
@@ -208,6 +239,13 @@ async function runBatch(deps: RunnerDeps, jobs: EngineJob[], context: RunContext
   }
   await runOnCpu(deps, onCpu, context, record, failed);
   return outcomes;
+}
+
+/** The jobs that may begin now (RunContext.start), asked together: one dispatch begins them all. */
+async function begunTogether(jobs: EngineJob[], context: RunContext): Promise<EngineJob[]> {
+  if (!context.start || jobs.length === 0) return jobs;
+  const started = await context.start(jobs.map((job) => job.id));
+  return jobs.filter((job) => started.has(job.id));
 }
 
 /** The job's draws checked, its seed read and its inputs compiled (once per fixture version, job-threads.ts). */
@@ -303,10 +341,12 @@ async function finishRun(
 const CPU_LANES_PER_THREAD = 4;
 
 /**
- * Without a GPU: each job is compiled, then run as the CPU engine spreads its draws (fallback/cpu-engine.ts
- * spreadOf): 'whole' on a job thread, draws and document in one task (compiled in that task too when its
- * fixture is not compiled yet), or over the CPU engine's pool with its document then built on a job thread. A job that fails fails alone. Aborted (a
- * shutdown): the jobs not yet started get no outcome; their leases run out.
+ * Without a GPU: each job is begun as start-gate.ts lets it (asked of the caller just before, a run over
+ * the pool once one of the engine's pool slots is free), compiled, then run as the CPU engine spreads its
+ * draws (fallback/cpu-engine.ts spreadOf): 'whole' on a job thread, draws and document in one task
+ * (compiled in that task too when its fixture is not compiled yet), or over the CPU engine's pool with its
+ * document then built on a job thread. A job that fails fails alone. Aborted (a shutdown): the jobs not
+ * yet begun get no outcome; their leases run out.
  */
 async function runOnCpu(
   deps: RunnerDeps,
@@ -315,41 +355,64 @@ async function runOnCpu(
   record: RecordOutcome,
   failed: Failed,
 ): Promise<void> {
-  let next = 0;
+  const jobOf = (entry: EngineJob | PreparedJob) => ('host' in entry ? entry.job : entry);
+  const gate = makeStartGate(jobs, {
+    askId: (entry) => ('host' in entry ? null : entry.id),
+    draws: (entry) => jobOf(entry).draws,
+    pooled: (entry) => deps.cpu.spreadOf(jobOf(entry).draws) === 'pool',
+    poolSlots: deps.poolSlots,
+    start: context.start,
+    signal: context.signal,
+  });
   const lane = async () => {
-    while (next < jobs.length && !context.signal.aborted) {
-      const entry = jobs[next++]!;
-      const job = 'host' in entry ? entry.job : entry;
-      let item: PreparedJob | undefined;
-      try {
-        if (deps.cpu.spreadOf(job.draws) === 'whole') {
-          const prepared =
-            'host' in entry ? { ...entry, finished: null } : await prepareWholeJob(deps, entry);
-          item = prepared;
-          if (context.signal.aborted) return;
-          record(item, 'cpu', prepared.finished ?? (await deps.jobThreads.whole(item.host, item.compiled)));
-          void context.progress(job.id, job.draws);
-          continue;
-        }
-        item = 'host' in entry ? entry : await prepareJob(deps, entry);
-        if (context.signal.aborted) return;
-        const run = await deps.cpu.run(item.compiled, {
-          draws: job.draws,
-          seed: item.host.seed,
-          onProgress: (done) => void context.progress(job.id, done),
-        });
-        await finishRun(deps, item, run, record, failed);
-      } catch (error) {
-        failed(job, error);
-      } finally {
-        item?.release();
-      }
+    for (let begun = await gate.next(); begun; begun = await gate.next()) {
+      await runBegun(deps, begun, context, record, failed);
     }
   };
   const lanes = Math.min(jobs.length, Math.max(1, deps.jobThreads.threads) * CPU_LANES_PER_THREAD);
   await Promise.all(Array.from({ length: lanes }, lane));
-  // Aborted: jobs compiled for the GPU but not started here give their compiled fixtures back.
-  for (const entry of jobs.slice(next)) if ('host' in entry) entry.release();
+  // Aborted: jobs compiled for the GPU but not begun here give their compiled fixtures back.
+  for (const entry of gate.left()) if ('host' in entry) entry.release();
+}
+
+/**
+ * One begun job on the CPU engine: whole on a job thread, or over the pool (its pool slot given back once
+ * its draws are counted).
+ */
+async function runBegun(
+  deps: RunnerDeps,
+  { entry, release: releaseSlot }: Begun<EngineJob | PreparedJob>,
+  context: RunContext,
+  record: RecordOutcome,
+  failed: Failed,
+): Promise<void> {
+  const job = 'host' in entry ? entry.job : entry;
+  let item: PreparedJob | undefined;
+  try {
+    if (deps.cpu.spreadOf(job.draws) === 'whole') {
+      const prepared = 'host' in entry ? { ...entry, finished: null } : await prepareWholeJob(deps, entry);
+      item = prepared;
+      if (context.signal.aborted) return;
+      record(item, 'cpu', prepared.finished ?? (await deps.jobThreads.whole(item.host, item.compiled)));
+      void context.progress(job.id, job.draws);
+      return;
+    }
+    item = 'host' in entry ? entry : await prepareJob(deps, entry);
+    if (context.signal.aborted) return;
+    const run = await deps.cpu.run(item.compiled, {
+      draws: job.draws,
+      seed: item.host.seed,
+      onProgress: (done) => void context.progress(job.id, done),
+    });
+    // Its draws are counted: the next run over the pool may begin while this one's document is built.
+    releaseSlot();
+    await finishRun(deps, item, run, record, failed);
+  } catch (error) {
+    failed(job, error);
+  } finally {
+    releaseSlot();
+    item?.release();
+  }
 }
 
 /** A finished run's outcome; the run also updates the engine's measured seconds per draw. */
@@ -366,7 +429,7 @@ function recordRun(
   return {
     jobId: job.id,
     summary: finished.summary,
-    documentJson: finished.documentJson,
+    document: finished.document,
     engine,
     runMs: Math.round(finished.runMs),
     gpuMs: engine === 'gpu' ? Math.round((finished.gpuMs ?? 0) * 1000) / 1000 : 0,

@@ -9,7 +9,6 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/connection.js';
 import type { ErrorCode } from '../errors.js';
 import type { WindowCounter } from '../limits/window-counter.js';
-import type { DocumentGzip } from './document-gzip.js';
 import type { Metrics } from './metrics.js';
 import type { Lifecycle } from './readiness.js';
 import type { RouteFacts } from './route-of.js';
@@ -18,10 +17,6 @@ import type { Services } from './services.js';
 export type RateGroup = 'data' | 'simulations';
 
 declare module 'fastify' {
-  interface FastifyInstance {
-    /** The app's compressed documents (document-gzip.ts). */
-    documentGzip: DocumentGzip;
-  }
   interface FastifyRequest {
     /** The authenticated caller of an `api` route; null elsewhere. */
     auth: Caller | null;

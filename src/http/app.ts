@@ -19,7 +19,7 @@ import { type LimitName, limitsFor } from '../limits/plans.js';
 import type { App, AppDeps, RateGroup } from './app-types.js';
 import { makeAuthenticator } from './auth.js';
 import { installBackPressure } from './back-pressure.js';
-import { makeDocumentGzip, ONE_OFF_GZIP_LEVEL } from './document-gzip.js';
+import { ONE_OFF_GZIP_LEVEL } from './document-gzip.js';
 import { installErrorHandling } from './error-handler.js';
 import { recordDocumentedRoutes } from './openapi/documents.js';
 import { isPagePath, setPageSecurityHeaders } from './page-security.js';
@@ -82,7 +82,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(responseSerializerCompiler);
-  app.decorate('documentGzip', makeDocumentGzip());
   app.decorateRequest('auth', null);
   app.decorateRequest('rawBody', undefined);
   app.decorateRequest('route', null);

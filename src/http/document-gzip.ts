@@ -1,33 +1,32 @@
-// Simulation bodies sent gzip from a cache of their documents' compressed form (docs/decisions.md §6).
-// A cache hit answers the same ~70 KB document to organisation after organisation; compressing it per
-// response (what @fastify/compress does) cost some 0.6 ms (brotli) to 1.7 ms (gzip) of CPU per hit.
-// A gzip member is a deflate stream, and a deflate stream may be cut into pieces compressed on their
-// own, each ending on a sync flush: the envelope before the document, the cached document, and the
-// closing brace are deflated separately and joined, with the CRC-32 and length of the whole body.
+// Bodies that carry a stored simulation document, sent gzip from the document's stored form
+// (docs/decisions.md §6, "Stored documents"): a job thread deflated the document once
+// (src/engine/stored-document.ts), and every body that carries it, a single simulation or a line of a
+// batch's results stream, splices that deflate in as it is. A gzip member is a deflate stream, and a
+// deflate stream may be cut into pieces made on their own, each ending byte-aligned with no final block
+// (a sync flush): the text around a document goes as stored (uncompressed) blocks, or deflated here when
+// there is much of it; the CRC-32 of the whole is the pieces' CRCs combined (crc32Combine). Compressing a
+// 70 KB document per response instead cost some 0.5 ms (gzip level 3) of CPU per body, and the text it
+// came from had crossed the event loop, the database and the wire to it at eight times the size.
 // zlib.crc32 needs Node 20.15 (package.json engines).
 import zlib from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type SplicedJson, sendSerialized } from './serialize.js';
+import type { StoredDocument } from '../engine/stored-document.js';
+import { type SplicedJson, sendSerialized, splicedText } from './serialize.js';
 
 /**
  * The gzip level of bodies compressed per response. Measured on this service's own bodies (docs/decisions.md
  * §6, "Compression"): a 100-item page of NDJSON results (7 MB) 110 ms at level 6 against 40 ms at 3, a
- * 1,000-item batch status (500 KB) 2.9 against 1.2 ms, a 70 KB document 0.92 against 0.50 ms. A cached
- * document, compressed once for many sendings, keeps level 6 (DOCUMENT_LEVEL).
+ * 1,000-item batch status (500 KB) 2.9 against 1.2 ms, a 70 KB document 0.92 against 0.50 ms.
  */
 export const ONE_OFF_GZIP_LEVEL = 3;
 
-/** Documents kept compressed, most recently sent last; some 10 KB each plus the text as the key. */
-const CAPACITY = 128;
-/** The level @fastify/compress uses for gzip: a 100,000-draw document near 13 KiB (docs/api.md §1). */
-const DOCUMENT_LEVEL = 6;
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
-
-interface CompressedDocument {
-  /** Raw deflate of the document's UTF-8, ending on a sync flush (no final block). */
-  deflated: Buffer;
-  bytes: number;
-}
+/** An empty final block: the end of a deflate stream whose pieces each ended on a sync flush. */
+const FINAL_BLOCK = zlib.deflateRawSync(Buffer.alloc(0));
+/** Text shorter than this goes as stored blocks: deflating it costs more than the bytes it saves. */
+const DEFLATE_TEXT_BYTES = 4096;
+/** The longest stored block (its length is 16 bits). */
+const STORED_BLOCK_BYTES = 65_535;
 
 /**
  * The encodings Accept-Encoding admits, with their q (as @fastify/compress reads it: x-gzip is gzip);
@@ -54,77 +53,6 @@ export function admitsGzip(request: FastifyRequest): boolean {
   return admits(acceptedEncodings(request), 'gzip');
 }
 
-/**
- * The compressed documents of one app (made by app.ts, kept on the Fastify instance as `documentGzip`).
- * Keyed by the document's text, so no id can name the wrong document (a process may serve several
- * databases in tests). A document sent once is remembered as `null`: it is compressed and cached on its
- * second sending, so a result delivered once (a batch item) leaves as any body does (@fastify/compress,
- * off the event loop) and costs what it did, and one answered again and again (a cache hit) is
- * compressed once.
- */
-export interface DocumentGzip {
-  /**
-   * `body` as one gzip member, `body.slice(at, -1)` being a stored document and the last character its
-   * closing brace (serializeWithJsonField's form); null when the document is to be sent the usual way.
-   */
-  gzipBody(body: string, at: number): Buffer | null;
-  /** Forgets every document. */
-  clear(): void;
-}
-
-export function makeDocumentGzip(): DocumentGzip {
-  const documents = new Map<string, CompressedDocument | null>();
-
-  const remember = (text: string, value: CompressedDocument | null) => {
-    documents.delete(text);
-    documents.set(text, value);
-    if (documents.size > CAPACITY) documents.delete(documents.keys().next().value as string);
-  };
-
-  /** The cached compressed document, compressing it on its second sending; null on its first. */
-  const compressedDocument = (text: string): CompressedDocument | null => {
-    const cached = documents.get(text);
-    if (cached) {
-      remember(text, cached);
-      return cached;
-    }
-    if (cached === undefined) {
-      remember(text, null);
-      return null;
-    }
-    const compressed = {
-      deflated: zlib.deflateRawSync(text, {
-        level: DOCUMENT_LEVEL,
-        finishFlush: zlib.constants.Z_SYNC_FLUSH,
-      }),
-      bytes: Buffer.byteLength(text),
-    };
-    remember(text, compressed);
-    return compressed;
-  };
-
-  return {
-    gzipBody(body, at) {
-      const document = body.slice(at, -1);
-      const compressed = compressedDocument(document);
-      if (!compressed) return null;
-      const head = body.slice(0, at);
-      const tail = body.slice(-1);
-      let crc = zlib.crc32(head);
-      crc = zlib.crc32(document, crc);
-      crc = zlib.crc32(tail, crc);
-      return Buffer.concat([
-        GZIP_HEADER,
-        zlib.deflateRawSync(head, { level: 1, finishFlush: zlib.constants.Z_SYNC_FLUSH }),
-        compressed.deflated,
-        zlib.deflateRawSync(tail),
-        gzipTrailer(crc, Buffer.byteLength(head) + compressed.bytes + Buffer.byteLength(tail)),
-      ]);
-    },
-    clear: () => documents.clear(),
-  };
-}
-
 /** A gzip member's trailer: the CRC-32 of its uncompressed bytes and their count, modulo 2^32. */
 function gzipTrailer(crc: number, bytes: number): Buffer {
   const trailer = Buffer.alloc(8);
@@ -133,9 +61,116 @@ function gzipTrailer(crc: number, bytes: number): Buffer {
   return trailer;
 }
 
+/** The CRC-32 polynomial, reflected (zlib's). */
+const CRC_POLYNOMIAL = 0xedb88320;
+
+/** a(x) times b(x) modulo the CRC polynomial (zlib's multmodp). */
+function multiplyModP(a: number, b: number): number {
+  let m = 0x80000000;
+  let product = 0;
+  let multiplier = b >>> 0;
+  for (;;) {
+    if (a & m) {
+      product ^= multiplier;
+      if ((a & (m - 1)) === 0) break;
+    }
+    m >>>= 1;
+    multiplier = multiplier & 1 ? (multiplier >>> 1) ^ CRC_POLYNOMIAL : multiplier >>> 1;
+  }
+  return product >>> 0;
+}
+
+/** x^(2^n) modulo the CRC polynomial, for n = 0 to 31 (zlib's x2n_table). */
+const X_2N = (() => {
+  const table = new Uint32Array(32);
+  let p = 1 << 30; // x^1
+  table[0] = p;
+  for (let n = 1; n < 32; n++) table[n] = p = multiplyModP(p, p);
+  return table;
+})();
+
 /**
- * Sends a JSON body that ends with a stored document (serializeWithJsonField's form): gzip from the cache
- * when the client accepts gzip and the document was sent before, else as any body, which
+ * The CRC-32 of two byte strings one after the other, from each one's CRC-32 and the second's length
+ * (zlib's crc32_combine): a stored document's CRC joins its envelope's without its bytes.
+ */
+export function crc32Combine(crc1: number, crc2: number, length2: number): number {
+  // x^(8 × length2) modulo p: the first CRC shifted over the second string's bits.
+  let shift = 0x80000000; // x^0
+  let k = 3;
+  for (let n = length2; n > 0; n = Math.floor(n / 2), k++) {
+    if (n % 2 === 1) shift = multiplyModP(X_2N[k & 31]!, shift);
+  }
+  return (multiplyModP(shift, crc1 >>> 0) ^ (crc2 >>> 0)) >>> 0;
+}
+
+/**
+ * `bytes` as pieces of a deflate stream that end byte-aligned: deflated (ending on a sync flush) when
+ * there are many, else as stored blocks (a header byte, the length and its complement, the bytes).
+ */
+function textPieces(bytes: Buffer): Buffer[] {
+  if (bytes.length >= DEFLATE_TEXT_BYTES) {
+    return [
+      zlib.deflateRawSync(bytes, { level: ONE_OFF_GZIP_LEVEL, finishFlush: zlib.constants.Z_SYNC_FLUSH }),
+    ];
+  }
+  const pieces: Buffer[] = [];
+  for (let at = 0; at < bytes.length; at += STORED_BLOCK_BYTES) {
+    const block = bytes.subarray(at, at + STORED_BLOCK_BYTES);
+    const header = Buffer.alloc(5);
+    header.writeUInt16LE(block.length, 1);
+    header.writeUInt16LE(~block.length & 0xffff, 3);
+    pieces.push(header, block);
+  }
+  return pieces;
+}
+
+/** A gzip member's pieces in the making: the bytes so far, with their CRC-32 and count. */
+function makeMember() {
+  let crc = 0;
+  let bytes = 0;
+  let pieces: Buffer[] = [];
+  let size = 0;
+  const add = (piece: Uint8Array) => {
+    pieces.push(piece as Buffer);
+    size += piece.length;
+  };
+  return {
+    text(utf8: Buffer) {
+      crc = zlib.crc32(utf8, crc);
+      bytes += utf8.length;
+      for (const piece of textPieces(utf8)) add(piece);
+    },
+    document(document: StoredDocument) {
+      crc = crc32Combine(crc, document.crc32, document.bytes);
+      bytes += document.bytes;
+      add(document.deflated);
+    },
+    size: () => size,
+    /** The pieces so far, joined, and forgotten. */
+    take(): Buffer {
+      const joined = Buffer.concat(pieces, size);
+      pieces = [];
+      size = 0;
+      return joined;
+    },
+    /** The member's end: the final block and the trailer. */
+    end: () => Buffer.concat([FINAL_BLOCK, gzipTrailer(crc, bytes)]),
+  };
+}
+
+/** A spliced body as one gzip member; null when its document is text (a choice of sections). */
+export function gzipSpliced(body: SplicedJson): Buffer | null {
+  if (typeof body.document === 'string') return null;
+  const member = makeMember();
+  member.text(Buffer.from(body.head, 'utf8'));
+  member.document(body.document);
+  member.text(Buffer.from(body.tail, 'utf8'));
+  return Buffer.concat([GZIP_HEADER, member.take(), member.end()]);
+}
+
+/**
+ * Sends a JSON body that carries a stored document (serializeWithJsonField's form): gzip from the
+ * document's stored form when the client accepts gzip, else its text as any body, which
  * @fastify/compress compresses as the client asks.
  */
 export function sendDocumentBody(
@@ -143,53 +178,47 @@ export function sendDocumentBody(
   reply: FastifyReply,
   body: SplicedJson,
 ): FastifyReply {
-  const gzip = admitsGzip(request) ? request.server.documentGzip.gzipBody(body.text, body.at) : null;
-  if (!gzip) return sendSerialized(reply, body.text);
+  const gzip = admitsGzip(request) ? gzipSpliced(body) : null;
+  if (!gzip) return sendSerialized(reply, splicedText(body));
   return sendSerialized(reply.header('content-encoding', 'gzip').header('vary', 'accept-encoding'), gzip);
 }
 
-/** Pieces of a stream being deflated at once: zlib's thread pool has four threads. */
-const PIECES_IN_FLIGHT = 8;
-/** Lines are gathered into pieces of this many characters at least (a piece costs zlib a new stream). */
-const PIECE_CHARACTERS = 262_144;
+/** Bytes of a results stream written at once: some 20 documents' stored forms. */
+const STREAM_CHUNK_BYTES = 262_144;
 
 /**
- * `pieces` (the lines of an NDJSON stream) as one gzip member, each piece deflated on its own, ending on
- * a sync flush, on zlib's thread pool, several at a time, and written in their order: a results stream
- * compressed as one zlib stream was compressed piece after piece on one thread, and on 2 cores a
- * 1,000-item stream (87 MB) took 1.35–1.48 s read again with gzip against 0.35–0.62 s without
- * (docs/decisions.md §6, "Compression"). A piece's matches cannot reach into the piece before (a
- * document of some 85 KB has its own, within zlib's 32 KB window anyway). The CRC-32 and length of the
- * whole are summed as the pieces go.
+ * The lines of an NDJSON stream as one gzip member, written in chunks: each document as its stored form,
+ * the text between documents as textPieces makes it. Text longer than a chunk (lines without documents)
+ * is deflated a chunk at a time.
  */
-export async function* gzipPieces(pieces: AsyncIterable<string>, level: number): AsyncGenerator<Buffer> {
+export async function* gzipLines(lines: AsyncIterable<string | SplicedJson>): AsyncGenerator<Buffer> {
   yield GZIP_HEADER;
-  let crc = 0;
-  let bytes = 0;
-  const deflating: Array<Promise<Buffer>> = [];
-  let gathered: string[] = [];
-  let gatheredLength = 0;
-  const send = () => {
-    const raw = utf8Of(gathered);
-    gathered = [];
-    gatheredLength = 0;
-    crc = zlib.crc32(raw, crc);
-    bytes = (bytes + raw.length) % 2 ** 32;
-    const deflated = deflateRaw(raw, level);
-    // A stream cut off (the client gone, a page that failed) leaves its pieces unread: not unhandled.
-    deflated.catch(() => {});
-    deflating.push(deflated);
+  const member = makeMember();
+  let text: string[] = [];
+  let textLength = 0;
+  const endText = () => {
+    if (text.length > 0) member.text(utf8Of(text));
+    text = [];
+    textLength = 0;
   };
-  for await (const piece of pieces) {
-    gathered.push(piece);
-    gatheredLength += piece.length;
-    if (gatheredLength < PIECE_CHARACTERS) continue;
-    send();
-    if (deflating.length >= PIECES_IN_FLIGHT) yield await deflating.shift()!;
+  const addText = (piece: string) => {
+    text.push(piece);
+    textLength += piece.length;
+  };
+  for await (const line of lines) {
+    if (typeof line === 'string' || typeof line.document === 'string') {
+      addText(typeof line === 'string' ? line : splicedText(line));
+    } else {
+      addText(line.head);
+      endText();
+      member.document(line.document);
+      addText(line.tail);
+    }
+    if (textLength >= STREAM_CHUNK_BYTES) endText();
+    if (member.size() >= STREAM_CHUNK_BYTES) yield member.take();
   }
-  if (gatheredLength > 0) send();
-  for (const deflated of deflating) yield await deflated;
-  yield Buffer.concat([zlib.deflateRawSync(Buffer.alloc(0)), gzipTrailer(crc, bytes)]);
+  endText();
+  yield Buffer.concat([member.take(), member.end()]);
 }
 
 /**
@@ -204,12 +233,4 @@ function utf8Of(pieces: readonly string[]): Buffer {
   let at = 0;
   for (const piece of pieces) at += raw.write(piece, at);
   return raw;
-}
-
-function deflateRaw(raw: Buffer, level: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    zlib.deflateRaw(raw, { level, finishFlush: zlib.constants.Z_SYNC_FLUSH }, (error, deflated) =>
-      error ? reject(error) : resolve(deflated),
-    );
-  });
 }

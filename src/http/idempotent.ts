@@ -4,11 +4,12 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
+import type { StoredDocument } from '../engine/stored-document.js';
 import { ApiError, errorBody } from '../errors.js';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '../idempotency/store.js';
 import { sendDocumentBody } from './document-gzip.js';
 import { errorResponseSchema } from './schemas/common.js';
-import { type SplicedJson, sendSerialized, serializeThrough } from './serialize.js';
+import { type SplicedJson, sendSerialized, serializeThrough, splicedText } from './serialize.js';
 
 const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 
@@ -35,20 +36,17 @@ export function requestBodyHash(body: string | Buffer | undefined): string {
 
 interface Sending {
   status: number;
-  body: string;
+  /** Serialised text, or a body that carries a stored document. */
+  body: string | SplicedJson;
   headers?: Record<string, string> | undefined;
-  /** Where the body's stored document starts, for a body that ends with one. */
-  documentAt?: number | undefined;
 }
 
 function sendJson(request: FastifyRequest, reply: FastifyReply, response: Sending, replayed = false) {
   for (const [name, value] of Object.entries(response.headers ?? {})) reply.header(name, value);
   if (replayed) reply.header('Idempotent-Replayed', 'true');
   reply.code(response.status);
-  // A body ending with a stored document may leave gzip from the compressed documents (document-gzip.ts).
-  if (response.documentAt !== undefined) {
-    return sendDocumentBody(request, reply, { text: response.body, at: response.documentAt });
-  }
+  // A body that carries a stored document leaves gzip from its stored form (document-gzip.ts).
+  if (typeof response.body !== 'string') return sendDocumentBody(request, reply, response.body);
   return sendSerialized(reply, response.body);
 }
 
@@ -61,8 +59,8 @@ interface BodyResponse {
 }
 
 /**
- * A 200 already serialised whose text from `wire.at` on is a stored result's document followed by the
- * closing brace (a simulation's last field): the record names the result instead of copying the text.
+ * A 200 already serialised around a stored result's document (a simulation's last field): the record
+ * names the result instead of copying the document.
  */
 interface DocumentResponse {
   status: number;
@@ -73,32 +71,37 @@ interface DocumentResponse {
 
 export type IdempotentResponse = BodyResponse | DocumentResponse;
 
-/** A stored result's document text, for replays whose record names it. */
-export type StoredDocumentText = (resultId: number) => Promise<string>;
+/** A stored result's document, for replays whose record names it. */
+export type StoredDocumentOf = (resultId: number) => Promise<StoredDocument>;
 
-/** Where a document response's stored document starts in its body; undefined for other responses. */
-function documentAt(response: IdempotentResponse): number | undefined {
-  return 'wire' in response ? response.wire.at : undefined;
-}
-
-/** The record of a response: a document response without the document's text and where it goes back. */
+/**
+ * The record of a response: a body around a stored document without it, and where it goes back; a
+ * body around text (a choice of sections) as its whole text.
+ */
 function storedForm(
-  response: { status: number; body: string; headers: Record<string, string> },
+  response: { status: number; body: string | SplicedJson; headers: Record<string, string> },
   sent: IdempotentResponse,
 ): StoredResponse {
-  if (!('wire' in sent)) return response;
-  const { text, at } = sent.wire;
-  const body = text.slice(0, at) + text.slice(text.length - 1);
-  return { ...response, body, document: { resultId: sent.documentResultId, at } };
+  const { body } = response;
+  if (typeof body === 'string') return { ...response, body };
+  if (!('wire' in sent) || typeof body.document === 'string') return { ...response, body: splicedText(body) };
+  return {
+    ...response,
+    body: body.head + body.tail,
+    document: { resultId: sent.documentResultId, at: body.head.length },
+  };
 }
 
-/** The bytes first sent: a named document's text put back where it was. */
-async function replayBody(response: StoredResponse, storedDocument: StoredDocumentText | undefined) {
+/** The body first sent: a named document put back where it was. */
+async function replayBody(
+  response: StoredResponse,
+  storedDocument: StoredDocumentOf | undefined,
+): Promise<string | SplicedJson> {
   if (!response.document) return response.body;
   if (!storedDocument) throw new Error('a stored response names a document this route cannot read');
-  const text = await storedDocument(response.document.resultId);
+  const document = await storedDocument(response.document.resultId);
   const { at } = response.document;
-  return response.body.slice(0, at) + text + response.body.slice(at);
+  return { head: response.body.slice(0, at), document, tail: response.body.slice(at) };
 }
 
 /**
@@ -114,12 +117,12 @@ export async function sendIdempotent(
     docsUrl: string;
     schemas: Record<number, z.ZodType>;
     /** For routes whose 200 carries a stored document (stored once, named by the record). */
-    storedDocument?: StoredDocumentText;
+    storedDocument?: StoredDocumentOf;
     run: (record: IdempotencyRecord | null) => Promise<IdempotentResponse>;
   },
 ) {
-  const serialize = (response: IdempotentResponse) => {
-    if ('wire' in response) return response.wire.text;
+  const serialize = (response: IdempotentResponse): string | SplicedJson => {
+    if ('wire' in response) return response.wire;
     const schema = options.schemas[response.status];
     if (!schema) throw new Error(`no response schema for status ${response.status}`);
     return serializeThrough(schema, response.body);
@@ -128,11 +131,7 @@ export async function sendIdempotent(
   const key = parseIdempotencyKey(request.headers['idempotency-key']);
   if (!key) {
     const response = await options.run(null);
-    return sendJson(request, reply, {
-      ...response,
-      body: serialize(response),
-      documentAt: documentAt(response),
-    });
+    return sendJson(request, reply, { ...response, body: serialize(response) });
   }
   const start = await options.store.begin({
     orgId: auth.org.id,
@@ -143,9 +142,9 @@ export async function sendIdempotent(
     bodyHash: requestBodyHash(request.rawBody),
   });
   if (start.kind === 'replay') {
-    const { status, headers, document } = start.response;
+    const { status, headers } = start.response;
     const body = await replayBody(start.response, options.storedDocument);
-    return sendJson(request, reply, { status, body, headers, documentAt: document?.at }, true);
+    return sendJson(request, reply, { status, body, headers }, true);
   }
   const record = start.record;
   let response: Sending & { headers: Record<string, string> };
@@ -156,7 +155,6 @@ export async function sendIdempotent(
       status: result.status,
       body: serialize(result),
       headers: result.headers ?? {},
-      documentAt: documentAt(result),
     };
     stored = storedForm(response, result);
   } catch (error) {

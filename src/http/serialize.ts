@@ -6,6 +6,7 @@ import fastJson from 'fast-json-stringify';
 import type { FastifyReply, FastifySerializerCompiler } from 'fastify';
 import { serializerCompiler as zodSerializerCompiler } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { documentText, type StoredDocument } from '../engine/stored-document.js';
 
 /** A body as its schema serialises it: what is sent and, for idempotent routes, stored. */
 export function serializeThrough(schema: z.ZodType, body: unknown): string {
@@ -29,29 +30,43 @@ function schemaWithout(schema: z.ZodObject, field: string): z.ZodObject {
   return rest;
 }
 
-/** A body serialised with one field's value spliced in as JSON text: the bytes and where the text starts. */
+/**
+ * A body serialised with one field's value spliced in: the text before the value, the value, and the text
+ * after it. The value is a stored document (src/engine/stored-document.ts: a gzip body splices its deflate
+ * in, document-gzip.ts) or JSON text (a document with a choice of its sections).
+ */
 export interface SplicedJson {
-  text: string;
-  at: number;
+  head: string;
+  document: StoredDocument | string;
+  tail: string;
 }
 
 /**
- * A body whose last field is JSON text that already went through that field's schema (a stored simulation
- * document, docs/decisions.md §6): the other fields go through `schema` without the field, and the text is
- * spliced in unchanged, so some 70 KB are neither parsed nor serialised per response. The bytes are those
- * `serializeThrough(schema, …)` gives for the parsed value: zod writes an object's fields in the order of
- * its schema, and `field` is the last one `body` has.
+ * A body whose last field is JSON that already went through that field's schema (a stored simulation
+ * document, docs/decisions.md §6; or a body spliced so, as a batch's result line carries a simulation): the
+ * other fields go through `schema` without the field, and the value is spliced in unchanged, so some 70 KB
+ * are neither parsed nor serialised per response. The bytes are those `serializeThrough(schema, …)` gives
+ * for the parsed value: zod writes an object's fields in the order of its schema, and `field` is the last
+ * one `body` has.
  */
 export function serializeWithJsonField(
   schema: z.ZodObject,
   field: string,
   body: Record<string, unknown>,
-  json: string,
+  value: StoredDocument | string | SplicedJson,
 ): SplicedJson {
   const head = serializeThrough(schemaWithout(schema, field), body);
   const open = head.slice(0, -1);
   const prefix = `${open}${open.length > 1 ? ',' : ''}${JSON.stringify(field)}:`;
-  return { text: `${prefix}${json}}`, at: prefix.length };
+  if (typeof value === 'object' && 'head' in value) {
+    return { head: `${prefix}${value.head}`, document: value.document, tail: `${value.tail}}` };
+  }
+  return { head: prefix, document: value, tail: '}' };
+}
+
+/** A spliced body's whole text (a stored document inflated). */
+export function splicedText({ head, document, tail }: SplicedJson): string {
+  return `${head}${typeof document === 'string' ? document : documentText(document)}${tail}`;
 }
 
 /**

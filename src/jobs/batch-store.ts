@@ -18,12 +18,15 @@ export async function getOwnedBatch(db: Db, batchId: string, owner: Owner): Prom
 }
 
 /**
- * Cancels a batch: records the first request's time and turns its queued jobs into `cancelled`, under
- * the batch's lock. A job a worker has claimed is running and is left to finish: the claim and this
- * statement both lock the job row, and the loser re-reads its status. Returns the jobs cancelled now
- * (none on a repeated call), whose holds the caller releases in the same transaction.
+ * Cancels a batch: records the first request's time and, under the batch's lock, turns into `cancelled`
+ * its jobs that no engine has started: the queued ones and those a worker has claimed but not yet marked
+ * started (leases.ts startJobs; their leases end here). The jobs are locked in id order, as a worker's
+ * start, heartbeat and store lock them, and each is taken only if it is still unstarted once locked: a
+ * job is either started or cancelled, never both (docs/decisions.md §6 "Cancel"). A started job is left
+ * to finish. Returns the jobs cancelled now (none on a repeated call), whose holds the caller releases in
+ * the same transaction.
  */
-export async function cancelQueuedItems(
+export async function cancelUnstartedItems(
   deps: Pick<JobStoreDeps, 'wake' | 'events'>,
   tx: TransactionSql,
   batchId: string,
@@ -37,10 +40,22 @@ export async function cancelQueuedItems(
   const [batch] = await tx<Batch[]>`
     UPDATE batches SET cancel_requested_at = COALESCE(cancel_requested_at, ${now})
     WHERE id = ${batchId} RETURNING *`;
+  // FOR UPDATE checks each row again as the transaction that held it left it (a claim, a start), and the
+  // UPDATE once more: a row a worker started meanwhile is left out.
   const cancelled = await tx<Job[]>`
-    UPDATE jobs SET status = 'cancelled', finished_at = ${now}, gpu_seconds_used = 0
-    WHERE batch_id = ${batchId} AND status = 'queued'
-    RETURNING ${jobColumns(tx)}`;
+    WITH unstarted AS MATERIALIZED (
+      SELECT id FROM jobs
+      WHERE batch_id = ${batchId}
+        AND (status = 'queued' OR (status = 'running' AND run_started_at IS NULL))
+      ORDER BY id FOR UPDATE
+    )
+    UPDATE jobs j
+    SET status = 'cancelled', finished_at = ${now}, gpu_seconds_used = 0, draws_done = 0,
+        lease_owner = NULL, lease_expires_at = NULL
+    FROM unstarted
+    WHERE j.id = unstarted.id
+      AND (j.status = 'queued' OR (j.status = 'running' AND j.run_started_at IS NULL))
+    RETURNING ${jobColumns(tx, 'j')}`;
   // Requests waiting on these jobs (docs/decisions.md §6) learn at once that they ended.
   await announceFinished(
     deps,

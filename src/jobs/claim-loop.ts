@@ -1,7 +1,8 @@
 // The worker's claim loop and its wake rules: claims into the free slots once a pack's worth is free (or
-// nothing is in flight), claims again at once while a claim filled its room, and otherwise sleeps until
-// news wakes it or the poll comes. It owns only what decides when to claim (woken, the queue found
-// drained, the sleeping loop's alarm, stopping); what a claim takes and runs is the worker's (`claim`).
+// nothing is in flight) and draws are left of the worker's budget, claims again at once while a claim
+// filled its room, and otherwise sleeps until news wakes it or the poll comes. It owns only what decides
+// when to claim (woken, the queue found drained, the sleeping loop's alarm, stopping); what a claim takes
+// and runs is the worker's (`claim`).
 
 export interface ClaimLoopOptions {
   /** Jobs in flight at most. */
@@ -10,10 +11,20 @@ export interface ClaimLoopOptions {
   packSize: number;
   /** Idle wait between claims when nothing wakes the loop. */
   pollMs: number;
-  /** Jobs the worker holds now (claimed and not yet stored). */
+  /**
+   * The draws the worker may hold (claimed, not yet stored): what its engine can start soon
+   * (docs/decisions.md §6 "Claims"). Read before each claim (the engine's measure moves). Absent: no
+   * bound but the jobs' (a kind whose jobs have no draws).
+   */
+  drawsBudget?: (() => number) | undefined;
+  /** Jobs the worker holds now (claimed and not yet stored), and their draws (absent: none counted). */
   jobsHeld(): number;
-  /** Claims up to `free` jobs and starts them: how many it claimed, or null when the claim failed. */
-  claim(free: number): Promise<number | null>;
+  drawsHeld?: (() => number) | undefined;
+  /**
+   * Claims up to `free` jobs, while the draws claimed before each are fewer than `draws`, and starts
+   * them: how many jobs and draws it claimed, or null when the claim failed.
+   */
+  claim(free: number, draws: number): Promise<{ jobs: number; draws: number } | null>;
 }
 
 export interface ClaimLoop {
@@ -57,21 +68,30 @@ export function makeClaimLoop(options: ClaimLoopOptions): ClaimLoop {
     wake();
   };
 
+  /** Draws the worker may still claim. */
+  const drawsRoom = () =>
+    (options.drawsBudget?.() ?? Number.POSITIVE_INFINITY) - (options.drawsHeld?.() ?? 0);
+
   /**
-   * Claims up to the free slots once a pack's worth is free (or nothing is in flight); whether the claim
-   * filled them all (more may be queued). Packs keep the GPU's dispatches full, and claiming while the
-   * earlier packs still run keeps the CPU engine's threads busy across packs.
+   * Claims up to the free slots once a pack's worth is free (or nothing is in flight), while the draws
+   * held leave room; whether the claim filled its room, by jobs or by draws (more may be queued). Packs
+   * keep the GPU's dispatches full, and claiming while the earlier packs still run keeps the CPU engine's
+   * threads busy across packs.
    */
   async function claimFree(): Promise<boolean> {
     const held = options.jobsHeld();
     const free = concurrency - held;
-    if (free <= 0 || (free < packSize && held > 0)) return false;
-    const claimed = await options.claim(free);
+    if (free <= 0 || (held > 0 && (free < packSize || drawsRoom() <= 0))) return false;
+    // With nothing held the claim takes a job whatever its draws.
+    const room = Math.max(1, drawsRoom());
+    const claimed = await options.claim(free, room);
     if (claimed === null) return false;
-    // Fewer than there was room for: the queue had no more when the claim read it. News of jobs queued
-    // while it ran has set `woken` (the loop claims again at once) or comes later (wakeForWork).
-    if (claimed < free) queueDrained = true;
-    return claimed === free;
+    // A claim stops at the first job past its draws' room, so one that fell short of both its jobs and its
+    // draws found no more queued: news of jobs queued while it ran has set `woken` (the loop claims again
+    // at once) or comes later (wakeForWork).
+    const full = claimed.jobs === free || claimed.draws >= room;
+    if (!full) queueDrained = true;
+    return full;
   }
 
   async function loop(): Promise<void> {
@@ -81,7 +101,7 @@ export function makeClaimLoop(options: ClaimLoopOptions): ClaimLoop {
       if (stopping) break;
       // Claim again at once while a claim filled its room (more may be queued) and a pack's room is free;
       // otherwise wait for a wake-up or the poll.
-      if ((full && concurrency - options.jobsHeld() >= packSize) || woken) continue;
+      if ((full && concurrency - options.jobsHeld() >= packSize && drawsRoom() > 0) || woken) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pollMs);
         wakeLoop = () => {

@@ -77,7 +77,7 @@ export async function recordOutcomes(
           dataVersion: job.dataVersion,
           draws: job.draws,
           summary: outcome.summary,
-          documentJson: outcome.documentJson,
+          document: outcome.document,
           engine: outcome.engine,
           runMs: outcome.runMs,
           gpuMs: outcome.gpuMs,

@@ -32,7 +32,7 @@ export function startKindWorker(options: KindWorkerOptions): KindWorker {
     claim: async () => {
       holding = true;
       try {
-        return (await options.runNext()) ? 1 : 0;
+        return { jobs: (await options.runNext()) ? 1 : 0, draws: 0 };
       } catch (error) {
         options.onError?.(error);
         return null;

@@ -35,25 +35,74 @@ export interface RescueOutcome {
   failed: Job[];
 }
 
-export async function claimJobs(deps: JobStoreDeps, workerId: string, n: number, leaseMs: number) {
+/**
+ * Claims up to `n` queued jobs, oldest first, under `workerId`'s lease: those whose draws claimed before
+ * them, in this claim, are fewer than `draws` (the worker's room, docs/decisions.md §6 "Claims"), so the
+ * first is always taken and a claim ends past its room by one job at most. The rows the claim locked and
+ * left stay queued. A claimed job is not started yet (run_started_at null): a batch's cancel may take it
+ * until the worker marks it started (startJobs).
+ */
+export async function claimJobs(
+  deps: JobStoreDeps,
+  workerId: string,
+  n: number,
+  leaseMs: number,
+  draws: number = Number.MAX_SAFE_INTEGER,
+) {
   if (n <= 0) return [];
   const now = deps.clock();
   const leaseEnd = new Date(now.getTime() + leaseMs);
-  // One statement (after River): pick, lock and lease, skipping rows other workers hold.
+  const room = Number.isFinite(draws) ? Math.max(1, Math.floor(draws)) : Number.MAX_SAFE_INTEGER;
+  // One statement (after River): pick, lock and lease, skipping rows other workers hold. A window
+  // function may not stand beside FOR UPDATE: the draws are summed over the rows locked.
   const rows = await deps.sql<Job[]>`
     WITH next AS (
-      SELECT id FROM jobs
+      SELECT id, draws, created_at FROM jobs
       WHERE status = 'queued'
       ORDER BY created_at, id
       LIMIT ${n}
       FOR UPDATE SKIP LOCKED
+    ), fits AS (
+      SELECT id FROM (
+        SELECT id, sum(draws) OVER (ORDER BY created_at, id) - draws AS before FROM next
+      ) summed
+      WHERE before < ${room}::bigint
     )
     UPDATE jobs j
     SET status = 'running', lease_owner = ${workerId}, lease_expires_at = ${leaseEnd},
-        attempts = j.attempts + 1, started_at = COALESCE(j.started_at, ${now}), draws_done = 0
-    FROM next WHERE j.id = next.id
+        attempts = j.attempts + 1, started_at = COALESCE(j.started_at, ${now}), draws_done = 0,
+        run_started_at = NULL
+    FROM fits WHERE j.id = fits.id
     RETURNING ${jobColumns(deps.sql, 'j', 'engine')}`;
   return rows.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+}
+
+/**
+ * Marks jobs this worker holds as started, just before the engine begins their draws: the ids it may
+ * start. A job a batch's cancel took first (cancelled, its lease gone) is not among them; once marked, the
+ * cancel leaves the job to finish. Both statements lock the job's row first, in id order, and each checks
+ * the row as the other left it, so exactly one wins (docs/decisions.md §6 "Cancel"). Asking again for a
+ * job this worker has started answers it again.
+ */
+export async function startJobs(
+  { sql, clock }: JobStoreDeps,
+  workerId: string,
+  jobIds: readonly string[],
+): Promise<string[]> {
+  if (jobIds.length === 0) return [];
+  // Locked by id alone, then updated where still running under this lease: as completeJobs, so that the
+  // planner does not read the partial index of every running job.
+  const rows = await sql<{ id: string }[]>`
+    WITH held AS MATERIALIZED (
+      SELECT id FROM jobs
+      WHERE id = ANY(${sql.array([...jobIds])}::text[])
+      ORDER BY id FOR NO KEY UPDATE
+    )
+    UPDATE jobs j SET run_started_at = COALESCE(j.run_started_at, ${clock()})
+    FROM held
+    WHERE j.id = held.id AND j.status = 'running' AND j.lease_owner = ${workerId}
+    RETURNING j.id`;
+  return rows.map((row) => row.id);
 }
 
 /**
@@ -281,7 +330,7 @@ export async function releaseJobs(
     const rows = await tx<{ id: string }[]>`
       UPDATE jobs
       SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, draws_done = 0,
-          attempts = GREATEST(attempts - 1, 0)
+          attempts = GREATEST(attempts - 1, 0), run_started_at = NULL
       WHERE id IN ${tx(jobIds)} AND status = 'running' AND lease_owner = ${workerId}
       RETURNING id`;
     if (rows.length > 0) await announceQueued(deps, tx);
@@ -312,7 +361,8 @@ export async function rescueExpiredLeases(
           finished_at = CASE WHEN j.attempts >= ${maxAttempts} THEN ${now}::timestamptz END,
           error = CASE WHEN j.attempts >= ${maxAttempts} THEN ${JSON.stringify(error)}::text::jsonb END,
           gpu_seconds_used = CASE WHEN j.attempts >= ${maxAttempts} THEN 0 END,
-          lease_owner = NULL, lease_expires_at = NULL, draws_done = 0
+          lease_owner = NULL, lease_expires_at = NULL, draws_done = 0,
+          run_started_at = CASE WHEN j.attempts >= ${maxAttempts} THEN j.run_started_at END
       FROM lapsed WHERE j.id = lapsed.id
       RETURNING ${jobColumns(tx, 'j')}`;
     const failed = jobs.filter((job) => job.status === 'failed');

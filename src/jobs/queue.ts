@@ -8,7 +8,7 @@ import type { Sql, TransactionSql } from '../db/connection.js';
 import {
   batchesByIds,
   batchJobsFrom,
-  cancelQueuedItems,
+  cancelUnstartedItems,
   getOwnedBatch,
   listBatches,
   listJobs,
@@ -45,6 +45,7 @@ import {
   recordProgress,
   releaseJobs,
   rescueExpiredLeases,
+  startJobs,
 } from './leases.js';
 import type {
   Batch,
@@ -68,7 +69,16 @@ export interface JobQueue {
     batch: NewBatch,
     jobs: readonly NewJob[],
   ): Promise<{ batch: Batch; jobs: Job[] }>;
-  claim(workerId: string, n: number, leaseMs: number): Promise<Job[]>;
+  /**
+   * Claims up to `n` queued jobs under this worker's lease, and while the draws claimed before each are
+   * fewer than `draws` (default: no bound); the first is always taken. Claimed jobs are not started yet.
+   */
+  claim(workerId: string, n: number, leaseMs: number, draws?: number): Promise<Job[]>;
+  /**
+   * Marks jobs this worker holds as started (the engine begins them): the ids it may start. A job that a
+   * batch's cancel took first is not among them, and must not be run.
+   */
+  start(workerId: string, jobIds: readonly string[]): Promise<string[]>;
   /** Extends the leases this worker still holds; returns the ids it still holds. */
   heartbeat(workerId: string, jobIds: readonly string[], leaseMs: number): Promise<string[]>;
   progress(jobId: string, drawsDone: number, workerId?: string): Promise<void>;
@@ -106,10 +116,11 @@ export interface JobQueue {
     owner: { orgId: string; mode: Batch['mode'] },
   ): Promise<{ batch: Batch; items: BatchStatusItem[] } | null>;
   /**
-   * Cancels a batch of `owner` in `tx`: its queued jobs become cancelled (returned, for the caller to
-   * release their holds in the same transaction); null when the batch is not theirs.
+   * Cancels a batch of `owner` in `tx`: its jobs no engine has started (queued, or claimed and not yet
+   * started) become cancelled, returned for the caller to release their holds in the same transaction;
+   * null when the batch is not theirs.
    */
-  cancelQueued(
+  cancelUnstarted(
     tx: TransactionSql,
     batchId: string,
     owner: { orgId: string; mode: Batch['mode'] },
@@ -219,7 +230,8 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
   return {
     enqueue: async (tx, job) => (await insertJobs(deps, tx, [job]))[0]!,
     enqueueBatch: (tx, batch, jobs) => insertBatch(deps, tx, batch, jobs),
-    claim: (workerId, n, leaseMs) => claimJobs(deps, workerId, n, leaseMs),
+    claim: (workerId, n, leaseMs, draws) => claimJobs(deps, workerId, n, leaseMs, draws),
+    start: (workerId, jobIds) => startJobs(deps, workerId, jobIds),
     heartbeat: (workerId, jobIds, leaseMs) => heartbeat(deps, workerId, jobIds, leaseMs),
     progress: (jobId, drawsDone, workerId) => recordProgress(deps, jobId, drawsDone, workerId),
     lockOwnedJob,
@@ -235,7 +247,7 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
     waitFor: waits.waitFor,
     openJobCount: (orgId, { tx } = {}) => countOpenJobGroups(tx ?? options.sql, orgId),
     getBatch: (batchId, owner) => getBatch(options.sql, batchId, owner),
-    cancelQueued: (tx, batchId, owner) => cancelQueuedItems(deps, tx, batchId, owner, deps.clock()),
+    cancelUnstarted: (tx, batchId, owner) => cancelUnstartedItems(deps, tx, batchId, owner, deps.clock()),
     countQueued: () => countQueuedJobs(options.sql),
     getOwned: (jobId, owner) => getOwnedJob(options.sql, jobId, owner),
     lockForDelivery: lockJobForDelivery,

@@ -10,7 +10,7 @@
 // (worker-chores.ts). This file holds what they share, the jobs the worker holds and the runs of its
 // claimed packs, and runs each pack through the engine.
 import type { Sql } from '../db/connection.js';
-import type { RunBatch, RunOutcome } from '../engine/runner.js';
+import type { RunBatch, RunContext, RunOutcome } from '../engine/runner.js';
 import { makeKnownResults } from '../results/known-results.js';
 import type { KnownResults } from '../results/result-store.js';
 import { cachedKeysAmong } from '../results/result-store.js';
@@ -37,6 +37,13 @@ export interface WorkerOptions {
   workerId: string;
   /** Jobs in flight at most; a claim takes up to the free slots at once. */
   concurrency?: number;
+  /**
+   * Draws in flight at most (claimed, not yet stored), read before each claim: what the engine can start
+   * soon (src/engine/runner.ts drawsAhead; WORKER_CLAIM_DRAWS). A claim takes jobs while the draws before
+   * each leave room, so small jobs still pack `concurrency` to a claim and large ones few
+   * (docs/decisions.md §6 "Claims"). Default DEFAULT_CLAIM_DRAWS.
+   */
+  claimDraws?: (() => number) | undefined;
   /**
    * While jobs are in flight, a claim waits until this many slots are free (default a quarter of
    * `concurrency`): the engine runs packs, and the next pack is claimed while the others still run.
@@ -71,7 +78,15 @@ export interface WorkerStats {
   dropped: number;
   /** Claimed jobs answered from the result cache without running. */
   cacheHits: number;
+  /**
+   * Claimed jobs refused at their start, never run: a batch's cancel took them, or (a lapsed lease)
+   * another worker holds them now.
+   */
+  refused: number;
 }
+
+/** Draws a worker holds at most when not told (WorkerOptions.claimDraws): a second of a 2-core CPU engine. */
+export const DEFAULT_CLAIM_DRAWS = 2_000_000;
 
 export interface Worker {
   workerId: string;
@@ -94,8 +109,9 @@ interface WorkerState {
   logger: WorkerLogger;
   stats: WorkerStats;
   onJobFinished: (event: JobFinished) => void;
-  /** The jobs claimed and not yet stored, by id; and the runs of their packs. */
+  /** The jobs claimed and not yet stored, by id, and their draws; and the runs of their packs. */
   inFlight: Map<string, Job>;
+  drawsInFlight: number;
   runs: Set<Promise<void>>;
   /** Aborts the engine's runs at a stop (WorkerOptions.stop abortRuns, or past the drain's timeout). */
   abort: AbortController;
@@ -106,7 +122,9 @@ interface WorkerState {
 // A job can be claimed again by this same worker after its lease lapsed mid-run: each run forgets only
 // its own entry, so the newer run keeps its heartbeat.
 function forget(state: WorkerState, job: Job): void {
-  if (state.inFlight.get(job.id) === job) state.inFlight.delete(job.id);
+  if (state.inFlight.get(job.id) !== job) return;
+  state.inFlight.delete(job.id);
+  state.drawsInFlight -= job.draws;
 }
 
 /**
@@ -171,13 +189,13 @@ function throttledProgress(state: WorkerState): (jobId: string, drawsDone: numbe
 async function runEngine(
   state: WorkerState,
   jobs: Job[],
-  onOutcome: (outcome: RunOutcome) => void,
+  hooks: Pick<RunContext, 'onOutcome' | 'start'>,
 ): Promise<RunOutcome[]> {
   try {
     return await state.runBatch(jobs.map(engineJob), {
       progress: throttledProgress(state),
       signal: state.abort.signal,
-      onOutcome,
+      ...hooks,
     });
   } catch (error) {
     const jobIds = jobs.map((job) => job.id);
@@ -191,9 +209,52 @@ async function runEngine(
 }
 
 /**
+ * RunContext.start: the jobs the engine is about to begin, marked started unless a batch's cancel took
+ * them first (docs/decisions.md §6 "Cancel") or their lease lapsed meanwhile. Only a batch's items are
+ * asked: nothing cancels a lone job, which so begins without a round trip (its lapsed lease, if any, is
+ * found at its store). Those refused are the worker's no more: never run, no outcome, their slots and
+ * draws free at once. A mark that fails lets the jobs run: a job cancelled meanwhile then stores nothing
+ * and charges nothing, since an outcome is stored only under its lease.
+ */
+async function startPending(
+  state: WorkerState,
+  pending: Map<string, Job>,
+  jobIds: readonly string[],
+): Promise<ReadonlySet<string>> {
+  const { queue, workerId } = state.context;
+  const items = jobIds.filter((id) => pending.get(id)?.batchId !== null);
+  if (items.length === 0) return new Set(jobIds);
+  let marked: Set<string>;
+  try {
+    marked = new Set(await queue.start(workerId, items));
+  } catch (error) {
+    state.logger.error({ err: error, job_ids: items, worker_id: workerId }, 'could not mark jobs started');
+    return new Set(jobIds);
+  }
+  const refused = items.filter((id) => !marked.has(id));
+  for (const id of refused) {
+    const job = pending.get(id);
+    if (!job) continue;
+    pending.delete(id);
+    forget(state, job);
+    state.stats.refused++;
+  }
+  if (refused.length > 0) {
+    state.logger.info(
+      { worker_id: workerId, job_ids: refused },
+      "jobs refused at their start: cancelled, or no longer this worker's",
+    );
+    state.claims.wakeForSlots();
+  }
+  const refusedIds = new Set(refused);
+  return new Set(jobIds.filter((id) => !refusedIds.has(id)));
+}
+
+/**
  * Runs a claimed pack through the engine and hands each outcome to the store as soon as the engine gives
  * it, so the engine keeps running the pack's other jobs, and the packs claimed into the slots freed
- * meanwhile, while documents are written. A job the engine gave no outcome fails when the run ends.
+ * meanwhile, while documents are written. A job the engine gave no outcome fails when the run ends,
+ * unless a cancel took it before it started.
  */
 async function runClaimed(state: WorkerState, jobs: Job[]): Promise<void> {
   const toRun = await jobsToRun(state, jobs);
@@ -204,9 +265,12 @@ async function runClaimed(state: WorkerState, jobs: Job[]): Promise<void> {
     pending.delete(job.id);
     stored.push(state.store.store(job, outcome));
   };
-  const outcomes = await runEngine(state, toRun, (outcome) => {
-    const job = pending.get(outcome.jobId);
-    if (job) store(job, outcome);
+  const outcomes = await runEngine(state, toRun, {
+    start: (jobIds) => startPending(state, pending, jobIds),
+    onOutcome: (outcome) => {
+      const job = pending.get(outcome.jobId);
+      if (job) store(job, outcome);
+    },
   });
   const byJob = new Map(outcomes.map((outcome) => [outcome.jobId, outcome]));
   for (const job of [...pending.values()]) store(job, byJob.get(job.id));
@@ -242,7 +306,11 @@ function finished(state: WorkerState, job: Job, outcome: JobFinished['outcome'],
 }
 
 function track(state: WorkerState, jobs: Job[]): void {
-  for (const job of jobs) state.inFlight.set(job.id, job);
+  for (const job of jobs) {
+    forget(state, state.inFlight.get(job.id) ?? job);
+    state.inFlight.set(job.id, job);
+    state.drawsInFlight += job.draws;
+  }
   const run = runClaimed(state, jobs)
     .catch((error) =>
       state.logger.error({ err: error, worker_id: state.context.workerId }, 'job batch failed'),
@@ -255,16 +323,24 @@ function track(state: WorkerState, jobs: Job[]): void {
   state.runs.add(run);
 }
 
-/** Claims up to `free` jobs under this worker's lease and starts their pack: how many, or null on failure. */
-async function claim(state: WorkerState, free: number, leaseMs: number): Promise<number | null> {
+/**
+ * Claims up to `free` jobs, within `draws` (claimJobs), under this worker's lease and starts their pack:
+ * how many jobs and draws, or null on failure.
+ */
+async function claim(
+  state: WorkerState,
+  free: number,
+  draws: number,
+  leaseMs: number,
+): Promise<{ jobs: number; draws: number } | null> {
   const { queue, workerId } = state.context;
   try {
-    const jobs = await queue.claim(workerId, free, leaseMs);
+    const jobs = await queue.claim(workerId, free, leaseMs, draws);
     if (jobs.length > 0) {
       state.stats.claimed += jobs.length;
       track(state, jobs);
     }
-    return jobs.length;
+    return { jobs: jobs.length, draws: jobs.reduce((sum, job) => sum + job.draws, 0) };
   } catch (error) {
     state.logger.error({ err: error, worker_id: workerId }, 'claim failed');
     return null;
@@ -288,9 +364,10 @@ export function startWorker(options: WorkerOptions): Worker {
     context,
     runBatch: options.runBatch,
     logger,
-    stats: { claimed: 0, completed: 0, failed: 0, dropped: 0, cacheHits: 0 },
+    stats: { claimed: 0, completed: 0, failed: 0, dropped: 0, cacheHits: 0, refused: 0 },
     onJobFinished: options.onJobFinished ?? (() => {}),
     inFlight,
+    drawsInFlight: 0,
     runs: new Set(),
     abort: new AbortController(),
     store: makeOutcomeStore({
@@ -307,8 +384,10 @@ export function startWorker(options: WorkerOptions): Worker {
       concurrency,
       packSize: Math.max(1, Math.min(options.packSize ?? Math.ceil(concurrency / 4), concurrency)),
       pollMs: options.pollMs ?? 1000,
+      drawsBudget: options.claimDraws ?? (() => DEFAULT_CLAIM_DRAWS),
       jobsHeld: () => inFlight.size,
-      claim: (free) => claim(state, free, leaseMs),
+      drawsHeld: () => state.drawsInFlight,
+      claim: (free, draws) => claim(state, free, draws, leaseMs),
     }),
   };
   const stopChores = startChores({

@@ -8,6 +8,7 @@
 import type { KeyMode } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { type DocumentSummary, documentWireText } from '../engine/document-schema.js';
+import { type StoredDocument, storedDocument } from '../engine/stored-document.js';
 
 /** `shared`: reusable by every organisation; `private`: by the organisation that ran it alone. */
 export type ResultScope = 'shared' | 'private';
@@ -49,56 +50,89 @@ interface ResultFacts {
 export interface NewResult extends ResultFacts {
   /** The document's figures its fixture summary shows (documentSummary, src/engine/document.ts). */
   summary: ResultSummary;
-  /** The same document as the wire carries it (documentWireText): stored, and spliced into responses. */
-  documentJson: string;
+  /**
+   * The same document as the wire carries it (documentWireText), in its stored form (deflated on the job
+   * thread, src/engine/stored-document.ts): stored, and spliced into responses.
+   */
+  document: StoredDocument;
 }
 
 /**
- * A results row. The document is its wire text (serialised through its schema): a response splices it in
- * as it is, so a delivery neither parses nor serialises it.
+ * A results row. The document is its wire text (serialised through its schema) in the stored form: a
+ * response splices it in as it is, so a delivery neither parses nor serialises it.
  */
 export interface SimulationResult extends ResultFacts {
   id: number;
-  documentJson: string;
+  document: StoredDocument;
   summary: ResultSummary;
   createdAt: Date;
 }
 
-/** A results row as read: rows stored before migration 0010 hold the engine's text, not the wire text. */
+/**
+ * A results row as read: the stored form (migration 0021), or, in rows stored before it, the text; rows
+ * stored before migration 0010 hold the engine's text, not the wire text.
+ */
 interface ResultRow extends ResultFacts, ResultSummary {
   id: number;
-  documentText: string;
+  documentDeflated: Uint8Array | null;
+  documentCrc32: number | null;
+  documentBytes: number | null;
+  documentText: string | null;
   wireText: boolean;
   createdAt: Date;
 }
 
 function resultColumns(db: Sql | TransactionSql) {
   return db`id, cache_key, scope, org_id, fixture_id, data_version, draws, engine, run_ms, gpu_ms, created_at,
-            document AS document_text, wire_text, home_win, draw, away_win, expected_goals_home,
-            expected_goals_away`;
+            document_deflated, document_crc32, document_bytes, document AS document_text, wire_text, home_win,
+            draw, away_win, expected_goals_home, expected_goals_away`;
 }
 
 /**
- * The result of a row read with resultColumns. A row stored before migration 0010 has its text put
- * through the schema, and stored so once: the same bytes its deliveries always sent, now without the
- * work (an UPDATE that only such a row takes, once).
+ * The result of a row read with resultColumns. A row stored before migration 0021 has its text put in
+ * the stored form (through the schema first where it was stored before migration 0010), and stored so
+ * once: the same bytes its deliveries always sent, now without the work (an UPDATE that only such a row
+ * takes, once).
  */
 async function resultOfRow(
   db: Sql | TransactionSql,
   row: ResultRow,
   known: KnownResults | undefined,
 ): Promise<SimulationResult> {
-  const { documentText, wireText, homeWin, draw, awayWin, expectedGoalsHome, expectedGoalsAway, ...facts } =
-    row;
-  let documentJson = documentText;
-  if (!wireText) {
-    documentJson = documentWireText(JSON.parse(documentText));
-    await db`UPDATE results SET document = ${documentJson}, wire_text = true
-             WHERE id = ${row.id} AND NOT wire_text`;
+  const {
+    documentDeflated,
+    documentCrc32,
+    documentBytes,
+    documentText,
+    wireText,
+    homeWin,
+    draw,
+    awayWin,
+    expectedGoalsHome,
+    expectedGoalsAway,
+    ...facts
+  } = row;
+  let document: StoredDocument;
+  if (documentDeflated !== null) {
+    // A plain view of the driver's Buffer: the form a job thread's message gives (stored-document.ts).
+    const deflated = new Uint8Array(
+      documentDeflated.buffer,
+      documentDeflated.byteOffset,
+      documentDeflated.byteLength,
+    );
+    document = { deflated, crc32: documentCrc32!, bytes: documentBytes! };
+  } else {
+    const text = wireText ? documentText! : documentWireText(JSON.parse(documentText!));
+    document = storedDocument(text);
+    await db`
+      UPDATE results
+      SET document = NULL, document_deflated = ${Buffer.from(document.deflated)},
+          document_crc32 = ${document.crc32}, document_bytes = ${document.bytes}, wire_text = true
+      WHERE id = ${row.id} AND document_deflated IS NULL`;
   }
   const result = {
     ...facts,
-    documentJson,
+    document,
     summary: { homeWin, draw, awayWin, expectedGoalsHome, expectedGoalsAway },
   };
   known?.remember(result);
@@ -155,7 +189,9 @@ const RESULT_VALUES = [
   'fixture_id',
   'data_version',
   'draws',
-  'document',
+  'document_deflated',
+  'document_crc32',
+  'document_bytes',
   'engine',
   'run_ms',
   'gpu_ms',
@@ -183,7 +219,14 @@ export async function storeResults(
       fixture_id: result.fixtureId,
       data_version: result.dataVersion,
       draws: result.draws,
-      document: result.documentJson,
+      // A Buffer goes as bytea's hex text: some 22 KB for a document's 11 KB of deflate.
+      document_deflated: Buffer.from(
+        result.document.deflated.buffer,
+        result.document.deflated.byteOffset,
+        result.document.deflated.byteLength,
+      ),
+      document_crc32: result.document.crc32,
+      document_bytes: result.document.bytes,
       engine: result.engine,
       run_ms: result.runMs,
       gpu_ms: result.gpuMs,
@@ -197,24 +240,26 @@ export async function storeResults(
     // allow strings and numbers only; null is a value too.)
     return RESULT_VALUES.map((name) => values[name]);
   });
-  // One parameter per value (VALUES ($1, …), (…)), untyped, so each document travels as its own text
-  // parameter, as it is, into a text column (migration 0015: as json, the server parsed each one again).
-  // Inside one JSON parameter (json_to_recordset) every quote of a 60 KB document was escaped by the
-  // service and unescaped by the server: a pack of 100 cost the service about 1.3 ms and PostgreSQL 1.5 ms
-  // a document, against 0.6 and 0.3 ms this way. The column keeps the text byte for byte, so every
-  // delivery of it reads the same.
+  // One parameter per value (VALUES ($1, …), (…)), so each document travels as its own parameter, as it
+  // is (migration 0015: as json, the server parsed each one again). Inside one JSON parameter
+  // (json_to_recordset) every quote of a 60 KB document was escaped by the service and unescaped by the
+  // server: a pack of 100 cost the service about 1.3 ms and PostgreSQL 1.5 ms a document, against 0.6
+  // and 0.3 ms as text parameters; the stored form (migration 0021) is a seventh of the text's size. The
+  // column keeps the bytes as given, so every delivery of it reads the same.
   const inserted = await tx<
     Array<{ id: number; cacheKey: string; scope: ResultScope; orgId: string | null; createdAt: Date }>
   >`
-    INSERT INTO results (cache_key, scope, org_id, fixture_id, data_version, draws, document, wire_text, engine,
-                         run_ms, gpu_ms, created_at, home_win, draw, away_win, expected_goals_home,
-                         expected_goals_away)
-    SELECT cache_key, scope, org_id, fixture_id::bigint, data_version, draws::integer, document, true,
-           engine, run_ms::float8, gpu_ms::float8, ${now}, home_win::float8, draw::float8, away_win::float8,
-           expected_goals_home::float8, expected_goals_away::float8
+    INSERT INTO results (cache_key, scope, org_id, fixture_id, data_version, draws, document_deflated,
+                         document_crc32, document_bytes, wire_text, engine, run_ms, gpu_ms, created_at, home_win,
+                         draw, away_win, expected_goals_home, expected_goals_away)
+    SELECT cache_key, scope, org_id, fixture_id::bigint, data_version, draws::integer, document_deflated::bytea,
+           document_crc32::bigint, document_bytes::integer, true, engine, run_ms::float8, gpu_ms::float8, ${now},
+           home_win::float8, draw::float8, away_win::float8, expected_goals_home::float8,
+           expected_goals_away::float8
     FROM (VALUES ${tx(rows as never)}) AS r(
-      cache_key, scope, org_id, fixture_id, data_version, draws, document, engine, run_ms, gpu_ms, home_win,
-      draw, away_win, expected_goals_home, expected_goals_away)
+      cache_key, scope, org_id, fixture_id, data_version, draws, document_deflated, document_crc32,
+      document_bytes, engine, run_ms, gpu_ms, home_win, draw, away_win, expected_goals_home,
+      expected_goals_away)
     ON CONFLICT DO NOTHING
     RETURNING id, cache_key, scope, org_id, created_at`;
   const stored = new Map(inserted.map((row) => [ownerKey(row.scope, row.orgId, row.cacheKey), row]));
@@ -222,8 +267,8 @@ export async function storeResults(
   for (const result of results) {
     const owner = result.scope === 'private' ? result.orgId : null;
     const row = stored.get(ownerKey(result.scope, owner, result.cacheKey));
-    // The caller has the document: reading back some 70 KB it just wrote would cost the database a
-    // decompression and the wire a copy per finished job.
+    // The caller has the document: reading back what it just wrote would cost the wire a copy per
+    // finished job.
     if (row) {
       answers.push({ ...result, orgId: owner, id: row.id, createdAt: row.createdAt });
       continue;

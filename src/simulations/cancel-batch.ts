@@ -1,6 +1,7 @@
 // POST /v1/simulations/batch/{batch_id}/cancel (docs/api.md §4.10, docs/decisions.md §6): the batch's
-// queued items become `cancelled` and their holds are released in the same transaction, so nothing is
-// charged for them; running items finish and can still be delivered. Asking again changes nothing.
+// items no engine has started (queued, or claimed by a worker and not yet started) become `cancelled` and
+// their holds are released in the same transaction, so nothing is charged for them; started items finish
+// and can still be delivered. Asking again changes nothing.
 import { inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import type { CallContext } from '../jobs/call-context.js';
@@ -18,7 +19,7 @@ export async function cancelBatch(
 ): Promise<BatchStatus> {
   const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
   await inTransaction(deps.sql, {}, async (tx) => {
-    const outcome = await deps.queue.cancelQueued(tx, batchId, owner);
+    const outcome = await deps.queue.cancelUnstarted(tx, batchId, owner);
     if (!outcome) throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });
     for (const job of outcome.cancelled) {
       // The GPU-seconds reserved for the item go back to the day's budget; it used none.

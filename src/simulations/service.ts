@@ -37,11 +37,11 @@ export function makeSimulationService(deps: SimulationDeps) {
     retrieve: (ctx: CallContext, simulationId: string) => retrieveSimulation(deps, ctx, simulationId),
     listJobs: (ctx: CallContext, page: ListPage) => listSimulationJobs(deps, ctx, page),
     listBatches: (ctx: CallContext, page: ListPage) => listSimulationBatches(deps, ctx, page),
-    /** A stored result's document text (an idempotent replay puts it back into the body it recorded). */
+    /** A stored result's document (an idempotent replay puts it back into the body it recorded). */
     storedDocument: async (resultId: number) => {
       const result = await databaseRead(() => getResult(deps.sql, resultId, deps.knownResults));
       if (!result) throw new Error(`result ${resultId} is gone`);
-      return result.documentJson;
+      return result.document;
     },
   };
 }

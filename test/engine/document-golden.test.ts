@@ -1,8 +1,9 @@
-// Golden documents: SHA-256 digests of the document's wire text (src/engine/job-work.ts finishJob, what
-// results store and responses send) for runs of every kind of lineup, squad and model status, recorded
-// from the document builder before it wrote its text directly (docs/decisions.md §6, "Document"). How
-// the text is made may change; its bytes may not, short of a deliberate, versioned change of the
-// document (docs/decisions.md §11). These digests must never be edited to make a change pass.
+// Golden documents: SHA-256 digests of the document's wire text (src/engine/job-work.ts finishJob: what
+// results store, in its stored form, and responses send) for runs of every kind of lineup, squad and
+// model status, recorded from the builder that makes an object tree and JSON.stringify of it, so that a
+// document made another way keeps its bytes (docs/decisions.md §6, "Document", tried one). Its bytes may
+// change only by a deliberate, versioned change of the document (docs/decisions.md §11). These digests
+// must never be edited to make a change pass.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { runWhole } from '../../fallback/cpu-engine.js';
@@ -10,6 +11,7 @@ import { compileFixture } from '../../src/engine/compile.js';
 import { SAMPLE_PATHS } from '../../src/engine/document.js';
 import { finishJob, type HostJob } from '../../src/engine/job-work.js';
 import { loadModelStatus, type ModelStatus } from '../../src/engine/model-status.js';
+import { documentText } from '../../src/engine/stored-document.js';
 import type { EngineSeed } from '../../src/engine-contract/layout.js';
 import type { MatchInputs } from '../../src/engine-contract/match-inputs.js';
 import {
@@ -197,10 +199,11 @@ function documentOf({ inputs, params, draws, seed, modelStatus, engine }: Docume
 
 describe('golden documents', () => {
   it.each(CASES)('$name: the wire text unchanged', (documentCase) => {
-    const { documentJson, summary } = documentOf(documentCase);
+    const { document: stored, summary } = documentOf(documentCase);
+    const documentJson = documentText(stored);
     const digest = createHash('sha256').update(documentJson).digest('hex');
     expect(digest).toBe(GOLDEN[documentCase.name]);
-    expect(documentOf(documentCase, true).documentJson).toBe(documentJson);
+    expect(documentText(documentOf(documentCase, true).document)).toBe(documentJson);
     const document = JSON.parse(documentJson);
     expect(summary).toEqual({
       homeWin: document.result.home_win,

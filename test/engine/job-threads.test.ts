@@ -10,6 +10,7 @@ import { documentWireText } from '../../src/engine/document-schema.js';
 import { createJobThreads, type JobThreads } from '../../src/engine/job-threads.js';
 import { compileShared, createJobScratch, type HostJob } from '../../src/engine/job-work.js';
 import { loadModelStatus } from '../../src/engine/model-status.js';
+import { documentText } from '../../src/engine/stored-document.js';
 import type { EngineSeed } from '../../src/engine-contract/layout.js';
 import type { MatchInputs } from '../../src/engine-contract/match-inputs.js';
 import { defaultModelParams } from '../../src/engine-contract/model-params.js';
@@ -62,9 +63,13 @@ describe('job threads', () => {
     const job = hostJob(1);
     const threaded = await onThreads.whole(job, await compiledOf(onThreads, job));
     const inline = await here.whole(job, await compiledOf(here, job));
-    expect(withoutTiming(threaded.documentJson)).toEqual(withoutTiming(inline.documentJson));
-    expect(threaded.documentJson).toBe(documentWireText(JSON.parse(threaded.documentJson)));
-    const result = JSON.parse(threaded.documentJson).result;
+    expect(withoutTiming(documentText(threaded.document))).toEqual(
+      withoutTiming(documentText(inline.document)),
+    );
+    expect(documentText(threaded.document)).toBe(
+      documentWireText(JSON.parse(documentText(threaded.document))),
+    );
+    const result = JSON.parse(documentText(threaded.document)).result;
     expect(threaded.summary).toMatchObject({ homeWin: result.home_win, draw: result.draw });
   });
 
@@ -84,8 +89,12 @@ describe('job threads', () => {
       backend: 'elsewhere',
       runMs: 1,
     });
-    expect(withoutTiming(finished.documentJson)).toEqual(withoutTiming(whole.documentJson));
-    expect(withoutTiming(counted.documentJson)).toEqual(withoutTiming(whole.documentJson));
+    expect(withoutTiming(documentText(finished.document))).toEqual(
+      withoutTiming(documentText(whole.document)),
+    );
+    expect(withoutTiming(documentText(counted.document))).toEqual(
+      withoutTiming(documentText(whole.document)),
+    );
   });
 
   it('compile and run a whole job in one task when its fixture is new, to the document of compile then run', async () => {
@@ -100,7 +109,9 @@ describe('job threads', () => {
       expect(again.finished).toBeNull();
       expect(again.compiled).toBe(fresh.compiled);
       const apart = await here.whole(job, await compiledOf(here, job));
-      expect(withoutTiming(fresh.finished!.documentJson)).toEqual(withoutTiming(apart.documentJson));
+      expect(withoutTiming(documentText(fresh.finished!.document))).toEqual(
+        withoutTiming(documentText(apart.document)),
+      );
       expect(fresh.finished!.summary).toEqual(apart.summary);
     } finally {
       fresh.release();

@@ -2,6 +2,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { chooseAdapter } from '../../gpu/adapter.js';
 import { createSimulationEngine, type EngineJob } from '../../src/engine/runner.js';
+import { POOL_RUNS_AT_ONCE } from '../../src/engine/start-gate.js';
+import { documentText, type StoredDocument } from '../../src/engine/stored-document.js';
 import { plausibleFixture } from './plausible-teams.js';
 
 const engine = createSimulationEngine({ mode: 'cpu', cpuThreads: 0 });
@@ -15,7 +17,7 @@ const strip = (o: unknown) => {
 
 /** The document an outcome carries, parsed from its wire text. */
 function documentOf(outcome: unknown) {
-  return JSON.parse((outcome as { documentJson: string }).documentJson) as {
+  return JSON.parse(documentText((outcome as { document: StoredDocument }).document)) as {
     basis: { draws: number; as_of: string };
     timing: { engine: string };
   };
@@ -81,7 +83,7 @@ describe('engine runner', () => {
         },
       });
     }
-    expect(byId.get('fewest')).toHaveProperty('documentJson');
+    expect(byId.get('fewest')).toHaveProperty('document');
     expect(new Set(progress)).toEqual(new Set(['fewest']));
   });
 
@@ -141,6 +143,70 @@ describe('engine runner', () => {
   });
 });
 
+describe('when the runner begins jobs (RunContext.start, src/engine/start-gate.ts)', () => {
+  const payload = (n: number) => ({
+    match: plausibleFixture(
+      n,
+      { teamId: n, attack: 0.1, defence: 0 },
+      { teamId: n + 1, attack: 0, defence: 0 },
+    ),
+    as_of: '2026-11-21T10:00:00.000Z',
+  });
+
+  it('asks before it begins jobs, small ones together, and runs only those it may', async () => {
+    const jobs = Array.from({ length: 20 }, (_, i) => job(`j${i}`, payload(70 + 2 * i)));
+    const asked: string[][] = [];
+    const progressed = new Set<string>();
+    const outcomes = await engine.runBatch(jobs, {
+      progress: async (id) => void progressed.add(id),
+      signal: new AbortController().signal,
+      start: async (ids) => {
+        asked.push([...ids]);
+        return new Set(ids.filter((id) => id !== 'j3'));
+      },
+    });
+    // 20 jobs of 500 draws: one question for all of them, not one per job.
+    expect(asked).toEqual([jobs.map((j) => j.id)]);
+    const ran = jobs.map((j) => j.id).filter((id) => id !== 'j3');
+    expect(outcomes.map((o) => o.jobId).sort()).toEqual([...ran].sort());
+    expect(outcomes.every((o) => 'document' in o)).toBe(true);
+    expect(progressed.has('j3')).toBe(false);
+  });
+
+  it(`begins runs over the CPU pool ${POOL_RUNS_AT_ONCE} at a time across the batches it runs`, async () => {
+    const threaded = createSimulationEngine({ mode: 'cpu', cpuThreads: 2 });
+    const draws = 30_000;
+    /** Pool runs begun whose draws are not all counted yet, at each question and at most. */
+    const counting = new Set<string>();
+    let most = 0;
+    const context = {
+      progress: async (id: string, done: number) => {
+        if (done >= draws) counting.delete(id);
+      },
+      signal: new AbortController().signal,
+      start: async (ids: readonly string[]) => {
+        expect(ids).toHaveLength(1);
+        expect(counting.size).toBeLessThan(POOL_RUNS_AT_ONCE);
+        counting.add(ids[0]!);
+        most = Math.max(most, counting.size);
+        return new Set(ids);
+      },
+    };
+    const batch = (prefix: string, from: number) =>
+      Array.from({ length: 3 }, (_, i) => ({ ...job(`${prefix}${i}`, payload(from + 2 * i)), draws }));
+    try {
+      const [a, b] = await Promise.all([
+        threaded.runBatch(batch('a', 110), context),
+        threaded.runBatch(batch('b', 120), context),
+      ]);
+      expect([...a!, ...b!].every((o) => 'document' in o)).toBe(true);
+      expect(most).toBe(POOL_RUNS_AT_ONCE);
+    } finally {
+      await threaded.close();
+    }
+  });
+});
+
 const adapter = await chooseAdapter({ mode: 'gpu' });
 if (!adapter) console.warn('GPU runner test skipped: no WebGPU adapter (not even llvmpipe) on this host');
 
@@ -158,7 +224,14 @@ describe.skipIf(!adapter)('engine runner on the GPU', () => {
     const onGpuEngine = createSimulationEngine({ mode: 'gpu', cpuThreads: 0 });
     try {
       await onGpuEngine.ready();
-      const [onGpu] = await onGpuEngine.runBatch([a], context);
+      const asked: string[][] = [];
+      const start = async (ids: readonly string[]) => {
+        asked.push([...ids]);
+        return new Set(ids);
+      };
+      const [onGpu] = await onGpuEngine.runBatch([a], { ...context, start });
+      // A dispatch's jobs are begun together, asked once.
+      expect(asked).toEqual([['events']]);
       const [onCpu] = await engine.runBatch([a], context);
       expect(documentOf(onGpu).timing.engine).toBe('gpu');
       expect(strip(onGpu)).toEqual(strip(onCpu));

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentSummary } from '../../src/engine/document-schema.js';
+import { storedDocument } from '../../src/engine/stored-document.js';
 import { requestBodyHash } from '../../src/http/idempotent.js';
 import { makeIdempotencyStore } from '../../src/idempotency/store.js';
 import type { Job } from '../../src/jobs/types.js';
@@ -60,7 +61,7 @@ async function succeededJob(orgId: string, draws: number): Promise<Job> {
         dataVersion: job.dataVersion,
         draws,
         summary: documentSummary(documentFor(job)),
-        documentJson: JSON.stringify(documentFor(job)),
+        document: storedDocument(JSON.stringify(documentFor(job))),
         engine: 'cpu',
         runMs: 1,
         gpuMs: 0,

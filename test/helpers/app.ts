@@ -10,7 +10,7 @@ import { type App, buildApp } from '../../src/http/app.js';
 import { makeMetrics } from '../../src/http/metrics.js';
 import type { Lifecycle } from '../../src/http/readiness.js';
 import type { Services } from '../../src/http/services.js';
-import { startWorker, type Worker } from '../../src/jobs/worker.js';
+import { startWorker, type Worker, type WorkerOptions } from '../../src/jobs/worker.js';
 import { makeMemoryWindowCounter } from '../../src/limits/window-counter.js';
 import { makeOperator } from '../../src/operations/operator.js';
 import { makeServiceGraph, type ServiceGraph } from '../../src/wiring.js';
@@ -58,6 +58,12 @@ export interface TestContextOptions {
   env?: Record<string, string>;
   /** Run a worker with the CPU engine on the test's thread, as `npm start` does in-process. */
   worker?: boolean;
+  /**
+   * The worker's CPU engine on this many threads of its own (default 0: on the test's thread), and the
+   * worker's bounds (default startWorker's).
+   */
+  engineThreads?: number;
+  workerOptions?: Pick<WorkerOptions, 'concurrency' | 'claimDraws'>;
   /** Queued jobs beyond which submissions answer engine_overloaded. */
   queueBound?: number;
   /** The fixture read cache's entry lifetime; 0 sends every fixture read to the database. */
@@ -115,7 +121,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   const counters = makeMemoryWindowCounter(() => clock().getTime());
   const metrics = makeMetrics();
   const engine: SimulationEngine | null = options.worker
-    ? createSimulationEngine({ mode: 'cpu', cpuThreads: 0, clock })
+    ? createSimulationEngine({ mode: 'cpu', cpuThreads: options.engineThreads ?? 0, clock })
     : null;
   const graph = makeServiceGraph({
     config,
@@ -157,6 +163,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
         pollMs: 20,
         sweeper: graph.sweeper,
         onJobFinished: graph.onJobFinished,
+        ...options.workerOptions,
       })
     : null;
   const operator = makeOperator({ sql: db.sql, ledger, clock });

@@ -1,66 +1,78 @@
-// Simulation bodies from the compressed documents (src/http/document-gzip.ts): the gzip member made of
-// separately deflated pieces decodes to exactly the body; a document is compressed on its second sending
-// (its first leaves through @fastify/compress, as any body); every route that sends a
-// document (the submission, its idempotent replay, the result path, GET by id) sends the same bytes
-// compressed as uncompressed.
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type DocumentGzip, gzipPieces, makeDocumentGzip } from '../../src/http/document-gzip.js';
+// Bodies that carry a stored document (src/http/document-gzip.ts, src/engine/stored-document.ts): a gzip
+// member made of the text around a document and the document's stored deflate decodes to exactly the
+// body, so does a results stream of such lines and of text lines; the CRC-32 of pieces joins without
+// their bytes; every route that sends a document (the submission, its idempotent replay, the result path,
+// GET by id) sends the same bytes compressed as uncompressed.
+import { brotliDecompressSync, crc32, gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documentText, storedDocument } from '../../src/engine/stored-document.js';
+import { crc32Combine, gzipLines, gzipSpliced } from '../../src/http/document-gzip.js';
 import { simulationSchema } from '../../src/http/schemas/simulations.js';
+import { type SplicedJson, splicedText } from '../../src/http/serialize.js';
 import { FX } from '../fixtures/small-feed.js';
 import { createFeedTestContext, type TestContext } from '../helpers/app.js';
 
-describe('a body with its document deflated apart', () => {
-  let documents: DocumentGzip;
-  beforeEach(() => {
-    documents = makeDocumentGzip();
-  });
-  const gzipDocumentBody = (body: string, at: number) => documents.gzipBody(body, at);
-
-  it('decodes to the body byte for byte, non-ASCII text on both sides of the cut included', () => {
-    const document = JSON.stringify({ team: 'Málaga CF', note: 'Åland ⚽ 1–0', grid: [[0.1, 0.2], [0.3]] });
-    const head = '{"object":"simulation","home":"Atlético 🐻","simulation":';
-    const body = `${head}${document}}`;
-    expect(gzipDocumentBody(body, head.length)).toBeNull();
-    const gzip = gzipDocumentBody(body, head.length);
-    expect(gzip).not.toBeNull();
-    expect(gunzipSync(gzip!).toString('utf8')).toBe(body);
-    // The same document under another envelope, from the cache.
-    const other = `{"id":"sim_2","simulation":${document}}`;
-    expect(gunzipSync(gzipDocumentBody(other, other.indexOf(document))!).toString('utf8')).toBe(other);
-  });
-
-  it('keeps the last documents sent, and only those', () => {
-    const head = '{"simulation":';
-    const bodyOf = (i: number) => `${head}{"draws":${i}}}`;
-    for (let i = 0; i < 200; i++) expect(gzipDocumentBody(bodyOf(i), head.length)).toBeNull();
-    // The first 72 were pushed out by the 128 after them: a first sending again.
-    expect(gzipDocumentBody(bodyOf(0), head.length)).toBeNull();
-    expect(gunzipSync(gzipDocumentBody(bodyOf(199), head.length)!).toString('utf8')).toBe(bodyOf(199));
+describe('the CRC-32 of two strings from their own', () => {
+  it("is zlib's CRC-32 of the two joined, for lengths from none to a megabyte", () => {
+    const bytes = Buffer.from(Array.from({ length: 1_100_000 }, (_, i) => (i * 7919 + (i >> 8)) % 251));
+    for (const [cut, end] of [
+      [0, 0],
+      [0, 5],
+      [5, 5],
+      [1, 2],
+      [3, 1000],
+      [65_535, 131_072],
+      [12_345, 1_100_000],
+    ] as const) {
+      const a = bytes.subarray(0, cut);
+      const b = bytes.subarray(cut, end);
+      expect(crc32Combine(crc32(a), crc32(b), b.length)).toBe(crc32(bytes.subarray(0, end)));
+    }
   });
 });
 
-describe('a stream deflated in pieces', () => {
-  async function gzipped(pieces: AsyncIterable<string>): Promise<Buffer> {
+describe('a body with its stored document spliced in', () => {
+  const document = JSON.stringify({ team: 'Málaga CF', note: 'Åland ⚽ 1–0', grid: [[0.1, 0.2], [0.3]] });
+
+  it('decodes to the body byte for byte, non-ASCII text on both sides of the document included', () => {
+    const stored = storedDocument(document);
+    expect(documentText(stored)).toBe(document);
+    for (const head of ['{"object":"simulation","home":"Atlético 🐻","simulation":', 'x'.repeat(70_000)]) {
+      const body: SplicedJson = { head, document: stored, tail: '}' };
+      expect(gunzipSync(gzipSpliced(body)!).toString('utf8')).toBe(`${head}${document}}`);
+    }
+    // Text (a choice of sections) is left to the usual compression.
+    expect(gzipSpliced({ head: '{"a":', document, tail: '}' })).toBeNull();
+  });
+});
+
+describe('a results stream as one gzip member', () => {
+  async function gzipped(lines: AsyncIterable<string | SplicedJson>): Promise<Buffer> {
     const out: Buffer[] = [];
-    for await (const chunk of gzipPieces(pieces, 3)) out.push(chunk);
+    for await (const chunk of gzipLines(lines)) out.push(chunk);
     return Buffer.concat(out);
   }
 
-  it('decodes to its lines joined, through many pieces at once and lines of any size', async () => {
-    // Some 4 MB in lines of 1 byte to 300 KB with text that is not ASCII: more pieces than are
-    // deflated at once, and lines larger than a piece.
-    const lines = Array.from({ length: 120 }, (_, i) => {
+  it('decodes to its lines joined: stored documents, text lines of any size, text documents', async () => {
+    // Some 4 MB: documents between text lines of 1 byte to 300 KB with text that is not ASCII, more than a
+    // chunk of text in a row, and lines larger than a chunk.
+    const lines: Array<string | SplicedJson> = [];
+    for (let i = 0; i < 120; i++) {
       const size = i % 7 === 0 ? 300_000 : (i * 7919) % 40_000;
-      return `${JSON.stringify({ i, team: 'Atlético ⚽', pad: 'x'.repeat(size) })}\n`;
-    });
+      const text = JSON.stringify({ i, team: 'Atlético ⚽', pad: 'x'.repeat(size) });
+      if (i % 3 === 0) lines.push(`${text}\n`);
+      else if (i % 3 === 1)
+        lines.push({ head: `{"i":${i},"simulation":`, document: storedDocument(text), tail: '}\n' });
+      else lines.push({ head: '{"s":', document: text, tail: '}\n' });
+    }
     lines.push('é');
     async function* source() {
       yield* lines;
     }
     const gzip = await gzipped(source());
-    expect(gunzipSync(gzip).toString('utf8')).toBe(lines.join(''));
-    expect(gzip.length).toBeLessThan(Buffer.byteLength(lines.join('')) / 20);
+    const whole = lines.map((line) => (typeof line === 'string' ? line : splicedText(line))).join('');
+    expect(gunzipSync(gzip).toString('utf8')).toBe(whole);
+    expect(gzip.length).toBeLessThan(Buffer.byteLength(whole) / 20);
     // An empty stream is an empty member.
     expect(gunzipSync(await gzipped((async function* () {})())).length).toBe(0);
   });
@@ -80,7 +92,6 @@ describe('simulation routes with Accept-Encoding', () => {
     t = await createFeedTestContext({ worker: true });
   });
   afterAll(async () => t.close());
-  beforeEach(() => t.app.documentGzip.clear());
 
   const simulate = (auth: Record<string, string>, headers: Record<string, string>) =>
     t.app.inject({
@@ -96,12 +107,12 @@ describe('simulation routes with Accept-Encoding', () => {
     return response.rawPayload.toString('utf8');
   };
 
-  it('a cache hit goes out gzip from the cache, decoding to a body of the schema', async () => {
+  it('a run and a cache hit go out gzip from the stored form, decoding to a body of the schema', async () => {
     const first = await t.newOrg();
     const ran = await simulate(first.auth, { 'accept-encoding': 'br, gzip' });
     expect(ran.statusCode, ran.body).toBe(200);
-    // First sending of this document, brotli preferred: compressed by @fastify/compress as asked.
-    expect(ran.headers['content-encoding']).toBe('br');
+    // Gzip, though brotli comes first: the stored form is sent as it is.
+    expect(ran.headers['content-encoding']).toBe('gzip');
 
     const second = await t.newOrg();
     const hit = await simulate(second.auth, { 'accept-encoding': 'gzip, deflate, br' });
@@ -142,7 +153,9 @@ describe('simulation routes with Accept-Encoding', () => {
     expect(decoded(replay)).toBe(decoded(first));
 
     const refused = await simulate((await t.newOrg()).auth, { 'accept-encoding': 'gzip;q=0, br' });
+    // Gzip refused: the text, compressed by @fastify/compress as asked.
     expect(refused.headers['content-encoding']).toBe('br');
+    expect(JSON.parse(decoded(refused)).simulation).toEqual(JSON.parse(decoded(first)).simulation);
     const none = await simulate((await t.newOrg()).auth, {});
     expect(none.headers['content-encoding']).toBeUndefined();
     expect(none.body).toBe(JSON.stringify(simulationSchema.parse(none.json())));

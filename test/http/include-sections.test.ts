@@ -1,7 +1,9 @@
 // `include` (docs/api.md §2.3, "Choosing sections"): the result path, GET /v1/simulations/{id} and a
 // batch's NDJSON results send only the document sections asked for, in the document's order, each the
 // same bytes as in the whole document; an unknown section is refused; the default is the whole document.
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storedDocument } from '../../src/engine/stored-document.js';
 import {
   DOCUMENT_SECTIONS,
   includedSections,
@@ -122,11 +124,12 @@ describe('selectSections', () => {
     result: { b: -0.5 },
     goals: [1e-7],
   });
-  it('is the stored text itself for every section, and a sub-object in order otherwise', () => {
-    expect(selectSections(document, null)).toBe(document);
+  it('is the stored document itself for every section, and a sub-object of its text in order otherwise', () => {
+    const stored = storedDocument(document);
+    expect(selectSections(stored, null)).toBe(stored);
     expect(includedSections(undefined)).toBeNull();
     expect(includedSections(DOCUMENT_SECTIONS.join(','))).toBeNull();
-    expect(selectSections(document, includedSections('goals,fixture'))).toBe(
+    expect(selectSections(stored, includedSections('goals,fixture'))).toBe(
       '{"schema":"vendor.simulation.v1","fixture":{"a":1},"goals":[1e-7]}',
     );
   });

@@ -3,6 +3,7 @@
 // envelope (serializeWithJsonField) gives the bytes of the whole body through its schema.
 import { describe, expect, it } from 'vitest';
 import { documentWireText } from '../../src/engine/document-schema.js';
+import { storedDocument } from '../../src/engine/stored-document.js';
 import examples from '../../src/http/openapi/examples.json' with { type: 'json' };
 import { creditBalanceSchema } from '../../src/http/routes/credits.js';
 import { batchResultLineSchema, batchSchema, simulationSchema } from '../../src/http/schemas/simulations.js';
@@ -10,6 +11,7 @@ import {
   responseSerializerCompiler,
   serializeThrough,
   serializeWithJsonField,
+  splicedText,
 } from '../../src/http/serialize.js';
 import { createTestContext } from '../helpers/app.js';
 
@@ -158,12 +160,17 @@ describe('a stored document spliced into its envelope', () => {
   const { simulation: document, ...envelope } = (examples as { Simulation: Record<string, unknown> })
     .Simulation;
 
-  it('gives the bytes of the whole body through its schema, and where the document starts', () => {
+  it('gives the bytes of the whole body through its schema, the document between its head and tail', () => {
     const json = documentWireText(document);
-    const spliced = serializeWithJsonField(simulationSchema, 'simulation', envelope, json);
-    expect(spliced.text).toBe(serializeThrough(simulationSchema, { ...envelope, simulation: document }));
-    expect(spliced.text.slice(spliced.at, spliced.at + json.length)).toBe(json);
-    expect(spliced.text.slice(spliced.at + json.length)).toBe('}');
+    const whole = serializeThrough(simulationSchema, { ...envelope, simulation: document });
+    const stored = storedDocument(json);
+    const spliced = serializeWithJsonField(simulationSchema, 'simulation', envelope, stored);
+    expect(spliced.document).toBe(stored);
+    expect(spliced.tail).toBe('}');
+    expect(spliced.head + json + spliced.tail).toBe(whole);
+    expect(splicedText(spliced)).toBe(whole);
+    // Text (a choice of sections) splices in the same way.
+    expect(splicedText(serializeWithJsonField(simulationSchema, 'simulation', envelope, json))).toBe(whole);
   });
 
   it('nests: a results-stream line with its delivery spliced in reads as the line through its schema', () => {
@@ -171,7 +178,7 @@ describe('a stored document spliced into its envelope', () => {
       simulationSchema,
       'simulation',
       envelope,
-      documentWireText(document),
+      storedDocument(documentWireText(document)),
     );
     const line = {
       object: 'simulation_batch_result',
@@ -180,7 +187,9 @@ describe('a stored document spliced into its envelope', () => {
       job_id: 'job_1',
       status: 'delivered',
     };
-    expect(serializeWithJsonField(batchResultLineSchema, 'simulation', line, simulation.text).text).toBe(
+    const spliced = serializeWithJsonField(batchResultLineSchema, 'simulation', line, simulation);
+    expect(spliced.document).toBe(simulation.document);
+    expect(splicedText(spliced)).toBe(
       serializeThrough(batchResultLineSchema, { ...line, simulation: { ...envelope, simulation: document } }),
     );
   });

@@ -2,6 +2,7 @@
 // 4.8 and docs/decisions.md §5-7 that a subscriber can see.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storedDocument } from '../../src/engine/stored-document.js';
 import { TEST_KEY_MAX_DRAWS } from '../../src/limits/plans.js';
 import { storeResult } from '../../src/results/result-store.js';
 import { FX, NOW, smallFeed } from '../fixtures/small-feed.js';
@@ -444,7 +445,7 @@ describe('simulations without a worker (jobs stay queued)', () => {
           dataVersion: claimed!.dataVersion,
           draws: 700,
           summary: { homeWin: 0.5, draw: 0.3, awayWin: 0.2, expectedGoalsHome: 1.5, expectedGoalsAway: 1 },
-          documentJson: '{"schema":"vendor.simulation.v1"}',
+          document: storedDocument('{"schema":"vendor.simulation.v1"}'),
           engine: 'cpu',
           runMs: 1,
           gpuMs: 0,

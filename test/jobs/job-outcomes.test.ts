@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql, TransactionSql } from '../../src/db/connection.js';
 import { documentSummary } from '../../src/engine/document-schema.js';
+import { storedDocument } from '../../src/engine/stored-document.js';
 import { recordOutcomes } from '../../src/jobs/job-outcomes.js';
 import type { Job } from '../../src/jobs/types.js';
 import { insertOrg } from '../billing/fixtures.js';
@@ -43,13 +44,12 @@ async function storePack(n: number): Promise<{ statements: number; jobs: Job[]; 
   const { sql, counted } = countingTransactions(db.sql);
   const items = claimed.map((job) => {
     const document = documentFor(job);
-    const documentJson = JSON.stringify(document);
     return {
       job,
       outcome: {
         jobId: job.id,
         summary: documentSummary(document),
-        documentJson,
+        document: storedDocument(JSON.stringify(document)),
         engine: 'cpu',
         runMs: 1,
         gpuMs: 0,
@@ -98,7 +98,7 @@ describe('a pack of outcomes', () => {
           outcome: {
             jobId: job.id,
             summary: documentSummary(document),
-            documentJson: JSON.stringify(document),
+            document: storedDocument(JSON.stringify(document)),
             engine: 'cpu',
             runMs: 1,
             gpuMs: 0,

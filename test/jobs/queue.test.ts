@@ -3,6 +3,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from '../../src/db/connection.js';
 import { documentSummary } from '../../src/engine/document-schema.js';
+import { documentText, storedDocument } from '../../src/engine/stored-document.js';
 import { ApiError } from '../../src/errors.js';
 import { newId } from '../../src/ids.js';
 import { getBatch } from '../../src/jobs/job-store.js';
@@ -72,7 +73,7 @@ async function runToSuccess(jobId: string, workerId = 'w1') {
         dataVersion: owned.dataVersion,
         draws: owned.draws,
         summary: documentSummary(documentFor(job!)),
-        documentJson: JSON.stringify(documentFor(job!)),
+        document: storedDocument(JSON.stringify(documentFor(job!))),
         engine: 'cpu',
         runMs: 5,
         gpuMs: 0,
@@ -349,9 +350,9 @@ describe('batches, cache hits and counts', () => {
     expect((await parts.ledger.getHold(hit.reservationId))?.expiresAt).not.toBeNull();
     expect(await parts.queue.claim('w1', 10, 30_000)).toEqual([]);
     const delivered = await deliver(hit);
-    expect(delivered.kind === 'delivered' && JSON.parse(delivered.delivered.result.documentJson)).toEqual(
-      documentFor(first),
-    );
+    expect(
+      delivered.kind === 'delivered' && JSON.parse(documentText(delivered.delivered.result.document)),
+    ).toEqual(documentFor(first));
   });
 
   it('waitFor resolves when the job ends, or with its current state when the time is up', async () => {

@@ -7,6 +7,7 @@ import { type Ledger, makeLedger } from '../../src/billing/ledger.js';
 import type { Sql } from '../../src/db/connection.js';
 import { documentSummary } from '../../src/engine/document-schema.js';
 import type { EngineJob, RunBatch, RunOutcome } from '../../src/engine/runner.js';
+import { storedDocument } from '../../src/engine/stored-document.js';
 import { newId } from '../../src/ids.js';
 import { recordOutcomes } from '../../src/jobs/job-outcomes.js';
 import { type JobQueue, makeJobQueue } from '../../src/jobs/queue.js';
@@ -192,7 +193,7 @@ export async function storeSucceeded(
         outcome: {
           jobId: job.id,
           summary: documentSummary(document),
-          documentJson: JSON.stringify(document),
+          document: storedDocument(JSON.stringify(document)),
           engine: 'cpu' as const,
           runMs: 1,
           gpuMs: 0,
@@ -222,7 +223,7 @@ export function deterministicEngine(
         outcomes.push({
           jobId: job.id,
           summary: documentSummary(document),
-          documentJson: JSON.stringify(document),
+          document: storedDocument(JSON.stringify(document)),
           engine: 'cpu',
           runMs: 3,
           gpuMs: 0,

@@ -153,7 +153,7 @@ describe('wake-ups', () => {
     // The waiters have read their jobs (queued) before the cancel: PGlite answers statements in order.
     await db.sql`SELECT 1`;
     const batchId = jobs[0]!.batchId!;
-    await db.sql.begin((tx) => queue.cancelQueued(tx, batchId, { orgId: org, mode: 'test' }));
+    await db.sql.begin((tx) => queue.cancelUnstarted(tx, batchId, { orgId: org, mode: 'test' }));
     const first = await Promise.race([cancelled, bystander]);
     expect(first === 'timed out' ? first : first.map((job) => job?.status)).toEqual([
       'cancelled',

@@ -1,6 +1,8 @@
 // Workers (docs/decisions.md §6): claim in batches, complete exactly once even when workers race or a lease
 // runs out mid-run, drain on stop, rescue lapsed leases and sweep ended holds as chores.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { RunBatch } from '../../src/engine/runner.js';
+import { documentText } from '../../src/engine/stored-document.js';
 import type { Job } from '../../src/jobs/types.js';
 import { PROGRESS_INTERVAL_MS, startWorker, type Worker } from '../../src/jobs/worker.js';
 import { getResult } from '../../src/results/result-store.js';
@@ -15,6 +17,7 @@ import {
   makeSimParts,
   type SimParts,
   submitJob,
+  submitLiveBatch,
 } from './setup.js';
 
 let db: TestDatabase;
@@ -57,6 +60,18 @@ async function waitUntil(check: () => Promise<boolean>, what: string): Promise<v
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/** deterministicEngine asking before it begins its jobs, as the runner does (RunContext.start). */
+function askingEngine(runs: string[]): RunBatch {
+  const engine = deterministicEngine({ runs });
+  return async (jobs, context) => {
+    const may = await context.start!(jobs.map((job) => job.id));
+    return engine(
+      jobs.filter((job) => may.has(job.id)),
+      context,
+    );
+  };
 }
 
 function deferred() {
@@ -111,12 +126,71 @@ describe('worker', () => {
     expect(done.map((job) => job?.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
     for (const job of done) {
       const result = await getResult(db.sql, job!.resultId!);
-      expect(JSON.parse(result!.documentJson)).toEqual(documentFor(job!));
+      expect(JSON.parse(documentText(result!.document))).toEqual(documentFor(job!));
       // The stored row is remembered once committed: a delivery in this process reads no document back.
       expect(parts.knownResults.byId(job!.resultId!)).toEqual(result);
       expect(job).toMatchObject({ engine: 'cpu', drawsDone: 1000, attempts: 1 });
     }
     expect(runner.stats).toMatchObject({ claimed: 3, completed: 3, dropped: 0 });
+  });
+
+  it('claims by draws: a large job alone, small ones several to a claim, within its draws', async () => {
+    const org = await insertOrg(db.sql);
+    const [queued] = await db.sql<
+      { n: number }[]
+    >`SELECT count(*)::int AS n FROM jobs WHERE status = 'queued'`;
+    expect(queued!.n).toBe(0);
+    const large = await submitJob(parts, org, { draws: 5000, inputs: { large: 1 } });
+    const small = [];
+    for (const n of [1, 2, 3, 4])
+      small.push(await submitJob(parts, org, { draws: 1000, inputs: { small: n } }));
+    const packs: string[][] = [];
+    const engine = deterministicEngine();
+    worker({
+      workerId: 'by-draws',
+      concurrency: 16,
+      claimDraws: () => 2500,
+      runBatch: (jobs, context) => {
+        packs.push(jobs.map((job) => job.id));
+        return engine(jobs, context);
+      },
+    });
+    await Promise.all([large, ...small].map((job) => parts.queue.waitFor(job.id, 10_000)));
+    // The large job alone (the first of a claim is always taken); then the draws claimed before each job
+    // must be fewer than 2,500: three small ones, then the last.
+    expect(packs).toEqual([[large.id], small.slice(0, 3).map((job) => job.id), [small[3]!.id]]);
+  });
+
+  it('never runs a job cancelled while it held it, and frees its room at once', async () => {
+    const org = await insertOrg(db.sql);
+    const { batch, jobs } = await submitLiveBatch(parts, org, 2, 3100);
+    const claimed = deferred();
+    const gate = deferred();
+    const runs: string[] = [];
+    const runner = worker({
+      workerId: 'held',
+      runBatch: async (pack, context) => {
+        claimed.resolve();
+        await gate.promise;
+        return askingEngine(runs)(pack, context);
+      },
+    });
+    await claimed.promise;
+    const cancelled = await db.sql.begin((tx) =>
+      parts.queue.cancelUnstarted(tx, batch.id, { orgId: org, mode: 'live' }),
+    );
+    expect(cancelled?.cancelled.map((job) => job.id).sort()).toEqual(jobs.map((job) => job.id).sort());
+    gate.resolve();
+    // A job queued afterwards is claimed and run: the cancelled ones left the worker's hands.
+    const next = await submitJob(parts, org, { inputs: { after: 'cancel' } });
+    expect((await parts.queue.waitFor(next.id, 10_000))?.status).toBe('succeeded');
+    expect(runs).toEqual([next.id]);
+    expect(runner.stats).toMatchObject({ refused: 2, dropped: 0 });
+    // Nothing cancels a lone job: it begins without a mark (no round trip).
+    const [lone] = await db.sql<{ runStartedAt: Date | null }[]>`
+      SELECT run_started_at FROM jobs WHERE id = ${next.id}`;
+    expect(lone!.runStartedAt).toBeNull();
+    for (const job of jobs) expect((await parts.queue.get(job.id))?.status).toBe('cancelled');
   });
 
   it('stores each outcome as the engine gives it, and claims the next pack while the first still runs', async () => {

@@ -2,6 +2,7 @@
 // reservation and settlement, and admissions that stay exact when many run at once.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storedDocument } from '../../src/engine/stored-document.js';
 import { ApiError } from '../../src/errors.js';
 import { newId } from '../../src/ids.js';
 import { countOpenJobGroups } from '../../src/jobs/job-store.js';
@@ -109,7 +110,7 @@ async function resultId(cacheKey: string): Promise<number> {
         dataVersion: 'dv',
         draws: 100,
         summary: { homeWin: 0.5, draw: 0.3, awayWin: 0.2, expectedGoalsHome: 1.5, expectedGoalsAway: 1 },
-        documentJson: '{}',
+        document: storedDocument('{}'),
         engine: 'cpu',
         runMs: 1,
         gpuMs: 1,

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql, TransactionSql } from '../../src/db/connection.js';
 import { documentSummary, documentWireText } from '../../src/engine/document-schema.js';
+import { documentText, storedDocument } from '../../src/engine/stored-document.js';
 import examples from '../../src/http/openapi/examples.json' with { type: 'json' };
 import { makeKnownResults } from '../../src/results/known-results.js';
 import {
@@ -57,19 +58,22 @@ function plansOf(run: (tx: TransactionSql) => Promise<unknown>): Promise<string[
   });
 }
 
+/** A stored document of `bytes` deflated bytes (what the known results count). */
+const sized = (bytes: number) => ({ deflated: new Uint8Array(bytes), crc32: 0, bytes: bytes * 8 });
+
 describe('stored documents', () => {
   it('keeps the wire text byte for byte, with the summary figures beside it', async () => {
     const wire = documentWireText(document);
     const stored = await db.sql.begin((tx) =>
       storeResult(
         tx,
-        { ...facts('wire'), summary: documentSummary(document), documentJson: wire },
+        { ...facts('wire'), summary: documentSummary(document), document: storedDocument(wire) },
         new Date(),
       ),
     );
-    expect(stored.documentJson).toBe(wire);
+    expect(documentText(stored.document)).toBe(wire);
     const read = await getResult(db.sql, stored.id);
-    expect(read?.documentJson).toBe(wire);
+    expect(documentText(read!.document)).toBe(wire);
     // What the insert answers without reading the document back is what a read gives.
     expect(stored).toEqual(read);
     const { result, goals } = document as {
@@ -85,7 +89,7 @@ describe('stored documents', () => {
     });
   });
 
-  it('puts a document stored before migration 0010 through the schema once, and keeps it so', async () => {
+  it('puts a document stored before migration 0010 through the schema and in the stored form once, and keeps it so', async () => {
     const engineText = JSON.stringify(reordered(document));
     // What a delivery of the row always sent: its text parsed and put through the schema.
     const wire = documentWireText(JSON.parse(engineText));
@@ -97,11 +101,32 @@ describe('stored documents', () => {
               0.5, 0.25, 0.25, 1.5, 1.1)
       RETURNING id`;
     const found = await findCachedResult(db.sql, { cacheKey: 'before-0010', scope: 'shared', orgId: null });
-    expect(found?.documentJson).toBe(wire);
-    const [after] = await db.sql<{ text: string; wireText: boolean }[]>`
-      SELECT document AS text, wire_text FROM results WHERE id = ${row!.id}`;
-    expect(after).toEqual({ text: wire, wireText: true });
-    expect((await getResult(db.sql, row!.id))?.documentJson).toBe(wire);
+    expect(documentText(found!.document)).toBe(wire);
+    const [after] = await db.sql<
+      { text: string | null; deflated: Uint8Array | null; crc32: number; bytes: number; wireText: boolean }[]
+    >`
+      SELECT document AS text, document_deflated AS deflated, document_crc32 AS crc32,
+             document_bytes AS bytes, wire_text
+      FROM results WHERE id = ${row!.id}`;
+    expect(after).toMatchObject({ text: null, crc32: found!.document.crc32, bytes: Buffer.byteLength(wire) });
+    expect(Buffer.from(after!.deflated!)).toEqual(Buffer.from(found!.document.deflated));
+    expect(documentText((await getResult(db.sql, row!.id))!.document)).toBe(wire);
+  });
+
+  it('puts a wire text stored before migration 0021 in the stored form once', async () => {
+    const wire = documentWireText(document);
+    const [row] = await db.sql<{ id: number }[]>`
+      INSERT INTO results (cache_key, scope, fixture_id, data_version, draws, document, wire_text, engine,
+                           created_at, home_win, draw, away_win, expected_goals_home, expected_goals_away)
+      VALUES ('before-0021', 'shared', 101, 'dv_test', 1000, ${wire}, true, 'cpu', now(),
+              0.5, 0.25, 0.25, 1.5, 1.1)
+      RETURNING id`;
+    const read = await getResult(db.sql, row!.id);
+    expect(read!.document).toEqual(storedDocument(wire));
+    const [after] = await db.sql<{ text: string | null; bytes: number }[]>`
+      SELECT document AS text, document_bytes AS bytes FROM results WHERE id = ${row!.id}`;
+    expect(after).toEqual({ text: null, bytes: Buffer.byteLength(wire) });
+    expect((await getResult(db.sql, row!.id))!.document).toEqual(read!.document);
   });
 
   it('answers a row this process stored or read from memory, and a lookup that found nothing from the database', async () => {
@@ -116,7 +141,7 @@ describe('stored documents', () => {
     const stored = await db.sql.begin((tx) =>
       storeResult(
         tx,
-        { ...facts('known'), summary: documentSummary(document), documentJson: wire },
+        { ...facts('known'), summary: documentSummary(document), document: storedDocument(wire) },
         new Date(),
       ),
     );
@@ -138,60 +163,60 @@ describe('stored documents', () => {
       db.sql.begin((tx) =>
         storeResult(
           tx,
-          { ...facts(cacheKey), summary: documentSummary(document), documentJson: wire },
+          { ...facts(cacheKey), summary: documentSummary(document), document: storedDocument(wire) },
           new Date(),
         ),
       );
     const [first, second, third] = [await store('page-1'), await store('page-2'), await store('page-3')];
     // Room for two documents: the two a worker stored last, as after a batch longer than the cache.
-    const known = makeKnownResults(2 * wire.length);
+    const known = makeKnownResults(2 * storedDocument(wire).deflated.byteLength);
     known.remember(second);
     known.remember(third);
     const page = await getResults(db.sql, [first.id, second.id, third.id], known);
     expect([...page.keys()].sort()).toEqual([first.id, second.id, third.id].sort());
-    expect(page.get(first.id)?.documentJson).toBe(wire);
+    expect(documentText(page.get(first.id)!.document)).toBe(wire);
     // Read back, the first would have pushed out the second, which a next page needs.
     expect(known.byId(first.id)).toBeUndefined();
     expect(known.byId(second.id)).toEqual(second);
     expect(known.byId(third.id)).toEqual(third);
   });
 
-  it('holds, by default, a whole 1,000-item batch of 90 KB documents (its results stream reads none back)', () => {
+  it('holds, by default, two whole 1,000-item batches of 13 KB stored documents (its results stream reads none back)', () => {
     const known = makeKnownResults();
-    const documentJson = 'x'.repeat(90_000);
+    const document = sized(13_000);
     const row = (id: number): SimulationResult => ({
       ...facts(`batch-${id}`),
       id,
-      documentJson,
+      document,
       summary: { homeWin: 0.5, draw: 0.25, awayWin: 0.25, expectedGoalsHome: 1, expectedGoalsAway: 1 },
       createdAt: new Date(),
     });
-    for (let id = 1; id <= 1000; id++) known.remember(row(id));
-    expect(known.chars()).toBe(1000 * 90_000);
+    for (let id = 1; id <= 2000; id++) known.remember(row(id));
+    expect(known.bytes()).toBe(2000 * 13_000);
     expect(known.byId(1)?.id).toBe(1);
   });
 
-  it('keeps the most recently used rows within its bound of document characters', () => {
+  it('keeps the most recently used rows within its bound of stored document bytes', () => {
     const known = makeKnownResults(25);
     const row = (id: number): SimulationResult => ({
       ...facts(`key-${id}`),
       id,
-      documentJson: 'x'.repeat(10),
+      document: sized(10),
       summary: { homeWin: 0.5, draw: 0.25, awayWin: 0.25, expectedGoalsHome: 1, expectedGoalsAway: 1 },
       createdAt: new Date(),
     });
     known.remember(row(1));
     known.remember(row(2));
     expect(known.byId(1)?.id).toBe(1); // 1 is now the most recently used
-    known.remember(row(3)); // 30 characters: the least recently used (2) goes
-    expect(known.chars()).toBe(20);
+    known.remember(row(3)); // 30 bytes: the least recently used (2) goes
+    expect(known.bytes()).toBe(20);
     expect(known.byId(2)).toBeUndefined();
     expect(known.byLookup({ cacheKey: 'key-2', scope: 'shared', orgId: null })).toBeUndefined();
     expect(known.byLookup({ cacheKey: 'key-1', scope: 'shared', orgId: null })?.id).toBe(1);
     expect(known.byId(3)?.id).toBe(3);
-    known.remember({ ...row(4), documentJson: 'x'.repeat(26) }); // larger than the bound: not kept
+    known.remember({ ...row(4), document: sized(26) }); // larger than the bound: not kept
     expect(known.byId(4)).toBeUndefined();
-    expect(known.chars()).toBe(20);
+    expect(known.bytes()).toBe(20);
   });
 
   it("finds many cache keys through each scope's index: shared among shared results, private among its organisation's", async () => {
@@ -205,7 +230,7 @@ describe('stored documents', () => {
             scope,
             orgId,
             summary: documentSummary(document),
-            documentJson: documentWireText(document),
+            document: storedDocument(documentWireText(document)),
           },
           new Date(),
         ),

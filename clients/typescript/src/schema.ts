@@ -152,7 +152,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a batch
-         * @description Queued items are cancelled and their holds released at once (nothing charged); running items finish and can still be delivered. Idempotent: a repeated cancel answers the batch as it is.
+         * @description Items whose simulation has not begun (queued, or held by a worker that has not begun them) are cancelled and their holds released at once (nothing charged); items begun finish and can still be delivered. Idempotent: a repeated cancel answers the batch as it is.
          */
         post: operations["cancelSimulationBatch"];
         delete?: never;

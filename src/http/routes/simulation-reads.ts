@@ -5,7 +5,7 @@
 import { Readable } from 'node:stream';
 import type { BatchResultItem } from '../../simulations/batch-results.js';
 import type { App, AppDeps } from '../app-types.js';
-import { admitsGzip, gzipPieces, ONE_OFF_GZIP_LEVEL, sendDocumentBody } from '../document-gzip.js';
+import { admitsGzip, gzipLines, sendDocumentBody } from '../document-gzip.js';
 import {
   batchListQuerySchema,
   batchListSchema,
@@ -19,10 +19,11 @@ import {
   simulationParamsSchema,
   simulationReadSchema,
 } from '../schemas/simulations.js';
+import { type SplicedJson, splicedText } from '../serialize.js';
 import { includedSections } from '../views/document-sections.js';
 import {
   batchListView,
-  batchResultLineText,
+  batchResultLine,
   batchStatusView,
   jobListView,
   simulationWire,
@@ -38,19 +39,29 @@ export function registerSimulationReadRoutes(app: App, deps: AppDeps) {
 }
 
 /**
- * NDJSON: one line per item, a page's lines written once the page's deliveries are committed, each line
- * a chunk of its own. A page joined into one string (some 8.5 MB for 100 items) was flattened and encoded
- * into one fresh buffer of that size: the lines of a 1,000-item stream cost 530–770 ms of CPU that way
- * against 60–140 ms line by line (docs/decisions.md §6, "Compression").
+ * NDJSON: one line per item (a delivered item's with its stored document), a page's lines once the
+ * page's deliveries are committed.
  */
 async function* ndjsonLines(
   pages: AsyncIterable<BatchResultItem[]>,
   context: { requestId: string; docsUrl: string },
   include: ReadonlySet<string> | null,
-): AsyncGenerator<string> {
+): AsyncGenerator<string | SplicedJson> {
   for await (const page of pages) {
-    for (const item of page) yield `${batchResultLineText(item, context, include)}\n`;
+    for (const item of page) {
+      const line = batchResultLine(item, context, include);
+      yield typeof line === 'string' ? `${line}\n` : { ...line, tail: `${line.tail}\n` };
+    }
   }
+}
+
+/**
+ * The lines as text, each a chunk of its own. A page joined into one string (some 8.5 MB for 100 items)
+ * was flattened and encoded into one fresh buffer of that size: the lines of a 1,000-item stream cost
+ * 530–770 ms of CPU that way against 60–140 ms line by line (docs/decisions.md §6, "Compression").
+ */
+async function* lineTexts(lines: AsyncIterable<string | SplicedJson>): AsyncGenerator<string> {
+  for await (const line of lines) yield typeof line === 'string' ? line : splicedText(line);
 }
 
 function registerResultsStream(app: App, deps: AppDeps) {
@@ -83,15 +94,15 @@ function registerResultsStream(app: App, deps: AppDeps) {
       const context = { requestId: request.id, docsUrl: deps.config.docsUrl };
       const lines = ndjsonLines(pages, context, includedSections(request.query.include));
       reply.code(200).type('application/x-ndjson; charset=utf-8');
-      // To a client that accepts gzip, the lines deflated several at a time (gzipPieces), even where it
-      // would also take brotli, which compresses one piece after another on one thread; otherwise as
-      // any body (@fastify/compress: brotli, or none).
+      // To a client that accepts gzip, the documents' stored forms spliced into one gzip member
+      // (gzipLines), even where it would also take brotli, which would compress every document again;
+      // otherwise as text, as any body (@fastify/compress: brotli, or none).
       if (admitsGzip(request)) {
         reply.header('content-encoding', 'gzip').header('vary', 'accept-encoding');
-        return reply.send(Readable.from(gzipPieces(lines, ONE_OFF_GZIP_LEVEL)) as never);
+        return reply.send(Readable.from(gzipLines(lines)) as never);
       }
       // Each line went through its schema above; the type provider types send() for a JSON body only.
-      return reply.send(Readable.from(lines) as never);
+      return reply.send(Readable.from(lineTexts(lines)) as never);
     },
   );
 }
@@ -106,7 +117,7 @@ function registerCancel(app: App, deps: AppDeps) {
         operationId: 'cancelSimulationBatch',
         summary: 'Cancel a batch',
         description:
-          'Queued items are cancelled and their holds released at once (nothing charged); running items finish and can still be delivered. Idempotent: a repeated cancel answers the batch as it is.',
+          'Items whose simulation has not begun (queued, or held by a worker that has not begun them) are cancelled and their holds released at once (nothing charged); items begun finish and can still be delivered. Idempotent: a repeated cancel answers the batch as it is.',
         params: batchParamsSchema,
         response: { 200: batchSchema },
       },

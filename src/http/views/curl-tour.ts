@@ -60,8 +60,8 @@ export function curlTour(baseUrl: string): TourStep[] {
       command: `${curl} "${baseUrl}$BATCH_PATH/results"`,
     },
     {
-      title: '7. Cancel what is still queued',
-      note: 'Queued items become `cancelled` and their holds are released; running and finished items are kept. Cancelling again changes nothing.',
+      title: '7. Cancel what has not begun',
+      note: 'Items whose simulation has not begun (queued, or held by a worker that has not begun them) become `cancelled` and their holds are released; items begun and finished ones are kept. Cancelling again changes nothing.',
       command: `${curl} -X POST "${baseUrl}$BATCH_PATH/cancel"`,
     },
     {

@@ -1,8 +1,9 @@
 // The `include` query parameter of the result path, GET /v1/simulations/{id} and a batch's NDJSON results
 // (docs/api.md §2.3, "Choosing sections"): the simulation document with only the sections asked for, in
-// the document's own (wire) order. One pure function of the stored document text, applied where the
-// response is serialised; what is stored, delivered and charged does not change.
+// the document's own (wire) order. One pure function of the stored document, applied where the response
+// is serialised; what is stored, delivered and charged does not change.
 import { simulationDocumentSchema } from '../../engine/document-schema.js';
+import { documentText, type StoredDocument } from '../../engine/stored-document.js';
 
 /** The document's sections in wire order: every field but `schema`, which every answer keeps. */
 export const DOCUMENT_SECTIONS: readonly string[] = Object.keys(simulationDocumentSchema.shape).filter(
@@ -27,12 +28,15 @@ export function includedSections(include: string | undefined): ReadonlySet<strin
 
 /**
  * The stored document's JSON text with only `schema` and the sections in `include`, in the document's
- * order; the text unchanged when `include` is null. The stored text was written by JSON.stringify, so
- * the sections kept are the same bytes as in the whole document.
+ * order; the stored document itself when `include` is null. The stored text was written by
+ * JSON.stringify, so the sections kept are the same bytes as in the whole document.
  */
-export function selectSections(documentJson: string, include: ReadonlySet<string> | null): string {
-  if (include === null) return documentJson;
-  const document = JSON.parse(documentJson) as Record<string, unknown>;
+export function selectSections(
+  stored: StoredDocument,
+  include: ReadonlySet<string> | null,
+): StoredDocument | string {
+  if (include === null) return stored;
+  const document = JSON.parse(documentText(stored)) as Record<string, unknown>;
   const chosen: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(document)) {
     if (field === 'schema' || include.has(field)) chosen[field] = value;

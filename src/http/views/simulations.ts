@@ -114,7 +114,7 @@ function simulationEnvelopeView({ job, delivery, replayed }: DeliveredSimulation
 
 /**
  * A delivery as the wire carries it (the Simulation schema): its fields through the schema, then the
- * result's stored document text as it is (results keep it serialised, src/results/result-store.ts).
+ * result's stored document as it is (results keep it serialised and deflated, src/results/result-store.ts).
  */
 /** `include`: the document's sections to send (document-sections.ts); null or absent: every one. */
 export function simulationWire(
@@ -125,7 +125,7 @@ export function simulationWire(
     simulationSchema,
     'simulation',
     simulationEnvelopeView(delivered),
-    selectSections(delivered.result.documentJson, include),
+    selectSections(delivered.result.document, include),
   );
 }
 
@@ -320,20 +320,22 @@ export function batchListView(page: Page<{ batch: Batch; summary: BatchSummary }
   };
 }
 
-/** One line of the results stream (docs/api.md §4.10), serialised; a delivered item's document spliced in. */
-export function batchResultLineText(
+/**
+ * One line of the results stream (docs/api.md §4.10), serialised without its newline; a delivered item's
+ * document spliced in.
+ */
+export function batchResultLine(
   item: BatchResultItem,
   context: ViewContext,
   include: ReadonlySet<string> | null = null,
-): string {
+): string | SplicedJson {
   if (item.kind === 'delivered') {
-    const simulation = simulationWire(item.delivered, include).text;
     return serializeWithJsonField(
       batchResultLineSchema,
       'simulation',
       jobResultLine(item.delivered.job),
-      simulation,
-    ).text;
+      simulationWire(item.delivered, include),
+    );
   }
   return JSON.stringify(batchResultLineSchema.parse(batchResultLineView(item, context)));
 }
