@@ -23,10 +23,8 @@ export const ONE_OFF_GZIP_LEVEL = 3;
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
 /** An empty final block: the end of a deflate stream whose pieces each ended on a sync flush. */
 const FINAL_BLOCK = zlib.deflateRawSync(Buffer.alloc(0));
-/** Text shorter than this goes as stored blocks: deflating it costs more than the bytes it saves. */
+/** Text shorter than this goes as a stored block: deflating it costs more than the bytes it saves. */
 const DEFLATE_TEXT_BYTES = 4096;
-/** The longest stored block (its length is 16 bits). */
-const STORED_BLOCK_BYTES = 65_535;
 
 /**
  * The encodings Accept-Encoding admits, with their q (as @fastify/compress reads it: x-gzip is gzip);
@@ -105,7 +103,8 @@ export function crc32Combine(crc1: number, crc2: number, length2: number): numbe
 
 /**
  * `bytes` as pieces of a deflate stream that end byte-aligned: deflated (ending on a sync flush) when
- * there are many, else as stored blocks (a header byte, the length and its complement, the bytes).
+ * there are many, else as one stored block (a header byte, the length and its complement, the bytes:
+ * fewer than DEFLATE_TEXT_BYTES fit one block, whose length is 16 bits).
  */
 function textPieces(bytes: Buffer): Buffer[] {
   if (bytes.length >= DEFLATE_TEXT_BYTES) {
@@ -113,15 +112,10 @@ function textPieces(bytes: Buffer): Buffer[] {
       zlib.deflateRawSync(bytes, { level: ONE_OFF_GZIP_LEVEL, finishFlush: zlib.constants.Z_SYNC_FLUSH }),
     ];
   }
-  const pieces: Buffer[] = [];
-  for (let at = 0; at < bytes.length; at += STORED_BLOCK_BYTES) {
-    const block = bytes.subarray(at, at + STORED_BLOCK_BYTES);
-    const header = Buffer.alloc(5);
-    header.writeUInt16LE(block.length, 1);
-    header.writeUInt16LE(~block.length & 0xffff, 3);
-    pieces.push(header, block);
-  }
-  return pieces;
+  const header = Buffer.alloc(5);
+  header.writeUInt16LE(bytes.length, 1);
+  header.writeUInt16LE(~bytes.length & 0xffff, 3);
+  return [header, bytes];
 }
 
 /** A gzip member's pieces in the making: the bytes so far, with their CRC-32 and count. */
