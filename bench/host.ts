@@ -8,7 +8,7 @@
 //   all and by phase (submission, running, results stream), the bench's own client apart.
 // PGlite always; the PostgreSQL server too when DATABASE_URL is set. The service runs in its own process.
 import { readdirSync, readFileSync } from 'node:fs';
-import type { BenchRow } from './report.js';
+import { type BenchRow, round } from './report.js';
 import { freePort, startServer } from './servers.js';
 import {
   engineAloneSeconds,
@@ -195,8 +195,6 @@ export function cpuPerJob(from: CpuReading, to: CpuReading, jobs = BATCH_ITEMS):
   ) as CpuReading;
 }
 
-const round3 = (value: number) => Math.round(value * 1000) / 1000;
-
 /**
  * CPU milliseconds per job by thread kind as the bench's JSON names them (docs/decisions.md §6): the
  * event loop, the engine's threads (Node's worker threads: job threads, the CPU engine's pool, the GPU
@@ -205,13 +203,13 @@ const round3 = (value: number) => Math.round(value * 1000) / 1000;
  */
 export function cpuFields(ms: CpuReading, database: 'embedded' | 'server') {
   return {
-    event_loop: round3(ms.eventLoop),
-    engine_threads: round3(ms.workers),
-    v8: round3(ms.v8),
-    pool: round3(ms.other),
-    postgres: database === 'server' ? round3(ms.postgres) : null,
-    client: round3(ms.client),
-    host: round3(ms.eventLoop + ms.workers + ms.v8 + ms.other + ms.postgres),
+    event_loop: round(ms.eventLoop, 3),
+    engine_threads: round(ms.workers, 3),
+    v8: round(ms.v8, 3),
+    pool: round(ms.other, 3),
+    postgres: database === 'server' ? round(ms.postgres, 3) : null,
+    client: round(ms.client, 3),
+    host: round(ms.eventLoop + ms.workers + ms.v8 + ms.other + ms.postgres, 3),
   };
 }
 
@@ -329,10 +327,10 @@ function batchRows(
       },
       note: `submission ${(submitMs / 1000).toFixed(2)} s, results stream ${(resultsMs / 1000).toFixed(2)} s; ${((batchS * 1000) / BATCH_ITEMS).toFixed(2)} ms a job; engine alone ${engineMsPerJob.toFixed(2)} ms a job (goal ≤ ${GOALS.engineAloneMs})${server ? `; goal ≤ ${GOALS.batchS} s on PostgreSQL` : ''}`,
       fields: {
-        submission_s: round3(submitMs / 1000),
-        results_stream_s: round3(resultsMs / 1000),
-        ms_per_job: round3((batchS * 1000) / BATCH_ITEMS),
-        engine_alone_ms_per_job: round3(engineMsPerJob),
+        submission_s: round(submitMs / 1000, 3),
+        results_stream_s: round(resultsMs / 1000, 3),
+        ms_per_job: round((batchS * 1000) / BATCH_ITEMS, 3),
+        engine_alone_ms_per_job: round(engineMsPerJob, 3),
         goal_engine_alone_ms_per_job: GOALS.engineAloneMs,
         goal_s: server ? GOALS.batchS : null,
       },

@@ -15,6 +15,9 @@ export interface BenchRow {
   fields?: Record<string, unknown> | undefined;
 }
 
+/** `value` to `digits` decimals, for figures written to JSON. */
+export const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
+
 function format(value: number): string {
   if (value >= 100) return Math.round(value).toLocaleString('en-US');
   return value.toPrecision(3);

@@ -12,6 +12,7 @@ import {
   readAllResults,
   untilFinished,
 } from './host.js';
+import { round } from './report.js';
 import { type JobCounters, type RunningStack, readJobCounters, readJobCountersAfter } from './serve-stack.js';
 import { type ServiceApi, submitBatch } from './simulations.js';
 
@@ -75,8 +76,6 @@ export interface LoadContext {
 const BATCH_POLL_MS = 50;
 /** How long a request may wait for its result (docs/api.md: wait_seconds). */
 const WAIT_SECONDS = 25;
-
-const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 /** The stack's API for client `index`: API processes taken in turn. */
 function apiFor(stack: RunningStack, index = 0): ServiceApi {
