@@ -128,10 +128,27 @@ export interface AttemptOutcome {
   error: string | null;
 }
 
+/** A claimed delivery as its outcome names it: the row, and the endpoint whose row the outcome changes too. */
+export interface DeliveryRef {
+  id: number;
+  endpointId: string;
+}
+
+/**
+ * The endpoint's row, locked for the outcome's changes to it (FOR NO KEY UPDATE, as an UPDATE of its
+ * breaker and failure fields takes): an outcome's first statement locks it before the delivery's row, in
+ * the order a delete of the endpoint takes them (the endpoint, then its deliveries by ON DELETE CASCADE).
+ * Taken the other way round, the two waited for each other: "deadlock detected"
+ * (test/faults/webhook-endpoint-delete.test.ts). An endpoint deleted meanwhile gives no row: the
+ * outcome changes nothing (its delivery went with the endpoint).
+ */
+const ENDPOINT_LOCKED = (db: Db, delivery: DeliveryRef) => db`
+  (SELECT e.id FROM webhook_endpoints e WHERE e.id = ${delivery.endpointId} FOR NO KEY UPDATE)`;
+
 /** Delivered: the row is done (only while `workerId` still holds its lease). */
 export async function recordDelivered(
   db: Db,
-  id: number,
+  delivery: DeliveryRef,
   workerId: string,
   outcome: AttemptOutcome,
   now: Date,
@@ -140,7 +157,8 @@ export async function recordDelivered(
     UPDATE webhook_deliveries
     SET status = 'succeeded', delivered_at = ${now}, last_attempt_at = ${now}, last_status = ${outcome.status},
         last_error = NULL, lease_owner = NULL, lease_expires_at = NULL
-    WHERE id = ${id} AND lease_owner = ${workerId} AND status = 'pending'
+    WHERE id = ${delivery.id} AND lease_owner = ${workerId} AND status = 'pending'
+      AND endpoint_id = ${ENDPOINT_LOCKED(db, delivery)}
     RETURNING id`;
   return rows.length === 1;
 }
@@ -148,7 +166,7 @@ export async function recordDelivered(
 /** A failed attempt: due again at `retryAt`, or `failed` for good when it is null. */
 export async function recordAttemptFailed(
   db: Db,
-  id: number,
+  delivery: DeliveryRef,
   workerId: string,
   outcome: AttemptOutcome & { retryAt: Date | null },
   now: Date,
@@ -159,7 +177,8 @@ export async function recordAttemptFailed(
         next_attempt_at = COALESCE(${outcome.retryAt}::timestamptz, next_attempt_at),
         last_attempt_at = ${now}, last_status = ${outcome.status}, last_error = ${outcome.error},
         lease_owner = NULL, lease_expires_at = NULL
-    WHERE id = ${id} AND lease_owner = ${workerId} AND status = 'pending'
+    WHERE id = ${delivery.id} AND lease_owner = ${workerId} AND status = 'pending'
+      AND endpoint_id = ${ENDPOINT_LOCKED(db, delivery)}
     RETURNING id`;
   return rows.length === 1;
 }

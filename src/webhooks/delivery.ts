@@ -117,7 +117,7 @@ async function deliverOne(deps: DelivererDeps, delivery: ClaimedDelivery): Promi
   const outcome = { status: sent.status, error: sent.error };
   if (sent.ok) {
     await sql.begin(async (tx) => {
-      if (await recordDelivered(tx, delivery.id, workerId, outcome, now)) {
+      if (await recordDelivered(tx, delivery, workerId, outcome, now)) {
         await markEndpointHealthy(tx, delivery.endpointId);
         await closeBreaker(tx, delivery.endpointId);
       }
@@ -129,7 +129,7 @@ async function deliverOne(deps: DelivererDeps, delivery: ClaimedDelivery): Promi
   await sql.begin(async (tx) => {
     const mine = await recordAttemptFailed(
       tx,
-      delivery.id,
+      delivery,
       workerId,
       { ...outcome, retryAt: retryAt.getTime() <= giveUpAt ? retryAt : null },
       now,
