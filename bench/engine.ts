@@ -24,8 +24,8 @@ import type { EngineRun } from '../src/engine-contract/run.js';
 import type { SamplePath } from '../src/engine-contract/sample-path.js';
 import { recordSamplePathsPerStep, simulateRangePerStep } from '../test/engine/per-step-reference.js';
 import { plausibleFixture } from '../test/engine/plausible-teams.js';
+import { threadCpuSeconds } from './cpu.js';
 import { startEngineAlone } from './engine-alone.js';
-import { threadCpuSeconds } from './host.js';
 import type { BenchRow } from './report.js';
 
 const DRAW_COUNTS = [1000, 100_000, 1_000_000];
@@ -185,7 +185,7 @@ const ALONE_DRAWS = 125;
  * The engine alone on 1,000 jobs of 125 draws, in ms of wall time a job on all cores, beside the same
  * 125,000 draws as one job (one compile, one document; the pool's threads): what a job costs besides its
  * draws is the difference. The note gives the CPU a job by thread kind, which does not depend on how
- * busy a shared machine is (bench/host.ts threadCpuSeconds: the job threads and the pool are
+ * busy a shared machine is (bench/cpu.ts threadCpuSeconds: the job threads and the pool are
  * `WorkerThread`s, V8's collection and compilation `V8Worker`s).
  */
 async function engineAloneRow(): Promise<BenchRow> {

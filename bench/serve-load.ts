@@ -3,18 +3,11 @@
 // /metrics), and GPU figures only when the GPU ran every job (a CPU share would make them a speed nobody
 // measured, as gpu-check's records do).
 import { spawn } from 'node:child_process';
-import {
-  cpuFields,
-  cpuPerJob,
-  cpuReading,
-  median,
-  percentile,
-  readAllResults,
-  untilFinished,
-} from './host.js';
+import { cpuFields, cpuPerJob, cpuReading } from './cpu.js';
+import { median, percentile } from './host.js';
 import { round } from './report.js';
 import { type JobCounters, type RunningStack, readJobCounters, readJobCountersAfter } from './serve-stack.js';
-import { type ServiceApi, submitBatch } from './simulations.js';
+import { readAllResults, type ServiceApi, submitBatch, untilFinished } from './simulations.js';
 
 export interface Scale {
   name: 'tiny' | 'full';
