@@ -52,13 +52,36 @@ export function threadCpuSeconds(pid: number): Record<'eventLoop' | 'workers' | 
   return byKind;
 }
 
-/** CPU seconds of every process named `postgres` on this machine (the server's backends). */
+/** The database DATABASE_URL names (the one the service under test uses), or null. */
+function benchDatabase(): string | null {
+  try {
+    return decodeURIComponent(new URL(process.env.DATABASE_URL ?? '').pathname.slice(1)) || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a PostgreSQL process works for the bench's database: its process title
+ * (`postgres: 15/main: USER DATABASE HOST(PORT) STATE`) names that database, or it is one of the
+ * server's own processes (checkpointer, WAL writer: no client host). Backends of other databases are
+ * left out: on a shared machine they are other people's tests.
+ */
+function servesBenchDatabase(title: string, database: string | null): boolean {
+  const client = /: (\S+) (\S+) (\S+\(\d+\)|\[local\])/.exec(title);
+  return client === null || database === null || client[2] === database;
+}
+
+/** CPU seconds of the PostgreSQL server's processes on this machine that serve the bench's database. */
 export function postgresCpuSeconds(): number {
+  const database = benchDatabase();
   let total = 0;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+      const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+      if (!servesBenchDatabase(title, database)) continue;
     } catch {
       continue;
     }
