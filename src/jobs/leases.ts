@@ -148,7 +148,9 @@ async function inTx<T>(
   return tx ? work(tx) : ((await deps.sql.begin(work)) as T);
 }
 
+/** What a job's end changes: its news first (the jobs room's own), then its GPU usage, hold and events. */
 async function finishJob(deps: JobStoreDeps, tx: TransactionSql, job: Job): Promise<void> {
+  await announceFinished(deps, tx, [job.id]);
   await settleGpuUsage(
     tx,
     job.orgId,
@@ -159,7 +161,6 @@ async function finishJob(deps: JobStoreDeps, tx: TransactionSql, job: Job): Prom
   if (job.mode === 'live') {
     await deps.ledger.setHoldExpiry(job.reservationId, holdEnd(deps, job.finishedAt!), { tx });
   }
-  await announceFinished(deps, tx, [job.id]);
   await deps.events?.jobsEnded(tx, [job]);
 }
 
@@ -252,16 +253,17 @@ async function finishJobs(deps: JobStoreDeps, tx: TransactionSql, jobs: readonly
   const liveHolds = jobs.filter((job) => job.mode === 'live').map((job) => job.reservationId);
   // What the ends change does not depend on one another: sent together (pipelined, a round trip each
   // fewer; a lost connection rejects them all, patches/postgres+3.4.9.patch). Each call sends its first
-  // statement before it returns, so they go in this order, the order they went one by one, and the server
-  // takes their locks in the same order.
+  // statement before it returns, so they go in this order, and the server takes their locks in the same
+  // order: the jobs room's own (the news, which locks no row; the GPU usage), then the holds' ends and the
+  // events, as finishJob does.
   await Promise.all([
-    settlePackGpuUsage(tx, jobs),
-    deps.ledger.setHoldsExpiry(liveHolds, holdEnd(deps, now), { tx }),
     announceFinished(
       deps,
       tx,
       jobs.map((job) => job.id),
     ),
+    settlePackGpuUsage(tx, jobs),
+    deps.ledger.setHoldsExpiry(liveHolds, holdEnd(deps, now), { tx }),
     deps.events?.jobsEnded(tx, jobs),
   ]);
 }

@@ -9,9 +9,14 @@
 import type { Sql } from '../db/connection.js';
 import type { RunBatch, RunContext, RunOutcome } from '../engine/runner.js';
 import { makeKnownResults } from '../results/known-results.js';
-import type { KnownResults } from '../results/result-store.js';
-import { cachedKeysAmong } from '../results/result-store.js';
-import { completeFromCache, engineJob, type OutcomeContext, type RecordedOutcome } from './job-outcomes.js';
+import type { KnownResults, SimulationResult } from '../results/result-store.js';
+import {
+  cachedResultsOf,
+  completeFromCache,
+  engineJob,
+  type OutcomeContext,
+  type RecordedOutcome,
+} from './job-outcomes.js';
 import { type HeldJobs, type KindWorker, startKindWorker } from './kind-worker.js';
 import { makeOutcomeStore, type OutcomeStore, STORE_GATHER_MS } from './outcome-store.js';
 import type { JobQueue } from './queue.js';
@@ -107,28 +112,30 @@ interface WorkerState {
 }
 
 /**
- * The claimed jobs that still need the engine: the others were answered from the cache or lost. One
- * statement finds which may be in the cache; only those are locked and completed one by one.
+ * The claimed jobs that still need the engine: the others were answered from the cache or lost. Their
+ * stored results are found first (job-outcomes.ts cachedResultsOf, one statement unless some are stored),
+ * then only the jobs answered by one are locked and completed, one by one.
  */
 async function jobsToRun(state: WorkerState, jobs: Job[]): Promise<Job[]> {
   const { context, logger } = state;
-  let cached: Set<string> | null = null;
+  let cached = new Map<string, SimulationResult>();
   try {
-    cached = await cachedKeysAmong(context.sql, jobs);
+    cached = await cachedResultsOf(context, jobs);
   } catch (error) {
+    // The engine runs them: an outcome whose inputs were stored meanwhile finds the stored result.
     logger.error({ err: error, worker_id: context.workerId }, 'cache check failed');
   }
   const toRun: Job[] = [];
   for (const job of jobs) {
-    if (cached && !cached.has(job.cacheKey)) {
+    const result = cached.get(job.id);
+    if (!result) {
       toRun.push(job);
       continue;
     }
     try {
-      const found = await completeFromCache(context, job, () => state.stats.cacheHits++);
-      if (found === 'run') toRun.push(job);
-      else state.held.letGo(job);
-      if (found === 'cached') finished(state, job, 'cached');
+      const completed = await completeFromCache(context, job, result, () => state.stats.cacheHits++);
+      state.held.letGo(job);
+      if (completed) finished(state, job, 'cached');
     } catch (error) {
       logger.error({ err: error, job_id: job.id, worker_id: context.workerId }, 'cache check failed');
       toRun.push(job);

@@ -74,8 +74,9 @@ async function createJob(
     gpuSecondsEstimates: caller.livemode ? [deps.engine.estimateSeconds(draws)] : [],
     countOpenJobGroups: (tx) => deps.openJobGroups(tx, caller.org.id),
   });
+  const jobId = newId('job');
   const newJob = newJobFor(ctx, run, draws, {
-    id: newId('job'),
+    id: jobId,
     usageDay: admission.day,
     gpuSecondsReserved: admission.gpuSecondsReserved[0] ?? 0,
     metadata: request.metadata ?? null,
@@ -88,9 +89,10 @@ async function createJob(
       tx,
     });
   }
-  const created = await deps.queue.enqueue(tx, newJob);
-  if (ctx.idempotency) await deps.attachJob(tx, ctx.idempotency, { jobId: created.id });
-  return created;
+  // The job's id is chosen above: the idempotency record names it first, and the job is made last, so
+  // that the request then stays with the job (made, waited for, delivered).
+  if (ctx.idempotency) await deps.attachJob(tx, ctx.idempotency, { jobId });
+  return deps.queue.enqueue(tx, newJob);
 }
 
 /**
