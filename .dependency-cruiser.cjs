@@ -52,6 +52,18 @@ module.exports = {
       },
     },
     {
+      name: 'queue-knows-no-kind',
+      comment:
+        'The queue and the worker of every job kind (src/jobs/kind-queue.ts, kind-worker.ts, claim-loop.ts, ' +
+        "worker-chores.ts) know no kind: a kind's table, handler and price come to them, so a new kind needs " +
+        'no worker of its own (docs/ARCHITECTURE.md, "Job kinds").',
+      severity: 'error',
+      from: { path: '^src/jobs/(kind-queue|kind-worker|claim-loop|worker-chores)\\.ts$' },
+      to: {
+        path: '^src/(projections|simulations|results|engine)/|^src/jobs/(job-store|batch-store|delivery-locks|leases|job-outcomes|outcome-store|worker|queue)\\.ts$',
+      },
+    },
+    {
       name: 'domain-not-http',
       comment: 'The domain returns domain values and errors; only src/http knows requests and responses.',
       severity: 'error',

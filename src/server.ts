@@ -162,7 +162,7 @@ export async function startService(
     ? graph.startProjectionWorker({
         runSeasons: runSeasonsOnThread,
         workerId: `${hostname()}:${process.pid}:projections`,
-        onError: (error) => logger.error({ err: error }, 'projection job failed'),
+        logger,
       })
     : null;
   if (engine) void engine.ready().then(() => logEngineStart(engine, logger));
@@ -322,10 +322,10 @@ async function shutdown(parts: ServiceParts): Promise<ShutdownReport> {
   // not hang on jobs that may yet go back to the queue.
   parts.graph.queue.endWaits();
   // Together: the HTTP drain and the worker's, each bounded by the timeout.
-  const [, drained] = await Promise.all([
+  const [, drained, projectionsDrained] = await Promise.all([
     closeHttp(parts.app, timeoutMs),
     parts.worker?.stop({ timeoutMs }) ?? { released: [] },
-    parts.projectionWorker?.stop(),
+    parts.projectionWorker?.stop({ timeoutMs }) ?? { released: [] },
     // A delivery cut short by the exit is sent again once its lease ends (at least once).
     parts.deliverer?.stop({ timeoutMs }),
   ]);
@@ -336,6 +336,7 @@ async function shutdown(parts: ServiceParts): Promise<ShutdownReport> {
   await parts.counters.close();
   parts.redis?.disconnect();
   await parts.db.close();
-  logger.info({ released_job_ids: drained.released }, 'stopped');
-  return { releasedJobs: drained.released };
+  const releasedJobs = [...drained.released, ...projectionsDrained.released];
+  logger.info({ released_job_ids: releasedJobs }, 'stopped');
+  return { releasedJobs };
 }

@@ -16,6 +16,7 @@ import { type IdempotencyStore, makeIdempotencyStore } from './idempotency/store
 import type { OpenJobGroups } from './jobs/call-context.js';
 import { type JobQueueDeps, makeJobQueue } from './jobs/queue.js';
 import { makeHoldSweeper } from './jobs/sweeper.js';
+import type { WorkerLogger } from './jobs/types.js';
 import { type JobWaits, makeJobWaits } from './jobs/waits.js';
 import type { JobFinished } from './jobs/worker.js';
 import { makeUsageLimits } from './limits/usage.js';
@@ -231,7 +232,7 @@ function makeProjectionParts(
   const startWorker = (options: {
     runSeasons: RunSeasons;
     workerId: string;
-    onError?: ((error: unknown) => void) | undefined;
+    logger?: WorkerLogger | undefined;
   }) =>
     startProjectionWorker({
       sql: deps.sql,

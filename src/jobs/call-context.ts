@@ -3,6 +3,7 @@
 // season projections both take these from here, neither from the other.
 import type { Caller } from '../accounts/caller.js';
 import type { TransactionSql } from '../db/connection.js';
+import { databaseRead } from '../db/transactions.js';
 import type { IdempotencyRecord } from '../idempotency/store.js';
 
 /** How long a submission waits for its result unless it asks (docs/api.md: wait_seconds). */
@@ -52,4 +53,22 @@ export function asThisRequest<
   const { delivery } = outcome.delivered;
   if (request.idempotencyKey === null || delivery.idempotencyKey !== request.idempotencyKey) return outcome;
   return { kind: 'delivered', delivered: { ...outcome.delivered, replayed: false } };
+}
+
+/** How long a submission waits for its job (wait_seconds, DEFAULT_WAIT_SECONDS when not given). */
+export function waitMsOf(request: { wait_seconds?: number | undefined }): number {
+  return (request.wait_seconds ?? DEFAULT_WAIT_SECONDS) * 1000;
+}
+
+/**
+ * The job of an earlier attempt with the same Idempotency-Key that created its job (settlement
+ * unconfirmed, or the process stopped), read by `read`: the same job and hold give the one true outcome
+ * (docs/decisions.md §7). Null for a first attempt.
+ */
+export async function earlierJobOf<J>(
+  ctx: Pick<CallContext, 'idempotency'>,
+  read: (jobId: string) => Promise<J | null>,
+): Promise<J | null> {
+  const jobId = ctx.idempotency?.jobId;
+  return jobId ? databaseRead(() => read(jobId)) : null;
 }

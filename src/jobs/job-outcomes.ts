@@ -4,7 +4,13 @@
 // the same transaction; a worker whose lease ran out finds the job no longer its own and drops it.
 import type { Sql } from '../db/connection.js';
 import type { EngineJob, RunOutcome, RunSuccess } from '../engine/runner.js';
-import { findCachedResult, type KnownResults, storeResults } from '../results/result-store.js';
+import {
+  cachedKeysAmong,
+  findCachedResult,
+  type KnownResults,
+  type SimulationResult,
+  storeResults,
+} from '../results/result-store.js';
 import type { JobQueue } from './queue.js';
 import type { Job } from './types.js';
 
@@ -102,32 +108,48 @@ export async function recordOutcomes(
 }
 
 /**
- * Completes the job from the cache when its inputs were finished meanwhile: 'cached' then, 'gone' when
- * the job is no longer this worker's, 'run' when the engine must run it.
+ * The results already stored for claimed jobs' inputs (another job finished the same meanwhile), by job
+ * id, found in one step: one statement says which of their keys are stored, and only those are read
+ * (mostly from memory, src/results/known-results.ts). A stored result never changes, so what is found
+ * here still holds once the job is locked (completeFromCache).
+ */
+export async function cachedResultsOf(
+  ctx: Pick<OutcomeContext, 'sql' | 'knownResults'>,
+  jobs: readonly Job[],
+): Promise<Map<string, SimulationResult>> {
+  const found = new Map<string, SimulationResult>();
+  const keys = await cachedKeysAmong(ctx.sql, jobs);
+  for (const job of jobs) {
+    if (!keys.has(job.cacheKey)) continue;
+    const lookup = { cacheKey: job.cacheKey, scope: job.scope, orgId: job.orgId };
+    const result = await findCachedResult(ctx.sql, lookup, ctx.knownResults);
+    if (result) found.set(job.id, result);
+  }
+  return found;
+}
+
+/**
+ * Completes a claimed job with the stored result of its inputs (cachedResultsOf): true once completed,
+ * false when the job is no longer this worker's.
  */
 export async function completeFromCache(
   ctx: OutcomeContext,
   job: Job,
+  result: Pick<SimulationResult, 'id' | 'engine'>,
   /** Called before the completion commits, so a waiter woken by it sees the count already moved. */
   onCached: () => void,
-): Promise<'cached' | 'gone' | 'run'> {
+): Promise<boolean> {
   return ctx.sql.begin(async (tx) => {
     const owned = await ctx.queue.lockOwnedJob(tx, job.id, ctx.workerId);
-    if (!owned) return 'gone';
-    const cached = await findCachedResult(
-      tx,
-      { cacheKey: owned.cacheKey, scope: owned.scope, orgId: owned.orgId },
-      ctx.knownResults,
-    );
-    if (!cached) return 'run';
+    if (!owned) return false;
     await ctx.queue.complete(job.id, {
-      resultId: cached.id,
+      resultId: result.id,
       gpuSecondsUsed: 0,
-      engine: cached.engine,
+      engine: result.engine,
       workerId: ctx.workerId,
       tx,
     });
     onCached();
-    return 'cached';
+    return true;
   });
 }

@@ -7,8 +7,17 @@
 // woken, all in the transaction of the status change.
 import type { TransactionSql } from '../db/connection.js';
 import { gpuSecondsToMs, settleGpuUsage } from '../limits/daily-usage.js';
-import { announceFinished, announceQueued } from './job-news.js';
+import { announceFinished } from './job-news.js';
 import { holdEnd, jobColumns } from './job-store.js';
+import {
+  claimFrom,
+  extendLeases,
+  type JobTable,
+  lockHeld,
+  type Rescued,
+  releaseHeld,
+  rescueLapsed,
+} from './kind-queue.js';
 import type { Job, JobError, JobStoreDeps } from './types.js';
 
 /** Claims of one job before a lapsed lease fails it instead of queueing it again. */
@@ -30,17 +39,29 @@ export interface FailOptions {
   tx?: TransactionSql | undefined;
 }
 
-export interface RescueOutcome {
-  requeued: Job[];
-  failed: Job[];
-}
+export type RescueOutcome = Rescued<Job>;
 
 /**
- * Claims up to `n` queued jobs, oldest first, under `workerId`'s lease: those whose draws claimed before
- * them, in this claim, are fewer than `draws` (the worker's room, docs/decisions.md §6 "Claims"), so the
- * first is always taken and a claim ends past its room by one job at most. The rows the claim locked and
- * left stay queued. A claimed job is not started yet (run_started_at null): a batch's cancel may take it
- * until the worker marks it started (startJobs).
+ * The jobs table as the queue of every kind sees it (kind-queue.ts): claims bounded by draws, lapsed
+ * leases rescued by the worker's maintenance; a run that ends without its outcome undoes its progress and
+ * its start mark (kept on a job that fails: it did start), and a failed one used no GPU time.
+ */
+export const JOBS_TABLE: JobTable = {
+  name: 'jobs',
+  weight: 'draws',
+  lapsed: 'rescued',
+  claimed: (db) => jobColumns(db, 'j', 'engine'),
+  ended: (db) => jobColumns(db, 'j'),
+  runEnded: (db, failed) => db`
+    , draws_done = 0, gpu_seconds_used = CASE WHEN ${failed} THEN 0 END,
+      run_started_at = CASE WHEN ${failed} THEN j.run_started_at END`,
+};
+
+/**
+ * Claims up to `n` queued jobs, oldest first, under `workerId`'s lease, while the draws claimed before each
+ * are fewer than `draws` (the worker's room, docs/decisions.md §6 "Claims"; kind-queue.ts claimFrom). The
+ * rows the claim locked and left stay queued. A claimed job is not started yet (run_started_at null): a
+ * batch's cancel may take it until the worker marks it started (startJobs).
  */
 export async function claimJobs(
   deps: JobStoreDeps,
@@ -48,33 +69,8 @@ export async function claimJobs(
   n: number,
   leaseMs: number,
   draws: number = Number.MAX_SAFE_INTEGER,
-) {
-  if (n <= 0) return [];
-  const now = deps.clock();
-  const leaseEnd = new Date(now.getTime() + leaseMs);
-  const room = Number.isFinite(draws) ? Math.max(1, Math.floor(draws)) : Number.MAX_SAFE_INTEGER;
-  // One statement (after River): pick, lock and lease, skipping rows other workers hold. A window
-  // function may not stand beside FOR UPDATE: the draws are summed over the rows locked.
-  const rows = await deps.sql<Job[]>`
-    WITH next AS (
-      SELECT id, draws, created_at FROM jobs
-      WHERE status = 'queued'
-      ORDER BY created_at, id
-      LIMIT ${n}
-      FOR UPDATE SKIP LOCKED
-    ), fits AS (
-      SELECT id FROM (
-        SELECT id, sum(draws) OVER (ORDER BY created_at, id) - draws AS before FROM next
-      ) summed
-      WHERE before < ${room}::bigint
-    )
-    UPDATE jobs j
-    SET status = 'running', lease_owner = ${workerId}, lease_expires_at = ${leaseEnd},
-        attempts = j.attempts + 1, started_at = COALESCE(j.started_at, ${now}), draws_done = 0,
-        run_started_at = NULL
-    FROM fits WHERE j.id = fits.id
-    RETURNING ${jobColumns(deps.sql, 'j', 'engine')}`;
-  return rows.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+): Promise<Job[]> {
+  return claimFrom<Job>(deps.sql, JOBS_TABLE, { workerId, n, leaseMs, now: deps.clock(), room: draws });
 }
 
 /**
@@ -105,31 +101,14 @@ export async function startJobs(
   return rows.map((row) => row.id);
 }
 
-/**
- * Extends the leases this worker still holds; returns the ids it still holds. The rows are locked in id
- * order first, as a store of outcomes locks them (lockOwnedJobs): an UPDATE alone locks in scan order,
- * and a heartbeat and a store of the same jobs then waited for each other in a circle, PostgreSQL ended
- * the store as the deadlock's victim, and its outcomes waited for their leases to run out (~30 s).
- */
+/** Extends the leases this worker still holds (kind-queue.ts extendLeases); the ids it still holds. */
 export async function heartbeat(
   { sql, clock }: JobStoreDeps,
   workerId: string,
   jobIds: readonly string[],
   leaseMs: number,
 ): Promise<string[]> {
-  if (jobIds.length === 0) return [];
-  const leaseEnd = new Date(clock().getTime() + leaseMs);
-  const rows = await sql<{ id: string }[]>`
-    WITH held AS (
-      SELECT id FROM jobs
-      WHERE id = ANY(${sql.array([...jobIds])}::text[]) AND status = 'running' AND lease_owner = ${workerId}
-      ORDER BY id
-      FOR NO KEY UPDATE
-    )
-    UPDATE jobs SET lease_expires_at = ${leaseEnd} FROM held
-    WHERE jobs.id = held.id AND jobs.status = 'running' AND jobs.lease_owner = ${workerId}
-    RETURNING jobs.id`;
-  return rows.map((row) => row.id);
+  return extendLeases(sql, JOBS_TABLE, { workerId, jobIds, leaseEnd: new Date(clock().getTime() + leaseMs) });
 }
 
 export async function recordProgress(
@@ -158,13 +137,7 @@ export async function lockOwnedJobs(
   jobIds: readonly string[],
   workerId: string,
 ): Promise<Set<string>> {
-  if (jobIds.length === 0) return new Set();
-  const rows = await tx<{ id: string }[]>`
-    SELECT id FROM jobs
-    WHERE id = ANY(${tx.array([...jobIds])}::text[]) AND status = 'running' AND lease_owner = ${workerId}
-    ORDER BY id
-    FOR UPDATE`;
-  return new Set(rows.map((row) => row.id));
+  return lockHeld(tx, JOBS_TABLE, jobIds, workerId);
 }
 
 async function inTx<T>(
@@ -175,7 +148,9 @@ async function inTx<T>(
   return tx ? work(tx) : ((await deps.sql.begin(work)) as T);
 }
 
+/** What a job's end changes: its news first (the jobs room's own), then its GPU usage, hold and events. */
 async function finishJob(deps: JobStoreDeps, tx: TransactionSql, job: Job): Promise<void> {
+  await announceFinished(deps, tx, [job.id]);
   await settleGpuUsage(
     tx,
     job.orgId,
@@ -186,7 +161,6 @@ async function finishJob(deps: JobStoreDeps, tx: TransactionSql, job: Job): Prom
   if (job.mode === 'live') {
     await deps.ledger.setHoldExpiry(job.reservationId, holdEnd(deps, job.finishedAt!), { tx });
   }
-  await announceFinished(deps, tx, [job.id]);
   await deps.events?.jobsEnded(tx, [job]);
 }
 
@@ -279,16 +253,17 @@ async function finishJobs(deps: JobStoreDeps, tx: TransactionSql, jobs: readonly
   const liveHolds = jobs.filter((job) => job.mode === 'live').map((job) => job.reservationId);
   // What the ends change does not depend on one another: sent together (pipelined, a round trip each
   // fewer; a lost connection rejects them all, patches/postgres+3.4.9.patch). Each call sends its first
-  // statement before it returns, so they go in this order, the order they went one by one, and the server
-  // takes their locks in the same order.
+  // statement before it returns, so they go in this order, and the server takes their locks in the same
+  // order: the jobs room's own (the news, which locks no row; the GPU usage), then the holds' ends and the
+  // events, as finishJob does.
   await Promise.all([
-    settlePackGpuUsage(tx, jobs),
-    deps.ledger.setHoldsExpiry(liveHolds, holdEnd(deps, now), { tx }),
     announceFinished(
       deps,
       tx,
       jobs.map((job) => job.id),
     ),
+    settlePackGpuUsage(tx, jobs),
+    deps.ledger.setHoldsExpiry(liveHolds, holdEnd(deps, now), { tx }),
     deps.events?.jobsEnded(tx, jobs),
   ]);
 }
@@ -315,60 +290,30 @@ export async function failJob(
   });
 }
 
-/**
- * Puts running jobs this worker holds back in the queue at once (a shutdown that could not wait for
- * them), instead of letting their leases run out. The claim is given back too: a shutdown is not a
- * failed attempt, so it does not bring the job closer to MAX_ATTEMPTS. Returns the ids queued again.
- */
+/** Running jobs this worker holds back in the queue at once (a shutdown; kind-queue.ts releaseHeld). */
 export async function releaseJobs(
   deps: JobStoreDeps,
   workerId: string,
   jobIds: readonly string[],
 ): Promise<string[]> {
-  if (jobIds.length === 0) return [];
-  return deps.sql.begin(async (tx) => {
-    const rows = await tx<{ id: string }[]>`
-      UPDATE jobs
-      SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, draws_done = 0,
-          attempts = GREATEST(attempts - 1, 0), run_started_at = NULL
-      WHERE id IN ${tx(jobIds)} AND status = 'running' AND lease_owner = ${workerId}
-      RETURNING id`;
-    if (rows.length > 0) await announceQueued(deps, tx);
-    return rows.map((row) => row.id);
-  });
+  return releaseHeld(deps, JOBS_TABLE, workerId, jobIds);
 }
 
+/** Lapsed leases rescued (kind-queue.ts rescueLapsed); a job failed there ends as any failed job does. */
 export async function rescueExpiredLeases(
   deps: JobStoreDeps,
   maxAttempts: number,
   now: Date = deps.clock(),
 ): Promise<RescueOutcome> {
-  const error: JobError = {
-    code: 'simulation_failed',
-    message: `The job's worker stopped answering ${maxAttempts} times.`,
-  };
-  return deps.sql.begin(async (tx) => {
-    const jobs = await tx<Job[]>`
-      WITH lapsed AS (
-        SELECT id FROM jobs
-        WHERE status = 'running' AND lease_expires_at <= ${now}
-        ORDER BY lease_expires_at
-        LIMIT 500
-        FOR UPDATE SKIP LOCKED
-      )
-      UPDATE jobs j
-      SET status = CASE WHEN j.attempts >= ${maxAttempts} THEN 'failed' ELSE 'queued' END,
-          finished_at = CASE WHEN j.attempts >= ${maxAttempts} THEN ${now}::timestamptz END,
-          error = CASE WHEN j.attempts >= ${maxAttempts} THEN ${JSON.stringify(error)}::text::jsonb END,
-          gpu_seconds_used = CASE WHEN j.attempts >= ${maxAttempts} THEN 0 END,
-          lease_owner = NULL, lease_expires_at = NULL, draws_done = 0,
-          run_started_at = CASE WHEN j.attempts >= ${maxAttempts} THEN j.run_started_at END
-      FROM lapsed WHERE j.id = lapsed.id
-      RETURNING ${jobColumns(tx, 'j')}`;
-    const failed = jobs.filter((job) => job.status === 'failed');
-    for (const job of failed) await finishJob(deps, tx, job);
-    const requeued = jobs.filter((job) => job.status === 'queued');
-    if (requeued.length > 0) await announceQueued(deps, tx);
-    return { requeued, failed };
+  return rescueLapsed<Job>(deps, JOBS_TABLE, {
+    now,
+    maxAttempts,
+    error: {
+      code: 'simulation_failed',
+      message: `The job's worker stopped answering ${maxAttempts} times.`,
+    },
+    ended: async (tx, failed) => {
+      for (const job of failed) await finishJob(deps, tx, job);
+    },
   });
 }

@@ -1,12 +1,12 @@
 // The worker's chores, beside its claims and stores: the heartbeat that extends the leases of the jobs it
 // holds, the maintenance of the queue (rescuing lapsed leases, sweeping ended holds), and the drain at a
 // stop. Each periodic chore skips its turn while its previous run is still going.
-import type { JobQueue } from './queue.js';
+import type { KindQueue, LeasedJob } from './kind-queue.js';
 import type { HoldSweeper } from './sweeper.js';
-import type { Job, WorkerLogger } from './types.js';
+import type { WorkerLogger } from './types.js';
 
 export interface ChoreOptions {
-  queue: JobQueue;
+  queue: KindQueue<LeasedJob>;
   workerId: string;
   clock: () => Date;
   logger: WorkerLogger;
@@ -15,7 +15,7 @@ export interface ChoreOptions {
   maintenanceMs: number;
   sweeper?: HoldSweeper | undefined;
   /** The jobs the worker holds (claimed, not yet stored), by id: the leases to extend. */
-  jobs: ReadonlyMap<string, Job>;
+  jobs: ReadonlyMap<string, LeasedJob>;
   /** Jobs were put back in the queue (leases rescued): there may be work to claim. */
   rescued(): void;
 }
@@ -64,7 +64,7 @@ async function heartbeat({ queue, workerId, jobs, leaseMs, logger }: ChoreOption
 
 async function maintenance(options: ChoreOptions): Promise<void> {
   const { logger, workerId, sweeper, clock } = options;
-  const rescued = await options.queue.rescueExpiredLeases(clock());
+  const rescued = (await options.queue.rescueExpiredLeases?.(clock())) ?? { requeued: [], failed: [] };
   if (rescued.requeued.length > 0 || rescued.failed.length > 0) {
     const requeued = rescued.requeued.map((job) => job.id);
     const failed = rescued.failed.map((job) => job.id);
@@ -86,12 +86,12 @@ async function maintenance(options: ChoreOptions): Promise<void> {
 }
 
 export interface DrainOptions {
-  queue: JobQueue;
+  queue: KindQueue<LeasedJob>;
   workerId: string;
   logger: WorkerLogger;
   /** The runs of claimed packs still going; each removes itself when it ends. */
   runs: ReadonlySet<Promise<void>>;
-  jobs: ReadonlyMap<string, Job>;
+  jobs: ReadonlyMap<string, LeasedJob>;
   /** Aborts the engine's runs (RunContext.signal). */
   abort: AbortController;
 }

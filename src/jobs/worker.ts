@@ -1,26 +1,27 @@
-// A simulation worker (docs/decisions.md §6): claims queued jobs in batches, runs them through the injected
-// engine, heartbeats their leases while they run, stores each document and completes its job
-// (job-outcomes.ts: exactly once, under the lease). The engine may run a job twice after a crash, but
-// only one run completes it, and money moves only at delivery.
-//
-// It also does the periodic chores of the queue: rescuing lapsed leases and sweeping ended holds.
-//
-// Its parts own their state: the claim loop and its wake rules (claim-loop.ts), the outcome store that
-// packs outcomes into transactions (outcome-store.ts), and the chores: heartbeat, maintenance, drain
-// (worker-chores.ts). This file holds what they share, the jobs the worker holds and the runs of its
-// claimed packs, and runs each pack through the engine.
+// The simulation kind's handler (docs/decisions.md §6) on the worker of every kind (kind-worker.ts: claims
+// in packs bounded by draws, heartbeat, maintenance, drain): runs each claimed pack through the injected
+// engine, answers from the result cache the jobs another finished meanwhile, marks a batch's items
+// started just before the engine begins them (a cancel takes those not started), and hands each outcome
+// to the outcome store (outcome-store.ts), which completes its job exactly once, under the lease
+// (job-outcomes.ts). The engine may run a job twice after a crash, but only one run completes it, and
+// money moves only at delivery. Its worker also does the queue's chores: rescuing lapsed leases and
+// sweeping ended holds.
 import type { Sql } from '../db/connection.js';
 import type { RunBatch, RunContext, RunOutcome } from '../engine/runner.js';
 import { makeKnownResults } from '../results/known-results.js';
-import type { KnownResults } from '../results/result-store.js';
-import { cachedKeysAmong } from '../results/result-store.js';
-import { type ClaimLoop, makeClaimLoop } from './claim-loop.js';
-import { completeFromCache, engineJob, type OutcomeContext, type RecordedOutcome } from './job-outcomes.js';
+import type { KnownResults, SimulationResult } from '../results/result-store.js';
+import {
+  cachedResultsOf,
+  completeFromCache,
+  engineJob,
+  type OutcomeContext,
+  type RecordedOutcome,
+} from './job-outcomes.js';
+import { type HeldJobs, type KindWorker, startKindWorker } from './kind-worker.js';
 import { makeOutcomeStore, type OutcomeStore, STORE_GATHER_MS } from './outcome-store.js';
 import type { JobQueue } from './queue.js';
 import type { HoldSweeper } from './sweeper.js';
 import type { Job, WorkerLogger } from './types.js';
-import { drain, startChores } from './worker-chores.js';
 
 export interface WorkerOptions {
   queue: JobQueue;
@@ -88,68 +89,53 @@ export interface WorkerStats {
 /** Draws a worker holds at most when not told (WorkerOptions.claimDraws): a second of a 2-core CPU engine. */
 export const DEFAULT_CLAIM_DRAWS = 2_000_000;
 
-export interface Worker {
-  workerId: string;
+/**
+ * A simulation worker: its stop is kind-worker.ts's (with abortRuns, jobs the engine has not started get
+ * no outcome and their leases run out).
+ */
+export interface Worker extends KindWorker {
   stats: WorkerStats;
-  /**
-   * Stops claiming, lets the jobs in flight finish (drain), and stops the chores. With abortRuns the
-   * engine's signal is aborted first (jobs not yet started get no outcome; their leases run out). With
-   * timeoutMs the drain waits that long at most: the jobs still running are then put back in the queue
-   * at once (`released`), and their runs, left behind, can no longer complete them.
-   */
-  stop(options?: { abortRuns?: boolean; timeoutMs?: number }): Promise<{ released: string[] }>;
 }
 
 const silentLogger: WorkerLogger = { info() {}, warn() {}, error() {} };
 
-/** The running worker: what it shares with its parts, and the jobs it holds. */
+/** The handler's state: what its parts share, and the jobs its worker holds. */
 interface WorkerState {
   context: OutcomeContext;
   runBatch: RunBatch;
   logger: WorkerLogger;
   stats: WorkerStats;
   onJobFinished: (event: JobFinished) => void;
-  /** The jobs claimed and not yet stored, by id, and their draws; and the runs of their packs. */
-  inFlight: Map<string, Job>;
-  drawsInFlight: number;
-  runs: Set<Promise<void>>;
-  /** Aborts the engine's runs at a stop (WorkerOptions.stop abortRuns, or past the drain's timeout). */
-  abort: AbortController;
+  /** The jobs the worker holds (claimed and not yet stored); the engine's signal is theirs. */
+  held: HeldJobs<Job>;
   store: OutcomeStore;
-  claims: ClaimLoop;
-}
-
-// A job can be claimed again by this same worker after its lease lapsed mid-run: each run forgets only
-// its own entry, so the newer run keeps its heartbeat.
-function forget(state: WorkerState, job: Job): void {
-  if (state.inFlight.get(job.id) !== job) return;
-  state.inFlight.delete(job.id);
-  state.drawsInFlight -= job.draws;
 }
 
 /**
- * The claimed jobs that still need the engine: the others were answered from the cache or lost. One
- * statement finds which may be in the cache; only those are locked and completed one by one.
+ * The claimed jobs that still need the engine: the others were answered from the cache or lost. Their
+ * stored results are found first (job-outcomes.ts cachedResultsOf, one statement unless some are stored),
+ * then only the jobs answered by one are locked and completed, one by one.
  */
 async function jobsToRun(state: WorkerState, jobs: Job[]): Promise<Job[]> {
   const { context, logger } = state;
-  let cached: Set<string> | null = null;
+  let cached = new Map<string, SimulationResult>();
   try {
-    cached = await cachedKeysAmong(context.sql, jobs);
+    cached = await cachedResultsOf(context, jobs);
   } catch (error) {
+    // The engine runs them: an outcome whose inputs were stored meanwhile finds the stored result.
     logger.error({ err: error, worker_id: context.workerId }, 'cache check failed');
   }
   const toRun: Job[] = [];
   for (const job of jobs) {
-    if (cached && !cached.has(job.cacheKey)) {
+    const result = cached.get(job.id);
+    if (!result) {
       toRun.push(job);
       continue;
     }
     try {
-      const found = await completeFromCache(context, job, () => state.stats.cacheHits++);
-      if (found === 'run') toRun.push(job);
-      else forget(state, job);
-      if (found === 'cached') finished(state, job, 'cached');
+      const completed = await completeFromCache(context, job, result, () => state.stats.cacheHits++);
+      state.held.letGo(job);
+      if (completed) finished(state, job, 'cached');
     } catch (error) {
       logger.error({ err: error, job_id: job.id, worker_id: context.workerId }, 'cache check failed');
       toRun.push(job);
@@ -172,7 +158,7 @@ function throttledProgress(state: WorkerState): (jobId: string, drawsDone: numbe
   const { queue, clock, workerId } = state.context;
   const lastReport = new Map<string, number>();
   return async (jobId, drawsDone) => {
-    const job = state.inFlight.get(jobId);
+    const job = state.held.get(jobId);
     if (!job || drawsDone >= job.draws) return;
     const now = clock().getTime();
     const last = lastReport.get(jobId);
@@ -194,7 +180,7 @@ async function runEngine(
   try {
     return await state.runBatch(jobs.map(engineJob), {
       progress: throttledProgress(state),
-      signal: state.abort.signal,
+      signal: state.held.signal,
       ...hooks,
     });
   } catch (error) {
@@ -236,7 +222,7 @@ async function startPending(
     const job = pending.get(id);
     if (!job) continue;
     pending.delete(id);
-    forget(state, job);
+    state.held.letGo(job);
     state.stats.refused++;
   }
   if (refused.length > 0) {
@@ -244,7 +230,7 @@ async function startPending(
       { worker_id: workerId, job_ids: refused },
       "jobs refused at their start: cancelled, or no longer this worker's",
     );
-    state.claims.wakeForSlots();
+    state.held.slotsFreed();
   }
   const refusedIds = new Set(refused);
   return new Set(jobIds.filter((id) => !refusedIds.has(id)));
@@ -305,52 +291,41 @@ function finished(state: WorkerState, job: Job, outcome: JobFinished['outcome'],
   state.onJobFinished({ job, outcome, run });
 }
 
-function track(state: WorkerState, jobs: Job[]): void {
-  for (const job of jobs) {
-    forget(state, state.inFlight.get(job.id) ?? job);
-    state.inFlight.set(job.id, job);
-    state.drawsInFlight += job.draws;
-  }
-  const run = runClaimed(state, jobs)
-    .catch((error) =>
-      state.logger.error({ err: error, worker_id: state.context.workerId }, 'job batch failed'),
-    )
-    .finally(() => {
-      for (const job of jobs) forget(state, job);
-      state.runs.delete(run);
-      state.claims.wakeForSlots();
-    });
-  state.runs.add(run);
-}
-
-/**
- * Claims up to `free` jobs, within `draws` (claimJobs), under this worker's lease and starts their pack:
- * how many jobs and draws, or null on failure.
- */
-async function claim(
-  state: WorkerState,
-  free: number,
-  draws: number,
-  leaseMs: number,
-): Promise<{ jobs: number; draws: number } | null> {
-  const { queue, workerId } = state.context;
-  try {
-    const jobs = await queue.claim(workerId, free, leaseMs, draws);
-    if (jobs.length > 0) {
-      state.stats.claimed += jobs.length;
-      track(state, jobs);
-    }
-    return { jobs: jobs.length, draws: jobs.reduce((sum, job) => sum + job.draws, 0) };
-  } catch (error) {
-    state.logger.error({ err: error, worker_id: workerId }, 'claim failed');
-    return null;
-  }
+/** The simulation kind on the worker of every kind: the jobs table's queue, draws, and the engine. */
+function simulationKind(options: WorkerOptions, context: OutcomeContext, stats: WorkerStats) {
+  const logger = options.logger ?? silentLogger;
+  return {
+    queue: options.queue,
+    weight: (job: Job) => job.draws,
+    handler(held: HeldJobs<Job>) {
+      const state: WorkerState = {
+        context,
+        runBatch: options.runBatch,
+        logger,
+        stats,
+        onJobFinished: options.onJobFinished ?? (() => {}),
+        held,
+        store: makeOutcomeStore({
+          context,
+          logger,
+          gatherMs: options.storeGatherMs ?? STORE_GATHER_MS,
+          jobsHeld: held.count,
+          stopping: held.stopping,
+          recorded: (job, outcome, given) => recorded(state, job, outcome, given),
+          release: held.letGo,
+          slotsFreed: held.slotsFreed,
+        }),
+      };
+      return (jobs: Job[]) => {
+        stats.claimed += jobs.length;
+        return runClaimed(state, jobs);
+      };
+    },
+  };
 }
 
 export function startWorker(options: WorkerOptions): Worker {
-  const leaseMs = options.leaseMs ?? 30_000;
   const concurrency = options.concurrency ?? 4;
-  const logger = options.logger ?? silentLogger;
   const context: OutcomeContext = {
     queue: options.queue,
     sql: options.sql,
@@ -358,72 +333,20 @@ export function startWorker(options: WorkerOptions): Worker {
     workerId: options.workerId,
     clock: options.clock ?? (() => new Date()),
   };
-  const inFlight = new Map<string, Job>();
-  // The parts call back into the worker they are part of; none runs before the claim loop starts.
-  const state: WorkerState = {
-    context,
-    runBatch: options.runBatch,
-    logger,
-    stats: { claimed: 0, completed: 0, failed: 0, dropped: 0, cacheHits: 0, refused: 0 },
-    onJobFinished: options.onJobFinished ?? (() => {}),
-    inFlight,
-    drawsInFlight: 0,
-    runs: new Set(),
-    abort: new AbortController(),
-    store: makeOutcomeStore({
-      context,
-      logger,
-      gatherMs: options.storeGatherMs ?? STORE_GATHER_MS,
-      jobsHeld: () => inFlight.size,
-      stopping: () => state.claims.stopping(),
-      recorded: (job, outcome, given) => recorded(state, job, outcome, given),
-      release: (job) => forget(state, job),
-      slotsFreed: () => state.claims.wakeForSlots(),
-    }),
-    claims: makeClaimLoop({
-      concurrency,
-      packSize: Math.max(1, Math.min(options.packSize ?? Math.ceil(concurrency / 4), concurrency)),
-      pollMs: options.pollMs ?? 1000,
-      drawsBudget: options.claimDraws ?? (() => DEFAULT_CLAIM_DRAWS),
-      jobsHeld: () => inFlight.size,
-      drawsHeld: () => state.drawsInFlight,
-      claim: (free, draws) => claim(state, free, draws, leaseMs),
-    }),
-  };
-  const stopChores = startChores({
-    queue: context.queue,
-    workerId: context.workerId,
-    clock: context.clock,
-    logger,
-    leaseMs,
+  const stats: WorkerStats = { claimed: 0, completed: 0, failed: 0, dropped: 0, cacheHits: 0, refused: 0 };
+  const worker = startKindWorker({
+    kind: simulationKind(options, context, stats),
+    workerId: options.workerId,
+    logger: options.logger ?? silentLogger,
+    concurrency,
+    packSize: options.packSize ?? Math.ceil(concurrency / 4),
+    pollMs: options.pollMs ?? 1000,
+    leaseMs: options.leaseMs ?? 30_000,
     maintenanceMs: options.maintenanceMs ?? 5_000,
+    clock: context.clock,
+    room: options.claimDraws ?? (() => DEFAULT_CLAIM_DRAWS),
     sweeper: options.sweeper,
-    jobs: inFlight,
-    rescued: () => state.claims.wakeForWork(),
+    waits: options.queue,
   });
-  let stopListening = options.queue
-    .listenForWork(() => state.claims.wakeForWork())
-    .catch((error) => {
-      logger.warn({ err: error, worker_id: context.workerId }, 'LISTEN failed; polling only');
-      return async () => {};
-    });
-  state.claims.start();
-
-  return {
-    workerId: context.workerId,
-    stats: state.stats,
-    async stop(stopOptions = {}) {
-      const looped = state.claims.stop();
-      if (stopOptions.abortRuns) state.abort.abort();
-      await looped;
-      const { queue, workerId } = context;
-      const drainWith = { queue, workerId, logger, runs: state.runs, jobs: inFlight, abort: state.abort };
-      const released = await drain(drainWith, stopOptions.timeoutMs);
-      await stopChores();
-      const unlisten = await stopListening;
-      stopListening = Promise.resolve(async () => {});
-      await unlisten();
-      return { released };
-    },
-  };
+  return { ...worker, stats };
 }

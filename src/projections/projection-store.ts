@@ -1,9 +1,11 @@
-// Every statement on projection_jobs and projections (migrations/0012_projections.sql): the queue of
-// projection jobs with its own claim and lease (River's shape: one statement, FOR UPDATE SKIP LOCKED),
-// the stored result, the delivery row, and the sweeper's chore. Its news (a job queued, a job finished)
+// Every statement on projection_jobs and projections (migrations/0012_projections.sql) but the queue's: the
+// jobs and their stored result, the delivery row, and the sweeper's chore. Claims, leases and releases are
+// the job system's, one implementation for every kind (src/jobs/kind-queue.ts) run on this table as
+// PROJECTION_JOBS_TABLE says. Its news (a job queued, a job finished)
 // goes through the job system's (src/jobs/job-news.ts): this process on commit, others by NOTIFY.
 import type { Sql, TransactionSql } from '../db/connection.js';
 import type { CompetitionSeason } from '../fixtures/competition-season.js';
+import { claimFrom, type JobTable } from '../jobs/kind-queue.js';
 import type { JobRunFacts } from '../jobs/types.js';
 import type { ProjectionContent } from './projection-document.js';
 
@@ -119,26 +121,27 @@ export async function countOpenProjectionJobs(db: Db, orgId: string): Promise<nu
   return row!.count;
 }
 
+/**
+ * projection_jobs as the queue of every kind sees it (src/jobs/kind-queue.ts): a claim counts jobs, and
+ * takes over a running job whose lease ran out (its worker is gone; the worker's handler fails a job
+ * claimed too often, projection-worker.ts); no column of its own to reset.
+ */
+export const PROJECTION_JOBS_TABLE: JobTable = {
+  name: 'projection_jobs',
+  weight: null,
+  lapsed: 'taken over',
+  claimed: (db) => db`j.*`,
+  ended: (db) => db`j.*`,
+  runEnded: (db) => db``,
+};
+
 /** Claims the oldest queued job, or a running one whose lease ran out (its worker is gone). */
 export async function claimProjectionJob(
   sql: Sql,
   claim: { workerId: string; now: Date; leaseMs: number },
 ): Promise<ProjectionJob | null> {
-  const [row] = await sql<ProjectionJob[]>`
-    WITH next AS (
-      SELECT id FROM projection_jobs
-      WHERE status = 'queued' OR (status = 'running' AND lease_expires_at < ${claim.now})
-      ORDER BY created_at, id
-      LIMIT 1
-      FOR UPDATE SKIP LOCKED
-    )
-    UPDATE projection_jobs j
-    SET status = 'running', lease_owner = ${claim.workerId},
-        lease_expires_at = ${new Date(claim.now.getTime() + claim.leaseMs)},
-        attempts = j.attempts + 1, started_at = COALESCE(j.started_at, ${claim.now})
-    FROM next WHERE j.id = next.id
-    RETURNING j.*`;
-  return row ?? null;
+  const [job] = await claimFrom<ProjectionJob>(sql, PROJECTION_JOBS_TABLE, { ...claim, n: 1 });
+  return job ?? null;
 }
 
 /** Ends a running job this worker still holds; false when its lease was taken over. */

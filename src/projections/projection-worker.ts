@@ -1,25 +1,28 @@
-// The projection job kind's handler (docs/ARCHITECTURE.md, "Job kinds"): claims a projection job
-// (projection-store.ts, its table's claim and lease), runs its seasons off the event loop (season-runner.ts)
-// and stores the outcome, on the job system's claim loop and wake-ups (src/jobs/kind-worker.ts). A
-// succeeded live job's hold gets its end (HOLD_TTL after the job's end), as the engine worker gives a
-// simulation's; a failed job's hold is released. Started beside the engine worker by roles worker and all,
-// through src/wiring.ts.
+// The projection job kind's handler (docs/ARCHITECTURE.md, "Job kinds"): runs a claimed job's seasons off
+// the event loop (season-runner.ts) and stores the outcome under its lease, on the worker of every kind
+// (src/jobs/kind-worker.ts: claims, heartbeat, drain, wake-ups) and the queue of every kind on its table
+// (src/jobs/kind-queue.ts, PROJECTION_JOBS_TABLE). A succeeded live job's hold gets its end (HOLD_TTL
+// after the job's end), as a simulation's does; a failed job's hold is released. Started beside the
+// simulations' worker by roles worker and all, through src/wiring.ts.
 import type { Ledger } from '../billing/ledger.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { inTransaction } from '../db/transactions.js';
 import { announceFinished } from '../jobs/job-news.js';
+import { tableQueue } from '../jobs/kind-queue.js';
 import { type KindWorker, startKindWorker } from '../jobs/kind-worker.js';
+import type { WorkerLogger } from '../jobs/types.js';
 import type { JobWaits } from '../jobs/waits.js';
 import { buildProjectionContent, samplerInput } from './projection-document.js';
 import {
   claimProjectionJob,
   finishProjectionJob,
+  PROJECTION_JOBS_TABLE,
   type ProjectionJob,
   type StoredSeason,
 } from './projection-store.js';
 import type { RunSeasons } from './season-runner.js';
 
-/** A lease far longer than a run (100,000 seasons from round 1 take about 6 s on one core). */
+/** A lease far longer than a run (100,000 seasons from round 1 take about 6 s on one core), and extended. */
 const LEASE_MS = 120_000;
 /** Claims of one job after which it fails instead of running again (its runs never stored an outcome). */
 const MAX_ATTEMPTS = 3;
@@ -42,7 +45,8 @@ export interface ProjectionWorkerDeps {
   clock: () => Date;
   workerId: string;
   holdTtlSeconds: number;
-  onError?: ((error: unknown) => void) | undefined;
+  /** The worker's log lines (src/logger.ts); none by default. */
+  logger?: WorkerLogger | undefined;
   /**
    * The job system's waits (made in src/wiring.ts): news of queued jobs wakes this worker, and a finished
    * job's wakes the requests waiting for it. Without them both sides poll.
@@ -56,7 +60,7 @@ export function seasonFromStored(stored: StoredSeason) {
   return { ...stored, asOf: stored.asOf === null ? null : new Date(stored.asOf) };
 }
 
-/** The worker's step: runs one queued job if there is one; false when none was claimed. */
+/** Claims one queued job (or one whose lease ran out) and runs it; false when none was claimed. */
 export function makeProjectionRunner(deps: ProjectionWorkerDeps): () => Promise<boolean> {
   return async () => {
     const job = await claimProjectionJob(deps.sql, {
@@ -65,39 +69,57 @@ export function makeProjectionRunner(deps: ProjectionWorkerDeps): () => Promise<
       leaseMs: LEASE_MS,
     });
     if (!job) return false;
-    if (job.attempts > MAX_ATTEMPTS) {
-      await finishOutcome(deps, job, {
-        status: 'failed',
-        error: { message: 'the projection did not finish' },
-      });
-      return true;
-    }
-    const season = seasonFromStored(job.inputs);
-    const tally = await deps
-      .runSeasons(samplerInput(season), job.seasons, job.seed)
-      .catch((error: unknown) => {
-        deps.onError?.(error);
-        return null;
-      });
-    // A failure to store the outcome is left to the lease: the job is claimed and run again.
-    if (tally)
-      await finishOutcome(deps, job, { status: 'succeeded', result: buildProjectionContent(season, tally) });
-    else
-      await finishOutcome(deps, job, { status: 'failed', error: { message: 'the season sampler failed' } });
+    await runProjection(deps, job);
     return true;
   };
 }
 
+/** The kind's handler: runs a claimed job and stores its outcome (a job claimed too often fails unrun). */
+async function runProjection(deps: ProjectionWorkerDeps, job: ProjectionJob): Promise<void> {
+  if (job.attempts > MAX_ATTEMPTS) {
+    await finishOutcome(deps, job, {
+      status: 'failed',
+      error: { message: 'the projection did not finish' },
+    });
+    return;
+  }
+  const season = seasonFromStored(job.inputs);
+  const tally = await deps.runSeasons(samplerInput(season), job.seasons, job.seed).catch((error: unknown) => {
+    deps.logger?.error({ err: error, job_id: job.id, worker_id: deps.workerId }, 'projection job failed');
+    return null;
+  });
+  // A failure to store the outcome is left to the lease: the job is claimed and run again.
+  if (tally)
+    await finishOutcome(deps, job, { status: 'succeeded', result: buildProjectionContent(season, tally) });
+  else await finishOutcome(deps, job, { status: 'failed', error: { message: 'the season sampler failed' } });
+}
+
+const silentLogger: WorkerLogger = { info() {}, warn() {}, error() {} };
+
 /**
- * Runs jobs until stopped, on the job system's claim loop and wake-ups (src/jobs/kind-worker.ts): at once
+ * Runs jobs one at a time until stopped, on the worker of every kind (src/jobs/kind-worker.ts): at once
  * when a job is queued (this process's commit, or a NOTIFY on a server), else polling every second.
  */
 export function startProjectionWorker(deps: ProjectionWorkerDeps): ProjectionWorker {
-  return startKindWorker({
-    runNext: makeProjectionRunner(deps),
-    waits: deps.waits,
+  return startKindWorker<ProjectionJob>({
+    kind: {
+      queue: tableQueue<ProjectionJob>(
+        { sql: deps.sql, clock: deps.clock, wake: deps.waits?.wake },
+        PROJECTION_JOBS_TABLE,
+      ),
+      handler: () => async (jobs) => {
+        for (const job of jobs) await runProjection(deps, job);
+      },
+    },
+    workerId: deps.workerId,
+    logger: deps.logger ?? silentLogger,
+    concurrency: 1,
+    packSize: 1,
     pollMs: IDLE_POLL_MS,
-    onError: deps.onError,
+    leaseMs: LEASE_MS,
+    maintenanceMs: IDLE_POLL_MS * 5,
+    clock: deps.clock,
+    waits: deps.waits,
   });
 }
 

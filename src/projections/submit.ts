@@ -3,9 +3,9 @@
 // in the same response, else the job (202) whose result path delivers it. A retry with the same
 // Idempotency-Key continues with the job its first attempt created (docs/decisions.md §7).
 import type { TransactionSql } from '../db/connection.js';
-import { databaseRead, inTransaction } from '../db/transactions.js';
+import { inTransaction } from '../db/transactions.js';
 import { newId } from '../ids.js';
-import { asThisRequest, type CallContext, DEFAULT_WAIT_SECONDS } from '../jobs/call-context.js';
+import { asThisRequest, type CallContext, earlierJobOf, waitMsOf } from '../jobs/call-context.js';
 import { announceQueued } from '../jobs/job-news.js';
 import { usageOrg } from '../limits/usage.js';
 import { deliverProjectionJob, type ProjectionOutcome, waitForProjection } from './deliver.js';
@@ -25,9 +25,8 @@ export async function submitProjection(
   ctx: CallContext,
   request: ProjectionRequest,
 ): Promise<ProjectionOutcome> {
-  const waitMs = (request.wait_seconds ?? DEFAULT_WAIT_SECONDS) * 1000;
-  const earlierId = ctx.idempotency?.jobId;
-  const earlier = earlierId ? await databaseRead(() => getProjectionJob(deps.sql, earlierId)) : null;
+  const waitMs = waitMsOf(request);
+  const earlier = await earlierJobOf(ctx, (jobId) => getProjectionJob(deps.sql, jobId));
   if (earlier) return finish(deps, ctx, earlier, waitMs);
   const job = await createProjectionJob(deps, ctx, request);
   return finish(deps, ctx, job, waitMs);

@@ -10,7 +10,7 @@ import {
 } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
-import { asThisRequest, type CallContext, DEFAULT_WAIT_SECONDS } from '../jobs/call-context.js';
+import { asThisRequest, type CallContext, earlierJobOf, waitMsOf } from '../jobs/call-context.js';
 import { deliveryFacts } from '../jobs/delivery-core.js';
 import type { Job } from '../jobs/types.js';
 import { usageOrg } from '../limits/usage.js';
@@ -37,11 +37,8 @@ export async function submitSimulation(
   ctx: CallContext,
   request: SimulationRequest,
 ): Promise<JobOutcome> {
-  const waitMs = (request.wait_seconds ?? DEFAULT_WAIT_SECONDS) * 1000;
-  // A retry of an attempt that created its job (settlement unconfirmed, or the process stopped):
-  // the same job and hold give the one true outcome (docs/decisions.md §7).
-  const earlierId = ctx.idempotency?.jobId;
-  const earlier = earlierId ? await databaseRead(() => deps.queue.get(earlierId)) : null;
+  const waitMs = waitMsOf(request);
+  const earlier = await earlierJobOf(ctx, (jobId) => deps.queue.get(jobId));
   if (earlier) return asThisRequest(ctx, await finish(deps, ctx, earlier, waitMs));
 
   const { caller } = ctx;
@@ -74,8 +71,9 @@ async function createJob(
     gpuSecondsEstimates: caller.livemode ? [deps.engine.estimateSeconds(draws)] : [],
     countOpenJobGroups: (tx) => deps.openJobGroups(tx, caller.org.id),
   });
+  const jobId = newId('job');
   const newJob = newJobFor(ctx, run, draws, {
-    id: newId('job'),
+    id: jobId,
     usageDay: admission.day,
     gpuSecondsReserved: admission.gpuSecondsReserved[0] ?? 0,
     metadata: request.metadata ?? null,
@@ -88,9 +86,10 @@ async function createJob(
       tx,
     });
   }
-  const created = await deps.queue.enqueue(tx, newJob);
-  if (ctx.idempotency) await deps.attachJob(tx, ctx.idempotency, { jobId: created.id });
-  return created;
+  // The job's id is chosen above: the idempotency record names it first, and the job is made last, so
+  // that the request then stays with the job (made, waited for, delivered).
+  if (ctx.idempotency) await deps.attachJob(tx, ctx.idempotency, { jobId });
+  return deps.queue.enqueue(tx, newJob);
 }
 
 /**

@@ -1,5 +1,5 @@
-// A job kind other than simulations on the job system's waits (src/jobs/kind-worker.ts, waits.ts,
-// job-news.ts): a job of the kind queued wakes its sleeping worker, and its end wakes the request waiting
+// A job kind other than simulations on the worker of every kind and the job system's waits
+// (src/jobs/kind-worker.ts, waits.ts, job-news.ts): a job of the kind queued wakes its sleeping worker, and its end wakes the request waiting
 // for it, as soon as the transaction commits; on a PostgreSQL server a second process's worker hears it by
 // NOTIFY. Every poll here is set to a minute, so a test that passes was woken, not polled.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,27 +25,43 @@ afterAll(async () => {
 });
 
 /**
- * A kind worker whose handler finds a job only once `queued` is set; `claimed(n)` resolves at its n-th
- * claim (the first finds none and puts it to sleep).
+ * A worker of a kind whose queue finds a job only once `queued` is set; `claimed(n)` resolves at its n-th
+ * claim (the first finds none and puts it to sleep). Its handler runs a job at once.
  */
 function sleepyKindWorker(kindWaits: JobWaits) {
-  const state = { queued: false, claims: 0 };
+  const state = { queued: false, claims: 0, ran: 0 };
   const atClaim = new Map<number, () => void>();
   const claimed = (n: number) =>
     new Promise<void>((resolve) => {
       if (state.claims >= n) resolve();
       else atClaim.set(n, resolve);
     });
-  const worker = startKindWorker({
-    waits: kindWaits,
-    pollMs: A_MINUTE,
-    runNext: async () => {
-      state.claims++;
-      atClaim.get(state.claims)?.();
-      if (!state.queued) return false;
-      state.queued = false;
-      return true;
+  const worker = startKindWorker<{ id: string }>({
+    kind: {
+      queue: {
+        claim: async () => {
+          state.claims++;
+          atClaim.get(state.claims)?.();
+          if (!state.queued) return [];
+          state.queued = false;
+          return [{ id: `sleepy_${state.claims}` }];
+        },
+        heartbeat: async (_workerId, jobIds) => [...jobIds],
+        release: async () => [],
+      },
+      handler: () => async (jobs) => {
+        state.ran += jobs.length;
+      },
     },
+    workerId: 'sleepy',
+    logger: { info() {}, warn() {}, error() {} },
+    concurrency: 1,
+    packSize: 1,
+    pollMs: A_MINUTE,
+    leaseMs: A_MINUTE,
+    maintenanceMs: A_MINUTE,
+    clock: () => new Date(),
+    waits: kindWaits,
   });
   return { state, worker, claimed };
 }
@@ -56,9 +72,9 @@ describe('a job kind on the shared waits', () => {
     await claimed(1);
     state.queued = true;
     await inTransaction(db.sql, {}, (tx) => announceQueued(waits, tx));
-    // The claim that ran the job, then one at once that found none and put it to sleep again.
+    // The claim that took the job (its handler ran it), then one that found none and put it to sleep again.
     await claimed(3);
-    expect(state.queued).toBe(false);
+    expect(state).toMatchObject({ queued: false, ran: 1 });
     await worker.stop();
     // Stopping wakes the loop, which leaves without claiming: three claims in all.
     expect(state.claims).toBe(3);
