@@ -6,7 +6,7 @@ import type { ListPage } from '../jobs/types.js';
 import { isOpenStatus, type Job } from '../jobs/types.js';
 import { getResult } from '../results/result-store.js';
 import { openBatchResults } from './batch-results.js';
-import { batchStatus } from './batch-status.js';
+import { batchStatus, batchSummary } from './batch-status.js';
 import { cancelBatch } from './cancel-batch.js';
 import { deliverResult, pendingOutcome } from './deliver.js';
 import { listSimulationBatches, listSimulationJobs } from './listings.js';
@@ -25,6 +25,7 @@ export function makeSimulationService(deps: SimulationDeps) {
     result: (ctx: CallContext, jobId: string, reservationId: string) =>
       deliverResult(deps, ctx, jobId, reservationId),
     batchStatus: (ctx: CallContext, batchId: string) => batchStatus(deps, ctx, batchId),
+    batchSummary: (ctx: CallContext, batchId: string) => batchSummary(deps, ctx, batchId),
     /** A batch's 202 Retry-After: the time one item of its draws takes behind the queue (docs/api.md §4.5). */
     batchRetryAfterSeconds: (draws: number) => retryAfterSeconds(deps.engine, draws, true),
     /** A job's retry advice while it is open (deliver.ts pendingOutcome); 0 once it finished. */

@@ -107,6 +107,12 @@ describe('the typed client', () => {
     );
     expect(status.status).toBe('completed');
     expect(status.counts.delivered).toBe(1);
+    const summary = unwrap(
+      await client.GET('/v1/simulations/batch/{batch_id}/summary', {
+        params: { path: { batch_id: batch.batch_id } },
+      }),
+    );
+    expect(summary).toMatchObject({ status: 'completed', counts: status.counts, credits_reserved_total: 0 });
     // Cancelling a finished batch cancels nothing: its one item stays delivered.
     const cancelled = unwrap(
       await client.POST('/v1/simulations/batch/{batch_id}/cancel', {

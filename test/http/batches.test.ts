@@ -62,6 +62,9 @@ describe('cancelling a batch while the worker runs it', () => {
     }
     expect(charges).toHaveLength(final.counts.delivered);
     expect(final.counts.delivered + final.counts.cancelled).toBe(40);
+    // The summary is the same batch less its items (docs/api.md §4.8, "Summary").
+    const { items: _items, validUntil: _validUntil, ...head } = final;
+    expect((await get(t, `/v1/simulations/batch/${batch.batch_id}/summary`, auth)).json()).toEqual(head);
     const balance = await t.services.ledger.balance(orgId);
     expect(balance).toMatchObject({ held: 0, spentThisMonth: final.counts.delivered * 20_000 });
     expect((await t.services.ledger.checkBalanced(orgId)).balanced).toBe(true);
@@ -230,6 +233,7 @@ describe('batch views, headers, lists and isolation (no worker)', () => {
     const operations: Array<[string, string, string]> = [
       ['/v1/simulations/batch/{batch_id}/results', 'get', 'streamSimulationBatchResults'],
       ['/v1/simulations/batch/{batch_id}/cancel', 'post', 'cancelSimulationBatch'],
+      ['/v1/simulations/batch/{batch_id}/summary', 'get', 'getBatchSummary'],
       ['/v1/simulations/{simulation_id}', 'get', 'getSimulation'],
       ['/v1/simulations/jobs', 'get', 'listSimulationJobs'],
       ['/v1/simulations/batches', 'get', 'listSimulationBatches'],
@@ -260,6 +264,8 @@ describe('batch views, headers, lists and isolation (no worker)', () => {
     };
     missing(await get(t, `/v1/simulations/batch/${batch.batch_id}`, other.auth));
     missing(await get(t, `/v1/simulations/batch/${batch.batch_id}/results`, other.auth));
+    missing(await get(t, `/v1/simulations/batch/${batch.batch_id}/summary`, other.auth));
+    missing(await get(t, '/v1/simulations/batch/batch_unknown/summary', owner.auth));
     missing(await post(t, `/v1/simulations/batch/${batch.batch_id}/cancel`, other.auth));
     missing(await get(t, job.result_url, other.auth));
     // A delivery of the owner's, read by the other organisation.
@@ -279,5 +285,14 @@ describe('batch views, headers, lists and isolation (no worker)', () => {
     expect(foreignCursor.json()).toMatchObject({ data: [], has_more: false });
     const stillQueued = (await get(t, `/v1/simulations/batch/${batch.batch_id}`, owner.auth)).json();
     expect(stillQueued.status).toBe('in_progress');
+    // Its summary while it is open: the counts, and the credits its queued item holds.
+    const { items: _items, validUntil: _validUntil, ...head } = stillQueued;
+    const summary = await get(t, `/v1/simulations/batch/${batch.batch_id}/summary`, owner.auth);
+    expect(summary.json()).toEqual(head);
+    expect(head).toMatchObject({
+      counts: { queued: 1 },
+      credits_reserved_total: Number(stillQueued.price.credits),
+    });
+    expect(summary.body.length).toBeLessThan(1000);
   });
 });

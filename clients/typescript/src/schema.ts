@@ -101,6 +101,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/simulations/batch/{batch_id}/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Status and counts of a batch, without its items
+         * @description The batch as GET /v1/simulations/batch/{batch_id} answers it, less items and validUntil: a few hundred bytes whatever the number of items, for polling a large batch until its counts say it is done.
+         */
+        get: operations["getBatchSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/simulations/jobs/{job_id}": {
         parameters: {
             query?: never;
@@ -578,33 +598,7 @@ export interface components {
             object: "list";
             /** @constant */
             url: "/v1/simulations/batches";
-            data: {
-                /** @constant */
-                object: "simulation_batch";
-                batch_id: string;
-                status: ("in_progress" | "completed" | "cancelling" | "cancelled") | string;
-                counts: {
-                    total: number;
-                    rejected: number;
-                    queued: number;
-                    running: number;
-                    succeeded: number;
-                    failed: number;
-                    delivered: number;
-                    expired: number;
-                    cancelled: number;
-                };
-                livemode: boolean;
-                price: components["schemas"]["Price"];
-                metadata: {
-                    [key: string]: string;
-                };
-                results_url: string;
-                created_at: string;
-                completed_at: string | null;
-                cancel_requested_at: string | null;
-                credits_reserved_total: number;
-            }[];
+            data: components["schemas"]["BatchSummary"][];
             has_more: boolean;
         };
         BatchRequest: {
@@ -620,6 +614,33 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
+        };
+        BatchSummary: {
+            /** @constant */
+            object: "simulation_batch";
+            batch_id: string;
+            status: ("in_progress" | "completed" | "cancelling" | "cancelled") | string;
+            counts: {
+                total: number;
+                rejected: number;
+                queued: number;
+                running: number;
+                succeeded: number;
+                failed: number;
+                delivered: number;
+                expired: number;
+                cancelled: number;
+            };
+            livemode: boolean;
+            price: components["schemas"]["Price"];
+            metadata: {
+                [key: string]: string;
+            };
+            results_url: string;
+            created_at: string;
+            completed_at: string | null;
+            cancel_requested_at: string | null;
+            credits_reserved_total: number;
         };
         CreditBalance: {
             /** @constant */
@@ -2251,6 +2272,101 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Bad request. Codes: [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated. Codes: [`invalid_api_key`](http://127.0.0.1:8080/docs#invalid_api_key), [`key_expired`](http://127.0.0.1:8080/docs#key_expired), [`key_revoked`](http://127.0.0.1:8080/docs#key_revoked). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden. Codes: [`ip_not_allowed`](http://127.0.0.1:8080/docs#ip_not_allowed), [`org_suspended`](http://127.0.0.1:8080/docs#org_suspended), [`scope_missing`](http://127.0.0.1:8080/docs#scope_missing), [`tier_restricted`](http://127.0.0.1:8080/docs#tier_restricted). */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. Codes: [`resource_missing`](http://127.0.0.1:8080/docs#resource_missing). */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests. Codes: [`rate_limited`](http://127.0.0.1:8080/docs#rate_limited). */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error. Codes: [`internal_error`](http://127.0.0.1:8080/docs#internal_error). */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable. Codes: [`dependency_unavailable`](http://127.0.0.1:8080/docs#dependency_unavailable), [`response_timeout`](http://127.0.0.1:8080/docs#response_timeout). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBatchSummary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchSummary"];
                 };
             };
             /** @description Bad request. Codes: [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */

@@ -13,6 +13,7 @@ import {
   batchBodySchema,
   batchParamsSchema,
   batchSchema,
+  batchSummarySchema,
   jobParamsSchema,
   jobSchema,
   quoteSchema,
@@ -25,6 +26,7 @@ import { includedSections } from '../views/document-sections.js';
 import {
   batchRejectionView,
   batchStatusView,
+  batchSummaryView,
   batchView,
   jobOutcomeView,
   jobView,
@@ -116,6 +118,7 @@ export function registerSimulationRoutes(app: App, deps: AppDeps) {
   registerQuote(app, routing);
   registerBatch(app, routing);
   registerBatchStatus(app, routing);
+  registerBatchSummary(app, routing);
   registerResultPath(app, routing);
 }
 
@@ -266,6 +269,34 @@ function registerBatchStatus(app: App, routing: SimulationRouting) {
           request.params.batch_id,
         ),
         { requestId: request.id, docsUrl: routing.deps.config.docsUrl },
+      );
+    },
+  );
+}
+
+/** A batch without its items (docs/api.md §4.8, "Summary"): what a poll of a large batch needs. */
+function registerBatchSummary(app: App, routing: SimulationRouting) {
+  app.get(
+    '/v1/simulations/batch/:batch_id/summary',
+    {
+      config: { ...sim, errors: ['resource_missing'] },
+      schema: {
+        operationId: 'getBatchSummary',
+        tags,
+        summary: 'Status and counts of a batch, without its items',
+        description:
+          'The batch as GET /v1/simulations/batch/{batch_id} answers it, less items and validUntil: a few hundred bytes whatever the number of items, for polling a large batch until its counts say it is done.',
+        params: batchParamsSchema,
+        response: { 200: batchSummarySchema },
+      },
+    },
+    async (request) => {
+      logAbout(request, { batch_id: request.params.batch_id });
+      return batchSummaryView(
+        await routing.deps.services.simulations.batchSummary(
+          callContext(request, null),
+          request.params.batch_id,
+        ),
       );
     },
   );

@@ -397,4 +397,5 @@ named('BatchItem', batchItemSchema);
 named('Batch', batchSchema);
 named('SimulationBatchResult', batchResultLineSchema);
 named('SimulationJobList', jobListSchema);
+named('BatchSummary', batchSummarySchema);
 named('BatchList', batchListSchema);
