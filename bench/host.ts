@@ -2,7 +2,7 @@
 // draws, on each back end. Rows:
 // - a 1,000-draw cache miss on an idle service, end to end (p50/p99), beside the engine's own run_ms;
 // - a 1,000,000-draw simulation end to end, beside its run_ms;
-// - a batch of 1,000 fixtures × about 100 draws from submission to the last delivery (its status polled,
+// - a batch of 1,000 fixtures × about 100 draws from submission to the last delivery (its summary polled,
 //   then its NDJSON results), beside the engine alone
 //   on the same work, and the CPU time per job of the service process and of the PostgreSQL server, in
 //   all and by phase (submission, running, results stream), the bench's own client apart.

@@ -252,7 +252,7 @@ export async function concurrentLarge(context: LoadContext, clients: number): Pr
 }
 
 /**
- * (c) and (d): a batch of the scale's items from submission to the last NDJSON result (its status polled,
+ * (c) and (d): a batch of the scale's items from submission to the last NDJSON result (its summary polled,
  * then its results read), with CPU per job by phase and thread kind as bench/host.ts reports it.
  */
 export async function batch(

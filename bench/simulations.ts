@@ -254,7 +254,7 @@ async function batchRow(
     name: `batch ${BATCH_ITEMS} fixtures × ${BATCH_DRAWS.toLocaleString('en-US')} draws, submit → last delivery`,
     value: totalS,
     unit: 's',
-    note: `submission ${(submitMs / 1000).toFixed(2)} s (goal < 1 s); ${((BATCH_ITEMS * BATCH_DRAWS) / totalS / 1e6).toFixed(2)} M draws/s end to end; CPU ms a job: engine threads ${cpu.engine_threads}, event loop ${cpu.event_loop}, V8 ${cpu.v8}, PostgreSQL ${cpu.postgres ?? '(in the event loop)'}, the bench's client ${cpu.client}; the engine's threads busy ${engineBusy.toFixed(2)} cores on average; the status polled every ${STATUS_POLL_MS} ms, then every result from one NDJSON stream (the collect row measures that stream beside the result paths)`,
+    note: `submission ${(submitMs / 1000).toFixed(2)} s (goal < 1 s); ${((BATCH_ITEMS * BATCH_DRAWS) / totalS / 1e6).toFixed(2)} M draws/s end to end; CPU ms a job: engine threads ${cpu.engine_threads}, event loop ${cpu.event_loop}, V8 ${cpu.v8}, PostgreSQL ${cpu.postgres ?? '(in the event loop)'}, the bench's client ${cpu.client}; the engine's threads busy ${engineBusy.toFixed(2)} cores on average; the summary polled every ${STATUS_POLL_MS} ms, then every result from one NDJSON stream (the collect row measures that stream beside the result paths)`,
     fields: { cpu_ms_per_job: cpu, engine_threads_busy_cores: engineBusy },
   };
 }
@@ -284,26 +284,26 @@ export async function submitBatch(
 }
 
 /**
- * How often a client that wants every item looks at the batch's status while its items run. A status of
- * 1,000 items is some 500 KB: polled back to back, it cost the service 7.5 ms of event loop and
- * PostgreSQL 5.8 ms a poll (docs/decisions.md §6, "What a batch job costs the host").
+ * How often a client that wants every item looks at the batch while its items run. It reads the batch's
+ * summary (docs/api.md §4.8): the status of 1,000 items is some 500 KB, and polled back to back it cost
+ * the service 7.5 ms of event loop and PostgreSQL 5.8 ms a poll (docs/decisions.md §6, "What a batch job
+ * costs the host").
  */
 export const STATUS_POLL_MS = 250;
 
-/** As a client that wants every item would: the batch's status every `pollMs` until no item is open. */
+/** As a client that wants every item would: the batch's summary every `pollMs` until no item is open. */
 export async function untilFinished(
   api: ServiceApi,
   batch: SubmittedBatch,
   pollMs = STATUS_POLL_MS,
 ): Promise<void> {
-  const url = `${api.base}/v1/simulations/batch/${batch.batch_id}`;
+  const url = `${api.base}/v1/simulations/batch/${batch.batch_id}/summary`;
   for (;;) {
     const answer = await fetch(url, { headers: api.headers });
-    const status = (await answer.json()) as { items: Array<{ status: string }> };
-    if (answer.status === 200 && !status.items.some((item) => ['queued', 'running'].includes(item.status)))
-      return;
+    const summary = (await answer.json()) as { counts: { queued: number; running: number } };
+    if (answer.status === 200 && summary.counts.queued + summary.counts.running === 0) return;
     if (answer.status !== 200 && answer.status !== 503)
-      throw new Error(`batch status: ${answer.status} ${JSON.stringify(status).slice(0, 300)}`);
+      throw new Error(`batch summary: ${answer.status} ${JSON.stringify(summary).slice(0, 300)}`);
     await new Promise((r) => setTimeout(r, pollMs));
   }
 }
