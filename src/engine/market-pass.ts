@@ -127,20 +127,7 @@ export function passPrices(
   let reach = 1;
   for (let step = 0; step < STEPS; step++) {
     stepCells(rates, base, strength, secondYellow, step, cells);
-    const inAdded =
-      (step >= FIRST_HALF_ADDED_START && step < SECOND_HALF_START) || step >= SECOND_HALF_ADDED_START;
-    if (inAdded) {
-      const played = added.stepPlayed[step]!;
-      const stopping = reach - played;
-      if (stopping > 0 && reach > 0) {
-        const keep = played / reach;
-        for (let i = 0; i < STATES; i++) {
-          finished[i]! += (dist[i]! * stopping) / reach;
-          dist[i]! *= keep;
-        }
-      }
-      reach = played;
-    }
+    reach = setAsideStopped(step, added, reach, dist, finished);
     next.fill(0);
     for (let r = 0; r < REACHABLE_STATES.length; r++) {
       const i = REACHABLE_STATES[r]!;
@@ -172,11 +159,7 @@ export function passPrices(
       homeGoals += spreadSecond(next, cells, 0, MOVE[at + 3]!, half * ar);
     }
     [dist, next] = [next, dist];
-    if (step === SECOND_HALF_START - 1 || step === STEPS - 1) {
-      for (let i = 0; i < STATES; i++) dist[i]! += finished[i]!;
-      finished.fill(0);
-      reach = 1;
-    }
+    reach = foldFinished(step, reach, dist, finished);
   }
   work.dist = dist;
   work.next = next;
@@ -240,6 +223,42 @@ function stepCells(
   }
 }
 
+/**
+ * Added time, as the calibration's pass plays it (compile-calibration.ts): added steps are nested, so at
+ * an added step the draws whose half ended before it (reach − played of them) move from `dist` to
+ * `finished`. Returns the share of draws that play the step within its half's added time (1 elsewhere
+ * once the half's draws are folded back): the next step's reach.
+ */
+function setAsideStopped(
+  step: number,
+  added: AddedTimeModel,
+  reach: number,
+  dist: Float64Array,
+  finished: Float64Array,
+): number {
+  const inAdded =
+    (step >= FIRST_HALF_ADDED_START && step < SECOND_HALF_START) || step >= SECOND_HALF_ADDED_START;
+  if (!inAdded) return reach;
+  const played = added.stepPlayed[step]!;
+  const stopping = reach - played;
+  if (stopping > 0 && reach > 0) {
+    const keep = played / reach;
+    for (let i = 0; i < dist.length; i++) {
+      finished[i]! += (dist[i]! * stopping) / reach;
+      dist[i]! *= keep;
+    }
+  }
+  return played;
+}
+
+/** After a half's last step its draws set aside join the others again; returns the reach, then 1. */
+function foldFinished(step: number, reach: number, dist: Float64Array, finished: Float64Array): number {
+  if (step !== SECOND_HALF_START - 1 && step !== STEPS - 1) return reach;
+  for (let i = 0; i < dist.length; i++) dist[i]! += finished[i]!;
+  finished.fill(0);
+  return 1;
+}
+
 /** Booked players a side's chain counts up to (more are a vanishing share of draws). */
 const MAX_BOOKED = 6;
 
@@ -272,19 +291,7 @@ export function bookingHazards(
     let reach = 1;
     for (let step = 0; step < STEPS; step++) {
       const sideStep = side * STEPS + step;
-      const inAdded =
-        (step >= FIRST_HALF_ADDED_START && step < SECOND_HALF_START) || step >= SECOND_HALF_ADDED_START;
-      if (inAdded) {
-        const played = added.stepPlayed[step]!;
-        const stopping = reach - played;
-        if (stopping > 0 && reach > 0) {
-          for (let i = 0; i < size; i++) {
-            finished[i]! += (dist[i]! * stopping) / reach;
-            dist[i]! *= played / reach;
-          }
-        }
-        reach = played;
-      }
+      reach = setAsideStopped(step, added, reach, dist, finished);
       let playing = 0;
       let second = 0;
       for (let i = 0; i < size; i++) {
@@ -314,11 +321,7 @@ export function bookingHazards(
         }
       }
       [dist, next] = [next, dist];
-      if (step === SECOND_HALF_START - 1 || step === STEPS - 1) {
-        for (let i = 0; i < size; i++) dist[i]! += finished[i]!;
-        finished.fill(0);
-        reach = 1;
-      }
+      reach = foldFinished(step, reach, dist, finished);
     }
   }
   return hazards;

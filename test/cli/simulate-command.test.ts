@@ -1,42 +1,11 @@
 // `matchsim simulate --fixture ID --odds H,D,A [--total O,U] [--fit supremacy]` as an operator runs it: a
 // separate process over the demo data (docs/api.md §4.3, "Fitted to the market").
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FIT_TOLERANCE } from '../../src/engine/market-fit.js';
 import { removeMargin } from '../../src/market/margin-removal.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { cliOnDemoData } from '../helpers/cli-on-demo.js';
 
-const run = promisify(execFile);
-const dataDir = mkdtempSync(path.join(tmpdir(), 'matchsim-simulate-cli-'));
-let serverDb: TestDatabase | undefined;
-
-async function matchsim(args: string[]) {
-  const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
-  delete env.BASE_URL;
-  if (serverDb?.url) env.DATABASE_URL = serverDb.url;
-  else delete env.DATABASE_URL;
-  try {
-    const { stdout, stderr } = await run('node', ['--import', 'tsx', 'src/cli/main.ts', ...args], { env });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
-
-beforeAll(async () => {
-  if (process.env.DATABASE_URL) serverDb = await createTestDatabase({ max: 1 });
-  const demo = await matchsim(['demo']);
-  expect(demo.code, demo.stderr).toBe(0);
-});
-afterAll(async () => {
-  await serverDb?.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const matchsim = cliOnDemoData('simulate');
 
 describe('matchsim simulate', () => {
   it('fits a run to 1X2 and total odds and prints the market beside the fit', async () => {
