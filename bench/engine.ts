@@ -19,6 +19,7 @@ import {
   type EngineSeed,
   finalizeCounters,
 } from '../src/engine-contract/layout.js';
+import type { MarketInputs, MatchInputs } from '../src/engine-contract/match-inputs.js';
 import { defaultModelParams } from '../src/engine-contract/model-params.js';
 import type { EngineRun } from '../src/engine-contract/run.js';
 import type { SamplePath } from '../src/engine-contract/sample-path.js';
@@ -70,6 +71,51 @@ function compileRow(inputs: ReturnType<typeof plausibleFixture>): BenchRow {
       value: median(copies),
     },
     note: 'the rows below compile through the job threads’ cache (src/engine/job-threads.ts)',
+  };
+}
+
+/** The median of a few uncached compiles of `inputs` into a slot, in ms. */
+function compileMedian(inputs: MatchInputs): number {
+  const times: number[] = [];
+  const slots = createSlotPool();
+  for (let i = 0; i < COMPILE_REPEATS; i++) {
+    const tables = slots.take();
+    const started = performance.now();
+    compileShared(inputs, defaultModelParams, tables);
+    times.push(performance.now() - started);
+    slots.give(tables);
+  }
+  return times.sort((a, b) => a - b)[COMPILE_REPEATS >> 1]!;
+}
+
+/**
+ * A compile fitted to the market (src/engine/market-fit.ts, issue 53: the fit adds at most 5 ms) beside
+ * the same fixture's unfitted compile, both uncached: predicted XIs (the strength mixture's three points),
+ * fitted to 1X2 and total odds.
+ */
+function fittedCompileRow(inputs: MatchInputs): BenchRow {
+  const oneByTwo: MarketInputs = {
+    odds: { '1x2': [2.1, 3.4, 3.6] },
+    margin_method: 'shin',
+    fit: 'exact',
+    targets: { home_win: 0.4587, draw: 0.2787, away_win: 0.2626 },
+  };
+  const market: MarketInputs = {
+    ...oneByTwo,
+    odds: { ...oneByTwo.odds, 'total_2.5': [1.9, 1.95] },
+    targets: { ...oneByTwo.targets, over_2_5: 0.5077 },
+  };
+  const plain = compileMedian(inputs);
+  const fitted = compileMedian({ ...inputs, market });
+  const fittedOneByTwo = compileMedian({ ...inputs, market: oneByTwo });
+  return {
+    group: GROUP,
+    name: 'compile fitted to 1X2 and total odds, uncached',
+    value: fitted,
+    unit: 'ms',
+    reference: { name: 'the same fixture unfitted', value: plain },
+    note: `fit adds ${(fitted - plain).toFixed(2)} ms (1X2 alone: ${(fittedOneByTwo - plain).toFixed(2)} ms); goal ≤ 5 ms`,
+    fields: { added_ms: fitted - plain, added_ms_1x2_only: fittedOneByTwo - plain, unfitted_ms: plain },
   };
 }
 
@@ -234,6 +280,7 @@ export async function benchEngine(): Promise<BenchRow[]> {
       for (const draws of WARM_UP_DRAWS) await timeOneRun(inputs, payloadJson, seed, draws, run, samples);
     }
     rows.push(compileRow(inputs));
+    rows.push(fittedCompileRow(inputs));
     for (const draws of DRAW_COUNTS) {
       const naiveStart = performance.now();
       naiveDraws(draws);

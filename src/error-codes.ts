@@ -111,6 +111,14 @@ export const ERRORS = {
       'new',
     ),
   },
+  market_unreachable: {
+    status: 400,
+    ...fixRequest(
+      'The model cannot reproduce the market prices the run is to be fitted to.',
+      'Check the odds belong to this match; `recovery` holds the targets and the nearest prices reached.',
+      'new',
+    ),
+  },
   player_not_in_squad: {
     status: 400,
     ...fixRequest(

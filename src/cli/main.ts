@@ -131,6 +131,7 @@ const RUNNERS: Record<string, Runner> = {
   'model backtest': ({ flags }) => modelCommand('backtest', flags),
   projection: ({ flags }) => projectionCommand(flags),
   'projection backtest': ({ flags }) => projectionBacktestCommand(flags),
+  simulate: ({ flags }) => simulateCommand(flags),
   'results fetch': ({ flags }) => resultsFetchCommand(flags),
   ratings: ({ flags }) => leagueCommand('ratings', flags),
   'feed build': ({ flags }) => leagueCommand('feed build', flags),
@@ -220,6 +221,26 @@ async function projectionCommand(flags: Flags): Promise<Output> {
     const rows = projection.projectionRows(content);
     const columns = Object.keys(rows[0] ?? {}).map((key) => [key, key] as const);
     return { value: { ...content }, human: `${head}\n${table(rows, columns)}` };
+  });
+}
+
+/** `simulate`: one simulation on the configured database (src/cli/simulate-command.ts). */
+async function simulateCommand(flags: Flags): Promise<Output> {
+  const simulate = await import('./simulate-command.js');
+  const args = (() => {
+    try {
+      return simulate.simulateArguments(flags);
+    } catch (error) {
+      throw usage((error as Error).message);
+    }
+  })();
+  return withOperations(async (ops) => {
+    const document = await ops.simulate(args);
+    const { fixture } = document;
+    const head = `${fixture.home.name} - ${fixture.away.name}, ${fixture.kickoff}: ${args.draws.toLocaleString('en-US')} draws`;
+    const rows = simulate.simulationRows(document);
+    const columns = Object.keys(rows[0] ?? {}).map((key) => [key, key] as const);
+    return { value: { ...document }, human: `${head}\n${table(rows, columns)}` };
   });
 }
 

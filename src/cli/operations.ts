@@ -12,6 +12,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/connection.js';
 import { EmbeddedDatabaseInUse } from '../db/embedded-lock.js';
 import { runMigrations } from '../db/migrations.js';
+import type { SimulationDocument } from '../engine/document-schema.js';
 import { ApiError, type ErrorCode } from '../errors.js';
 import { loadDemoData } from '../fixtures/demo-data.js';
 import { ingestFeed } from '../fixtures/feed-loader.js';
@@ -21,6 +22,7 @@ import { readServiceAddress, type ServiceAddress } from '../operations/service-a
 import { creditsView, keyView, newKeyView, type orgDetailView, orgView } from '../operations/views.js';
 import { type OperatorProjection, projectCompetition } from '../projections/operator-projection.js';
 import { openServiceDatabase } from '../server.js';
+import { operatorSimulation, type SimulateArguments } from './simulate-command.js';
 
 type OrgView = ReturnType<typeof orgView>;
 type KeyView = ReturnType<typeof keyView>;
@@ -64,6 +66,7 @@ export interface Operations {
   topUp(orgId: string, credits: number): Promise<CreditsView>;
   showCredits(orgId: string): Promise<CreditsView>;
   project(competitionId: number, seasons: number): Promise<OperatorProjection>;
+  simulate(args: SimulateArguments): Promise<SimulationDocument>;
 }
 
 /** Runs `work` on the configured database, or through the service that holds the embedded one. */
@@ -102,6 +105,7 @@ function onDatabase(db: Database): Operations {
     topUp: async (orgId, credits) => creditsView(await operator.topUp(orgId, credits)),
     showCredits: async (orgId) => creditsView(await operator.showCredits(orgId)),
     project: (competitionId, seasons) => projectCompetition(db.sql, competitionId, seasons),
+    simulate: (args) => operatorSimulation(db.sql, args),
   };
 }
 
@@ -181,5 +185,10 @@ function throughService(address: ServiceAddress, token: string): Operations {
     showCredits: async (orgId) => (await org(orgId)).credits,
     project: (competitionId, seasons) =>
       call('POST', '/projections', { competition_id: competitionId, seasons }),
+    simulate: async () => {
+      throw new Error(
+        `matchsim simulate runs on the database, which the service at ${address.url} holds: send POST /v1/simulations to it, or stop it first`,
+      );
+    },
   };
 }

@@ -38,6 +38,12 @@ export const FLAGS = {
   'compare-kernel': { type: 'string' },
   // projection (docs/api.md §4.12)
   competition: { type: 'string' },
+  // simulate (docs/api.md §4.3, "Fitted to the market")
+  fixture: { type: 'string' },
+  odds: { type: 'string' },
+  total: { type: 'string' },
+  fit: { type: 'string' },
+  'margin-method': { type: 'string' },
   // results fetch (docs/feed.md, "Getting results")
   league: { type: 'string' },
   to: { type: 'string' },
@@ -111,6 +117,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     '--competition ID [--seasons N]',
     'a season projection of a competition on this database: title, zone and place odds (no charge)',
     ['competition', 'seasons'],
+  ),
+  spec(
+    'simulate',
+    '--fixture ID [--draws N] [--odds H,D,A [--total OVER,UNDER] [--fit exact|supremacy] [--margin-method M]]',
+    'one simulation on this database (no charge), fitted to bookmaker odds when given',
+    ['fixture', 'draws', 'odds', 'total', 'fit', 'margin-method'],
   ),
   spec(
     'projection backtest',

@@ -102,6 +102,33 @@ export const competitionProfileSchema = z
   });
 export type CompetitionProfile = z.infer<typeof competitionProfileSchema>;
 
+const probabilityTarget = z.number().gt(0).lt(1);
+
+/** How a fit uses the market's prices (docs/model.md, "Fitting to the market"). */
+export const MARKET_FITS = ['exact', 'supremacy'] as const;
+export type MarketFitKind = (typeof MARKET_FITS)[number];
+
+/**
+ * A run fitted to the market: the probabilities the domain read from the bookmaker's odds (margin
+ * removed, src/market), which the compile fits the sides' goals to, and the odds and method they came
+ * from, which the document states. Absent: the model's own rated goals, as before fits existed.
+ */
+export const marketInputsSchema = z.object({
+  odds: z.object({
+    '1x2': z.array(z.number()).length(3),
+    'total_2.5': z.array(z.number()).length(2).optional(),
+  }),
+  margin_method: z.string(),
+  fit: z.enum(MARKET_FITS),
+  targets: z.object({
+    home_win: probabilityTarget,
+    draw: probabilityTarget,
+    away_win: probabilityTarget,
+    over_2_5: probabilityTarget.optional(),
+  }),
+});
+export type MarketInputs = z.infer<typeof marketInputsSchema>;
+
 export const matchInputsSchema = z
   .object({
     fixture_id: z.number().int(),
@@ -112,6 +139,8 @@ export const matchInputsSchema = z
     params: z.object({ intercept: z.number().finite(), home_advantage: z.number().finite() }),
     /** The competition's card and shot rates; absent: the model's global constants. */
     profile: competitionProfileSchema.optional(),
+    /** The market the run is fitted to; absent for an unfitted run. */
+    market: marketInputsSchema.optional(),
     home: sideInputsSchema,
     away: sideInputsSchema,
   })

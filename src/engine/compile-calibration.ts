@@ -53,6 +53,22 @@ export function eventRates(
   return { rates, calibration: found };
 }
 
+/**
+ * The goals each side is expected to score under the dynamics when its base goals are `base`: the rated
+ * goals whose calibration gives these base goals (within CALIBRATION_TOLERANCE). A market fit
+ * (market-fit.ts) finds base goals and states them as rated goals through this.
+ */
+export function ratedGoalsOfBase(
+  rates: EventRates,
+  added: AddedTimeModel,
+  base: readonly [number, number],
+): [number, number] {
+  const probabilities = new Float64Array(SIDES * rates.stretches * RATE_CELLS * 2);
+  setBaseGoals(rates, base);
+  stretchProbabilities(rates, probabilities);
+  return expectedGoalsUnderDynamics(added, rates, probabilities);
+}
+
 function calibrate(
   rates: EventRates,
   added: AddedTimeModel,

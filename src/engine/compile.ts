@@ -24,6 +24,7 @@ import type { ModelParams } from '../engine-contract/model-params.js';
 import { type Calibration, eventRates } from './compile-calibration.js';
 import { compileSide } from './compile-lineups.js';
 import { addedTimeModel, type EventRates, probabilityThreshold, thresholdTable } from './compile-rates.js';
+import { createFitWork, type FitWork, fitMarket, type MarketFit, strengthBuckets } from './market-fit.js';
 
 /** Each strength bucket's representative ratio (compile-lineups.ts STRENGTH_EDGE_RATIOS cut them). */
 const STRENGTH_BUCKET_RATIOS = [0.72, 0.87, 1, 1.13, 1.3] as const;
@@ -62,8 +63,9 @@ export function compileFixture(
     fixture: new Uint32Array(FIXTURE_WORDS),
     thresholds: new Uint32Array(THRESHOLD_WORDS),
   },
-): CompiledFixture {
-  return compileTables(inputs, globalParams, into, null).compiled;
+): CompiledFixture & { marketFit?: MarketFit } {
+  const { compiled, marketFit } = compileTables(inputs, globalParams, into, null);
+  return marketFit ? { ...compiled, marketFit } : compiled;
 }
 
 /** Calibrations kept (four numbers each): a few matchdays' fixture versions, with their lineups. */
@@ -85,10 +87,23 @@ export interface CalibrationCache {
   calibrations: Map<string, Calibration>;
   hits: number;
   misses: number;
+  /**
+   * Market fits (market-fit.ts) by what they depend on: the calibration's key, the market's targets and
+   * fit, and the lineups' strength buckets. Emptied with the calibrations.
+   */
+  fits: Map<string, MarketFit>;
+  fitWork: FitWork;
 }
 
 export function createCalibrationCache(): CalibrationCache {
-  return { params: null, calibrations: new Map(), hits: 0, misses: 0 };
+  return {
+    params: null,
+    calibrations: new Map(),
+    hits: 0,
+    misses: 0,
+    fits: new Map(),
+    fitWork: createFitWork(),
+  };
 }
 
 /** The calibrated rates of `inputs` (params: the fixture's, its profile applied), their calibration from `cache`. */
@@ -98,12 +113,13 @@ function ratesOf(
   params: ModelParams,
   ratedGoals: { home: number; away: number },
   cache: CalibrationCache | null,
-): EventRates {
+): { rates: EventRates; calibration: Calibration } {
   const rated = [ratedGoals.home, ratedGoals.away] as const;
-  if (cache === null) return eventRates(params, addedTimeModel(params), rated).rates;
+  if (cache === null) return eventRates(params, addedTimeModel(params), rated);
   if (cache.params !== globalParams) {
     cache.params = globalParams;
     cache.calibrations.clear();
+    cache.fits.clear();
   }
   // A number's shortest round-trip text names it exactly.
   const key = `${ratedGoals.home} ${ratedGoals.away} ${inputs.profile ? JSON.stringify(inputs.profile) : ''}`;
@@ -116,9 +132,78 @@ function ratesOf(
     if (cache.calibrations.size >= CALIBRATIONS_KEPT)
       cache.calibrations.delete(cache.calibrations.keys().next().value!);
   }
-  const { rates, calibration } = eventRates(params, addedTimeModel(params), rated, known);
-  cache.calibrations.set(key, calibration);
-  return rates;
+  const found = eventRates(params, addedTimeModel(params), rated, known);
+  cache.calibrations.set(key, found.calibration);
+  return found;
+}
+
+/** Strength bucket multipliers of a model's constants: each bucket's ratio ^ lineup_strength_elasticity. */
+function strengthMultipliersOf(params: ModelParams): number[] {
+  return STRENGTH_BUCKET_RATIOS.map((ratio) => ratio ** params.lineup_strength_elasticity);
+}
+
+/**
+ * The market fit of `inputs` (which carry a market), the sides already compiled into `fixture` (their
+ * strength buckets), from `cache` when it holds it.
+ */
+function marketFitOf(
+  inputs: MatchInputs & { market: NonNullable<MatchInputs['market']> },
+  params: ModelParams,
+  fixture: Uint32Array,
+  model: { ratedGoals: { home: number; away: number }; calibration: Calibration },
+  cache: CalibrationCache | null,
+): MarketFit {
+  const buckets = [strengthBuckets(fixture, 0), strengthBuckets(fixture, 1)] as const;
+  const key = cache
+    ? JSON.stringify([
+        model.ratedGoals,
+        inputs.profile ?? null,
+        inputs.market,
+        [...buckets[0]],
+        [...buckets[1]],
+      ])
+    : '';
+  const known = cache?.fits.get(key);
+  if (known !== undefined) {
+    cache!.fits.delete(key);
+    cache!.fits.set(key, known);
+    return known;
+  }
+  const fit = fitMarket(
+    {
+      market: inputs.market,
+      params,
+      added: addedTimeModel(params),
+      modelBase: model.calibration.base,
+      modelRatedGoals: [model.ratedGoals.home, model.ratedGoals.away],
+      buckets,
+      multipliers: strengthMultipliersOf(params),
+    },
+    cache?.fitWork,
+  );
+  if (cache) {
+    if (cache.fits.size >= CALIBRATIONS_KEPT) cache.fits.delete(cache.fits.keys().next().value!);
+    cache.fits.set(key, fit);
+  }
+  return fit;
+}
+
+/**
+ * The market fit of `inputs` as a job's compile makes it: what the domain asks before it takes a fitted
+ * run (a market the model cannot reach is refused before anything is held, docs/api.md §4.3).
+ */
+export function marketFitOfInputs(
+  inputs: MatchInputs & { market: NonNullable<MatchInputs['market']> },
+  globalParams: ModelParams,
+): MarketFit {
+  const params = paramsForFixture(globalParams, inputs.profile);
+  const fixture = new Uint32Array(FIXTURE_WORDS);
+  for (const [side, sideInputs] of [inputs.home, inputs.away].entries()) {
+    compileSide(fixture, sideBase(side), sideInputs, params.cards.booked_player_factor);
+  }
+  const ratedGoals = expectedGoalsFromRatings(inputs);
+  const model = ratesOf(inputs, globalParams, params, ratedGoals, null);
+  return marketFitOf(inputs, params, fixture, { ratedGoals, calibration: model.calibration }, null);
 }
 
 /**
@@ -132,9 +217,13 @@ export function compileWithEventTables(
   globalParams: ModelParams,
   into: CompileInto & { eventTables: Uint32Array },
   cache: CalibrationCache | null = null,
-): CompiledFixture & { eventTables: Uint32Array } {
-  const { compiled, rates } = compileTables(inputs, globalParams, into, cache);
-  return { ...compiled, eventTables: buildEventTables(compiled.thresholds, into.eventTables, rates) };
+): CompiledFixture & { eventTables: Uint32Array; marketFit?: MarketFit } {
+  const { compiled, rates, marketFit } = compileTables(inputs, globalParams, into, cache);
+  return {
+    ...compiled,
+    eventTables: buildEventTables(compiled.thresholds, into.eventTables, rates),
+    ...(marketFit ? { marketFit } : {}),
+  };
 }
 
 function compileTables(
@@ -142,7 +231,7 @@ function compileTables(
   globalParams: ModelParams,
   into: CompileInto,
   cache: CalibrationCache | null,
-): { compiled: CompiledFixture; rates: EventRates } {
+): { compiled: CompiledFixture; rates: EventRates; marketFit: MarketFit | null } {
   // The competition's card and shot rates replace the global ones (docs/model.md, "League profiles").
   const params = paramsForFixture(globalParams, inputs.profile);
   const fixture = into.fixture.fill(0);
@@ -154,16 +243,32 @@ function compileTables(
   fixture[FX_MAX_SUBSTITUTIONS] = params.substitutions.max_per_side;
   fixture[FX_ASSIST_THRESHOLD] = probabilityThreshold(params.assisted_share);
 
-  const strengthMultipliers: number[] = [];
   for (const [side, sideInputs] of [inputs.home, inputs.away].entries()) {
     compileSide(fixture, sideBase(side), sideInputs, params.cards.booked_player_factor);
   }
-  for (const ratio of STRENGTH_BUCKET_RATIOS) {
-    strengthMultipliers.push(ratio ** params.lineup_strength_elasticity);
-  }
+  const strengthMultipliers = strengthMultipliersOf(params);
 
-  const ratedGoals = expectedGoalsFromRatings(inputs);
-  const rates = ratesOf(inputs, globalParams, params, ratedGoals, cache);
+  const modelRatedGoals = expectedGoalsFromRatings(inputs);
+  const model = ratesOf(inputs, globalParams, params, modelRatedGoals, cache);
+  let { rates } = model;
+  let ratedGoals = modelRatedGoals;
+  let marketFit: MarketFit | null = null;
+  if (inputs.market !== undefined) {
+    // A fitted run (docs/model.md, "Fitting to the market"): the fit's base goals are the calibration,
+    // and the rated goals they stand for replace the ratings' in everything after.
+    marketFit = marketFitOf(
+      { ...inputs, market: inputs.market },
+      params,
+      fixture,
+      { ratedGoals, calibration: model.calibration },
+      cache,
+    );
+    rates = eventRates(params, added, marketFit.ratedGoals, {
+      base: marketFit.base,
+      simulated: marketFit.ratedGoals,
+    }).rates;
+    ratedGoals = { home: marketFit.ratedGoals[0], away: marketFit.ratedGoals[1] };
+  }
   const thresholds = thresholdTable(rates, strengthMultipliers, into.thresholds);
 
   return {
@@ -174,5 +279,6 @@ function compileTables(
       ratedGoals,
     },
     rates,
+    marketFit,
   };
 }

@@ -9,6 +9,7 @@ import {
   PLAYER_POSITIONS,
   teamLabelSchema,
 } from '../engine-contract/match-inputs.js';
+import { calibrationSectionSchema, valueSectionSchema } from './document-value.js';
 
 export const SIMULATION_SCHEMA = 'vendor.simulation.v1';
 export const HT_FT_KEYS = ['H/H', 'H/D', 'H/A', 'D/H', 'D/D', 'D/A', 'A/H', 'A/D', 'A/A'] as const;
@@ -193,6 +194,10 @@ export const simulationDocumentSchema = z.object({
     queued_ms: z.number().min(0),
     run_ms: z.number().min(0),
   }),
+  /** A run fitted to the market (docs/api.md §2.3): what the fit found. Absent for an unfitted run. */
+  calibration: calibrationSectionSchema.optional(),
+  /** The run's prices against the request's offered_odds, keyed as they were. Absent without offered_odds. */
+  value: valueSectionSchema.optional(),
 });
 export type SimulationDocument = z.infer<typeof simulationDocumentSchema>;
 

@@ -62,6 +62,8 @@ import {
   toProbabilities,
 } from './document-markets.js';
 import { SIMULATION_SCHEMA, type SimulationDocument, type sideLineupSchema } from './document-schema.js';
+import { calibrationSection, valueSection } from './document-value.js';
+import type { MarketFit } from './market-fit.js';
 import type { ModelStatus } from './model-status.js';
 
 export const SAMPLE_PATHS = 20;
@@ -87,6 +89,10 @@ export interface SimulationDocumentInput {
   basis: { as_of: string; data_version: string; lineups?: string };
   timing: { engine: 'gpu' | 'cpu'; backend: string; queued_ms: number; run_ms: number };
   modelStatus: ModelStatus;
+  /** The compile's market fit, for a run whose inputs carry a market (market-fit.ts). */
+  marketFit?: MarketFit | undefined;
+  /** The request's offered_odds (document-value.ts VALUE_KEYS). */
+  offeredOdds?: Record<string, number> | undefined;
 }
 
 export function seedToString(seed: EngineSeed): string {
@@ -111,6 +117,8 @@ export function buildSimulationDocument(input: SimulationDocumentInput): Simulat
   const expectedHome = counts[C_TEAM + HOME * TEAM_COUNTERS + TEAM_GOALS]! / draws;
   const expectedAway = counts[C_TEAM + AWAY * TEAM_COUNTERS + TEAM_GOALS]! / draws;
   const players = playerSummaries(inputs, counts, draws);
+  const marketSection = markets(ftCounts, draws);
+  const halfTimeSection = halfTime(counts, htCounts, draws);
   return {
     schema: SIMULATION_SCHEMA,
     fixture: {
@@ -129,8 +137,8 @@ export function buildSimulationDocument(input: SimulationDocumentInput): Simulat
       score_grid: { max: GRID_SIZE - 1, cells: toProbabilities(ftCounts, draws) },
       distributions: goalDistributions(ftCounts, draws),
     },
-    markets: markets(ftCounts, draws),
-    half_time: halfTime(counts, htCounts, draws),
+    markets: marketSection,
+    half_time: halfTimeSection,
     timeline: timeline(counts, draws),
     goal_events: goalEvents(counts, draws, players),
     players,
@@ -152,6 +160,18 @@ export function buildSimulationDocument(input: SimulationDocumentInput): Simulat
       status: input.modelStatus.status,
     },
     timing: input.timing,
+    ...(inputs.market && input.marketFit
+      ? { calibration: calibrationSection(inputs.market, input.marketFit) }
+      : {}),
+    ...(input.offeredOdds
+      ? {
+          value: valueSection(
+            input.offeredOdds,
+            { result, ...marketSection, half_time: halfTimeSection.result },
+            draws,
+          ),
+        }
+      : {}),
   };
 }
 

@@ -13,6 +13,7 @@ import { type CalibrationCache, compileWithEventTables, createCalibrationCache }
 import type { SlotTables } from './compiled-slots.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
 import { type DocumentSummary, documentSummary } from './document-schema.js';
+import type { MarketFit } from './market-fit.js';
 import type { ModelStatus } from './model-status.js';
 import { type StoredDocument, storedDocument } from './stored-document.js';
 
@@ -38,6 +39,8 @@ export function createJobScratch(): JobScratch {
 /** A compiled fixture whose tables (event tables included) are on shared memory: any thread reads them. */
 export interface SharedCompiled extends CompiledFixture {
   eventTables: Uint32Array;
+  /** What the compile's market fit found, for inputs that carry a market (market-fit.ts). */
+  marketFit?: MarketFit;
 }
 
 /**
@@ -48,6 +51,8 @@ export interface JobPayload {
   match: MatchInputs;
   /** When the inputs were captured (simulation.basis.as_of). */
   as_of: string;
+  /** Odds the client was offered, priced in the document's value section (document-value.ts). */
+  offered_odds?: Record<string, number>;
 }
 
 /**
@@ -127,7 +132,7 @@ export function adoptCompiled(compiled: SharedCompiled): SharedCompiled {
 export function finishJob(
   setting: JobWorkSetting,
   job: HostJob,
-  compiled: CompiledFixture,
+  compiled: CompiledFixture & { marketFit?: MarketFit },
   counts: Uint32Array,
   run: RunFacts,
   samples: readonly SamplePath[] = recordSamplePaths(compiled, job.seed, Math.min(SAMPLE_PATHS, job.draws)),
@@ -148,6 +153,8 @@ export function finishJob(
       run_ms: Math.round(run.runMs),
     },
     modelStatus: setting.modelStatus,
+    marketFit: compiled.marketFit,
+    offeredOdds: payload.offered_odds,
   });
   // The builder writes every field in the schema's order (test/engine/document.test.ts checks that this
   // text equals documentWireText's, which parses through the schema first at twice the cost).
@@ -180,7 +187,7 @@ export function compileAndRunWhole(
 export function runWholeJob(
   setting: JobWorkSetting,
   job: HostJob,
-  compiled: CompiledFixture,
+  compiled: SharedCompiled,
   backend: string,
 ): WholeJobRun {
   const run = runWhole(compiled, { draws: job.draws, seed: job.seed }, backend, SAMPLE_PATHS);

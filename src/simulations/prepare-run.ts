@@ -13,6 +13,7 @@ import {
 } from '../fixtures/lineups.js';
 import { buildMatchInputs } from '../fixtures/match-inputs.js';
 import { TEST_KEY_MAX_DRAWS } from '../limits/plans.js';
+import { checkMarketReachable, marketInputs, offeredOdds } from './market-request.js';
 import type { RunPayload } from './run-payload.js';
 import { type PreloadedFixtures, selectFixture } from './select-fixture.js';
 import type { FixtureSelector, SimulationDeps } from './types.js';
@@ -77,25 +78,37 @@ export async function prepareRun(
   const resolved = await resolveRunLineups(deps, caller, fixture, selector.lineups, prefix);
   const warnings: RunWarning[] = [...resolved.warnings, ...(capped ? ['test_draws_capped' as const] : [])];
   const match = buildMatchInputs(fixture, resolved.lineups);
+  // A market is read and its reach checked before anything is held (docs/api.md §4.3).
+  const market = selector.market ? marketInputs(selector.market, prefix) : undefined;
+  const offered = selector.offered_odds ? offeredOdds(selector.offered_odds, prefix) : undefined;
+  if (market) {
+    match.market = market;
+    checkMarketReachable({ ...match, market }, defaultModelParams, prefix);
+  }
   // Identical shared inputs reuse one result (docs/decisions.md §6); the seed follows the inputs, so the
-  // same inputs give the same document. Test keys run on the CPU engine and keep their own results.
+  // same inputs give the same document. Test keys run on the CPU engine and keep their own results. A
+  // market fitted to is an input; offered odds change only the value section, so they key the cached
+  // document, not the seed.
   const identity = JSON.stringify({
     inputs: resolved.inputsForScope,
     draws,
     model: defaultModelParams.model_version,
+    ...(market ? { market } : {}),
   });
   const inputsHash = sha256(identity);
   const owner = resolved.scope === 'private' ? caller.org.id : 'shared';
+  const valueKey = offered ? `:offered:${JSON.stringify(offered)}` : '';
   return {
     fixture,
     resolved,
     draws,
     warnings,
-    cacheKey: sha256(`${caller.mode}:${owner}:${identity}`),
+    cacheKey: sha256(`${caller.mode}:${owner}:${identity}${valueKey}`),
     seed: inputsHash.slice(0, 16),
     payload: {
       match,
       as_of: fixture.inputsAsOf.toISOString(),
+      ...(offered ? { offered_odds: offered } : {}),
       request: {
         state: fixture.state,
         inputs: resolved.inputs,

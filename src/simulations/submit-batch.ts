@@ -137,6 +137,8 @@ function refuseRepeatedSelectors(selectors: readonly FixtureSelector[]): void {
       selector.away?.toLowerCase().trim() ?? null,
       selector.date ?? null,
       selector.lineups ?? null,
+      selector.market ?? null,
+      selector.offered_odds ?? null,
     ]);
     const first = seen.get(key);
     if (first !== undefined) {

@@ -11,6 +11,7 @@ import type { JobQueue } from '../jobs/queue.js';
 import type { Metadata } from '../jobs/types.js';
 import type { UsageLimits } from '../limits/usage.js';
 import type { KnownResults } from '../results/result-store.js';
+import type { MarketRequest, OfferedOdds } from './market-request.js';
 
 /** Queued jobs beyond which new submissions answer engine_overloaded. */
 export const QUEUE_BOUND = 20_000;
@@ -23,6 +24,10 @@ export interface FixtureSelector {
   away?: string | undefined;
   date?: string | undefined;
   lineups?: LineupsRequest | undefined;
+  /** Bookmaker odds to fit the run to (market-request.ts). */
+  market?: MarketRequest | undefined;
+  /** Odds offered to the client, priced in the document's value section. */
+  offered_odds?: OfferedOdds | undefined;
 }
 
 export interface SimulationRequest extends FixtureSelector {

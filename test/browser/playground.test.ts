@@ -342,6 +342,43 @@ describe.skipIf(!present)('in chromium', () => {
     await page.close();
   }, 240_000);
 
+  it('fits a run to entered odds beside the unfitted run, and marks the offered prices with an edge', async () => {
+    const fixtureId = await freshFixtureId();
+    const page = await openPage();
+    await page.goto(`${demo.baseUrl}/playground`);
+    await page.fill('#key', demo.testKey);
+    await page.fill('#fixture-id', fixtureId);
+    await page.fill('#draws', '4000');
+    await page.click('#market-run');
+    await expect.poll(() => page.locator('#market-note').textContent()).toContain('Enter the 1X2 odds');
+    await page.fill('#odds-1x2', '2.10, 3.40, 3.60');
+    await page.fill('#odds-total', '1.90, 1.95');
+    // A home price far above the fitted one (an edge), and a draw price far below it (none).
+    await page.fill('#offered-home_win', '4.0');
+    await page.fill('#offered-draw', '1.5');
+    await page.click('#market-run');
+    await page.locator('#market-compare table').waitFor({ timeout: 120_000 });
+    const note = await page.locator('#market-note').textContent();
+    expect(note).toContain('Fitted (exact, shin) to home_win_minus_away_win, over_2_5');
+    const home = page.locator('#market-compare tr[data-outcome="home_win"]');
+    expect(await home.getAttribute('class')).toBe('edge');
+    expect(await page.locator('#market-compare tr[data-outcome="draw"]').getAttribute('class')).toBeNull();
+    const cells = await home.locator('td').allTextContents();
+    // Outcome, unfitted, fitted, market (the Shin probability of 2.10 / 3.40 / 3.60), offered 4.00.
+    expect(cells[0]).toBe('Home win');
+    expect(cells[3]).toBe('45.9%');
+    expect(cells[4]).toBe('4.00');
+    expect(cells[6]).toMatch(/^\+\d+\.\d% ± \d\.\d%$/);
+    // Both runs joined the tab's runs, so the comparison can pick them.
+    expect(await page.locator('#compare-a option').count()).toBeGreaterThanOrEqual(2);
+    expect(await layoutProblems(page)).toEqual([]);
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await layoutProblems(page)).toEqual([]);
+    mkdirSync(OUTPUT, { recursive: true });
+    await page.screenshot({ path: new URL('playground-market.png', OUTPUT).pathname, fullPage: true });
+    await page.close();
+  }, 240_000);
+
   it('lists every market with its fair price, downloads JSON and CSV, shares a run and compares two', async () => {
     const fixtureId = await freshFixtureId();
     const page = await openPage();

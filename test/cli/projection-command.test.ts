@@ -1,39 +1,8 @@
 // `matchsim projection --competition ID` as an operator runs it: a separate process over the demo data.
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { describe, expect, it } from 'vitest';
+import { cliOnDemoData } from '../helpers/cli-on-demo.js';
 
-const run = promisify(execFile);
-const dataDir = mkdtempSync(path.join(tmpdir(), 'matchsim-projection-cli-'));
-let serverDb: TestDatabase | undefined;
-
-async function matchsim(args: string[]) {
-  const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
-  delete env.BASE_URL;
-  if (serverDb?.url) env.DATABASE_URL = serverDb.url;
-  else delete env.DATABASE_URL;
-  try {
-    const { stdout, stderr } = await run('node', ['--import', 'tsx', 'src/cli/main.ts', ...args], { env });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
-
-beforeAll(async () => {
-  if (process.env.DATABASE_URL) serverDb = await createTestDatabase({ max: 1 });
-  const demo = await matchsim(['demo']);
-  expect(demo.code, demo.stderr).toBe(0);
-});
-afterAll(async () => {
-  await serverDb?.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const matchsim = cliOnDemoData('projection');
 
 describe('matchsim projection', () => {
   it('projects a competition of the database: the table and the odds, as JSON or a table', async () => {

@@ -608,6 +608,19 @@ export interface components {
                 away?: string;
                 date?: string;
                 lineups?: components["schemas"]["Lineups"];
+                market?: {
+                    odds: {
+                        "1x2": number[];
+                        "total_2.5"?: number[];
+                    };
+                    /** @enum {string} */
+                    margin_method?: "multiplicative" | "additive" | "power" | "shin" | "odds_ratio";
+                    /** @enum {string} */
+                    fit?: "exact" | "supremacy";
+                };
+                offered_odds?: {
+                    [key: string]: number;
+                };
                 custom_id?: string;
             }[];
             draws?: number;
@@ -680,7 +693,7 @@ export interface components {
         Error: {
             error: {
                 type: ("invalid_request_error" | "not_found_error" | "conflict_error" | "api_error" | "authentication_error" | "billing_error" | "permission_error" | "rate_limit_error" | "service_unavailable_error") | string;
-                code: ("parameter_invalid" | "parameter_missing" | "batch_rejected" | "fixture_not_covered" | "competition_not_covered" | "competition_not_found" | "competition_inputs_missing" | "projection_failed" | "lineup_invalid" | "player_not_in_squad" | "request_timeout" | "request_headers_too_large" | "invalid_api_key" | "key_revoked" | "key_expired" | "balance_too_low" | "max_credits_exceeded" | "scope_missing" | "tier_restricted" | "org_suspended" | "ip_not_allowed" | "email_unverified" | "webhook_url_refused" | "webhook_endpoints_exceeded" | "fixture_not_found" | "resource_missing" | "not_found" | "fixture_ambiguous" | "ambiguous_team" | "idempotency_conflict" | "simulation_cancelled" | "reservation_expired" | "lineups_not_announced" | "email_conflict" | "retrieval_required" | "rate_limited" | "concurrency_limited" | "loop_guard" | "lineup_cooldown" | "simulation_failed" | "internal_error" | "payload_missing" | "provenance_missing" | "provenance_mismatch" | "fixture_lookup_incomplete" | "settlement_unknown" | "dependency_unavailable" | "response_timeout" | "engine_cold_start" | "engine_overloaded" | "engine_unavailable" | "storage_unavailable" | "refreshing" | "coverage_unavailable" | "data_stale" | "capability_off" | "capability_disabled" | "maintenance" | "lever_unsupported" | "connector_sign_in_required") | string;
+                code: ("parameter_invalid" | "parameter_missing" | "batch_rejected" | "fixture_not_covered" | "competition_not_covered" | "competition_not_found" | "competition_inputs_missing" | "projection_failed" | "lineup_invalid" | "market_unreachable" | "player_not_in_squad" | "request_timeout" | "request_headers_too_large" | "invalid_api_key" | "key_revoked" | "key_expired" | "balance_too_low" | "max_credits_exceeded" | "scope_missing" | "tier_restricted" | "org_suspended" | "ip_not_allowed" | "email_unverified" | "webhook_url_refused" | "webhook_endpoints_exceeded" | "fixture_not_found" | "resource_missing" | "not_found" | "fixture_ambiguous" | "ambiguous_team" | "idempotency_conflict" | "simulation_cancelled" | "reservation_expired" | "lineups_not_announced" | "email_conflict" | "retrieval_required" | "rate_limited" | "concurrency_limited" | "loop_guard" | "lineup_cooldown" | "simulation_failed" | "internal_error" | "payload_missing" | "provenance_missing" | "provenance_mismatch" | "fixture_lookup_incomplete" | "settlement_unknown" | "dependency_unavailable" | "response_timeout" | "engine_cold_start" | "engine_overloaded" | "engine_unavailable" | "storage_unavailable" | "refreshing" | "coverage_unavailable" | "data_stale" | "capability_off" | "capability_disabled" | "maintenance" | "lever_unsupported" | "connector_sign_in_required") | string;
                 message: string;
                 cause?: string;
                 fix?: string;
@@ -1343,6 +1356,46 @@ export interface components {
                 queued_ms: number;
                 run_ms: number;
             };
+            calibration?: {
+                method: string;
+                /** @enum {string} */
+                fit: "exact" | "supremacy";
+                fitted_to: string[];
+                odds: {
+                    "1x2": number[];
+                    "total_2.5"?: number[];
+                };
+                targets: {
+                    home_win: number;
+                    draw: number;
+                    away_win: number;
+                    over_2_5?: number;
+                };
+                achieved: {
+                    home_win: number;
+                    draw: number;
+                    away_win: number;
+                    over_2_5: number;
+                };
+                fitted_goals: {
+                    home: number;
+                    away: number;
+                };
+                rated_goals: {
+                    home: number;
+                    away: number;
+                };
+            };
+            value?: {
+                [key: string]: {
+                    offered_odds: number;
+                    probability: number;
+                    fair_odds: number | null;
+                    edge: number;
+                    edge_standard_error: number;
+                    kelly: number;
+                };
+            };
         };
         SimulationDocumentSections: {
             /** @constant */
@@ -1627,6 +1680,46 @@ export interface components {
                 queued_ms: number;
                 run_ms: number;
             };
+            calibration?: {
+                method: string;
+                /** @enum {string} */
+                fit: "exact" | "supremacy";
+                fitted_to: string[];
+                odds: {
+                    "1x2": number[];
+                    "total_2.5"?: number[];
+                };
+                targets: {
+                    home_win: number;
+                    draw: number;
+                    away_win: number;
+                    over_2_5?: number;
+                };
+                achieved: {
+                    home_win: number;
+                    draw: number;
+                    away_win: number;
+                    over_2_5: number;
+                };
+                fitted_goals: {
+                    home: number;
+                    away: number;
+                };
+                rated_goals: {
+                    home: number;
+                    away: number;
+                };
+            };
+            value?: {
+                [key: string]: {
+                    offered_odds: number;
+                    probability: number;
+                    fair_odds: number | null;
+                    edge: number;
+                    edge_standard_error: number;
+                    kelly: number;
+                };
+            };
         };
         SimulationJob: {
             /** @constant */
@@ -1705,6 +1798,19 @@ export interface components {
             away?: string;
             date?: string;
             lineups?: components["schemas"]["Lineups"];
+            market?: {
+                odds: {
+                    "1x2": number[];
+                    "total_2.5"?: number[];
+                };
+                /** @enum {string} */
+                margin_method?: "multiplicative" | "additive" | "power" | "shin" | "odds_ratio";
+                /** @enum {string} */
+                fit?: "exact" | "supremacy";
+            };
+            offered_odds?: {
+                [key: string]: number;
+            };
             metadata?: {
                 [key: string]: string;
             };
@@ -1913,7 +2019,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimulationJob"];
                 };
             };
-            /** @description Bad request. Codes: [`fixture_not_covered`](http://127.0.0.1:8080/docs#fixture_not_covered), [`lineup_invalid`](http://127.0.0.1:8080/docs#lineup_invalid), [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing), [`player_not_in_squad`](http://127.0.0.1:8080/docs#player_not_in_squad). */
+            /** @description Bad request. Codes: [`fixture_not_covered`](http://127.0.0.1:8080/docs#fixture_not_covered), [`lineup_invalid`](http://127.0.0.1:8080/docs#lineup_invalid), [`market_unreachable`](http://127.0.0.1:8080/docs#market_unreachable), [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing), [`player_not_in_squad`](http://127.0.0.1:8080/docs#player_not_in_squad). */
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -2040,7 +2146,7 @@ export interface operations {
                     "application/json": components["schemas"]["Quote"];
                 };
             };
-            /** @description Bad request. Codes: [`fixture_not_covered`](http://127.0.0.1:8080/docs#fixture_not_covered), [`lineup_invalid`](http://127.0.0.1:8080/docs#lineup_invalid), [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing), [`player_not_in_squad`](http://127.0.0.1:8080/docs#player_not_in_squad). */
+            /** @description Bad request. Codes: [`fixture_not_covered`](http://127.0.0.1:8080/docs#fixture_not_covered), [`lineup_invalid`](http://127.0.0.1:8080/docs#lineup_invalid), [`market_unreachable`](http://127.0.0.1:8080/docs#market_unreachable), [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing), [`player_not_in_squad`](http://127.0.0.1:8080/docs#player_not_in_squad). */
             400: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];

@@ -2,7 +2,7 @@
 // (fallback/engine.ts simulateRange) bit for bit. One module for both users: the vitest suite
 // (test/gpu/match-parity.test.ts) and `matchsim gpu-check` (this folder), which runs the same cases on a
 // GPU host without vitest; neither the runner nor the engines need them, so they live here. Fixtures cover predicted, announced, custom and unlabelled
-// lineups, lopsided ratings and a card-heavy model; draw counts that are not multiples of the workgroup
+// lineups, lopsided ratings, a card-heavy model and a run fitted to market prices; draw counts that are not multiples of the workgroup
 // size, draw offsets, 2-D grids, packed dispatches and split draw ranges.
 import { simulateRange } from '../../../fallback/engine.js';
 import { MATCH_WORKGROUP_SIZE, type MatchRun } from '../../../gpu/match-dispatch.js';
@@ -85,6 +85,8 @@ export interface ParityFixtures {
   unlabelled: CompiledFixture;
   mismatch: CompiledFixture;
   eventful: CompiledFixture;
+  /** A run fitted to market prices (src/engine/market-fit.ts): its base goals the fit's, not the ratings'. */
+  fitted: CompiledFixture;
 }
 
 /** The compiled fixtures of the cases (compiling takes a few milliseconds each). */
@@ -109,6 +111,18 @@ export function parityFixtures(): ParityFixtures {
     ),
     mismatch: compileFixture(mismatch, defaultModelParams),
     eventful: compileFixture({ ...lineupKinds, away: customLineup(lineupKinds.away) }, eventfulParams),
+    fitted: compileFixture(
+      {
+        ...lineupKinds,
+        market: {
+          odds: { '1x2': [1.7, 3.9, 5.2], 'total_2.5': [1.8, 2.05] },
+          margin_method: 'shin',
+          fit: 'exact',
+          targets: { home_win: 0.57, draw: 0.24, away_win: 0.19, over_2_5: 0.53 },
+        },
+      },
+      defaultModelParams,
+    ),
   };
 }
 
@@ -121,6 +135,7 @@ function singleCases(f: ParityFixtures): ParityCase[] {
     ['lopsided ratings', f.mismatch, { lo: 99, hi: 3 }, 1_000_000, 300],
     ['frequent cards and red cards', f.eventful, { lo: 5, hi: 8 }, 0, 700],
     ['a single draw', f.predicted, { lo: 2, hi: 2 }, 41, 1],
+    ['fitted to market prices', f.fitted, { lo: 53, hi: 0x53 }, 0, 900],
   ];
   return single.map(([name, tables, seed, firstDraw, drawCount]) => ({
     name: `${name}: ${drawCount} draws`,

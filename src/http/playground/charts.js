@@ -346,3 +346,12 @@ export function horizontalBars(container, items, label, color = HOME) {
   });
   return mount(container, root);
 }
+
+/** Running sums of a series (expected goals by minute drawn as a line). */
+export function cumulative(values) {
+  let sum = 0;
+  return values.map((value) => {
+    sum += value;
+    return sum;
+  });
+}

@@ -4,7 +4,8 @@
 // through GET /v1/simulations/{id}) and compared side by side with another run of this tab, e.g. the
 // predicted lineups against a custom XI. The last events of the key (GET /v1/events, what webhooks send,
 // docs/api.md §6) are listed after each run. Calls the API of this same service.
-import { goalDistributions, heatMap, lines, matchPath, outcomeBars, scorers } from './charts.js';
+import { cumulative, goalDistributions, heatMap, lines, matchPath, outcomeBars, scorers } from './charts.js';
+import { setupMarketFit } from './market-fit.js';
 import {
   formatOdds,
   formatPercent,
@@ -118,13 +119,15 @@ async function run(event) {
   $('run').disabled = true;
   try {
     const started = await api('POST', '/v1/simulations', { ...requestBody(), wait_seconds: 0 });
-    const simulation = started.body.object === 'simulation' ? started.body : await follow(started.body);
-    show(simulation);
+    show(await finish(started.body));
   } finally {
     $('run').disabled = false;
     $('progress-box').hidden = true;
   }
 }
+
+/** A POST's answer as a simulation: at once, or followed to its result. */
+const finish = (body) => (body.object === 'simulation' ? body : follow(body));
 
 async function follow(job) {
   $('progress-box').hidden = false;
@@ -138,14 +141,6 @@ async function follow(job) {
       `${body.status}: ${body.progress.draws_done} of ${body.progress.draws_total} draws`;
     await new Promise((resolve) => setTimeout(resolve, Math.max(250, body.retry_after_seconds * 1000)));
   }
-}
-
-function cumulative(values) {
-  let sum = 0;
-  return values.map((value) => {
-    sum += value;
-    return sum;
-  });
 }
 
 /** A run's one-line description: teams, lineup sources, draws. */
@@ -498,3 +493,4 @@ setupProjection({
   guarded,
   selectedCompetition: () => Number($('fixture').selectedOptions[0]?.dataset.competition ?? 0),
 });
+setupMarketFit({ $, api, guarded, requestBody, finish, show });

@@ -52,6 +52,7 @@ const SELECTION_ERRORS: ErrorCode[] = [
   'refreshing',
   'lineup_invalid',
   'player_not_in_squad',
+  'market_unreachable',
   'lineups_not_announced',
   'lineup_cooldown',
   'loop_guard',

@@ -2,9 +2,13 @@
 // order the views build, so a body serialised through its schema keeps its bytes.
 import { z } from 'zod';
 import { simulationDocumentSchema } from '../../engine/document-schema.js';
+import { VALUE_KEYS } from '../../engine/document-value.js';
+import { MARKET_FITS } from '../../engine-contract/match-inputs.js';
 import { MAX_DRAWS_PER_JOB as MAX_DRAWS, MIN_DRAWS_PER_JOB as MIN_DRAWS } from '../../engine-contract/run.js';
 import type { LineupsRequest } from '../../fixtures/lineups.js';
 import { BATCH_STATUSES, JOB_STATUSES } from '../../jobs/types.js';
+import { MARGIN_METHODS } from '../../market/margin-removal.js';
+import type { MarketRequest } from '../../simulations/market-request.js';
 import { DEFAULT_DRAWS } from '../../simulations/types.js';
 import { compiledSerializer } from '../serialize.js';
 import { DOCUMENT_SECTIONS, isSectionList } from '../views/document-sections.js';
@@ -65,6 +69,45 @@ const draws = z
     `Simulated matches, ${MIN_DRAWS} to ${MAX_DRAWS}; default ${DEFAULT_DRAWS}. Price: draws / 1000 credits.`,
   );
 
+const decimalOdds = z.number().describe('Decimal odds, above 1.0.');
+
+/** docs/api.md §4.3, "Fitted to the market". */
+export const marketRequestSchema = z
+  .strictObject({
+    odds: z
+      .strictObject({
+        '1x2': z
+          .array(decimalOdds)
+          .length(3)
+          .describe('Decimal odds of home win, draw and away win (required).'),
+        'total_2.5': z
+          .array(decimalOdds)
+          .length(2)
+          .optional()
+          .describe('Decimal odds of over and under 2.5 goals (optional).'),
+      })
+      .describe("One bookmaker's odds of the match."),
+    margin_method: z
+      .enum(MARGIN_METHODS)
+      .optional()
+      .describe('How the margin is removed (POST /v1/odds/implied); default `shin`.'),
+    fit: z
+      .enum(MARKET_FITS)
+      .optional()
+      .describe(
+        '`exact` (default): the 1X2 reproduced (with a total: the 1X2 balance and over 2.5). `supremacy`: the balance from the 1X2, the level of goals from the model; not with a total.',
+      ),
+  })
+  .describe(
+    "Fit the run to these market prices: the sides' goals are solved so that the model's own prices equal the odds' probabilities, margin removed; every other output follows.",
+  ) satisfies z.ZodType<MarketRequest>;
+
+export const offeredOddsSchema = z
+  .record(z.string(), z.number())
+  .describe(
+    `Decimal odds you were offered, by outcome: ${VALUE_KEYS.join(', ')}. The document answers each in its \`value\` section.`,
+  );
+
 const selectorFields = {
   fixture_id: fixtureId.optional(),
   home: teamName
@@ -73,6 +116,8 @@ const selectorFields = {
   away: teamName.optional().describe('Away team name, with home, when fixture_id is omitted.'),
   date: isoDate.optional(),
   lineups: lineupsRequestSchema.optional(),
+  market: marketRequestSchema.optional(),
+  offered_odds: offeredOddsSchema.optional(),
 };
 
 export const metadataRequestSchema = z

@@ -1,0 +1,139 @@
+// `matchsim simulate --fixture ID [--draws N] [--odds H,D,A [--total O,U] [--fit exact|supremacy]
+// [--margin-method M]]`: one simulation on the configured database, run here on the CPU engine with no
+// charge, optionally fitted to bookmaker odds (docs/api.md §4.3, "Fitted to the market"), printed as the
+// result, the goals and, for a fitted run, its calibration beside the targets.
+import { runWhole } from '../../fallback/cpu-engine.js';
+import type { Sql } from '../db/connection.js';
+import { compileFixture } from '../engine/compile.js';
+import { buildSimulationDocument, SAMPLE_PATHS } from '../engine/document.js';
+import type { SimulationDocument } from '../engine/document-schema.js';
+import { loadModelStatus } from '../engine/model-status.js';
+import { seedFromHex } from '../engine-contract/layout.js';
+import { MARKET_FITS, type MarketFitKind } from '../engine-contract/match-inputs.js';
+import { defaultModelParams } from '../engine-contract/model-params.js';
+import { MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from '../engine-contract/run.js';
+import { hasInputs, loadFixtures } from '../fixtures/fixture-record.js';
+import { resolveLineups } from '../fixtures/lineups.js';
+import { buildMatchInputs } from '../fixtures/match-inputs.js';
+import { MARGIN_METHODS, type MarginMethod } from '../market/margin-removal.js';
+import { checkMarketReachable, type MarketRequest, marketInputs } from '../simulations/market-request.js';
+
+export class SimulateArgumentError extends Error {}
+
+export interface SimulateArguments {
+  fixtureId: number;
+  draws: number;
+  market?: MarketRequest;
+}
+
+function oddsList(value: string, flag: string, count: number): number[] {
+  const odds = value.split(',').map((part) => Number(part.trim()));
+  if (odds.length !== count || odds.some((o) => !Number.isFinite(o))) {
+    throw new SimulateArgumentError(`--${flag} takes ${count} decimal odds separated by commas`);
+  }
+  return odds;
+}
+
+/** The command's flags as arguments; a mistake is a SimulateArgumentError (the CLI's usage error). */
+export function simulateArguments(flags: {
+  fixture?: string | undefined;
+  draws?: string | undefined;
+  odds?: string | undefined;
+  total?: string | undefined;
+  fit?: string | undefined;
+  'margin-method'?: string | undefined;
+}): SimulateArguments {
+  const fixtureId = Number(flags.fixture);
+  if (!Number.isSafeInteger(fixtureId) || fixtureId < 1)
+    throw new SimulateArgumentError('--fixture must be a fixture id');
+  const draws = flags.draws === undefined ? 10_000 : Number(flags.draws);
+  if (!Number.isSafeInteger(draws) || draws < MIN_DRAWS_PER_JOB || draws > MAX_DRAWS_PER_JOB) {
+    throw new SimulateArgumentError(
+      `--draws must be a whole number from ${MIN_DRAWS_PER_JOB} to ${MAX_DRAWS_PER_JOB}`,
+    );
+  }
+  if (flags.odds === undefined) {
+    if (flags.total !== undefined || flags.fit !== undefined || flags['margin-method'] !== undefined)
+      throw new SimulateArgumentError('--total, --fit and --margin-method go with --odds');
+    return { fixtureId, draws };
+  }
+  if (flags.fit !== undefined && !(MARKET_FITS as readonly string[]).includes(flags.fit))
+    throw new SimulateArgumentError(`--fit is one of ${MARKET_FITS.join(', ')}`);
+  const method = flags['margin-method'];
+  if (method !== undefined && !(MARGIN_METHODS as readonly string[]).includes(method))
+    throw new SimulateArgumentError(`--margin-method is one of ${MARGIN_METHODS.join(', ')}`);
+  const market: MarketRequest = { odds: { '1x2': oddsList(flags.odds, 'odds', 3) } };
+  if (flags.total !== undefined) market.odds['total_2.5'] = oddsList(flags.total, 'total', 2);
+  if (flags.fit !== undefined) market.fit = flags.fit as MarketFitKind;
+  if (method !== undefined) market.margin_method = method as MarginMethod;
+  return { fixtureId, draws, market };
+}
+
+/**
+ * The simulation: the fixture's current inputs with automatic lineups, its market read and checked as a
+ * request's is (400s become errors here), compiled and run whole on this thread.
+ */
+export async function operatorSimulation(sql: Sql, args: SimulateArguments): Promise<SimulationDocument> {
+  const fixture = (await loadFixtures(sql, [args.fixtureId])).get(args.fixtureId);
+  if (!fixture || !hasInputs(fixture))
+    throw new Error(`fixture ${args.fixtureId} has no inputs on this database`);
+  const match = buildMatchInputs(fixture, resolveLineups(fixture, undefined).lineups);
+  if (args.market) {
+    const market = marketInputs(args.market, '');
+    match.market = market;
+    checkMarketReachable({ ...match, market }, defaultModelParams, '');
+  }
+  const compiled = compileFixture(match, defaultModelParams);
+  const seed = seedFromHex('0000000000000053');
+  const run = runWhole(compiled, { draws: args.draws, seed }, 'cpu-cli', SAMPLE_PATHS);
+  return buildSimulationDocument({
+    inputs: match,
+    params: defaultModelParams,
+    counts: run.counts,
+    samples: run.samples,
+    draws: args.draws,
+    seed,
+    basis: { as_of: fixture.inputsAsOf.toISOString(), data_version: fixture.dataVersion },
+    timing: { engine: 'cpu', backend: run.backend, queued_ms: 0, run_ms: Math.round(run.runMs) },
+    modelStatus: loadModelStatus(),
+    marketFit: compiled.marketFit,
+  });
+}
+
+const percent = (p: number) => `${(100 * p).toFixed(1)}%`;
+
+/** The lines an operator reads: the result and goals, and a fitted run's targets beside what it reached. */
+export function simulationRows(document: SimulationDocument): Record<string, string>[] {
+  const { result, goals, calibration } = document;
+  const over = document.markets.totals.find((total) => total.line === 2.5)!.over;
+  const rows = [
+    {
+      figure: 'this run',
+      home_win: percent(result.home_win),
+      draw: percent(result.draw),
+      away_win: percent(result.away_win),
+      over_2_5: percent(over),
+      goals: `${goals.expected.home.toFixed(2)} - ${goals.expected.away.toFixed(2)}`,
+    },
+  ];
+  if (calibration) {
+    const { targets, achieved } = calibration;
+    rows.push({
+      figure: `market (${calibration.method})`,
+      home_win: percent(targets.home_win),
+      draw: percent(targets.draw),
+      away_win: percent(targets.away_win),
+      over_2_5: targets.over_2_5 === undefined ? '' : percent(targets.over_2_5),
+      goals: '',
+    });
+    rows.push({
+      figure: `fit (${calibration.fit})`,
+      home_win: percent(achieved.home_win),
+      draw: percent(achieved.draw),
+      away_win: percent(achieved.away_win),
+      over_2_5: percent(achieved.over_2_5),
+      goals: `${calibration.fitted_goals.home.toFixed(2)} - ${calibration.fitted_goals.away.toFixed(2)} rated (model ${calibration.rated_goals.home.toFixed(2)} - ${calibration.rated_goals.away.toFixed(2)})`,
+    });
+  }
+  return rows;
+}
