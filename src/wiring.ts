@@ -47,6 +47,7 @@ const REMOTE_ENGINE_SECONDS_PER_DRAW = 1e-6;
 export interface LocalEngine {
   estimateSeconds(draws: number): number;
   health(): EngineHealth;
+  fitMarket?: EngineGate['fitMarket'];
 }
 
 /** The engine states behind the 503 codes engine_cold_start and engine_unavailable (docs/api.md §7). */
@@ -57,6 +58,7 @@ export function engineGate(
 ): EngineGate {
   return {
     queuedDraws,
+    fitMarket: engine?.fitMarket,
     estimateSeconds: (draws) =>
       engine ? engine.estimateSeconds(draws) : draws * REMOTE_ENGINE_SECONDS_PER_DRAW,
     assertAvailable() {

@@ -4,7 +4,7 @@
 // result, the goals and, for a fitted run, its calibration beside the targets.
 import { runWhole } from '../../fallback/cpu-engine.js';
 import type { Sql } from '../db/connection.js';
-import { compileFixture } from '../engine/compile.js';
+import { compileFixture, marketFitOfInputs } from '../engine/compile.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from '../engine/document.js';
 import type { SimulationDocument } from '../engine/document-schema.js';
 import { loadModelStatus } from '../engine/model-status.js';
@@ -81,7 +81,8 @@ export async function operatorSimulation(sql: Sql, args: SimulateArguments): Pro
   if (args.market) {
     const market = marketInputs(args.market, '');
     match.market = market;
-    checkMarketReachable({ ...match, market }, defaultModelParams, '');
+    const fitted = { ...match, market };
+    checkMarketReachable(fitted, marketFitOfInputs(fitted, defaultModelParams), '');
   }
   const compiled = compileFixture(match, defaultModelParams);
   const seed = seedFromHex('0000000000000053');

@@ -190,11 +190,13 @@ function marketFitOf(
 
 /**
  * The market fit of `inputs` as a job's compile makes it: what the domain asks before it takes a fitted
- * run (a market the model cannot reach is refused before anything is held, docs/api.md §4.3).
+ * run (a market the model cannot reach is refused before anything is held, docs/api.md §4.3). Asked on a
+ * job thread with its `cache` (job-work.ts, the 'fit' task), the job's compile there finds it again.
  */
 export function marketFitOfInputs(
   inputs: MatchInputs & { market: NonNullable<MatchInputs['market']> },
   globalParams: ModelParams,
+  cache: CalibrationCache | null = null,
 ): MarketFit {
   const params = paramsForFixture(globalParams, inputs.profile);
   const fixture = new Uint32Array(FIXTURE_WORDS);
@@ -202,8 +204,8 @@ export function marketFitOfInputs(
     compileSide(fixture, sideBase(side), sideInputs, params.cards.booked_player_factor);
   }
   const ratedGoals = expectedGoalsFromRatings(inputs);
-  const model = ratesOf(inputs, globalParams, params, ratedGoals, null);
-  return marketFitOf(inputs, params, fixture, { ratedGoals, calibration: model.calibration }, null);
+  const model = ratesOf(inputs, globalParams, params, ratedGoals, cache);
+  return marketFitOf(inputs, params, fixture, { ratedGoals, calibration: model.calibration }, cache);
 }
 
 /**

@@ -3,6 +3,7 @@
 // host work at once and the event loop only moves bytes; and the cache of compiled fixtures, sized in
 // bytes, that every job of the process shares (a fixture version is compiled once while it stays in it).
 import { availableParallelism } from 'node:os';
+import type { MarketInputs, MatchInputs } from '../engine-contract/match-inputs.js';
 import { startModuleWorker } from '../engine-contract/module-worker.js';
 import { createThreadPool } from '../engine-contract/thread-pool.js';
 import { createSlotPool, SLOT_BYTES, type SlotTables } from './compiled-slots.js';
@@ -19,6 +20,7 @@ import {
   type SharedCompiled,
   type WholeJobRun,
 } from './job-work.js';
+import type { MarketFit } from './market-fit.js';
 
 /**
  * Bytes of compiled fixtures kept (tables and event tables, about 0.85 MB a fixture): some 300 fixture
@@ -79,6 +81,12 @@ export interface JobThreads {
     counts: Uint32Array,
     run: RunFacts,
   ): Promise<FinishedDocument>;
+  /**
+   * The market fit of a fitted run's inputs (compile.ts marketFitOfInputs), on a job thread: what the
+   * domain asks before it holds anything, off the event loop (some 4 ms a fit); that thread's compile of
+   * the job finds the fit again in its cache.
+   */
+  fitMarket(match: MatchInputs & { market: MarketInputs }): Promise<MarketFit>;
   cacheStats(): CompileCacheStats;
   close(): Promise<void>;
 }
@@ -124,6 +132,7 @@ export function createJobThreads(options: {
     acquireWhole: (job) => cache.acquire(job, true),
     whole: (job, compiled) => perform({ kind: 'whole', job, compiled, backend }),
     finish: (job, compiled, counts, run) => perform({ kind: 'finish', job, compiled, counts, run }),
+    fitMarket: (match) => perform({ kind: 'fit', match }),
     cacheStats: cache.stats,
     close: () => pool.close(),
   };

@@ -6,10 +6,15 @@
 import { recordSamplePaths, runWhole } from '../../fallback/cpu-engine.js';
 import { adoptEventTables } from '../engine-contract/event-tables.js';
 import type { CompiledFixture, EngineSeed } from '../engine-contract/layout.js';
-import type { MatchInputs } from '../engine-contract/match-inputs.js';
+import type { MarketInputs, MatchInputs } from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
 import type { SamplePath } from '../engine-contract/sample-path.js';
-import { type CalibrationCache, compileWithEventTables, createCalibrationCache } from './compile.js';
+import {
+  type CalibrationCache,
+  compileWithEventTables,
+  createCalibrationCache,
+  marketFitOfInputs,
+} from './compile.js';
 import type { SlotTables } from './compiled-slots.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
 import { type DocumentSummary, documentSummary } from './document-schema.js';
@@ -199,7 +204,8 @@ export type JobTask =
   | { kind: 'compile'; job: HostJob; tables: SlotTables }
   | { kind: 'compile-whole'; job: HostJob; tables: SlotTables; backend: string }
   | { kind: 'whole'; job: HostJob; compiled: SharedCompiled; backend: string }
-  | { kind: 'finish'; job: HostJob; compiled: SharedCompiled; counts: Uint32Array; run: RunFacts };
+  | { kind: 'finish'; job: HostJob; compiled: SharedCompiled; counts: Uint32Array; run: RunFacts }
+  | { kind: 'fit'; match: MatchInputs & { market: MarketInputs } };
 
 /**
  * The work of a task, on the thread that runs it, with that thread's scratch: a compiled fixture it
@@ -215,5 +221,7 @@ export function performJobTask(setting: JobWorkSetting, scratch: JobScratch, tas
       return runWholeJob(setting, task.job, adoptCompiled(task.compiled), task.backend);
     case 'finish':
       return finishJob(setting, task.job, adoptCompiled(task.compiled), task.counts, task.run);
+    case 'fit':
+      return marketFitOfInputs(task.match, setting.params, scratch.calibrations);
   }
 }

@@ -6,12 +6,14 @@
 import { type CpuEngine, createCpuEngine } from '../../fallback/cpu-engine.js';
 import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/engine.js';
 import { seedFromHex } from '../engine-contract/layout.js';
+import type { MarketInputs, MatchInputs } from '../engine-contract/match-inputs.js';
 import { defaultModelParams, type ModelParams } from '../engine-contract/model-params.js';
 import { type EngineRun, MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from '../engine-contract/run.js';
 import { compileKey } from './compile.js';
 import type { DocumentSummary } from './document-schema.js';
 import { createJobThreads, type JobThreads } from './job-threads.js';
 import type { FinishedDocument, HostJob, SharedCompiled } from './job-work.js';
+import type { MarketFit } from './market-fit.js';
 import { loadModelStatus } from './model-status.js';
 import { type Begun, makeSlots, makeStartGate, POOL_RUNS_AT_ONCE, type Slots } from './start-gate.js';
 import type { StoredDocument } from './stored-document.js';
@@ -103,6 +105,8 @@ export interface SimulationEngine {
    */
   drawsAhead(): number;
   health(): EngineHealth;
+  /** A fitted run's market fit, on a job thread (job-threads.ts fitMarket): its reach, before a hold. */
+  fitMarket(match: MatchInputs & { market: MarketInputs }): Promise<MarketFit>;
   /** Resolves when the engine can take work (the GPU worker started or was found unavailable). */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -150,6 +154,7 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
     },
     drawsAhead: () => drawsAhead(deps),
     health: () => engineHealth(deps),
+    fitMarket: (match) => jobThreads.fitMarket(match),
     async ready() {
       await started;
     },

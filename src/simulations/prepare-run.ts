@@ -13,7 +13,7 @@ import {
 } from '../fixtures/lineups.js';
 import { buildMatchInputs } from '../fixtures/match-inputs.js';
 import { TEST_KEY_MAX_DRAWS } from '../limits/plans.js';
-import { checkMarketReachable, marketInputs, offeredOdds } from './market-request.js';
+import { checkMarketReachable, marketFitFor, marketInputs, offeredOdds } from './market-request.js';
 import type { RunPayload } from './run-payload.js';
 import { type PreloadedFixtures, selectFixture } from './select-fixture.js';
 import type { FixtureSelector, SimulationDeps } from './types.js';
@@ -66,7 +66,7 @@ async function resolveRunLineups(
 
 /** `requestedDraws` as the request asked; the run makes runDraws of them. */
 export async function prepareRun(
-  deps: Pick<SimulationDeps, 'sql' | 'fixtures' | 'usage' | 'clock'>,
+  deps: Pick<SimulationDeps, 'sql' | 'fixtures' | 'usage' | 'clock' | 'engine'>,
   caller: Caller,
   selector: FixtureSelector,
   requestedDraws: number,
@@ -83,7 +83,8 @@ export async function prepareRun(
   const offered = selector.offered_odds ? offeredOdds(selector.offered_odds, prefix) : undefined;
   if (market) {
     match.market = market;
-    checkMarketReachable({ ...match, market }, defaultModelParams, prefix);
+    const fitted = { ...match, market };
+    checkMarketReachable(fitted, await marketFitFor(deps.engine, fitted), prefix);
   }
   // Identical shared inputs reuse one result (docs/decisions.md §6); the seed follows the inputs, so the
   // same inputs give the same document. Test keys run on the CPU engine and keep their own results. A

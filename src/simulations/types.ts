@@ -3,6 +3,8 @@
 // domain values that the HTTP layer turns into responses.
 import type { Ledger } from '../billing/ledger.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
+import type { MarketFit } from '../engine/market-fit.js';
+import type { MarketInputs, MatchInputs } from '../engine-contract/match-inputs.js';
 import type { LineupsRequest } from '../fixtures/lineups.js';
 import type { FixtureReadCache } from '../fixtures/read-cache.js';
 import type { IdempotencyRecord } from '../idempotency/store.js';
@@ -54,6 +56,12 @@ export interface EngineGate {
   queuedDraws?: (() => number) | undefined;
   /** Throws engine_cold_start / engine_unavailable when new work cannot be taken. */
   assertAvailable(): void;
+  /**
+   * A fitted run's market fit (src/engine/compile.ts marketFitOfInputs) on the job threads of this
+   * process's engine; absent where it runs none (market-request.ts marketFitFor then fits on the event
+   * loop).
+   */
+  fitMarket?: ((match: MatchInputs & { market: MarketInputs }) => Promise<MarketFit>) | undefined;
 }
 
 export interface SimulationDeps {

@@ -10,6 +10,7 @@ import {
   marketFitOfInputs,
 } from '../../src/engine/compile.js';
 import { FIT_TOLERANCE, type MarketFit } from '../../src/engine/market-fit.js';
+import { createSimulationEngine } from '../../src/engine/runner.js';
 import {
   C_FT_GRID,
   COUNTER_WORDS,
@@ -160,5 +161,20 @@ describe('the market fit', () => {
     expect(again.marketFit).toBe(first.marketFit);
     expect(again.thresholds).toEqual(first.thresholds);
     expect(first.thresholds).not.toEqual(plain.thresholds);
+  });
+
+  it("a market's reach is asked of a job thread, which keeps the fit for the job's compile", async () => {
+    const inputs = { ...favourite, market: cases[1]!.market };
+    const engine = createSimulationEngine({ mode: 'cpu', cpuThreads: 1 });
+    try {
+      const onThread = await engine.fitMarket(inputs);
+      expect(onThread).toEqual(marketFitOfInputs(inputs, defaultModelParams));
+      // The same thread's cache gives it to the compile: the same fit, the same base goals.
+      const cache = createCalibrationCache();
+      expect(marketFitOfInputs(inputs, defaultModelParams, cache)).toEqual(onThread);
+      expect(cache.fits.size).toBe(1);
+    } finally {
+      await engine.close();
+    }
   });
 });
