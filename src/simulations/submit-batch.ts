@@ -177,6 +177,9 @@ function refuseSameMatch(prepared: readonly PreparedItem[]): void {
 
 // An item that cannot run carries its error; a 429 or a 5xx refuses the whole batch. The fixtures named
 // by id are read together first; an item that names its teams looks its fixture up on its own.
+/** Items a batch's submission prepares at once (prepareItems). */
+const PREPARED_AT_ONCE = 8;
+
 async function prepareItems(
   deps: SimulationDeps,
   ctx: CallContext,
@@ -191,17 +194,25 @@ async function prepareItems(
   });
   const stored = await loadFixtures(deps.sql, ids);
   const preloaded = new Map(ids.map((id) => [id, stored.get(id) ?? null]));
-  const prepared: PreparedItem[] = [];
-  for (const [index, selector] of selectors.entries()) {
+  const prepared: PreparedItem[] = new Array(selectors.length);
+  const prepare = async (index: number) => {
     try {
-      prepared.push({
-        run: await prepareRun(deps, ctx.caller, selector, requestedDraws, `fixtures.${index}`, preloaded),
-      });
+      const prefix = `fixtures.${index}`;
+      const run = await prepareRun(deps, ctx.caller, selectors[index]!, requestedDraws, prefix, preloaded);
+      prepared[index] = { run };
     } catch (error) {
       if (!(error instanceof ApiError) || error.status >= 500 || error.status === 429) throw error;
-      prepared.push({ error });
+      prepared[index] = { error };
     }
-  }
+  };
+  // A few items at a time: a fitted item's market fit runs on a job thread (market-request.ts
+  // marketFitFor, some 4 ms), and one at a time a batch of them would use one thread of the engine.
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(PREPARED_AT_ONCE, selectors.length) }, async () => {
+      while (next < selectors.length) await prepare(next++);
+    }),
+  );
   return prepared;
 }
 
