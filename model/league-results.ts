@@ -13,6 +13,49 @@ export interface TeamMatchStats {
   redCards: number;
 }
 
+/**
+ * A match's closing odds where its file has them (football-data.co.uk's closing columns: Pinnacle's, else
+ * the market average, else Bet365's), decimal, as read: the market backtest (market-backtest.ts) removes
+ * their margin.
+ */
+export interface ClosingOdds {
+  /** Home, draw, away. */
+  result: [number, number, number] | null;
+  /** Over 2.5 goals, under 2.5. */
+  total: [number, number] | null;
+}
+
+/** The closing columns, most trusted first (football-data.co.uk's notes.txt names them). */
+const CLOSING_RESULT_COLUMNS = [
+  ['PSCH', 'PSCD', 'PSCA'],
+  ['AvgCH', 'AvgCD', 'AvgCA'],
+  ['B365CH', 'B365CD', 'B365CA'],
+] as const;
+const CLOSING_TOTAL_COLUMNS = [
+  ['PC>2.5', 'PC<2.5'],
+  ['AvgC>2.5', 'AvgC<2.5'],
+  ['B365C>2.5', 'B365C<2.5'],
+] as const;
+
+/** The first set of `columns` whose every cell is decimal odds above 1; null when none is. */
+function oddsOf<T extends readonly string[]>(
+  row: Record<string, string>,
+  sets: readonly T[],
+): { -readonly [K in keyof T]: number } | null {
+  for (const columns of sets) {
+    const odds = columns.map((column) => Number(row[column] ?? ''));
+    if (odds.every((price, i) => row[columns[i]!] && Number.isFinite(price) && price > 1))
+      return odds as { -readonly [K in keyof T]: number };
+  }
+  return null;
+}
+
+export function closingOddsOf(row: Record<string, string>): ClosingOdds | null {
+  const result = oddsOf(row, CLOSING_RESULT_COLUMNS);
+  const total = oddsOf(row, CLOSING_TOTAL_COLUMNS);
+  return result || total ? { result, total } : null;
+}
+
 export interface LeagueMatch {
   /** Folder name under leagues/, e.g. `premier-league`. */
   competition: string;
@@ -27,6 +70,8 @@ export interface LeagueMatch {
   awayGoals: number;
   halfTime: { home: number; away: number } | null;
   stats: { home: TeamMatchStats; away: TeamMatchStats } | null;
+  /** Closing odds, where the file has them (the repository's data has none). */
+  closing?: ClosingOdds;
 }
 
 const MS_PER_DAY = 86_400_000;
@@ -88,7 +133,9 @@ export function matchFromRow(
       : null;
   const home = teamStats(row, 'H');
   const away = teamStats(row, 'A');
+  const closing = closingOddsOf(row);
   return {
+    ...(closing ? { closing } : {}),
     competition,
     season,
     date,

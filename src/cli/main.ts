@@ -131,6 +131,7 @@ const RUNNERS: Record<string, Runner> = {
   'model backtest': ({ flags }) => modelCommand('backtest', flags),
   projection: ({ flags }) => projectionCommand(flags),
   'projection backtest': ({ flags }) => projectionBacktestCommand(flags),
+  'market backtest': ({ flags }) => marketBacktestCommand(flags),
   simulate: ({ flags }) => simulateCommand(flags),
   'results fetch': ({ flags }) => resultsFetchCommand(flags),
   ratings: ({ flags }) => leagueCommand('ratings', flags),
@@ -201,6 +202,22 @@ async function modelCommand(sub: 'fit' | 'backtest', flags: Flags): Promise<Outp
   const result = await backtestModel({ dataDir, ...knobs, onProgress: progress });
   files.writeModelAccuracy(files.modelAccuracyPath(), result);
   return shown({ ...result });
+}
+
+/** `market backtest`: fitted runs against closing odds on held-out seasons (model/market-backtest.ts). */
+async function marketBacktestCommand(flags: Flags): Promise<Output> {
+  const seasons = flags.seasons?.split(',').map((season) => {
+    const year = countArgument(season.trim(), 'seasons');
+    if (year === undefined || year < 1900) throw usage('--seasons must be start years such as 2023,2024');
+    return year;
+  });
+  const { marketBacktestCommand: run } = await import('../../model/market-backtest.js');
+  return run({
+    results: required(flags.results, 'results'),
+    seasons,
+    competitions: flags.competitions?.split(',').map((c) => c.trim()),
+    onProgress: (message) => console.error(message),
+  });
 }
 
 /** `projection`: one projection on the configured database (src/cli/projection-command.ts). */

@@ -125,6 +125,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     ['fixture', 'draws', 'odds', 'total', 'fit', 'margin-method'],
   ),
   spec(
+    'market backtest',
+    '--results DIR [--seasons 2023,2024,2025] [--competitions a,b]',
+    "over 2.5 priced by the model, the model fitted to closing 1X2 odds, and the closing total, on results files with closing odds (football-data.co.uk's; see results fetch)",
+    ['results', 'seasons', 'competitions'],
+  ),
+  spec(
     'projection backtest',
     '[--data DIR] [--seasons N]',
     'walk-forward backtest of season projections; rewrites src/projections/projection-model.json',

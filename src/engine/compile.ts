@@ -24,7 +24,15 @@ import type { ModelParams } from '../engine-contract/model-params.js';
 import { type Calibration, eventRates } from './compile-calibration.js';
 import { compileSide } from './compile-lineups.js';
 import { addedTimeModel, type EventRates, probabilityThreshold, thresholdTable } from './compile-rates.js';
-import { createFitWork, type FitWork, fitMarket, type MarketFit, strengthBuckets } from './market-fit.js';
+import {
+  createFitWork,
+  type FitWork,
+  fitMarket,
+  type MarketFit,
+  type MarketPrices,
+  modelPrices,
+  strengthBuckets,
+} from './market-fit.js';
 
 /** Each strength bucket's representative ratio (compile-lineups.ts STRENGTH_EDGE_RATIOS cut them). */
 const STRENGTH_BUCKET_RATIOS = [0.72, 0.87, 1, 1.13, 1.3] as const;
@@ -198,14 +206,36 @@ export function marketFitOfInputs(
   globalParams: ModelParams,
   cache: CalibrationCache | null = null,
 ): MarketFit {
+  const { params, fixture, model } = fitBasis(inputs, globalParams, cache);
+  return marketFitOf(inputs, params, fixture, model, cache);
+}
+
+/**
+ * The model's own prices of `inputs`, unfitted: the fit's exact pass at the calibrated base goals
+ * (market-fit.ts modelPrices), which the market backtest sets beside the fitted ones (model/market-backtest.ts).
+ */
+export function modelPricesOfInputs(inputs: MatchInputs, globalParams: ModelParams): MarketPrices {
+  const { params, fixture, model } = fitBasis(inputs, globalParams, null);
+  return modelPrices({
+    params,
+    added: addedTimeModel(params),
+    modelBase: model.calibration.base,
+    modelRatedGoals: [model.ratedGoals.home, model.ratedGoals.away],
+    buckets: [strengthBuckets(fixture, 0), strengthBuckets(fixture, 1)],
+    multipliers: strengthMultipliersOf(params),
+  });
+}
+
+/** What a fit of `inputs` starts from: the fixture's constants, its sides compiled, the model's calibration. */
+function fitBasis(inputs: MatchInputs, globalParams: ModelParams, cache: CalibrationCache | null) {
   const params = paramsForFixture(globalParams, inputs.profile);
   const fixture = new Uint32Array(FIXTURE_WORDS);
   for (const [side, sideInputs] of [inputs.home, inputs.away].entries()) {
     compileSide(fixture, sideBase(side), sideInputs, params.cards.booked_player_factor);
   }
   const ratedGoals = expectedGoalsFromRatings(inputs);
-  const model = ratesOf(inputs, globalParams, params, ratedGoals, cache);
-  return marketFitOf(inputs, params, fixture, { ratedGoals, calibration: model.calibration }, cache);
+  const { calibration } = ratesOf(inputs, globalParams, params, ratedGoals, cache);
+  return { params, fixture, model: { ratedGoals, calibration } };
 }
 
 /**

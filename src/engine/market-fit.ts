@@ -153,7 +153,7 @@ interface Pricing {
   rates: EventRates;
 }
 
-function pricing(setting: FitSetting, work: FitWork): Pricing {
+function pricing(setting: Omit<FitSetting, 'market'>, work: FitWork): Pricing {
   const { params, added } = setting;
   const rates = rateFactors(params, added);
   setBaseGoals(rates, setting.modelBase);
@@ -208,6 +208,15 @@ function residualOf(market: MarketInputs, level: number): (p: PassPrices) => Vec
   if (market.fit === 'supremacy')
     return (p) => [p.homeWin - p.awayWin - supremacy, (p.goals[0] + p.goals[1] - level) / level];
   return (p) => [p.homeWin - targets.home_win, p.awayWin - targets.away_win];
+}
+
+/** The model's own prices, unfitted: the exact pass at its calibrated base goals (compile.ts modelPricesOfInputs). */
+export function modelPrices(
+  setting: Omit<FitSetting, 'market'>,
+  work: FitWork = createFitWork(),
+): MarketPrices {
+  const p = pricing(setting, work).exact([setting.modelBase[0], setting.modelBase[1]]);
+  return { home_win: p.homeWin, draw: p.draw, away_win: p.awayWin, over_2_5: p.over25 };
 }
 
 export function fitMarket(setting: FitSetting, work: FitWork = createFitWork()): MarketFit {
