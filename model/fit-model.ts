@@ -18,6 +18,7 @@ import {
 } from '../src/engine-contract/model-params.js';
 import { engineForecast } from './engine-forecast.js';
 import { bandWeightsFromMinutes, loadGoalMinutes, withFirstHalfShare } from './international-goals.js';
+import type { LeagueProfile } from './league-profile.js';
 import { type LeagueMatch, loadLeagueMatches } from './league-results.js';
 import { type DynamicsFit, type DynamicsSample, fitMatchDynamics } from './match-dynamics.js';
 import { expectedGoalsUnder, SECOND_HALF_START, STEPS, stepTableIndex } from './minute-model.js';
@@ -45,21 +46,8 @@ export interface FitOptions {
   onProgress?: (message: string) => void;
 }
 
-export interface CompetitionSummary {
-  matches: number;
-  teams: number;
-  intercept: number;
-  home_advantage: number;
-  rho: number;
-  attack_mean: number;
-  attack_sd: number;
-  defence_mean: number;
-  defence_sd: number;
-  attack_defence_correlation: number;
-  goals_per_match: number;
-  home_goals_per_match: number;
-  away_goals_per_match: number;
-}
+/** A competition's fitted scales: what model-params.json stores as its league profile (league-profile.ts). */
+export type CompetitionSummary = LeagueProfile;
 
 /** A competition's own card and shot rates (its league profile for the engine, docs/model.md). */
 export interface CompetitionRates {

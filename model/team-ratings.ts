@@ -76,8 +76,8 @@ export function fitTeamRatings(matches: readonly RatedMatch[], options: RatingFi
   for (let sweep = 0; sweep < maxSweeps; sweep++) {
     let largestStep = 0;
     // Attack of every team at once: given the defences, the teams' attack terms are independent.
-    largestStep = Math.max(largestStep, stepAttacks(state, grad, hess));
-    largestStep = Math.max(largestStep, stepDefences(state, grad, hess));
+    largestStep = Math.max(largestStep, stepRatings(state, grad, hess, 'attack'));
+    largestStep = Math.max(largestStep, stepRatings(state, grad, hess, 'defence'));
     // Without a prior the ratings are only identified up to a shift; pin the mean at zero.
     if (precision === 0 && n > 0) {
       centre(attack);
@@ -186,36 +186,37 @@ function startingState(
   };
 }
 
-/** One Newton step on every team's attack, the defences held; returns the largest step. */
-function stepAttacks(state: RatingState, grad: Float64Array, hess: Float64Array): number {
+/**
+ * One Newton step on every team's attack (the defences held) or defence (the attacks held); returns the
+ * largest step. A match's home goals move the home attack and the away defence, its away goals the away
+ * attack and the home defence; a defence's gradient is an attack's negated (negation is exact, so the
+ * sums are the same numbers whichever way they are written).
+ */
+function stepRatings(
+  state: RatingState,
+  grad: Float64Array,
+  hess: Float64Array,
+  ratings: 'attack' | 'defence',
+): number {
   const { intercept, homeAdvantage, attack, defence } = state;
+  const onAttack = ratings === 'attack';
+  const sign = onAttack ? 1 : -1;
   grad.fill(0);
   hess.fill(0);
   for (const r of state.rows) {
     const lh = Math.exp(intercept + homeAdvantage + attack[r.h]! - defence[r.a]!);
     const la = Math.exp(intercept + attack[r.a]! - defence[r.h]!);
-    grad[r.h]! += r.w * (r.yh - lh);
-    hess[r.h]! += r.w * lh;
-    grad[r.a]! += r.w * (r.ya - la);
-    hess[r.a]! += r.w * la;
+    // The team whose rating the home goals' rate moves, and the away goals'.
+    const byHome = onAttack ? r.h : r.a;
+    const byAway = onAttack ? r.a : r.h;
+    grad[byHome]! += sign * (r.w * (r.yh - lh));
+    hess[byHome]! += r.w * lh;
+    grad[byAway]! += sign * (r.w * (r.ya - la));
+    hess[byAway]! += r.w * la;
   }
-  return newtonSteps(attack, state.priorAttack, grad, hess, state.precision);
-}
-
-/** One Newton step on every team's defence, the attacks held; returns the largest step. */
-function stepDefences(state: RatingState, grad: Float64Array, hess: Float64Array): number {
-  const { intercept, homeAdvantage, attack, defence } = state;
-  grad.fill(0);
-  hess.fill(0);
-  for (const r of state.rows) {
-    const lh = Math.exp(intercept + homeAdvantage + attack[r.h]! - defence[r.a]!);
-    const la = Math.exp(intercept + attack[r.a]! - defence[r.h]!);
-    grad[r.a]! -= r.w * (r.yh - lh);
-    hess[r.a]! += r.w * lh;
-    grad[r.h]! -= r.w * (r.ya - la);
-    hess[r.h]! += r.w * la;
-  }
-  return newtonSteps(defence, state.priorDefence, grad, hess, state.precision);
+  return onAttack
+    ? newtonSteps(attack, state.priorAttack, grad, hess, state.precision)
+    : newtonSteps(defence, state.priorDefence, grad, hess, state.precision);
 }
 
 /** Applies each value's Newton step (with its prior) in place; returns the largest step. */
