@@ -87,6 +87,40 @@ export interface ParityFixtures {
   eventful: CompiledFixture;
   /** A run fitted to market prices (src/engine/market-fit.ts): its base goals the fit's, not the ratings'. */
   fitted: CompiledFixture;
+  /**
+   * In-play runs (match inputs' from_state, docs/model.md "In play"): announced lineups at minute 67
+   * with substitutions, a player sent off and players booked; predicted lineups in first-half added time
+   * with a red card by count only; the eventful model from the first step and in the last added minute.
+   */
+  inPlaySecondHalf: CompiledFixture;
+  inPlayAddedTime: CompiledFixture;
+  inPlayKickOff: CompiledFixture;
+  inPlayLastStep: CompiledFixture;
+}
+
+/** Announced lineups at minute 67, 1-0: two home substitutions, an away player sent off, bookings. */
+function secondHalfState(inputs: MatchInputs): MatchInputs {
+  const home = withAnnouncedLineup(inputs.home);
+  const away = withAnnouncedLineup(inputs.away);
+  const [homeXi, awayXi] = [home.lineup.xi, away.lineup.xi];
+  return {
+    ...inputs,
+    home,
+    away,
+    from_state: {
+      minute: '67',
+      score: { home: 1, away: 0 },
+      sent_off: { home: [], away: [awayXi[4]!] },
+      substitutions: {
+        home: [
+          { off: homeXi[9]!, on: home.lineup.bench[1]! },
+          { off: homeXi[10]!, on: home.lineup.bench[3]! },
+        ],
+        away: [{ off: awayXi[8]!, on: away.lineup.bench[0]! }],
+      },
+      booked: { home: [homeXi[2]!, home.lineup.bench[1]!], away: [awayXi[3]!, awayXi[4]!] },
+    },
+  };
 }
 
 /** The compiled fixtures of the cases (compiling takes a few milliseconds each). */
@@ -123,6 +157,40 @@ export function parityFixtures(): ParityFixtures {
       },
       defaultModelParams,
     ),
+    ...inPlayFixtures(even, lineupKinds),
+  };
+}
+
+/** The in-play fixtures (see ParityFixtures). */
+function inPlayFixtures(
+  even: MatchInputs,
+  lineupKinds: MatchInputs,
+): Pick<ParityFixtures, 'inPlaySecondHalf' | 'inPlayAddedTime' | 'inPlayKickOff' | 'inPlayLastStep'> {
+  const eventful = { ...lineupKinds, away: customLineup(lineupKinds.away) };
+  return {
+    inPlaySecondHalf: compileFixture(secondHalfState(lineupKinds), defaultModelParams),
+    inPlayAddedTime: compileFixture(
+      {
+        ...even,
+        from_state: { minute: '45+2', score: { home: 0, away: 2 }, red_cards: { home: 1, away: 0 } },
+      },
+      defaultModelParams,
+    ),
+    inPlayKickOff: compileFixture(
+      { ...eventful, from_state: { minute: '1', score: { home: 0, away: 0 } } },
+      eventfulParams,
+    ),
+    inPlayLastStep: compileFixture(
+      {
+        ...secondHalfState(eventful),
+        from_state: {
+          ...secondHalfState(eventful).from_state!,
+          minute: '90+10',
+          score: { home: 2, away: 2 },
+        },
+      },
+      eventfulParams,
+    ),
   };
 }
 
@@ -136,6 +204,22 @@ function singleCases(f: ParityFixtures): ParityCase[] {
     ['frequent cards and red cards', f.eventful, { lo: 5, hi: 8 }, 0, 700],
     ['a single draw', f.predicted, { lo: 2, hi: 2 }, 41, 1],
     ['fitted to market prices', f.fitted, { lo: 53, hi: 0x53 }, 0, 900],
+    [
+      'in play at 67, substitutions, a player sent off, bookings',
+      f.inPlaySecondHalf,
+      { lo: 52, hi: 67 },
+      0,
+      1000,
+    ],
+    [
+      'in play at 45+2, predicted lineups, a red card by count',
+      f.inPlayAddedTime,
+      { lo: 52, hi: 47 },
+      3,
+      800,
+    ],
+    ['in play from the first step, frequent cards', f.inPlayKickOff, { lo: 52, hi: 1 }, 0, 700],
+    ['in play at 90+10, frequent cards', f.inPlayLastStep, { lo: 52, hi: 110 }, 0, 600],
   ];
   return single.map(([name, tables, seed, firstDraw, drawCount]) => ({
     name: `${name}: ${drawCount} draws`,
