@@ -2,11 +2,13 @@
 // the state's step with its score, red cards, players and bookings. The GPU kernel's counters equal these
 // bit for bit (the in-play parity cases, src/cli/gpu-check/parity-cases.ts).
 import { describe, expect, it } from 'vitest';
-import { simulateRange } from '../../fallback/engine.js';
+import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
 import { eventfulParams } from '../../src/cli/gpu-check/parity-cases.js';
 import { compileFixture } from '../../src/engine/compile.js';
 import { addedTimeModel } from '../../src/engine/compile-rates.js';
 import { stateIssues, stepOfMinute } from '../../src/engine/compile-state.js';
+import { buildSimulationDocument, SAMPLE_PATHS } from '../../src/engine/document.js';
+import { type SimulationDocument, simulationDocumentSchema } from '../../src/engine/document-schema.js';
 import {
   C_ADDED_TIME,
   C_FT_GRID,
@@ -261,5 +263,63 @@ describe('an in-play state checked against its fixture', () => {
         defaultModelParams,
       ),
     ).toThrow(/from_state.minute/);
+  });
+});
+
+function documentOf(inputs: MatchInputs, draws: number): SimulationDocument {
+  const compiled = compileFixture(inputs, defaultModelParams);
+  const counters = new Uint32Array(COUNTER_WORDS);
+  simulateRange(compiled, seed, 0, draws, counters);
+  finalizeCounters(counters);
+  return buildSimulationDocument({
+    inputs,
+    params: defaultModelParams,
+    counts: counters,
+    samples: recordSamplePaths(compiled, seed, SAMPLE_PATHS),
+    draws,
+    seed,
+    basis: { as_of: '2026-12-01T09:00:00.000Z', data_version: 'dv_test' },
+    timing: { engine: 'cpu', backend: 'cpu-inline', queued_ms: 0, run_ms: 1 },
+    modelStatus: { status: 'unqualified', calibrated: false },
+  });
+}
+
+describe('the document of an in-play run', () => {
+  const draws = 4000;
+  const doc = documentOf({ ...announced, from_state: at67 }, draws);
+
+  it('describes the end of the match from the state: final score with the goals scored, the timeline from its step', () => {
+    expect(() => simulationDocumentSchema.parse(doc)).not.toThrow();
+    expect(doc.state).toMatchObject({
+      minute: '67',
+      step: stepOfMinute('67'),
+      score: { home: 1, away: 0 },
+      red_cards: { home: 0, away: 1 },
+      sent_off: { home: [], away: [awayXi[4]] },
+      booked: at67.booked,
+      substitutions: at67.substitutions,
+    });
+    const toCome = doc.state!.goals_to_come;
+    expect(toCome.total).toBeGreaterThan(0.2);
+    expect(toCome.total).toBeLessThan(1.5);
+    expect(doc.goals.expected.home).toBeCloseTo(1 + toCome.home, 12);
+    expect(doc.goals.expected.away).toBeCloseTo(toCome.away, 12);
+    // The home side leads 1-0 against ten men with 24 minutes left.
+    expect(doc.result.home_win).toBeGreaterThan(0.75);
+    expect(doc.goals.score_grid.cells[0]!.every((cell) => cell === 0)).toBe(true);
+    expect(doc.timeline.steps).toBe(STEPS - stepOfMinute('67')!);
+    expect(doc.timeline.minute_label[0]).toBe('67');
+    expect(doc.timeline.score_state.home_leading[0]).toBeGreaterThan(0.95);
+    for (const sample of doc.samples) {
+      expect(sample.score.home).toBeGreaterThanOrEqual(1);
+      for (const event of sample.events) expect(stepOfMinute(event.minute_label)).toBeGreaterThanOrEqual(66);
+    }
+  });
+
+  it('is absent before a match', () => {
+    const before = documentOf(announced, 500);
+    expect(before.state).toBeUndefined();
+    expect(Object.keys(before)).not.toContain('state');
+    expect(before.timeline.steps).toBe(STEPS);
   });
 });
