@@ -627,6 +627,35 @@ export interface components {
                 offered_odds?: {
                     [key: string]: number;
                 };
+                from_state?: {
+                    minute: string;
+                    score: {
+                        home: number;
+                        away: number;
+                    };
+                    red_cards?: {
+                        home: number;
+                        away: number;
+                    };
+                    sent_off?: {
+                        home: number[];
+                        away: number[];
+                    };
+                    substitutions?: {
+                        home: {
+                            off: number;
+                            on: number;
+                        }[];
+                        away: {
+                            off: number;
+                            on: number;
+                        }[];
+                    };
+                    booked?: {
+                        home: number[];
+                        away: number[];
+                    };
+                };
                 custom_id?: string;
             }[];
             draws?: number;
@@ -1185,8 +1214,7 @@ export interface components {
                 };
             };
             timeline: {
-                /** @constant */
-                steps: 110;
+                steps: number;
                 minute_label: string[];
                 home: {
                     goals: number[];
@@ -1375,6 +1403,41 @@ export interface components {
                     kelly: number;
                 };
             };
+            state?: {
+                minute: string;
+                step: number;
+                score: {
+                    home: number;
+                    away: number;
+                };
+                red_cards: {
+                    home: number;
+                    away: number;
+                };
+                sent_off: {
+                    home: number[];
+                    away: number[];
+                };
+                substitutions: {
+                    home: {
+                        off: number;
+                        on: number;
+                    }[];
+                    away: {
+                        off: number;
+                        on: number;
+                    }[];
+                };
+                booked: {
+                    home: number[];
+                    away: number[];
+                };
+                goals_to_come: {
+                    home: number;
+                    away: number;
+                    total: number;
+                };
+            };
         };
         SimulationDocumentSections: {
             /** @constant */
@@ -1509,8 +1572,7 @@ export interface components {
                 };
             };
             timeline?: {
-                /** @constant */
-                steps: 110;
+                steps: number;
                 minute_label: string[];
                 home: {
                     goals: number[];
@@ -1699,6 +1761,41 @@ export interface components {
                     kelly: number;
                 };
             };
+            state?: {
+                minute: string;
+                step: number;
+                score: {
+                    home: number;
+                    away: number;
+                };
+                red_cards: {
+                    home: number;
+                    away: number;
+                };
+                sent_off: {
+                    home: number[];
+                    away: number[];
+                };
+                substitutions: {
+                    home: {
+                        off: number;
+                        on: number;
+                    }[];
+                    away: {
+                        off: number;
+                        on: number;
+                    }[];
+                };
+                booked: {
+                    home: number[];
+                    away: number[];
+                };
+                goals_to_come: {
+                    home: number;
+                    away: number;
+                    total: number;
+                };
+            };
         };
         SimulationJob: {
             /** @constant */
@@ -1789,6 +1886,35 @@ export interface components {
             };
             offered_odds?: {
                 [key: string]: number;
+            };
+            from_state?: {
+                minute: string;
+                score: {
+                    home: number;
+                    away: number;
+                };
+                red_cards?: {
+                    home: number;
+                    away: number;
+                };
+                sent_off?: {
+                    home: number[];
+                    away: number[];
+                };
+                substitutions?: {
+                    home: {
+                        off: number;
+                        on: number;
+                    }[];
+                    away: {
+                        off: number;
+                        on: number;
+                    }[];
+                };
+                booked?: {
+                    home: number[];
+                    away: number[];
+                };
             };
             metadata?: {
                 [key: string]: string;

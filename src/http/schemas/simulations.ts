@@ -13,6 +13,7 @@ import { DEFAULT_DRAWS } from '../../simulations/types.js';
 import { compiledSerializer } from '../serialize.js';
 import { DOCUMENT_SECTIONS, isSectionList } from '../views/document-sections.js';
 import { freshnessSchema, priceSchema } from './common.js';
+import { fromStateRequestSchema } from './in-play.js';
 import { boundedText, int4Id, int4IdOrDigits, isoDay, opaqueId, waitSeconds } from './primitives.js';
 import { named, openEnum } from './registry.js';
 
@@ -118,6 +119,7 @@ const selectorFields = {
   lineups: lineupsRequestSchema.optional(),
   market: marketRequestSchema.optional(),
   offered_odds: offeredOddsSchema.optional(),
+  from_state: fromStateRequestSchema.optional(),
 };
 
 export const metadataRequestSchema = z

@@ -1,0 +1,147 @@
+// Runs from an in-play state end to end over a real database and the CPU engine (docs/api.md §4.3, "In
+// play"): the rest of the match from the state, priced draws / 1000, keyed by the state, and impossible
+// states refused with 400s naming the field before anything is held.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FX } from '../fixtures/small-feed.js';
+import { createFeedTestContext, type TestContext } from '../helpers/app.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field in assertions
+type Json = Record<string, any>;
+
+// FX.announced: team 3 at home, team 4 away, both XIs announced (test/fixtures/small-feed.ts side()).
+const xi = (team: number) => [1, 4, 5, 6, 7, 12, 13, 15, 20, 21, 22].map((n) => team * 100 + n);
+const bench = (team: number) => [2, 8, 14, 23].map((n) => team * 100 + n);
+const at67 = {
+  minute: '67',
+  score: { home: 1, away: 0 },
+  sent_off: { home: [], away: [xi(4)[3]!] },
+  substitutions: { home: [{ off: xi(3)[10]!, on: bench(3)[3]! }], away: [] },
+  booked: { home: [xi(3)[2]!], away: [] },
+};
+
+describe('a run from an in-play state', () => {
+  let t: TestContext;
+  beforeAll(async () => {
+    t = await createFeedTestContext({ worker: true });
+  });
+  afterAll(async () => t.close());
+
+  const post = (auth: Json, payload: Json, url = '/v1/simulations') =>
+    t.app.inject({ method: 'POST', url, headers: auth, payload });
+
+  it('simulates the rest of the match from the state, echoes it, charges draws / 1000 and keys its result by the state', async () => {
+    const { auth, orgId } = await t.newOrg({ plan: 'plus' });
+    const quote = await post(
+      auth,
+      { fixture_id: FX.announced, draws: 3000, from_state: at67 },
+      '/v1/simulations/quote',
+    );
+    expect(quote.statusCode, quote.body).toBe(200);
+    const response = await post(auth, { fixture_id: FX.announced, draws: 3000, from_state: at67 });
+    expect(response.statusCode, response.body).toBe(200);
+    const body = response.json();
+    expect(body.credits_charged).toBe(3);
+    const doc = body.simulation;
+    expect(doc.state).toMatchObject({
+      minute: '67',
+      step: 76,
+      score: { home: 1, away: 0 },
+      red_cards: { home: 0, away: 1 },
+    });
+    expect(doc.timeline.minute_label[0]).toBe('67');
+    expect(doc.goals.score_grid.cells[0].every((cell: number) => cell === 0)).toBe(true);
+    expect(doc.result.home_win).toBeGreaterThan(0.7);
+
+    // The same state again: the same result. Another state: another seed and result.
+    const again = await post(auth, { fixture_id: FX.announced, draws: 3000, from_state: at67 });
+    expect(again.json().simulation.result).toEqual(doc.result);
+    const level = await post(auth, {
+      fixture_id: FX.announced,
+      draws: 3000,
+      from_state: { ...at67, score: { home: 1, away: 1 } },
+    });
+    expect(level.statusCode, level.body).toBe(200);
+    expect(level.json().simulation.basis.seed).not.toBe(doc.basis.seed);
+    expect(level.json().simulation.result.draw).toBeGreaterThan(doc.result.draw);
+    // Before a match: no state section, all 110 steps.
+    const before = await post(auth, { fixture_id: FX.announced, draws: 1000 });
+    expect(before.json().simulation.state).toBeUndefined();
+    expect(before.json().simulation.timeline.steps).toBe(110);
+    const balance = await t.services.ledger.balance(orgId);
+    expect(balance.held).toBe(0);
+  });
+
+  it('runs from a state after kick-off, a finished fixture included, whose final score it cannot pass', async () => {
+    const { auth } = await t.newOrg({ plan: 'plus' });
+    const ok = await post(auth, {
+      fixture_id: FX.finished,
+      draws: 1000,
+      from_state: { minute: '80', score: { home: 1, away: 1 } },
+    });
+    expect(ok.statusCode, ok.body).toBe(200);
+    // Without a state, a fixture past kick-off is not on sale.
+    expect((await post(auth, { fixture_id: FX.finished, draws: 1000 })).statusCode).toBe(400);
+    const over = await post(auth, {
+      fixture_id: FX.finished,
+      from_state: { minute: '80', score: { home: 1, away: 2 } },
+    });
+    expect(over.statusCode, over.body).toBe(400);
+    expect(over.json().error.param).toBe('from_state.score.away');
+  });
+
+  it('refuses impossible states with 400s naming the field, holding and charging nothing', async () => {
+    const { auth, orgId } = await t.newOrg({ plan: 'plus' });
+    const state = (extra: Json) => ({ minute: '60', score: { home: 0, away: 0 }, ...extra });
+    const cases: [Json, number, string][] = [
+      [state({ minute: '91' }), FX.announced, 'from_state.minute'],
+      [state({ minute: '45+11' }), FX.announced, 'from_state.minute'],
+      [
+        state({
+          substitutions: {
+            home: [
+              { off: xi(3)[10], on: bench(3)[3] },
+              { off: xi(3)[9], on: bench(3)[3] },
+            ],
+            away: [],
+          },
+        }),
+        FX.announced,
+        'from_state.substitutions.home[1].on',
+      ],
+      [state({ sent_off: { home: [], away: [bench(4)[1]] } }), FX.announced, 'from_state.sent_off.away[0]'],
+      [state({ red_cards: { home: 5, away: 0 } }), FX.announced, 'from_state.red_cards.home'],
+      [
+        state({
+          substitutions: {
+            home: xi(3)
+              .slice(5)
+              .map((off, i) => ({ off, on: [bench(3)[1], bench(3)[2], bench(3)[3], 316, 317, 318][i] })),
+            away: [],
+          },
+        }),
+        FX.announced,
+        'from_state.substitutions.home',
+      ],
+      [state({ booked: { home: [101], away: [] } }), FX.upcoming, 'from_state.booked.home'],
+    ];
+    for (const [from_state, fixture_id, param] of cases) {
+      for (const url of ['/v1/simulations', '/v1/simulations/quote']) {
+        const response = await post(auth, { fixture_id, from_state }, url);
+        expect(response.statusCode, response.body).toBe(400);
+        const { error } = response.json();
+        expect([error.code, error.param]).toEqual(['parameter_invalid', param]);
+        expect(error.credit_effect).toBe('not_charged');
+      }
+    }
+    const batch = await post(
+      auth,
+      { fixtures: [{ fixture_id: FX.announced, from_state: state({ minute: '0' }) }] },
+      '/v1/simulations/batch',
+    );
+    expect(batch.statusCode, batch.body).toBe(400);
+    expect(batch.json().error.recovery.items[0].error.param).toBe('fixtures.0.from_state.minute');
+    const balance = await t.services.ledger.balance(orgId);
+    expect(balance.held).toBe(0);
+    expect(balance.spentThisMonth).toBe(0);
+  });
+});
