@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
 import { eventfulParams } from '../../src/cli/gpu-check/parity-cases.js';
 import { compileFixture } from '../../src/engine/compile.js';
+import { compilePath, type PathEvent, pathEventSteps, pathStates } from '../../src/engine/compile-path.js';
 import { addedTimeModel } from '../../src/engine/compile-rates.js';
 import { stateIssues, stepOfMinute } from '../../src/engine/compile-state.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from '../../src/engine/document.js';
@@ -321,5 +322,62 @@ describe('the document of an in-play run', () => {
     expect(before.state).toBeUndefined();
     expect(Object.keys(before)).not.toContain('state');
     expect(before.timeline.steps).toBe(STEPS);
+  });
+});
+
+describe('the win-probability path', () => {
+  const events: PathEvent[] = [
+    { minute: '30', type: 'goal', team: 'home', player_id: homeXi[10]! },
+    { minute: '38', type: 'yellow_card', team: 'away', player_id: awayXi[3]! },
+    {
+      minute: '45+1',
+      type: 'substitution',
+      team: 'home',
+      player_id: homeBench[1]!,
+      player_off_id: homeXi[9]!,
+    },
+    { minute: '70', type: 'yellow_card', team: 'away', player_id: awayXi[3]! },
+    { minute: '80', type: 'goal', team: 'away' },
+  ];
+  const steps = pathEventSteps(events) as number[];
+  const states = pathStates(events, steps, STEPS - 1);
+
+  it('has the state at the start of every step: the events of the steps before it, a second yellow a red card', () => {
+    expect(states).toHaveLength(STEPS);
+    expect(states[stepOfMinute('30')!]!.score).toEqual({ home: 0, away: 0 });
+    expect(states[stepOfMinute('31')!]!.score).toEqual({ home: 1, away: 0 });
+    expect(states[stepOfMinute('45+2')!]!.substitutions!.home).toEqual([
+      { off: homeXi[9], on: homeBench[1] },
+    ]);
+    expect(states[stepOfMinute('70')!]!.booked!.away).toEqual([awayXi[3]]);
+    const at71 = states[stepOfMinute('71')!]!;
+    expect([at71.booked!.away, at71.sent_off!.away, at71.red_cards]).toEqual([
+      [],
+      [awayXi[3]],
+      { home: 0, away: 1 },
+    ]);
+    expect(states.at(-1)!.score).toEqual({ home: 1, away: 1 });
+    expect(pathEventSteps([{ minute: '46+1', type: 'goal', team: 'home' }])).toEqual({
+      path: 'events[0].minute',
+      message: 'not a minute of the timeline',
+    });
+  });
+
+  it("compiles once: each step's tables are the single in-play run's, the threshold table shared", () => {
+    const compiled = compilePath(announced, defaultModelParams, states);
+    for (const step of [0, 30, 46, 76, 109]) {
+      const single = compileFixture({ ...announced, from_state: states[step]! }, defaultModelParams);
+      expect(compiled[step]!.fixture).toEqual(single.fixture);
+      expect(compiled[step]!.thresholds).toEqual(single.thresholds);
+      expect(compiled[step]!.thresholds).toBe(compiled[0]!.thresholds);
+    }
+    // The worm: the home goal lifts the home side's chance; the away red card too; the equaliser cuts it.
+    const homeWin = (step: number) => {
+      const counters = new Uint32Array(COUNTER_WORDS);
+      simulateRange(compiled[step]!, seed, 0, 3000, counters);
+      return resultOf(counters, 3000)[0];
+    };
+    expect(homeWin(stepOfMinute('31')!)).toBeGreaterThan(homeWin(stepOfMinute('30')!) + 0.1);
+    expect(homeWin(stepOfMinute('81')!)).toBeLessThan(homeWin(stepOfMinute('80')!) - 0.2);
   });
 });
