@@ -237,7 +237,10 @@ async function simulateCommand(flags: Flags): Promise<Output> {
   return withOperations(async (ops) => {
     const document = await ops.simulate(args);
     const { fixture } = document;
-    const head = `${fixture.home.name} - ${fixture.away.name}, ${fixture.kickoff}: ${args.draws.toLocaleString('en-US')} draws`;
+    const from = document.state
+      ? `, from ${document.state.minute}' at ${document.state.score.home}-${document.state.score.away}`
+      : '';
+    const head = `${fixture.home.name} - ${fixture.away.name}, ${fixture.kickoff}: ${args.draws.toLocaleString('en-US')} draws${from}`;
     const rows = simulate.simulationRows(document);
     const columns = Object.keys(rows[0] ?? {}).map((key) => [key, key] as const);
     return { value: { ...document }, human: `${head}\n${table(rows, columns)}` };

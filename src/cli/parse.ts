@@ -44,6 +44,10 @@ export const FLAGS = {
   total: { type: 'string' },
   fit: { type: 'string' },
   'margin-method': { type: 'string' },
+  // simulate from an in-play state (docs/api.md §4.3, "In play")
+  'from-minute': { type: 'string' },
+  score: { type: 'string' },
+  'red-cards': { type: 'string' },
   // results fetch (docs/feed.md, "Getting results")
   league: { type: 'string' },
   to: { type: 'string' },
@@ -120,9 +124,9 @@ export const COMMANDS: readonly CommandSpec[] = [
   ),
   spec(
     'simulate',
-    '--fixture ID [--draws N] [--odds H,D,A [--total OVER,UNDER] [--fit exact|supremacy] [--margin-method M]]',
-    'one simulation on this database (no charge), fitted to bookmaker odds when given',
-    ['fixture', 'draws', 'odds', 'total', 'fit', 'margin-method'],
+    '--fixture ID [--draws N] [--odds H,D,A [--total OVER,UNDER] [--fit exact|supremacy] [--margin-method M]] [--from-minute M [--score H-A] [--red-cards H-A]]',
+    'one simulation on this database (no charge), fitted to bookmaker odds when given, from an in-play state when given',
+    ['fixture', 'draws', 'odds', 'total', 'fit', 'margin-method', 'from-minute', 'score', 'red-cards'],
   ),
   spec(
     'projection backtest',

@@ -9,7 +9,7 @@ import { buildSimulationDocument, SAMPLE_PATHS } from '../engine/document.js';
 import type { SimulationDocument } from '../engine/document-schema.js';
 import { loadModelStatus } from '../engine/model-status.js';
 import { seedFromHex } from '../engine-contract/layout.js';
-import { MARKET_FITS, type MarketFitKind } from '../engine-contract/match-inputs.js';
+import { type FromState, MARKET_FITS, type MarketFitKind } from '../engine-contract/match-inputs.js';
 import { defaultModelParams } from '../engine-contract/model-params.js';
 import { MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from '../engine-contract/run.js';
 import { hasInputs, loadFixtures } from '../fixtures/fixture-record.js';
@@ -17,6 +17,7 @@ import { resolveLineups } from '../fixtures/lineups.js';
 import { buildMatchInputs } from '../fixtures/match-inputs.js';
 import { MARGIN_METHODS, type MarginMethod } from '../market/margin-removal.js';
 import { checkMarketReachable, type MarketRequest, marketInputs } from '../simulations/market-request.js';
+import { checkFromState } from '../simulations/state-request.js';
 
 export class SimulateArgumentError extends Error {}
 
@@ -24,6 +25,34 @@ export interface SimulateArguments {
   fixtureId: number;
   draws: number;
   market?: MarketRequest;
+  /** The in-play state to run from (inPlayArguments). */
+  fromState?: FromState;
+}
+
+/** `--from-minute M [--score H-A] [--red-cards H-A]`: the in-play state (docs/api.md §4.3, "In play"). */
+export function inPlayArguments(flags: {
+  'from-minute'?: string | undefined;
+  score?: string | undefined;
+  'red-cards'?: string | undefined;
+}): FromState | undefined {
+  const minute = flags['from-minute'];
+  if (minute === undefined) {
+    if (flags.score !== undefined || flags['red-cards'] !== undefined)
+      throw new SimulateArgumentError('--score and --red-cards go with --from-minute');
+    return undefined;
+  }
+  const pair = (value: string | undefined, flag: string) => {
+    if (value === undefined) return { home: 0, away: 0 };
+    const match = /^(\d{1,2})-(\d{1,2})$/.exec(value.trim());
+    if (!match) throw new SimulateArgumentError(`--${flag} takes home-away counts, e.g. 1-0`);
+    return { home: Number(match[1]), away: Number(match[2]) };
+  };
+  const redCards = pair(flags['red-cards'], 'red-cards');
+  return {
+    minute,
+    score: pair(flags.score, 'score'),
+    ...(redCards.home + redCards.away > 0 ? { red_cards: redCards } : {}),
+  };
 }
 
 function oddsList(value: string, flag: string, count: number): number[] {
@@ -36,6 +65,21 @@ function oddsList(value: string, flag: string, count: number): number[] {
 
 /** The command's flags as arguments; a mistake is a SimulateArgumentError (the CLI's usage error). */
 export function simulateArguments(flags: {
+  fixture?: string | undefined;
+  draws?: string | undefined;
+  odds?: string | undefined;
+  total?: string | undefined;
+  fit?: string | undefined;
+  'margin-method'?: string | undefined;
+  'from-minute'?: string | undefined;
+  score?: string | undefined;
+  'red-cards'?: string | undefined;
+}): SimulateArguments {
+  const fromState = inPlayArguments(flags);
+  return { ...marketArguments(flags), ...(fromState ? { fromState } : {}) };
+}
+
+function marketArguments(flags: {
   fixture?: string | undefined;
   draws?: string | undefined;
   odds?: string | undefined;
@@ -82,6 +126,10 @@ export async function operatorSimulation(sql: Sql, args: SimulateArguments): Pro
     const market = marketInputs(args.market, '');
     match.market = market;
     checkMarketReachable({ ...match, market }, defaultModelParams, '');
+  }
+  if (args.fromState) {
+    match.from_state = args.fromState;
+    checkFromState(match, fixture, defaultModelParams, '');
   }
   const compiled = compileFixture(match, defaultModelParams);
   const seed = seedFromHex('0000000000000053');
