@@ -23,7 +23,7 @@ export interface PathEvent {
   player_off_id?: number | undefined;
 }
 
-/** An event the path cannot place, with its field (`events[i].minute`, ...). */
+/** An event the path cannot place, with its field (`events.3.minute`, ...). */
 export interface PathEventIssue {
   path: string;
   message: string;
@@ -34,12 +34,12 @@ export function pathEventSteps(events: readonly PathEvent[]): number[] | PathEve
   const steps: number[] = [];
   for (const [i, event] of events.entries()) {
     const step = stepOfMinute(event.minute);
-    if (step === null) return { path: `events[${i}].minute`, message: 'not a minute of the timeline' };
+    if (step === null) return { path: `events.${i}.minute`, message: 'not a minute of the timeline' };
     if (
       event.type === 'substitution' &&
       (event.player_id === undefined || event.player_off_id === undefined)
     ) {
-      return { path: `events[${i}]`, message: 'a substitution names player_id (on) and player_off_id (off)' };
+      return { path: `events.${i}`, message: 'a substitution names player_id (on) and player_off_id (off)' };
     }
     steps.push(step);
   }

@@ -358,7 +358,7 @@ describe('the win-probability path', () => {
     ]);
     expect(states.at(-1)!.score).toEqual({ home: 1, away: 1 });
     expect(pathEventSteps([{ minute: '46+1', type: 'goal', team: 'home' }])).toEqual({
-      path: 'events[0].minute',
+      path: 'events.0.minute',
       message: 'not a minute of the timeline',
     });
   });

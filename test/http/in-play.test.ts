@@ -144,4 +144,90 @@ describe('a run from an in-play state', () => {
     expect(balance.held).toBe(0);
     expect(balance.spentThisMonth).toBe(0);
   });
+
+  it('queues a win-probability path as a batch of in-play runs, one a minute, priced by its draws and quoted first', async () => {
+    const { auth, orgId } = await t.newOrg({ plan: 'plus' });
+    const events = [
+      { minute: '60', type: 'red_card', team: 'away', player_id: xi(4)[3] },
+      { minute: '30', type: 'goal', team: 'home', player_id: xi(3)[10] },
+    ];
+    const body = { fixture_id: FX.announced, events, through: '70', draws: 200 };
+    const quote = await post(auth, body, '/v1/simulations/path/quote');
+    expect(quote.statusCode, quote.body).toBe(200);
+    // "1" to "45", "45+1" to "45+10", "46" to "70": 80 minutes.
+    expect(quote.json()).toMatchObject({
+      object: 'path_quote',
+      steps: 80,
+      draws_per_step: 200,
+      price: { draws: 16_000, credits: '16.000' },
+    });
+    const submitted = await post(auth, body, '/v1/simulations/path');
+    expect(submitted.statusCode, submitted.body.slice(0, 300)).toBe(202);
+    const batch = submitted.json();
+    expect(batch.counts.total).toBe(80);
+    let done: Json = {};
+    for (let i = 0; i < 600 && done.status !== 'completed'; i++) {
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      done = (
+        await t.app.inject({ method: 'GET', url: `/v1/simulations/batch/${batch.batch_id}`, headers: auth })
+      ).json();
+    }
+    expect(done.status).toBe('completed');
+    const read = await t.app.inject({
+      method: 'GET',
+      url: `${batch.results_url}?include=result,state`,
+      headers: auth,
+    });
+    expect(read.statusCode).toBe(200);
+    const path = read.body
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(path.map((line: Json) => line.custom_id).slice(0, 3)).toEqual(['1', '2', '3']);
+    expect(path.at(-1).custom_id).toBe('70');
+    const at = (minute: string) => path.find((line: Json) => line.custom_id === minute).simulation.simulation;
+    expect(at('30').state.score).toEqual({ home: 0, away: 0 });
+    expect(at('31').state.score).toEqual({ home: 1, away: 0 });
+    expect(at('61').state.red_cards).toEqual({ home: 0, away: 1 });
+    expect(at('31').result.home_win).toBeGreaterThan(at('30').result.home_win);
+    expect(at('61').result.home_win).toBeGreaterThan(at('60').result.home_win);
+    const balance = await t.services.ledger.balance(orgId);
+    expect(balance).toMatchObject({ spentThisMonth: 16_000, held: 0 });
+  });
+
+  it('refuses a path whose events cannot be placed or make an impossible state, holding nothing', async () => {
+    const { auth, orgId } = await t.newOrg({ plan: 'plus' });
+    const cases: [Json[], string][] = [
+      [[{ minute: '46+1', type: 'goal', team: 'home' }], 'events.0.minute'],
+      [[{ minute: '50', type: 'substitution', team: 'home', player_id: bench(3)[3] }], 'events.0'],
+      [
+        [
+          {
+            minute: '50',
+            type: 'substitution',
+            team: 'home',
+            player_id: bench(3)[3],
+            player_off_id: xi(3)[10],
+          },
+          {
+            minute: '55',
+            type: 'substitution',
+            team: 'home',
+            player_id: bench(3)[3],
+            player_off_id: xi(3)[9],
+          },
+        ],
+        'events.1',
+      ],
+    ];
+    for (const [events, param] of cases) {
+      for (const url of ['/v1/simulations/path', '/v1/simulations/path/quote']) {
+        const response = await post(auth, { fixture_id: FX.announced, events }, url);
+        expect(response.statusCode, response.body).toBe(400);
+        expect(response.json().error.param).toBe(param);
+      }
+    }
+    const balance = await t.services.ledger.balance(orgId);
+    expect(balance).toMatchObject({ spentThisMonth: 0, held: 0 });
+  });
 });

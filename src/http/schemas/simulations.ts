@@ -61,7 +61,7 @@ export const lineupsRequestSchema = z
     away: lineupSideRequestSchema.optional(),
   })
   .describe('Per-side lineup choice; a side left out is `auto`.') satisfies z.ZodType<LineupsRequest>;
-const draws = z
+export const draws = z
   .number()
   .int()
   .min(MIN_DRAWS)
@@ -109,7 +109,7 @@ export const offeredOddsSchema = z
     `Decimal odds you were offered, by outcome: ${VALUE_KEYS.join(', ')}. The document answers each in its \`value\` section.`,
   );
 
-const selectorFields = {
+export const selectorFields = {
   fixture_id: fixtureId.optional(),
   home: teamName
     .optional()
