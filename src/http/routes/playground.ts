@@ -11,6 +11,7 @@ const FILES: Record<string, string> = {
   'charts.js': 'text/javascript; charset=utf-8',
   'markets.js': 'text/javascript; charset=utf-8',
   'projection.js': 'text/javascript; charset=utf-8',
+  'path.js': 'text/javascript; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
 };
 
