@@ -2,6 +2,7 @@
 // the state's step with its score, red cards, players and bookings. The GPU kernel's counters equal these
 // bit for bit (the in-play parity cases, src/cli/gpu-check/parity-cases.ts).
 import { describe, expect, it } from 'vitest';
+import { createCpuEngine } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
 import { eventfulParams } from '../../src/cli/gpu-check/parity-cases.js';
 import { compileFixture } from '../../src/engine/compile.js';
@@ -379,5 +380,24 @@ describe('the win-probability path', () => {
     };
     expect(homeWin(stepOfMinute('31')!)).toBeGreaterThan(homeWin(stepOfMinute('30')!) + 0.1);
     expect(homeWin(stepOfMinute('81')!)).toBeLessThan(homeWin(stepOfMinute('80')!) - 0.2);
+  });
+
+  it("runs the path's minutes on the worker pool, sharing their threshold table, as on this thread", async () => {
+    const compiled = compilePath(announced, defaultModelParams, states);
+    const engine = createCpuEngine({ threads: 2 });
+    try {
+      const minutes = [0, 30, 31, 80, 81, 109];
+      const pooled = await Promise.all(
+        minutes.map((step) => engine.run(compiled[step]!, { draws: 3000, seed })),
+      );
+      minutes.forEach((step, i) => {
+        const counters = new Uint32Array(COUNTER_WORDS);
+        simulateRange(compiled[step]!, seed, 0, 3000, counters);
+        finalizeCounters(counters);
+        expect(pooled[i]!.counts).toEqual(counters);
+      });
+    } finally {
+      await engine.close();
+    }
   });
 });
