@@ -117,6 +117,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     ['data', 'draws', 'every', 'threads', 'seasons', 'model-version'],
   ),
   spec(
+    'model backtest-in-play',
+    '[--data DIR] [--seasons 2018,2019,...]',
+    'walk-forward backtest of in-play forecasts from the half-time score, beside a Poisson baseline and the pre-match forecast',
+    ['data', 'seasons'],
+  ),
+  spec(
     'projection',
     '--competition ID [--seasons N]',
     'a season projection of a competition on this database: title, zone and place odds (no charge)',
