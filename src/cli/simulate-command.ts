@@ -30,11 +30,7 @@ export interface SimulateArguments {
 }
 
 /** `--from-minute M [--score H-A] [--red-cards H-A]`: the in-play state (docs/api.md §4.3, "In play"). */
-export function inPlayArguments(flags: {
-  'from-minute'?: string | undefined;
-  score?: string | undefined;
-  'red-cards'?: string | undefined;
-}): FromState | undefined {
+export function inPlayArguments(flags: InPlayFlags): FromState | undefined {
   const minute = flags['from-minute'];
   if (minute === undefined) {
     if (flags.score !== undefined || flags['red-cards'] !== undefined)
@@ -64,29 +60,17 @@ function oddsList(value: string, flag: string, count: number): number[] {
 }
 
 /** The command's flags as arguments; a mistake is a SimulateArgumentError (the CLI's usage error). */
-export function simulateArguments(flags: {
-  fixture?: string | undefined;
-  draws?: string | undefined;
-  odds?: string | undefined;
-  total?: string | undefined;
-  fit?: string | undefined;
-  'margin-method'?: string | undefined;
-  'from-minute'?: string | undefined;
-  score?: string | undefined;
-  'red-cards'?: string | undefined;
-}): SimulateArguments {
+export function simulateArguments(flags: MarketFlags & InPlayFlags): SimulateArguments {
   const fromState = inPlayArguments(flags);
   return { ...marketArguments(flags), ...(fromState ? { fromState } : {}) };
 }
 
-function marketArguments(flags: {
-  fixture?: string | undefined;
-  draws?: string | undefined;
-  odds?: string | undefined;
-  total?: string | undefined;
-  fit?: string | undefined;
-  'margin-method'?: string | undefined;
-}): SimulateArguments {
+type MarketFlags = {
+  [flag in 'fixture' | 'draws' | 'odds' | 'total' | 'fit' | 'margin-method']?: string | undefined;
+};
+type InPlayFlags = { [flag in 'from-minute' | 'score' | 'red-cards']?: string | undefined };
+
+function marketArguments(flags: MarketFlags): SimulateArguments {
   const fixtureId = Number(flags.fixture);
   if (!Number.isSafeInteger(fixtureId) || fixtureId < 1)
     throw new SimulateArgumentError('--fixture must be a fixture id');
