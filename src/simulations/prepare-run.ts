@@ -121,6 +121,7 @@ export async function prepareRun(
         inputs: resolved.inputs,
         warnings,
         inputs_hash: `sha256:${inputsHash}`,
+        ...(selector.from_state ? { in_play: true as const } : {}),
       },
     },
   };

@@ -71,6 +71,36 @@ describe('a run from an in-play state', () => {
     expect(balance.held).toBe(0);
   });
 
+  it("leaves the fixture list's summary to pre-match runs", async () => {
+    const { auth } = await t.newOrg({ plan: 'plus' });
+    const summary = async () =>
+      (await t.app.inject({ method: 'GET', url: '/v1/fixtures', headers: auth }))
+        .json()
+        .data.find((f: Json) => f.fixture_id === FX.upcoming).summary;
+    const before = await post(auth, { fixture_id: FX.upcoming, draws: 1500 });
+    expect(before.statusCode, before.body).toBe(200);
+    expect((await summary()).simulation_id).toBe(before.json().id);
+    for (const wait of [25, 0]) {
+      // Delivered at once, and through the result path.
+      const inPlay = await post(auth, {
+        fixture_id: FX.upcoming,
+        draws: wait === 25 ? 1500 : 1600,
+        wait_seconds: wait,
+        from_state: { minute: '80', score: { home: 3, away: 0 } },
+      });
+      expect([200, 202]).toContain(inPlay.statusCode);
+      if (inPlay.statusCode === 202) {
+        let delivered = inPlay;
+        for (let i = 0; i < 200 && delivered.statusCode !== 200; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          delivered = await t.app.inject({ method: 'GET', url: inPlay.json().result_url, headers: auth });
+        }
+        expect(delivered.statusCode, delivered.body).toBe(200);
+      }
+      expect((await summary()).simulation_id).toBe(before.json().id);
+    }
+  });
+
   it('runs from a state after kick-off, a finished fixture included, whose final score it cannot pass', async () => {
     const { auth } = await t.newOrg({ plan: 'plus' });
     const ok = await post(auth, {
