@@ -10,7 +10,8 @@ import { compileFixture } from '../../engine/compile.js';
 import { COUNTER_WORDS, type CompiledFixture, type EngineSeed } from '../../engine-contract/layout.js';
 import type { MatchInputs, SideInputs } from '../../engine-contract/match-inputs.js';
 import { defaultModelParams, type ModelParams } from '../../engine-contract/model-params.js';
-import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
+import { randomInPlayState } from './in-play-states.js';
+import { plausibleFixture, seededUniform, withAnnouncedLineup } from './plausible-teams.js';
 
 /** A run of a compiled fixture, with the tables the kernel reads. */
 export interface ParityRun extends MatchRun {
@@ -96,6 +97,8 @@ export interface ParityFixtures {
   inPlayAddedTime: CompiledFixture;
   inPlayKickOff: CompiledFixture;
   inPlayLastStep: CompiledFixture;
+  /** Random consistent in-play states (in-play-states.ts) of the lineup kinds above, cards frequent. */
+  inPlayRandom: CompiledFixture[];
 }
 
 /** Announced lineups at minute 67, 1-0: two home substitutions, an away player sent off, bookings. */
@@ -165,7 +168,10 @@ export function parityFixtures(): ParityFixtures {
 function inPlayFixtures(
   even: MatchInputs,
   lineupKinds: MatchInputs,
-): Pick<ParityFixtures, 'inPlaySecondHalf' | 'inPlayAddedTime' | 'inPlayKickOff' | 'inPlayLastStep'> {
+): Pick<
+  ParityFixtures,
+  'inPlaySecondHalf' | 'inPlayAddedTime' | 'inPlayKickOff' | 'inPlayLastStep' | 'inPlayRandom'
+> {
   const eventful = { ...lineupKinds, away: customLineup(lineupKinds.away) };
   return {
     inPlaySecondHalf: compileFixture(secondHalfState(lineupKinds), defaultModelParams),
@@ -180,6 +186,11 @@ function inPlayFixtures(
       { ...eventful, from_state: { minute: '1', score: { home: 0, away: 0 } } },
       eventfulParams,
     ),
+    inPlayRandom: Array.from({ length: 8 }, (_, i) => {
+      const uniform = seededUniform(5200 + i);
+      const inputs = [eventful, lineupKinds, even, { ...even, home: withAnnouncedLineup(even.home) }][i % 4]!;
+      return compileFixture({ ...inputs, from_state: randomInPlayState(inputs, uniform) }, eventfulParams);
+    }),
     inPlayLastStep: compileFixture(
       {
         ...secondHalfState(eventful),
@@ -272,6 +283,15 @@ function packedCases(f: ParityFixtures): ParityCase[] {
         seed: { lo: Math.imul(i + 1, 0x9e3779b1) >>> 0, hi: Math.imul(i + 7, 0x85ebca6b) >>> 0 },
         firstDraw: i * 1000,
         drawCount: 40 + 7 * i,
+      })),
+    },
+    {
+      name: 'eight random in-play states packed into one dispatch',
+      runs: f.inPlayRandom.map((tables, i) => ({
+        tables,
+        seed: { lo: 0x52 + i, hi: 0x5eed },
+        firstDraw: 0,
+        drawCount: 100 + 37 * i,
       })),
     },
     {
