@@ -43,6 +43,8 @@ const {
   FX_ADDED_TIME_SECOND,
   FX_ASSIST_THRESHOLD,
   FX_MAX_SUBSTITUTIONS,
+  FX_STATE_HALF_TIME_AWAY,
+  FX_STATE_HALF_TIME_HOME,
   FX_STATE_IN_PLAY,
   FX_STATE_MINUTES_PLAYED,
   FX_STATE_STEP,
@@ -332,6 +334,8 @@ export interface DrawState {
   /** The run starts from an in-play state (layout.ts "In-play state block") at step startStep. */
   inPlay: boolean;
   startStep: number;
+  /** A run from the second half: its half-time score (home | away << 8); -1 otherwise (see playEvents). */
+  halfTimeAtStart: number;
   /** Entries of `recorded` in use. */
   recordedCount: number;
   path: SamplePath | null;
@@ -383,6 +387,12 @@ function newDrawState(compiled: CompiledFixture, seed: EngineSeed, counters: Uin
     stamp: 0,
     inPlay: compiled.fixture[FX_STATE_IN_PLAY] !== 0,
     startStep: compiled.fixture[FX_STATE_STEP]! | 0,
+    halfTimeAtStart:
+      compiled.fixture[FX_STATE_IN_PLAY] !== 0 && (compiled.fixture[FX_STATE_STEP]! | 0) >= SECOND_HALF_START
+        ? compiled.fixture[FX_STATE_HALF_TIME_HOME]! |
+          0 |
+          ((compiled.fixture[FX_STATE_HALF_TIME_AWAY]! | 0) << 8)
+        : -1,
     recordedCount: 0,
     path: null,
   };
@@ -547,7 +557,7 @@ function playEvents(
   quietFrom[AWAY] = start;
   findNext(tables, HOME, start);
   findNext(tables, AWAY, start);
-  let halfTime = -1;
+  let halfTime = st.halfTimeAtStart;
   for (;;) {
     const home = pendingStep[HOME]!;
     const away = pendingStep[AWAY]!;

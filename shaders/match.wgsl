@@ -922,6 +922,10 @@ fn play_events(draw: u32, first_end: u32, second_end: u32) -> vec2<i32> {
   find_next(HOME, start, first_end, second_end, draw);
   find_next(AWAY, start, first_end, second_end, draw);
   var half_time = vec2<i32>(-1, -1);
+  // A run from the second half: its state's half-time score (halfTimeAtStart).
+  if (fx(FX_STATE_IN_PLAY) != 0u && start >= SECOND_HALF_START) {
+    half_time = vec2<i32>(i32(fx(FX_STATE_HALF_TIME_HOME)), i32(fx(FX_STATE_HALF_TIME_AWAY)));
+  }
   // Each side plays at most one event per step, so a valid draw ends within 2 * STEPS events; the
   // bound makes malformed hazard tables end the draw too.
   for (var events = 0u; events < MAX_EVENTS_PER_DRAW; events++) {

@@ -225,7 +225,10 @@ export const FX_STATE_IN_PLAY = FX_STATE;
 export const FX_STATE_STEP = FX_STATE + 1;
 /** Regular minutes played before it (added time counts none), subtracted from each player's minutes. */
 export const FX_STATE_MINUTES_PLAYED = FX_STATE + 2;
-export const FX_STATE_SIDE_BASE = FX_STATE + 3;
+/** A state in the second half: the half-time score, the draws' half-time score (0 otherwise). */
+export const FX_STATE_HALF_TIME_HOME = FX_STATE + 3;
+export const FX_STATE_HALF_TIME_AWAY = FX_STATE + 4;
+export const FX_STATE_SIDE_BASE = FX_STATE + 5;
 // Per side, at FX_STATE_SIDE_BASE + side * STATE_SIDE_WORDS:
 export const ST_GOALS = 0;
 /** Red cards so far (the players named among them are off the pitch list). */

@@ -149,6 +149,8 @@ export const fromStateSchema = z.object({
     z.array(z.object({ off: z.number().int(), on: z.number().int() })).max(PLAYER_SLOTS),
   ).optional(),
   booked: perSide(playerIds).optional(),
+  /** A minute in the second half: the half-time score (default: the state's score). */
+  half_time: perSide(goalCount).optional(),
 });
 export type FromState = z.infer<typeof fromStateSchema>;
 

@@ -3,7 +3,7 @@
 // fixture do not depend on its state, so the path compiles them once and gives each step its own fixture
 // table (a copy with that step's state block, src/engine/compile-state.ts), which shares the threshold
 // table and so the event tables (eventTablesOf finds them by it).
-import { type CompiledFixture, minuteLabel } from '../engine-contract/layout.js';
+import { type CompiledFixture, minuteLabel, SECOND_HALF_START } from '../engine-contract/layout.js';
 import { type FromState, type MatchInputs, paramsForFixture } from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
 import { compileFixture } from './compile.js';
@@ -58,6 +58,7 @@ export function pathStates(
   const order = events.map((event, i) => ({ event, step: steps[i]! })).sort((a, b) => a.step - b.step);
   const states: FromState[] = [];
   let next = 0;
+  let halfTime: { home: number; away: number } | null = null;
   const state = {
     score: { home: 0, away: 0 },
     red_cards: { home: 0, away: 0 },
@@ -81,6 +82,8 @@ export function pathStates(
         }
       } else if (player !== undefined) state.booked[side].push(player);
     }
+    // From the second half on, the goals of the first are the half-time score.
+    if (step === SECOND_HALF_START) halfTime = { ...state.score };
     states.push({
       minute: minuteLabel(step),
       score: { ...state.score },
@@ -88,6 +91,7 @@ export function pathStates(
       sent_off: { home: [...state.sent_off.home], away: [...state.sent_off.away] },
       substitutions: { home: [...state.substitutions.home], away: [...state.substitutions.away] },
       booked: { home: [...state.booked.home], away: [...state.booked.away] },
+      ...(halfTime ? { half_time: { ...halfTime } } : {}),
     });
   }
   return states;

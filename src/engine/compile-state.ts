@@ -8,6 +8,8 @@ import {
   FIRST_HALF_ADDED_START,
   FX_ADDED_TIME_FIRST,
   FX_ADDED_TIME_SECOND,
+  FX_STATE_HALF_TIME_AWAY,
+  FX_STATE_HALF_TIME_HOME,
   FX_STATE_IN_PLAY,
   FX_STATE_MINUTES_PLAYED,
   FX_STATE_STEP,
@@ -183,6 +185,22 @@ export function stateIssues(inputs: MatchInputs, params: ModelParams, added: Add
   } else if (addedTimeAtLeast(added, step) <= 0) {
     issues.push({ path: 'from_state.minute', message: 'the model gives this much added time no chance' });
   }
+  if (state.half_time) {
+    if (step !== null && step < SECOND_HALF_START) {
+      issues.push({
+        path: 'from_state.half_time',
+        message: 'a half-time score goes with a minute in the second half',
+      });
+    }
+    for (const key of SIDES) {
+      if (state.half_time[key] > state.score[key]) {
+        issues.push({
+          path: `from_state.half_time.${key}`,
+          message: 'more goals at half time than in the score',
+        });
+      }
+    }
+  }
   for (const key of SIDES) {
     const side = inputs[key];
     const named =
@@ -249,6 +267,11 @@ export function compileState(
   fixture[FX_STATE_IN_PLAY] = 1;
   fixture[FX_STATE_STEP] = step;
   fixture[FX_STATE_MINUTES_PLAYED] = minutesPlayedBefore(step);
+  if (step >= SECOND_HALF_START) {
+    const halfTime = state.half_time ?? state.score;
+    fixture[FX_STATE_HALF_TIME_HOME] = halfTime.home;
+    fixture[FX_STATE_HALF_TIME_AWAY] = halfTime.away;
+  }
   if (step >= FIRST_HALF_ADDED_START && step < SECOND_HALF_START) {
     conditionAddedTime(
       fixture,

@@ -20,6 +20,8 @@ export const stateSectionSchema = z.object({
   sent_off: ids,
   substitutions: z.object({ home: z.array(substitution), away: z.array(substitution) }),
   booked: ids,
+  /** The half-time score a state in the second half was given; absent otherwise. */
+  half_time: pair.optional(),
   /** Expected goals from the state on (goals.expected adds the score). */
   goals_to_come: z.object({ home: z.number().min(0), away: z.number().min(0), total: z.number().min(0) }),
 });
@@ -47,6 +49,7 @@ export function stateSection(state: FromState, counts: Uint32Array, draws: numbe
       away: (state.substitutions?.away ?? []).map(({ off, on }) => ({ off, on })),
     },
     booked: { home: [...(state.booked?.home ?? [])], away: [...(state.booked?.away ?? [])] },
+    ...(state.half_time ? { half_time: { home: state.half_time.home, away: state.half_time.away } } : {}),
     goals_to_come: { home, away, total: home + away },
   };
 }

@@ -14,6 +14,7 @@ import { type SimulationDocument, simulationDocumentSchema } from '../../src/eng
 import {
   C_ADDED_TIME,
   C_FT_GRID,
+  C_HT_GRID,
   C_STEP_STATE,
   COUNTER_WORDS,
   type EngineSeed,
@@ -125,6 +126,30 @@ describe('a run from an in-play state', () => {
     expect(kept).toBeLessThan(draws);
     // The state's step is played in every draw: ten added minutes.
     expect(counters[C_ADDED_TIME + MAX_ADDED_MINUTES + 1 + MAX_ADDED_MINUTES]).toBe(draws);
+  });
+
+  it('takes the half-time score a state in the second half gives, else its score, for the half-time figures', () => {
+    const draws = 1000;
+    for (const [halfTime, expected] of [
+      [{ home: 1, away: 0 }, [1, 0]],
+      [undefined, [2, 1]],
+    ] as const) {
+      const counters = counts(
+        {
+          ...predicted,
+          from_state: {
+            minute: '67',
+            score: { home: 2, away: 1 },
+            ...(halfTime ? { half_time: halfTime } : {}),
+          },
+        },
+        draws,
+      );
+      expect(counters[C_HT_GRID + expected[0] * GRID_SIZE + expected[1]]).toBe(draws);
+    }
+    // A state in the first half: the half-time score is the draws' own.
+    const early = counts({ ...predicted, from_state: { minute: '30', score: { home: 0, away: 0 } } }, draws);
+    expect(early[C_HT_GRID]).toBeLessThan(draws);
   });
 
   it('in added time draws at least the state minute of added time', () => {
@@ -256,6 +281,13 @@ describe('an in-play state checked against its fixture', () => {
       'from_state.booked.home',
     ]);
     expect(issues(predicted, { red_cards: { home: 1, away: 0 } })).toEqual([]);
+    // A half-time score: with a minute in the second half, no more goals than the score.
+    expect(issues(announced, { minute: '30', half_time: { home: 0, away: 0 } })).toEqual([
+      'from_state.half_time',
+    ]);
+    expect(
+      issues(announced, { minute: '70', score: { home: 1, away: 0 }, half_time: { home: 2, away: 0 } }),
+    ).toEqual(['from_state.half_time.home']);
   });
 
   it('refuses to compile an impossible state', () => {
@@ -358,6 +390,10 @@ describe('the win-probability path', () => {
       { home: 0, away: 1 },
     ]);
     expect(states.at(-1)!.score).toEqual({ home: 1, away: 1 });
+    // From the second half on, the first half's goals are the half-time score.
+    expect(states[stepOfMinute('45+10')!]!.half_time).toBeUndefined();
+    expect(states[stepOfMinute('46')!]!.half_time).toEqual({ home: 1, away: 0 });
+    expect(states.at(-1)!.half_time).toEqual({ home: 1, away: 0 });
     expect(pathEventSteps([{ minute: '46+1', type: 'goal', team: 'home' }])).toEqual({
       path: 'events.0.minute',
       message: 'not a minute of the timeline',

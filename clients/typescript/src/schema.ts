@@ -695,6 +695,10 @@ export interface components {
                         home: number[];
                         away: number[];
                     };
+                    half_time?: {
+                        home: number;
+                        away: number;
+                    };
                 };
                 custom_id?: string;
             }[];
@@ -1517,6 +1521,10 @@ export interface components {
                     home: number[];
                     away: number[];
                 };
+                half_time?: {
+                    home: number;
+                    away: number;
+                };
                 goals_to_come: {
                     home: number;
                     away: number;
@@ -1875,6 +1883,10 @@ export interface components {
                     home: number[];
                     away: number[];
                 };
+                half_time?: {
+                    home: number;
+                    away: number;
+                };
                 goals_to_come: {
                     home: number;
                     away: number;
@@ -1999,6 +2011,10 @@ export interface components {
                 booked?: {
                     home: number[];
                     away: number[];
+                };
+                half_time?: {
+                    home: number;
+                    away: number;
                 };
             };
             metadata?: {

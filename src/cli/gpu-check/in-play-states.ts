@@ -2,7 +2,7 @@
 // the timeline, a score, and for a side with a known XI substitutions (off from the pitch, on from the
 // rest of the squad), players sent off from the pitch and players booked on it; a predicted side gets red
 // cards by count. For the GPU parity cases (parity-cases.ts) and the engine's property test.
-import { minuteLabel, STEPS } from '../../engine-contract/layout.js';
+import { minuteLabel, SECOND_HALF_START, STEPS } from '../../engine-contract/layout.js';
 import type { FromState, MatchInputs, SideInputs } from '../../engine-contract/match-inputs.js';
 
 const pickOne = <T>(items: readonly T[], uniform: () => number): T =>
@@ -38,9 +38,16 @@ export function randomInPlayState(
 ): FromState {
   const home = sideState(inputs.home, uniform, maxSubstitutions);
   const away = sideState(inputs.away, uniform, maxSubstitutions);
+  const step = Math.floor(uniform() * STEPS);
+  const score = { home: Math.floor(uniform() * 4), away: Math.floor(uniform() * 4) };
+  const halfTime =
+    step >= SECOND_HALF_START && uniform() < 0.5
+      ? { home: Math.floor(uniform() * (score.home + 1)), away: Math.floor(uniform() * (score.away + 1)) }
+      : null;
   return {
-    minute: minuteLabel(Math.floor(uniform() * STEPS)),
-    score: { home: Math.floor(uniform() * 4), away: Math.floor(uniform() * 4) },
+    minute: minuteLabel(step),
+    score,
+    ...(halfTime ? { half_time: halfTime } : {}),
     red_cards: { home: home.reds, away: away.reds },
     sent_off: { home: home.named?.sentOff ?? [], away: away.named?.sentOff ?? [] },
     substitutions: { home: home.named?.substitutions ?? [], away: away.named?.substitutions ?? [] },

@@ -122,6 +122,7 @@ function secondHalfState(inputs: MatchInputs): MatchInputs {
         away: [{ off: awayXi[8]!, on: away.lineup.bench[0]! }],
       },
       booked: { home: [homeXi[2]!, home.lineup.bench[1]!], away: [awayXi[3]!, awayXi[4]!] },
+      half_time: { home: 0, away: 0 },
     },
   };
 }

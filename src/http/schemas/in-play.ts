@@ -31,6 +31,10 @@ export const fromStateRequestSchema = z
       'Substitutions made, in order (needs the side’s XI).',
     ).optional(),
     booked: bySide(z.array(playerId), 'Players on a yellow card (needs the side’s XI).').optional(),
+    half_time: bySide(
+      goals,
+      'A minute in the second half: the half-time score, for the half-time markets (default: the state’s score).',
+    ).optional(),
   })
   .describe(
     'Simulate the rest of the match from this state instead of from kick-off: the document describes the end of the match from here and echoes the state in its `state` section.',
