@@ -113,21 +113,21 @@ function sidePitch(
     const at = pitch.indexOf(off);
     if (at < 0) {
       issues.push({
-        path: `from_state.substitutions.${key}[${i}].off`,
+        path: `from_state.substitutions.${key}.${i}.off`,
         message: `player ${off} is not on the pitch when substitution ${i + 1} is made`,
       });
       return;
     }
     if (!squad.has(on)) {
       issues.push({
-        path: `from_state.substitutions.${key}[${i}].on`,
+        path: `from_state.substitutions.${key}.${i}.on`,
         message: `player ${on} is not in the ${key} squad`,
       });
       return;
     }
     if (appeared.has(on)) {
       issues.push({
-        path: `from_state.substitutions.${key}[${i}].on`,
+        path: `from_state.substitutions.${key}.${i}.on`,
         message: `player ${on} has already played in this match`,
       });
       return;
@@ -140,7 +140,7 @@ function sidePitch(
     const at = pitch.indexOf(id);
     if (at < 0) {
       issues.push({
-        path: `from_state.sent_off.${key}[${i}]`,
+        path: `from_state.sent_off.${key}.${i}`,
         message: `player ${id} is not on the pitch`,
       });
       continue;
@@ -153,7 +153,7 @@ function sidePitch(
   for (const [i, id] of (state.booked?.[key] ?? []).entries()) {
     if (!appeared.has(id)) {
       issues.push({
-        path: `from_state.booked.${key}[${i}]`,
+        path: `from_state.booked.${key}.${i}`,
         message: `player ${id} has not played in this match`,
       });
     } else if (pitch.includes(id)) booked.add(id);

@@ -247,7 +247,7 @@ describe('an in-play state checked against its fixture', () => {
           away: [],
         },
       }),
-    ).toEqual(['from_state.substitutions.home[1].on']);
+    ).toEqual(['from_state.substitutions.home.1.on']);
     // Taken off twice, or never on.
     expect(
       issues(announced, {
@@ -259,7 +259,7 @@ describe('an in-play state checked against its fixture', () => {
           away: [],
         },
       }),
-    ).toEqual(['from_state.substitutions.home[1].off']);
+    ).toEqual(['from_state.substitutions.home.1.off']);
     // More substitutions than allowed.
     const six = homeXi.slice(5, 11).map((off, i) => ({ off, on: homeBench[i]! }));
     expect(issues(announced, { substitutions: { home: six, away: [] } })).toContain(
@@ -268,13 +268,13 @@ describe('an in-play state checked against its fixture', () => {
     // A fifth red card, and a player not in the lineup sent off.
     expect(issues(announced, { red_cards: { home: 0, away: 5 } })).toEqual(['from_state.red_cards.away']);
     expect(issues(announced, { sent_off: { home: [homeBench[0]!], away: [] } })).toEqual([
-      'from_state.sent_off.home[0]',
+      'from_state.sent_off.home.0',
     ]);
     expect(issues(announced, { sent_off: { home: [homeXi[1]!, homeXi[1]!], away: [] } })).toEqual([
-      'from_state.sent_off.home[1]',
+      'from_state.sent_off.home.1',
     ]);
     expect(issues(announced, { booked: { home: [], away: [homeXi[1]!] } })).toEqual([
-      'from_state.booked.away[0]',
+      'from_state.booked.away.0',
     ]);
     // Players named for a side whose XI is not known.
     expect(issues(predicted, { booked: { home: [homeXi[1]!], away: [] } })).toEqual([

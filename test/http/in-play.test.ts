@@ -136,9 +136,9 @@ describe('a run from an in-play state', () => {
           },
         }),
         FX.announced,
-        'from_state.substitutions.home[1].on',
+        'from_state.substitutions.home.1.on',
       ],
-      [state({ sent_off: { home: [], away: [bench(4)[1]] } }), FX.announced, 'from_state.sent_off.away[0]'],
+      [state({ sent_off: { home: [], away: [bench(4)[1]] } }), FX.announced, 'from_state.sent_off.away.0'],
       [state({ red_cards: { home: 5, away: 0 } }), FX.announced, 'from_state.red_cards.home'],
       [
         state({
