@@ -27,6 +27,7 @@ import { recordSamplePathsPerStep, simulateRangePerStep } from '../test/engine/p
 import { plausibleFixture } from '../test/engine/plausible-teams.js';
 import { threadCpuSeconds } from './cpu.js';
 import { startEngineAlone } from './engine-alone.js';
+import { benchInPlay } from './in-play.js';
 import type { BenchRow } from './report.js';
 
 const DRAW_COUNTS = [1000, 100_000, 1_000_000];
@@ -307,6 +308,7 @@ export async function benchEngine(): Promise<BenchRow[]> {
   } finally {
     await Promise.all(runners.map(({ close }) => close()));
   }
+  rows.push(...(await benchInPlay()));
   rows.push(await engineAloneRow());
   return rows;
 }

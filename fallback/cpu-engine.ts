@@ -102,17 +102,22 @@ export function sharedCopy(words: Uint32Array): Uint32Array {
  * A compiled fixture's tables on shared memory, made once per compiled fixture and pool (a compiled
  * fixture's tables never change) with the event tables built here, on the host, once: every range task
  * of every run of it then carries them without a copy, and the pool's workers find what they derived from
- * them by id.
+ * them by id. Compiled fixtures that share a threshold table (the minutes of a win-probability path,
+ * src/engine/compile-path.ts) share its copy and their event tables' (some 800 KB): only their fixture
+ * tables are their own.
  */
 function runTablesOf(pool: WorkerPool, compiled: CompiledFixture): RunTables {
   let tables = pool.tables.get(compiled);
   if (tables === undefined) {
-    tables = {
-      tablesId: pool.nextTablesId++,
-      fixture: sharedCopy(compiled.fixture),
-      thresholds: sharedCopy(compiled.thresholds),
-      eventTables: sharedCopy(eventTablesOf(compiled.thresholds)),
-    };
+    let shared = pool.thresholdTables.get(compiled.thresholds);
+    if (shared === undefined) {
+      shared = {
+        thresholds: sharedCopy(compiled.thresholds),
+        eventTables: sharedCopy(eventTablesOf(compiled.thresholds)),
+      };
+      pool.thresholdTables.set(compiled.thresholds, shared);
+    }
+    tables = { tablesId: pool.nextTablesId++, fixture: sharedCopy(compiled.fixture), ...shared };
     pool.tables.set(compiled, tables);
   }
   return tables;
@@ -138,6 +143,7 @@ export function createCpuEngine(options: { threads?: number } = {}): CpuEngine {
     }),
     nextTaskId: 0,
     tables: new WeakMap(),
+    thresholdTables: new WeakMap(),
     nextTablesId: 0,
   };
   return {
@@ -155,6 +161,8 @@ interface WorkerPool {
   nextTaskId: number;
   /** The tables of each compiled fixture this pool has run, and the id the next one gets (runTablesOf). */
   tables: WeakMap<CompiledFixture, RunTables>;
+  /** The shared copies of each threshold table and its event tables (runTablesOf). */
+  thresholdTables: WeakMap<Uint32Array, Pick<RunTables, 'thresholds' | 'eventTables'>>;
   nextTablesId: number;
 }
 

@@ -43,6 +43,11 @@ const {
   FX_ADDED_TIME_SECOND,
   FX_ASSIST_THRESHOLD,
   FX_MAX_SUBSTITUTIONS,
+  FX_STATE_HALF_TIME_AWAY,
+  FX_STATE_HALF_TIME_HOME,
+  FX_STATE_IN_PLAY,
+  FX_STATE_MINUTES_PLAYED,
+  FX_STATE_STEP,
   GOAL_SQUARE_CAP,
   GRID_SIZE,
   HAZARD_ROW_WORDS,
@@ -52,6 +57,7 @@ const {
   KIND_WORD_YELLOW,
   LINEUP_MODE_FIXED,
   LINEUP_MODE_PREDICTED,
+  LINEUP_MODE_STATE,
   NO_EVENT_STEP,
   P_APPEARANCES,
   P_ASSIST_1,
@@ -103,13 +109,25 @@ const {
   SHOT_ON_TARGET_OFFSET,
   SHOT_ROW_WORDS,
   SHOT_SHARE_BITS,
+  ST_BENCH,
+  ST_BENCH_LENGTH,
+  ST_GOALS,
+  ST_PITCH,
+  ST_PITCH_COUNT,
+  ST_SENT_OFF,
+  ST_STRENGTH,
+  ST_SUBSTITUTIONS,
   STATE_HOME_LEADING,
+  STATE_PITCH_BOOKED,
+  STATE_PITCH_CAME_ON,
+  STATE_PITCH_SLOT,
   STATE_LEVEL,
   STEP_BAND,
   STEP_REGULAR_MINUTE,
   STEPS,
   STRENGTH_BUCKETS,
   sideBase,
+  stateBase,
   TEAM_COUNTERS,
   TEAM_GOALS,
   TEAM_REDS,
@@ -205,6 +223,11 @@ const record = offHeapInt32(2 * PLAYER_SLOTS);
 const recorded = offHeapInt32(2 * PLAYER_SLOTS);
 /** The draw (DrawState.stamp) in which each player last started: no per-draw reset needed. */
 const startedIn = offHeapInt32(2 * PLAYER_SLOTS);
+/**
+ * 1 for the players an in-play state puts on the pitch on a yellow card (their next yellow is their
+ * second), per range; all 0 for a pre-match run.
+ */
+const bookedBefore = offHeapInt32(2 * PLAYER_SLOTS);
 /**
  * Appearance counters summed over the range in dense per-player arrays, written into the counters once
  * at its end (flushAppearances): a draw touches two or three of these words per player who appears
@@ -308,6 +331,11 @@ export interface DrawState {
   trailed: number;
   /** The draw's number within the range, from 1 (see startedIn). */
   stamp: number;
+  /** The run starts from an in-play state (layout.ts "In-play state block") at step startStep. */
+  inPlay: boolean;
+  startStep: number;
+  /** A run from the second half: its half-time score (home | away << 8); -1 otherwise (see playEvents). */
+  halfTimeAtStart: number;
   /** Entries of `recorded` in use. */
   recordedCount: number;
   path: SamplePath | null;
@@ -344,6 +372,7 @@ function newDrawState(compiled: CompiledFixture, seed: EngineSeed, counters: Uin
   rangeNumber = (rangeNumber + 1) | 0;
   if (rangeNumber === 0) benchRange.fill(0);
   for (let side = 0; side < 2; side++) outfieldIndexBase[side] = outfieldIndexBaseOf(compiled.fixture, side);
+  fillBookedBefore(compiled.fixture);
   return {
     fx: compiled.fixture,
     counters,
@@ -356,9 +385,31 @@ function newDrawState(compiled: CompiledFixture, seed: EngineSeed, counters: Uin
     firstGoal: -1,
     trailed: 0,
     stamp: 0,
+    inPlay: compiled.fixture[FX_STATE_IN_PLAY] !== 0,
+    startStep: compiled.fixture[FX_STATE_STEP]! | 0,
+    halfTimeAtStart:
+      compiled.fixture[FX_STATE_IN_PLAY] !== 0 && (compiled.fixture[FX_STATE_STEP]! | 0) >= SECOND_HALF_START
+        ? compiled.fixture[FX_STATE_HALF_TIME_HOME]! |
+          0 |
+          ((compiled.fixture[FX_STATE_HALF_TIME_AWAY]! | 0) << 8)
+        : -1,
     recordedCount: 0,
     path: null,
   };
+}
+
+/** bookedBefore from the state block's pitch lists (their words' STATE_PITCH_BOOKED). */
+function fillBookedBefore(fx: Uint32Array): void {
+  bookedBefore.fill(0);
+  for (let side = 0; side < 2; side++) {
+    if ((fx[sideBase(side) + S_LINEUP_MODE]! | 0) !== LINEUP_MODE_STATE) continue;
+    const at = stateBase(side);
+    for (let i = 0; i < (fx[at + ST_PITCH_COUNT]! | 0); i++) {
+      const entry = fx[at + ST_PITCH + i]! | 0;
+      if ((entry & STATE_PITCH_BOOKED) !== 0)
+        bookedBefore[side * PLAYER_SLOTS + (entry & STATE_PITCH_SLOT)] = 1;
+    }
+  }
 }
 
 /** Adds the range's appearance counts (see `starts`) into the counters (u32, wrapping). */
@@ -500,11 +551,13 @@ function playEvents(
   searches[AWAY] = 0;
   drawSearchWords(HOME, 0);
   drawSearchWords(AWAY, 0);
-  quietFrom[HOME] = 0;
-  quietFrom[AWAY] = 0;
-  findNext(tables, HOME, 0);
-  findNext(tables, AWAY, 0);
-  let halfTime = -1;
+  // 0 before a match; an in-play run's first step (setUpDraw started its shots there too).
+  const start = st.startStep;
+  quietFrom[HOME] = start;
+  quietFrom[AWAY] = start;
+  findNext(tables, HOME, start);
+  findNext(tables, AWAY, start);
+  let halfTime = st.halfTimeAtStart;
   for (;;) {
     const home = pendingStep[HOME]!;
     const away = pendingStep[AWAY]!;
@@ -764,6 +817,10 @@ function setUpDraw(st: DrawState, draw: number): number {
     // candidates for every offset between two breakpoints (cum[i] - j * SAMPLING_UNIT in [0,
     // SAMPLING_UNIT)), and pick j's index less the number of cum[i] below j * SAMPLING_UNIT counts pick
     // j's breakpoints at or below the offset, so the picked indices' sum less outfieldIndexBase names it.
+    if (mode === LINEUP_MODE_STATE) {
+      putStatePlayersOn(st, side);
+      continue;
+    }
     let choice = 0;
     if (mode === LINEUP_MODE_FIXED) {
       for (let i = 0; i < XI_SIZE; i++) putStarterOn(st, side, fx[base + S_XI + i]! | 0);
@@ -808,12 +865,80 @@ function setUpDraw(st: DrawState, draw: number): number {
   drawKey[KEY_DITHER] = word[2]! | 0;
   counters[C_ADDED_TIME + first]!++;
   counters[C_ADDED_TIME + MAX_ADDED + 1 + second]!++;
+  if (st.inPlay) {
+    startFromState(st);
+    return first | (second << 8);
+  }
   updateCells();
   st.state = STATE_LEVEL;
   st.firstGoal = -1;
   st.trailed = 0;
   counters[C_STEP_STATE + STATE_LEVEL * STEPS]!++;
   return first | (second << 8);
+}
+
+/**
+ * An in-play run's side with a known XI (LINEUP_MODE_STATE): the state's players on the pitch in its
+ * list order, those on a yellow card with their booked card weight and those who came on with no weight
+ * to be taken off again (as substitute gives them); its substitutes still to come; its starting XI's
+ * strength bucket. Each has played the state's minutes already, which his minutes from now leave out.
+ */
+function putStatePlayersOn(st: DrawState, side: number): void {
+  const fx = st.fx;
+  const at = stateBase(side);
+  const played = fx[FX_STATE_MINUTES_PLAYED]! | 0;
+  const count = fx[at + ST_PITCH_COUNT]! | 0;
+  for (let i = 0; i < count; i++) {
+    const entry = fx[at + ST_PITCH + i]! | 0;
+    const slot = entry & STATE_PITCH_SLOT;
+    putStarterOn(st, side, slot);
+    minutesFromStarts[side * PLAYER_SLOTS + slot]! -= played;
+    if ((entry & STATE_PITCH_BOOKED) !== 0) {
+      const w = (side * WEIGHT_KINDS + W_CARD) * XI_SIZE + i;
+      const careful = fx[sideBase(side) + S_BOOKED_CARD_WEIGHT + slot]! | 0;
+      totals[side * WEIGHT_KINDS + W_CARD]! += careful - pitchWeight[w]!;
+      pitchWeight[w] = careful;
+    }
+    if ((entry & STATE_PITCH_CAME_ON) !== 0) {
+      const w = (side * WEIGHT_KINDS + W_OFF) * XI_SIZE + i;
+      totals[side * WEIGHT_KINDS + W_OFF]! -= pitchWeight[w]!;
+      pitchWeight[w] = 0;
+    }
+  }
+  // Choice 0 of the side: the same list every draw of the range.
+  const entry = side * XI_CHOICES * XI_CHOICES;
+  if (benchRange[entry] !== rangeNumber) {
+    const length = fx[at + ST_BENCH_LENGTH]! | 0;
+    for (let i = 0; i < length; i++) benchSlots[entry * MAX_SUBSTITUTES + i] = fx[at + ST_BENCH + i]! | 0;
+    benchLength[entry] = length;
+    benchRange[entry] = rangeNumber;
+  }
+  drawBench[side] = entry;
+  strengthBucket[side] = fx[at + ST_STRENGTH]! | 0;
+}
+
+/**
+ * The rest of an in-play run's set-up: the state's score, red cards and substitutions made, the cells
+ * they give, its score state counted from its step, the shots counted from there. The first goal from
+ * here is the next goal; a side trailing now has trailed.
+ */
+function startFromState(st: DrawState): void {
+  const fx = st.fx;
+  for (let side = 0; side < 2; side++) {
+    const at = stateBase(side);
+    score[side] = fx[at + ST_GOALS]! | 0;
+    sentOff[side] = fx[at + ST_SENT_OFF]! | 0;
+    subsUsed[side] = fx[at + ST_SUBSTITUTIONS]! | 0;
+    shotFrom[side] = st.startStep;
+  }
+  updateCells();
+  const home = score[HOME]!;
+  const away = score[AWAY]!;
+  const state = home > away ? STATE_HOME_LEADING : home === away ? STATE_LEVEL : STATE_AWAY_LEADING;
+  st.state = state;
+  st.firstGoal = -1;
+  st.trailed = (home < away ? 1 : 0) | (away < home ? 2 : 0);
+  if (state !== STATE_AWAY_LEADING) st.counters[C_STEP_STATE + state * STEPS + st.startStep]!++;
 }
 
 /**
@@ -1090,7 +1215,7 @@ function showYellow(st: DrawState, side: number, at: number, step: number): void
   const booked = pitch[side * XI_SIZE + at]!;
   const p = side * PLAYER_SLOTS + booked;
   addRecord(st, p, RECORD_YELLOW);
-  const yellows = (record[p]! >>> 16) & 0xff;
+  const yellows = ((record[p]! >>> 16) & 0xff) + bookedBefore[p]!;
   st.counters[playerCounterBase(side, booked) + P_YELLOWS]!++;
   if (st.path !== null) st.path.events.push({ step, side, type: 'yellow_card', slot: booked });
   if (yellows === 1) {

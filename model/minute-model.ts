@@ -101,6 +101,24 @@ export function scoreDistribution(table: StepProbabilityTable, options: ForwardO
   return { fullTime, halfTime, htFt, maxGoals: options.maxGoals };
 }
 
+/**
+ * The full-time score distribution from an in-play state (docs/model.md "In play"): the score and the
+ * home side's player advantage at the start of step `from`, pushed through the steps left. Goals scored
+ * are in the cells; [home * (maxGoals+1) + away].
+ */
+export function scoreDistributionFrom(
+  table: StepProbabilityTable,
+  state: { home: number; away: number; menAdvantage: number },
+  from: number,
+  maxGoals: number,
+): Float64Array {
+  const g = maxGoals + 1;
+  const start = new Float64Array(g * g * MEN_STATES);
+  const men = Math.max(-MAX_MEN_DIFF, Math.min(MAX_MEN_DIFF, state.menAdvantage));
+  start[stateIndex(g, Math.min(state.home, g - 1), Math.min(state.away, g - 1), men)] = 1;
+  return collapseMen(makePass(table, g).run(start, from, STEPS), g);
+}
+
 export type RedCardCondition = 'none' | 'home' | 'away';
 
 /**

@@ -109,8 +109,9 @@ var<private> home_trailed: bool;
 var<private> away_trailed: bool;
 
 const PITCH_SLOT: u32 = 0xFFu;
-const PITCH_BOOKED: u32 = 1u << 8u;
-const PITCH_SUBSTITUTE: u32 = 1u << 9u;
+// The flags of an in-play state's pitch words (layout.ts "In-play state block"), so set-up copies them.
+const PITCH_BOOKED: u32 = STATE_PITCH_BOOKED;
+const PITCH_SUBSTITUTE: u32 = STATE_PITCH_CAME_ON;
 
 const TALLY_GOAL: u32 = 1u;
 const TALLY_ASSIST: u32 = 1u << 8u;
@@ -557,11 +558,13 @@ fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) 
       let at_player = appearance_of(side, u32(booked));
       appearance_tally[at_player] += TALLY_YELLOW;
       count(player_base(side, u32(booked)) + P_YELLOWS);
-      let yellows = (appearance_tally[at_player] >> 16u) & 0xFFu;
-      if (yellows == 1u) {
+      // Booked before: by an earlier yellow of the draw or in an in-play state (the CPU's record of the
+      // draw's yellows plus bookedBefore).
+      let was_booked = (pitch[side * XI_SIZE + u32(booked_index)] & PITCH_BOOKED) != 0u;
+      if (!was_booked) {
         // A booked player plays with care: their card weight drops for the rest of the draw.
         pitch[side * XI_SIZE + u32(booked_index)] |= PITCH_BOOKED;
-      } else if (yellows == 2u) {
+      } else {
         // A second yellow is a red card.
         count(C_STEP_CARDS + side * STEPS + step);
         send_off(side, booked, booked_index, step);
@@ -629,6 +632,10 @@ fn set_up_draw(draw: u32) -> vec2<u32> {
   for (var side = 0u; side < 2u; side++) {
     let base = side_base(side);
     let mode = fx(base + S_LINEUP_MODE);
+    if (mode == LINEUP_MODE_STATE) {
+      put_state_players_on(side);
+      continue;
+    }
     if (mode == LINEUP_MODE_FIXED) {
       for (var i = 0u; i < XI_SIZE; i++) {
         add_starter(side, fx(base + S_XI + i));
@@ -667,6 +674,16 @@ fn set_up_draw(draw: u32) -> vec2<u32> {
     sub_slots[side * 4u + 1u] = 0u;
     sub_slots[side * 4u + 2u] = 0u;
     sub_slots[side * 4u + 3u] = 0u;
+    if (fx(side_base(side) + S_LINEUP_MODE) == LINEUP_MODE_STATE) {
+      // The state's list: the players who came on, then those still to come (indexed by subs_used).
+      let at = FX_STATE_SIDE_BASE + side * STATE_SIDE_WORDS;
+      let length = min(fx(at + ST_BENCH_LENGTH), STATE_BENCH_SLOTS);
+      for (var i = 0u; i < length; i++) {
+        sub_slots[side * 4u + (i >> 2u)] |= (fx(at + ST_BENCH + i) & 0xFFu) << ((i & 3u) * 8u);
+      }
+      sub_found[side] = length;
+      continue;
+    }
     var found = 0u;
     for (; found < wanted; found++) {
       let slot = next_substitute(side);
@@ -689,6 +706,10 @@ fn set_up_draw(draw: u32) -> vec2<u32> {
   shot_dither = added_word.z;
   count(C_ADDED_TIME + added_first);
   count(C_ADDED_TIME + MAX_ADDED_MINUTES + 1u + added_second);
+  if (fx(FX_STATE_IN_PLAY) != 0u) {
+    start_from_state();
+    return vec2<u32>(added_first, added_second);
+  }
   update_cells();
   state_code = STATE_LEVEL;
   count(C_STEP_STATE + STATE_LEVEL * STEPS);
@@ -696,6 +717,50 @@ fn set_up_draw(draw: u32) -> vec2<u32> {
   home_trailed = false;
   away_trailed = false;
   return vec2<u32>(added_first, added_second);
+}
+
+/**
+ * An in-play run's side with a known XI (putStatePlayersOn): the state's pitch words, flags and all, each
+ * player on since the minutes the state has played; its starting XI's strength bucket.
+ */
+fn put_state_players_on(side: u32) {
+  let at = FX_STATE_SIDE_BASE + side * STATE_SIDE_WORDS;
+  let players = min(fx(at + ST_PITCH_COUNT), XI_SIZE);
+  let played = fx(FX_STATE_MINUTES_PLAYED);
+  for (var i = 0u; i < players; i++) {
+    let entry = fx(at + ST_PITCH + i) & (STATE_PITCH_SLOT | STATE_PITCH_BOOKED | STATE_PITCH_CAME_ON);
+    pitch[side * XI_SIZE + pitch_count[side]] = entry;
+    pitch_count[side] += 1u;
+    add_appearance(side, entry & STATE_PITCH_SLOT, played);
+    starters[side] += 1u;
+  }
+  strength_bucket[side] = min(fx(at + ST_STRENGTH), STRENGTH_BUCKETS - 1u);
+  shot_weight[side] = summed_shot_weight(side);
+}
+
+/** The rest of an in-play run's set-up (startFromState): score, red cards, substitutions made. */
+fn start_from_state() {
+  let start = fx(FX_STATE_STEP);
+  for (var side = 0u; side < 2u; side++) {
+    let at = FX_STATE_SIDE_BASE + side * STATE_SIDE_WORDS;
+    score[side] = i32(fx(at + ST_GOALS));
+    sent_off[side] = fx(at + ST_SENT_OFF);
+    subs_used[side] = fx(at + ST_SUBSTITUTIONS);
+    shot_from[side] = start;
+  }
+  update_cells();
+  state_code = STATE_AWAY_LEADING;
+  if (score[HOME] > score[AWAY]) {
+    state_code = STATE_HOME_LEADING;
+  } else if (score[HOME] == score[AWAY]) {
+    state_code = STATE_LEVEL;
+  }
+  if (state_code < 2u) {
+    count(C_STEP_STATE + state_code * STEPS + min(start, STEPS - 1u));
+  }
+  first_goal_side = -1;
+  home_trailed = score[HOME] < score[AWAY];
+  away_trailed = score[AWAY] < score[HOME];
 }
 
 /** Counts the finished draw (tallyDraw). */
@@ -850,11 +915,17 @@ fn find_next(side: u32, start: u32, first_end: u32, second_end: u32, draw: u32) 
 fn play_events(draw: u32, first_end: u32, second_end: u32) -> vec2<i32> {
   searches[HOME] = 0u;
   searches[AWAY] = 0u;
-  quiet_from[HOME] = 0u;
-  quiet_from[AWAY] = 0u;
-  find_next(HOME, 0u, first_end, second_end, draw);
-  find_next(AWAY, 0u, first_end, second_end, draw);
+  // 0 before a match; an in-play run's first step.
+  let start = fx(FX_STATE_STEP);
+  quiet_from[HOME] = start;
+  quiet_from[AWAY] = start;
+  find_next(HOME, start, first_end, second_end, draw);
+  find_next(AWAY, start, first_end, second_end, draw);
   var half_time = vec2<i32>(-1, -1);
+  // A run from the second half: its state's half-time score (halfTimeAtStart).
+  if (fx(FX_STATE_IN_PLAY) != 0u && start >= SECOND_HALF_START) {
+    half_time = vec2<i32>(i32(fx(FX_STATE_HALF_TIME_HOME)), i32(fx(FX_STATE_HALF_TIME_AWAY)));
+  }
   // Each side plays at most one event per step, so a valid draw ends within 2 * STEPS events; the
   // bound makes malformed hazard tables end the draw too.
   for (var events = 0u; events < MAX_EVENTS_PER_DRAW; events++) {

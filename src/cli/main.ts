@@ -129,6 +129,7 @@ const RUNNERS: Record<string, Runner> = {
   },
   'model fit': ({ flags }) => modelCommand('fit', flags),
   'model backtest': ({ flags }) => modelCommand('backtest', flags),
+  'model backtest-in-play': ({ flags }) => inPlayBacktestCommand(flags),
   projection: ({ flags }) => projectionCommand(flags),
   'projection backtest': ({ flags }) => projectionBacktestCommand(flags),
   'market backtest': ({ flags }) => marketBacktestCommand(flags),
@@ -254,10 +255,25 @@ async function simulateCommand(flags: Flags): Promise<Output> {
   return withOperations(async (ops) => {
     const document = await ops.simulate(args);
     const { fixture } = document;
-    const head = `${fixture.home.name} - ${fixture.away.name}, ${fixture.kickoff}: ${args.draws.toLocaleString('en-US')} draws`;
+    const from = document.state
+      ? `, from ${document.state.minute}' at ${document.state.score.home}-${document.state.score.away}`
+      : '';
+    const head = `${fixture.home.name} - ${fixture.away.name}, ${fixture.kickoff}: ${args.draws.toLocaleString('en-US')} draws${from}`;
     const rows = simulate.simulationRows(document);
     const columns = Object.keys(rows[0] ?? {}).map((key) => [key, key] as const);
     return { value: { ...document }, human: `${head}\n${table(rows, columns)}` };
+  });
+}
+
+/** `model backtest-in-play`: offline, on ../shared/data (or --data); the in-play forecasts from half time. */
+async function inPlayBacktestCommand(flags: Flags): Promise<Output> {
+  const { heldOutSeasons } = backtestKnobs(flags);
+  const { resolveDataDir } = await import('../../model/data-dir.js');
+  const { backtestInPlay } = await import('../../model/in-play-backtest.js');
+  const onProgress = (message: string) => console.error(message);
+  const dataDir = resolveDataDir(flags.data);
+  return shown({
+    ...(await backtestInPlay({ dataDir, onProgress, ...(heldOutSeasons ? { heldOutSeasons } : {}) })),
   });
 }
 

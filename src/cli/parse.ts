@@ -44,6 +44,10 @@ export const FLAGS = {
   total: { type: 'string' },
   fit: { type: 'string' },
   'margin-method': { type: 'string' },
+  // simulate from an in-play state (docs/api.md §4.3, "In play")
+  'from-minute': { type: 'string' },
+  score: { type: 'string' },
+  'red-cards': { type: 'string' },
   // results fetch (docs/feed.md, "Getting results")
   league: { type: 'string' },
   to: { type: 'string' },
@@ -113,6 +117,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     ['data', 'draws', 'every', 'threads', 'seasons', 'model-version'],
   ),
   spec(
+    'model backtest-in-play',
+    '[--data DIR] [--seasons 2018,2019,...]',
+    'walk-forward backtest of in-play forecasts from the half-time score, beside a Poisson baseline and the pre-match forecast',
+    ['data', 'seasons'],
+  ),
+  spec(
     'projection',
     '--competition ID [--seasons N]',
     'a season projection of a competition on this database: title, zone and place odds (no charge)',
@@ -120,9 +130,9 @@ export const COMMANDS: readonly CommandSpec[] = [
   ),
   spec(
     'simulate',
-    '--fixture ID [--draws N] [--odds H,D,A [--total OVER,UNDER] [--fit exact|supremacy] [--margin-method M]]',
-    'one simulation on this database (no charge), fitted to bookmaker odds when given',
-    ['fixture', 'draws', 'odds', 'total', 'fit', 'margin-method'],
+    '--fixture ID [--draws N] [--odds H,D,A [--total OVER,UNDER] [--fit exact|supremacy] [--margin-method M]] [--from-minute M [--score H-A] [--red-cards H-A]]',
+    'one simulation on this database (no charge), fitted to bookmaker odds when given, from an in-play state when given',
+    ['fixture', 'draws', 'odds', 'total', 'fit', 'margin-method', 'from-minute', 'score', 'red-cards'],
   ),
   spec(
     'market backtest',

@@ -9,7 +9,7 @@ import { buildSimulationDocument, SAMPLE_PATHS } from '../engine/document.js';
 import type { SimulationDocument } from '../engine/document-schema.js';
 import { loadModelStatus } from '../engine/model-status.js';
 import { seedFromHex } from '../engine-contract/layout.js';
-import { MARKET_FITS, type MarketFitKind } from '../engine-contract/match-inputs.js';
+import { type FromState, MARKET_FITS, type MarketFitKind } from '../engine-contract/match-inputs.js';
 import { defaultModelParams } from '../engine-contract/model-params.js';
 import { MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from '../engine-contract/run.js';
 import { hasInputs, loadFixtures } from '../fixtures/fixture-record.js';
@@ -17,6 +17,7 @@ import { resolveLineups } from '../fixtures/lineups.js';
 import { buildMatchInputs } from '../fixtures/match-inputs.js';
 import { MARGIN_METHODS, type MarginMethod } from '../market/margin-removal.js';
 import { checkMarketReachable, type MarketRequest, marketInputs } from '../simulations/market-request.js';
+import { checkFromState } from '../simulations/state-request.js';
 
 export class SimulateArgumentError extends Error {}
 
@@ -24,6 +25,30 @@ export interface SimulateArguments {
   fixtureId: number;
   draws: number;
   market?: MarketRequest;
+  /** The in-play state to run from (inPlayArguments). */
+  fromState?: FromState;
+}
+
+/** `--from-minute M [--score H-A] [--red-cards H-A]`: the in-play state (docs/api.md §4.3, "In play"). */
+export function inPlayArguments(flags: InPlayFlags): FromState | undefined {
+  const minute = flags['from-minute'];
+  if (minute === undefined) {
+    if (flags.score !== undefined || flags['red-cards'] !== undefined)
+      throw new SimulateArgumentError('--score and --red-cards go with --from-minute');
+    return undefined;
+  }
+  const pair = (value: string | undefined, flag: string) => {
+    if (value === undefined) return { home: 0, away: 0 };
+    const match = /^(\d{1,2})-(\d{1,2})$/.exec(value.trim());
+    if (!match) throw new SimulateArgumentError(`--${flag} takes home-away counts, e.g. 1-0`);
+    return { home: Number(match[1]), away: Number(match[2]) };
+  };
+  const redCards = pair(flags['red-cards'], 'red-cards');
+  return {
+    minute,
+    score: pair(flags.score, 'score'),
+    ...(redCards.home + redCards.away > 0 ? { red_cards: redCards } : {}),
+  };
 }
 
 function oddsList(value: string, flag: string, count: number): number[] {
@@ -35,14 +60,17 @@ function oddsList(value: string, flag: string, count: number): number[] {
 }
 
 /** The command's flags as arguments; a mistake is a SimulateArgumentError (the CLI's usage error). */
-export function simulateArguments(flags: {
-  fixture?: string | undefined;
-  draws?: string | undefined;
-  odds?: string | undefined;
-  total?: string | undefined;
-  fit?: string | undefined;
-  'margin-method'?: string | undefined;
-}): SimulateArguments {
+export function simulateArguments(flags: MarketFlags & InPlayFlags): SimulateArguments {
+  const fromState = inPlayArguments(flags);
+  return { ...marketArguments(flags), ...(fromState ? { fromState } : {}) };
+}
+
+type MarketFlags = {
+  [flag in 'fixture' | 'draws' | 'odds' | 'total' | 'fit' | 'margin-method']?: string | undefined;
+};
+type InPlayFlags = { [flag in 'from-minute' | 'score' | 'red-cards']?: string | undefined };
+
+function marketArguments(flags: MarketFlags): SimulateArguments {
   const fixtureId = Number(flags.fixture);
   if (!Number.isSafeInteger(fixtureId) || fixtureId < 1)
     throw new SimulateArgumentError('--fixture must be a fixture id');
@@ -83,6 +111,10 @@ export async function operatorSimulation(sql: Sql, args: SimulateArguments): Pro
     match.market = market;
     const fitted = { ...match, market };
     checkMarketReachable(fitted, marketFitOfInputs(fitted, defaultModelParams), '');
+  }
+  if (args.fromState) {
+    match.from_state = args.fromState;
+    checkFromState(match, fixture, defaultModelParams, '');
   }
   const compiled = compileFixture(match, defaultModelParams);
   const seed = seedFromHex('0000000000000053');

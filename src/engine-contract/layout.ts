@@ -170,6 +170,8 @@ export const FX_SIDE_BASE = FX_ASSIST_THRESHOLD + 1;
 export const LINEUP_MODE_PREDICTED = 0; // goalkeeper slot (1 pick) + outfield (10 picks), systematic sampling
 export const LINEUP_MODE_PREDICTED_UNLABELLED = 1; // no goalkeeper labelled: 11 picks over the whole squad
 export const LINEUP_MODE_FIXED = 2; // announced or custom: S_XI holds the 11 slots
+/** A run from an in-play state (below): the side's players on the pitch are the state block's. */
+export const LINEUP_MODE_STATE = 3;
 /**
  * Predicted XIs use systematic (Madow) sampling, which keeps each player's start probability exact:
  * candidates in S_*_ORDER own consecutive tick intervals [cum[i-1], cum[i]) of length
@@ -211,7 +213,49 @@ export const S_IS_KEEPER = S_SUB_OFF_WEIGHT + PLAYER_SLOTS; // 1 for a labelled 
 /** Card weight once booked: a booked player plays with care (replaces S_CARD_WEIGHT after a yellow). */
 export const S_BOOKED_CARD_WEIGHT = S_IS_KEEPER + PLAYER_SLOTS;
 export const SIDE_WORDS = S_BOOKED_CARD_WEIGHT + PLAYER_SLOTS;
-export const FIXTURE_WORDS = FX_SIDE_BASE + SIDES * SIDE_WORDS;
+
+// In-play state block (docs/model.md "In play"), after the side blocks: a run that starts at step
+// FX_STATE_STEP with the state's score, red cards, substitutions and bookings. All 0 for a pre-match
+// run. The compile writes it (src/engine/compile-state.ts) and conditions FX_ADDED_TIME_* on the step
+// being played when it lies in added time.
+export const FX_STATE = FX_SIDE_BASE + SIDES * SIDE_WORDS;
+/** 1 when the run starts from a state. */
+export const FX_STATE_IN_PLAY = FX_STATE;
+/** The first step the run plays. */
+export const FX_STATE_STEP = FX_STATE + 1;
+/** Regular minutes played before it (added time counts none), subtracted from each player's minutes. */
+export const FX_STATE_MINUTES_PLAYED = FX_STATE + 2;
+/** A state in the second half: the half-time score, the draws' half-time score (0 otherwise). */
+export const FX_STATE_HALF_TIME_HOME = FX_STATE + 3;
+export const FX_STATE_HALF_TIME_AWAY = FX_STATE + 4;
+export const FX_STATE_SIDE_BASE = FX_STATE + 5;
+// Per side, at FX_STATE_SIDE_BASE + side * STATE_SIDE_WORDS:
+export const ST_GOALS = 0;
+/** Red cards so far (the players named among them are off the pitch list). */
+export const ST_SENT_OFF = 1;
+export const ST_SUBSTITUTIONS = 2;
+/** LINEUP_MODE_STATE sides: the strength bucket of the side's starting XI. */
+export const ST_STRENGTH = 3;
+/** LINEUP_MODE_STATE sides: the players on the pitch, in pitch-list order. */
+export const ST_PITCH_COUNT = 4;
+/** XI_SIZE words: slot | STATE_PITCH_BOOKED (on a yellow card) | STATE_PITCH_CAME_ON (not taken off again). */
+export const ST_PITCH = 5;
+export const STATE_PITCH_SLOT = 0xff;
+export const STATE_PITCH_BOOKED = 1 << 8;
+export const STATE_PITCH_CAME_ON = 1 << 9;
+/**
+ * LINEUP_MODE_STATE sides: the substitutes in the order they come on, indexed by substitutions made (the
+ * first ST_SUBSTITUTIONS entries are the players who came on), ST_BENCH_LENGTH of them.
+ */
+export const ST_BENCH_LENGTH = ST_PITCH + XI_SIZE;
+export const STATE_BENCH_SLOTS = 5;
+export const ST_BENCH = ST_BENCH_LENGTH + 1;
+export const STATE_SIDE_WORDS = ST_BENCH + STATE_BENCH_SLOTS;
+export const FIXTURE_WORDS = FX_STATE_SIDE_BASE + SIDES * STATE_SIDE_WORDS;
+
+export function stateBase(side: number): number {
+  return FX_STATE_SIDE_BASE + side * STATE_SIDE_WORDS;
+}
 
 export function sideBase(side: number): number {
   return FX_SIDE_BASE + side * SIDE_WORDS;

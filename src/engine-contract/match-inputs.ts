@@ -129,6 +129,31 @@ export const marketInputsSchema = z.object({
 });
 export type MarketInputs = z.infer<typeof marketInputsSchema>;
 
+const playerIds = z.array(z.number().int());
+const perSide = <T extends z.ZodTypeAny>(schema: T) => z.object({ home: schema, away: schema });
+const goalCount = z.number().int().min(0).max(30);
+
+/**
+ * An in-play state (docs/model.md "In play"): the run plays the match from the start of `minute` (the
+ * timeline's label of the first step still to play, "67" or "45+2") with what happened before it.
+ * `red_cards` counts every red card (default: the players named in `sent_off`); players are named by
+ * player_id, and naming any needs the side's XI (an announced or custom lineup). Checked against the
+ * fixture by src/engine/compile-state.ts stateIssues.
+ */
+export const fromStateSchema = z.object({
+  minute: z.string().max(8),
+  score: perSide(goalCount),
+  red_cards: perSide(z.number().int().min(0).max(11)).optional(),
+  sent_off: perSide(playerIds).optional(),
+  substitutions: perSide(
+    z.array(z.object({ off: z.number().int(), on: z.number().int() })).max(PLAYER_SLOTS),
+  ).optional(),
+  booked: perSide(playerIds).optional(),
+  /** A minute in the second half: the half-time score (default: the state's score). */
+  half_time: perSide(goalCount).optional(),
+});
+export type FromState = z.infer<typeof fromStateSchema>;
+
 export const matchInputsSchema = z
   .object({
     fixture_id: z.number().int(),
@@ -141,6 +166,8 @@ export const matchInputsSchema = z
     profile: competitionProfileSchema.optional(),
     /** The market the run is fitted to; absent for an unfitted run. */
     market: marketInputsSchema.optional(),
+    /** The in-play state the run starts from; absent for a pre-match run. */
+    from_state: fromStateSchema.optional(),
     home: sideInputsSchema,
     away: sideInputsSchema,
   })

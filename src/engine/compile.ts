@@ -24,6 +24,7 @@ import type { ModelParams } from '../engine-contract/model-params.js';
 import { type Calibration, eventRates } from './compile-calibration.js';
 import { compileSide } from './compile-lineups.js';
 import { addedTimeModel, type EventRates, probabilityThreshold, thresholdTable } from './compile-rates.js';
+import { compileState } from './compile-state.js';
 import {
   createFitWork,
   type FitWork,
@@ -302,6 +303,9 @@ function compileTables(
     ratedGoals = { home: marketFit.ratedGoals[0], away: marketFit.ratedGoals[1] };
   }
   const thresholds = thresholdTable(rates, strengthMultipliers, into.thresholds);
+  // After the fit, which reads the sides' pre-match lineups: a fitted in-play run keeps the fit of the
+  // match (docs/model.md "In play").
+  compileState(fixture, inputs, params, added);
 
   return {
     compiled: {

@@ -9,6 +9,7 @@ import {
   PLAYER_POSITIONS,
   teamLabelSchema,
 } from '../engine-contract/match-inputs.js';
+import { stateSectionSchema } from './document-state.js';
 import { calibrationSectionSchema, valueSectionSchema } from './document-value.js';
 
 export const SIMULATION_SCHEMA = 'vendor.simulation.v1';
@@ -36,7 +37,8 @@ export const sideLineupSchema = z.object({
   xi: z.array(lineupPlayerSchema),
   bench: z.array(lineupPlayerSchema),
 });
-const stepSeries = z.array(z.number().min(0)).length(STEPS);
+/** One value per step played: all STEPS before a match, from the state's step on in play. */
+const stepSeries = z.array(z.number().min(0)).min(1).max(STEPS);
 const sampleEventSchema = z.object({
   minute_label: z.string(),
   team: teamKey,
@@ -115,8 +117,9 @@ export const simulationDocumentSchema = z.object({
     ),
   }),
   timeline: z.object({
-    steps: z.literal(STEPS),
-    minute_label: z.array(z.string()).length(STEPS),
+    /** STEPS before a match; the steps from the state's on in an in-play run. */
+    steps: z.number().int().min(1).max(STEPS),
+    minute_label: z.array(z.string()).min(1).max(STEPS),
     home: z.object({ goals: stepSeries, cards: stepSeries }),
     away: z.object({ goals: stepSeries, cards: stepSeries }),
     score_state: z.object({ home_leading: stepSeries, level: stepSeries, away_leading: stepSeries }),
@@ -198,6 +201,8 @@ export const simulationDocumentSchema = z.object({
   calibration: calibrationSectionSchema.optional(),
   /** The run's prices against the request's offered_odds, keyed as they were. Absent without offered_odds. */
   value: valueSectionSchema.optional(),
+  /** The in-play state the run started from (docs/api.md §2.3). Absent for a pre-match run. */
+  state: stateSectionSchema.optional(),
 });
 export type SimulationDocument = z.infer<typeof simulationDocumentSchema>;
 

@@ -62,6 +62,7 @@ import {
   toProbabilities,
 } from './document-markets.js';
 import { SIMULATION_SCHEMA, type SimulationDocument, type sideLineupSchema } from './document-schema.js';
+import { startStepOf, stateSection } from './document-state.js';
 import { calibrationSection, valueSection } from './document-value.js';
 import type { MarketFit } from './market-fit.js';
 import type { ModelStatus } from './model-status.js';
@@ -114,8 +115,10 @@ export function buildSimulationDocument(input: SimulationDocumentInput): Simulat
   const ftCounts = countGrid(counts, C_FT_GRID);
   const htCounts = countGrid(counts, C_HT_GRID);
   const result = resultOf(ftCounts, draws);
-  const expectedHome = counts[C_TEAM + HOME * TEAM_COUNTERS + TEAM_GOALS]! / draws;
-  const expectedAway = counts[C_TEAM + AWAY * TEAM_COUNTERS + TEAM_GOALS]! / draws;
+  // In play: the state's score and the goals still to come (the engines count goals from the state).
+  const scored = inputs.from_state?.score ?? { home: 0, away: 0 };
+  const expectedHome = scored.home + counts[C_TEAM + HOME * TEAM_COUNTERS + TEAM_GOALS]! / draws;
+  const expectedAway = scored.away + counts[C_TEAM + AWAY * TEAM_COUNTERS + TEAM_GOALS]! / draws;
   const players = playerSummaries(inputs, counts, draws);
   const marketSection = markets(ftCounts, draws);
   const halfTimeSection = halfTime(counts, htCounts, draws);
@@ -139,7 +142,7 @@ export function buildSimulationDocument(input: SimulationDocumentInput): Simulat
     },
     markets: marketSection,
     half_time: halfTimeSection,
-    timeline: timeline(counts, draws),
+    timeline: timeline(counts, draws, startStepOf(inputs.from_state)),
     goal_events: goalEvents(counts, draws, players),
     players,
     lineups: {
@@ -172,6 +175,7 @@ export function buildSimulationDocument(input: SimulationDocumentInput): Simulat
           ),
         }
       : {}),
+    ...(inputs.from_state ? { state: stateSection(inputs.from_state, counts, draws) } : {}),
   };
 }
 
@@ -208,28 +212,30 @@ function leagueProfileBasis(
 /** Every step's minute label, made once: each document's timeline lists all 110. */
 const MINUTE_LABELS: readonly string[] = Array.from({ length: STEPS }, (_, step) => minuteLabel(step));
 
-function timeline(counts: Uint32Array, draws: number): SimulationDocument['timeline'] {
+/** The timeline from step `from` on (0 before a match; an in-play run's state step). */
+function timeline(counts: Uint32Array, draws: number, from: number): SimulationDocument['timeline'] {
   // Plain loops: Array.from({ length }, f) walks its array-like through the generic path, and a
   // document has seven of these series (docs/decisions.md §6, "What a job costs the host").
+  const length = STEPS - from;
   const series = (at: number) => {
-    const values = new Array<number>(STEPS);
-    for (let step = 0; step < STEPS; step++) values[step] = counts[at + step]! / draws;
+    const values = new Array<number>(length);
+    for (let step = 0; step < length; step++) values[step] = counts[at + from + step]! / draws;
     return values;
   };
   const homeLeading = series(C_STEP_STATE + STATE_HOME_LEADING * STEPS);
   const level = series(C_STEP_STATE + STATE_LEVEL * STEPS);
   // Away leading is what remains; computed from counts so the three sum to 1 exactly in count space.
-  const awayLeading = new Array<number>(STEPS);
-  for (let step = 0; step < STEPS; step++) {
+  const awayLeading = new Array<number>(length);
+  for (let step = 0; step < length; step++) {
     awayLeading[step] =
       (draws -
-        counts[C_STEP_STATE + STATE_HOME_LEADING * STEPS + step]! -
-        counts[C_STEP_STATE + STATE_LEVEL * STEPS + step]!) /
+        counts[C_STEP_STATE + STATE_HOME_LEADING * STEPS + from + step]! -
+        counts[C_STEP_STATE + STATE_LEVEL * STEPS + from + step]!) /
       draws;
   }
   return {
-    steps: STEPS,
-    minute_label: MINUTE_LABELS.slice(),
+    steps: length,
+    minute_label: MINUTE_LABELS.slice(from),
     home: { goals: series(C_STEP_GOALS + HOME * STEPS), cards: series(C_STEP_CARDS + HOME * STEPS) },
     away: { goals: series(C_STEP_GOALS + AWAY * STEPS), cards: series(C_STEP_CARDS + AWAY * STEPS) },
     score_state: { home_leading: homeLeading, level, away_leading: awayLeading },

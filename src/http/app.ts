@@ -34,6 +34,7 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerOddsRoutes } from './routes/odds.js';
 import { registerPlaygroundRoutes } from './routes/playground.js';
 import { registerProjectionRoutes } from './routes/projections.js';
+import { registerSimulationPathRoutes } from './routes/simulation-path.js';
 import { registerSimulationReadRoutes } from './routes/simulation-reads.js';
 import { registerSimulationRoutes } from './routes/simulations.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
@@ -120,6 +121,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerAdminRoutes(app, deps, keyCache);
   registerSimulationRoutes(app, deps);
   registerSimulationReadRoutes(app, deps);
+  registerSimulationPathRoutes(app, deps);
   registerProjectionRoutes(app, deps);
   registerWebhookRoutes(app, deps);
   registerFixtureRoutes(app, deps, fixtureCache);

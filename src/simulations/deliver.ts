@@ -18,6 +18,7 @@ import {
   type SimulationResult,
 } from '../results/result-store.js';
 import { retryAfterSeconds } from './retry-advice.js';
+import type { RunPayload } from './run-payload.js';
 import type { SimulationDeps } from './types.js';
 
 /** What delivery needs: the database, the ledger, the clock, and the engine for retry advice. */
@@ -258,7 +259,8 @@ async function previousDelivery(
 }
 
 /** What a delivery's fixture summary says of its run. */
-export type SummaryFacts = Pick<Job, 'scope' | 'mode' | 'fixtureId' | 'dataVersion' | 'draws'>;
+/** `inputs`: the job's payload, or its `{request}` part (an in-play run records no summary). */
+export type SummaryFacts = Pick<Job, 'scope' | 'mode' | 'fixtureId' | 'dataVersion' | 'draws' | 'inputs'>;
 
 /** What a delivery's fixture summary is made of. */
 export interface SummarySource {
@@ -273,6 +275,7 @@ export interface SummarySource {
  */
 export function summaryOf({ job, delivery, result }: SummarySource): FixtureSummary | null {
   if (job.scope !== 'shared' || job.mode !== 'live') return null;
+  if ((job.inputs as Partial<RunPayload> | null)?.request?.in_play) return null;
   return {
     fixtureId: job.fixtureId,
     dataVersion: job.dataVersion,

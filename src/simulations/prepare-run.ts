@@ -16,6 +16,7 @@ import { TEST_KEY_MAX_DRAWS } from '../limits/plans.js';
 import { checkMarketReachable, marketFitFor, marketInputs, offeredOdds } from './market-request.js';
 import type { RunPayload } from './run-payload.js';
 import { type PreloadedFixtures, selectFixture } from './select-fixture.js';
+import { checkFromState } from './state-request.js';
 import type { FixtureSelector, SimulationDeps } from './types.js';
 
 /** A run's non-blocking warnings: its lineups', and a test key's capped draws. */
@@ -86,15 +87,21 @@ export async function prepareRun(
     const fitted = { ...match, market };
     checkMarketReachable(fitted, await marketFitFor(deps.engine, fitted), prefix);
   }
+  // An in-play state is checked against the fixture before anything is held (docs/api.md §4.3).
+  if (selector.from_state) {
+    match.from_state = selector.from_state;
+    checkFromState(match, fixture, defaultModelParams, prefix);
+  }
   // Identical shared inputs reuse one result (docs/decisions.md §6); the seed follows the inputs, so the
   // same inputs give the same document. Test keys run on the CPU engine and keep their own results. A
   // market fitted to is an input; offered odds change only the value section, so they key the cached
-  // document, not the seed.
+  // document, not the seed. An in-play state is an input too.
   const identity = JSON.stringify({
     inputs: resolved.inputsForScope,
     draws,
     model: defaultModelParams.model_version,
     ...(market ? { market } : {}),
+    ...(selector.from_state ? { from_state: selector.from_state } : {}),
   });
   const inputsHash = sha256(identity);
   const owner = resolved.scope === 'private' ? caller.org.id : 'shared';
@@ -115,6 +122,7 @@ export async function prepareRun(
         inputs: resolved.inputs,
         warnings,
         inputs_hash: `sha256:${inputsHash}`,
+        ...(selector.from_state ? { in_play: true as const } : {}),
       },
     },
   };

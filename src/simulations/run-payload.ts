@@ -9,5 +9,10 @@ export interface RunPayload extends JobPayload {
     inputs: ResolvedLineups['inputs'];
     warnings: string[];
     inputs_hash: string;
+    /**
+     * A run from an in-play state: the end of a match, not its forecast, so its delivery leaves the
+     * fixture's summary (the latest pre-match simulation, docs/api.md §2.2) as it was.
+     */
+    in_play?: true;
   };
 }

@@ -45,8 +45,9 @@ export async function selectFixture(
     const stored = preloaded?.has(fixtureId)
       ? preloaded.get(fixtureId)!
       : await reads.fixtures?.fixture(fixtureId);
-    if (stored !== undefined) return fixtureForSale(stored, fixtureId, now);
-    return getFixtureForSale(reads.sql, fixtureId, now);
+    const inPlay = selector.from_state !== undefined;
+    if (stored !== undefined) return fixtureForSale(stored, fixtureId, now, inPlay);
+    return getFixtureForSale(reads.sql, fixtureId, now, inPlay);
   }
   for (const side of ['home', 'away'] as const) {
     if (selector[side] === undefined) {

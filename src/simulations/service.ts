@@ -10,6 +10,7 @@ import { batchStatus, batchSummary } from './batch-status.js';
 import { cancelBatch } from './cancel-batch.js';
 import { deliverResult, pendingOutcome } from './deliver.js';
 import { listSimulationBatches, listSimulationJobs } from './listings.js';
+import { type PathRequest, quotePath, submitPath } from './path-request.js';
 import { quote } from './quote.js';
 import { retrieveSimulation } from './retrieve.js';
 import { retryAfterSeconds } from './retry-advice.js';
@@ -22,6 +23,8 @@ export function makeSimulationService(deps: SimulationDeps) {
     quote: (caller: Caller, request: SimulationRequest) => quote(deps, caller, request),
     submit: (ctx: CallContext, request: SimulationRequest) => submitSimulation(deps, ctx, request),
     submitBatch: (ctx: CallContext, request: BatchRequest) => submitBatch(deps, ctx, request),
+    quotePath: (caller: Caller, request: PathRequest) => quotePath(deps, caller, request),
+    submitPath: (ctx: CallContext, request: PathRequest) => submitPath(deps, ctx, request),
     result: (ctx: CallContext, jobId: string, reservationId: string) =>
       deliverResult(deps, ctx, jobId, reservationId),
     batchStatus: (ctx: CallContext, batchId: string) => batchStatus(deps, ctx, batchId),

@@ -139,6 +139,7 @@ function refuseRepeatedSelectors(selectors: readonly FixtureSelector[]): void {
       selector.lineups ?? null,
       selector.market ?? null,
       selector.offered_odds ?? null,
+      selector.from_state ?? null,
     ]);
     const first = seen.get(key);
     if (first !== undefined) {

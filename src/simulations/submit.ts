@@ -149,6 +149,7 @@ async function submitCacheHit(
         fixtureId: run.fixture.fixtureId,
         dataVersion: run.fixture.dataVersion,
         draws: run.draws,
+        inputs: run.payload,
       },
       delivery,
       result,

@@ -4,7 +4,7 @@
 import type { Ledger } from '../billing/ledger.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import type { MarketFit } from '../engine/market-fit.js';
-import type { MarketInputs, MatchInputs } from '../engine-contract/match-inputs.js';
+import type { FromState, MarketInputs, MatchInputs } from '../engine-contract/match-inputs.js';
 import type { LineupsRequest } from '../fixtures/lineups.js';
 import type { FixtureReadCache } from '../fixtures/read-cache.js';
 import type { IdempotencyRecord } from '../idempotency/store.js';
@@ -30,6 +30,8 @@ export interface FixtureSelector {
   market?: MarketRequest | undefined;
   /** Odds offered to the client, priced in the document's value section. */
   offered_odds?: OfferedOdds | undefined;
+  /** The in-play state to simulate the rest of the match from (state-request.ts). */
+  from_state?: FromState | undefined;
 }
 
 export interface SimulationRequest extends FixtureSelector {

@@ -379,6 +379,35 @@ describe.skipIf(!present)('in chromium', () => {
     await page.close();
   }, 240_000);
 
+  it('runs a win-probability path of the chosen fixture and draws the worm with its events marked', async () => {
+    const page = await openPage();
+    await page.goto(`${demo.baseUrl}/playground`);
+    await page.fill('#key', demo.testKey);
+    await page.click('#load-fixtures');
+    await expect.poll(() => page.locator('#fixture option').count()).toBeGreaterThan(1);
+    await page.fill('#path-through', '60');
+    await page.fill('#path-draws', '100');
+    await page.click('#path-quote');
+    await expect.poll(() => page.locator('#path-summary').textContent()).toContain('70 minutes × 100 draws');
+    await page.click('#path-run');
+    await page.locator('#chart-worm svg').waitFor({ timeout: 120_000 });
+    // Home win, draw and away win stacked; the goal at 30 and the red card at 60 marked (the goal at 75
+    // lies past the path's last minute).
+    expect(await page.locator('#chart-worm svg polygon').count()).toBe(3);
+    expect(await page.locator('#chart-worm svg [data-event]').count()).toBe(2);
+    expect(await page.locator('#path-summary').textContent()).toMatch(/^70 minutes; at 60': home/);
+    expect(await layoutProblems(page)).toEqual([]);
+    expect(await textSizeProblems(page)).toEqual([]);
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await layoutProblems(page)).toEqual([]);
+    expect(await textSizeProblems(page)).toEqual([]);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    mkdirSync(OUTPUT, { recursive: true });
+    await page.locator('#path-title').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: new URL('playground-path.png', OUTPUT).pathname });
+    await page.close();
+  }, 240_000);
+
   it('lists every market with its fair price, downloads JSON and CSV, shares a run and compares two', async () => {
     const fixtureId = await freshFixtureId();
     const page = await openPage();

@@ -35,4 +35,31 @@ describe('matchsim simulate', () => {
     expect(stray.code).toBe(2);
     expect(stray.stderr).toContain('go with --odds');
   });
+
+  // Fixture 1040 of the demo finished 0-2.
+  it('runs from an in-play state: --from-minute 67 --score 0-1 --red-cards 0-1', async () => {
+    const args = ['simulate', '--fixture', '1040', '--draws', '1000', '--from-minute', '67'];
+    const json = await matchsim([...args, '--score', '0-1', '--red-cards', '0-1', '--json']);
+    expect(json.code, json.stderr).toBe(0);
+    const document = JSON.parse(json.stdout);
+    expect(document.state).toMatchObject({
+      minute: '67',
+      score: { home: 0, away: 1 },
+      red_cards: { home: 0, away: 1 },
+    });
+    expect(document.timeline.minute_label[0]).toBe('67');
+    expect(document.result.away_win).toBeGreaterThan(document.result.home_win);
+    const contradicts = await matchsim([...args, '--score', '1-0']);
+    expect(contradicts.code).not.toBe(0);
+    expect(contradicts.stderr).toContain('from_state.score.home');
+    const table = await matchsim([...args, '--score', '0-2']);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout.split('\n')[0]).toContain("from 67' at 0-2");
+    const outside = await matchsim(['simulate', '--fixture', '1040', '--from-minute', '95']);
+    expect(outside.code).not.toBe(0);
+    expect(outside.stderr).toContain('from_state.minute');
+    const stray = await matchsim(['simulate', '--fixture', '1040', '--score', '1-0']);
+    expect(stray.code).toBe(2);
+    expect(stray.stderr).toContain('go with --from-minute');
+  });
 });

@@ -121,6 +121,21 @@ describe('the typed client', () => {
     );
     expect(cancelled.counts).toMatchObject({ cancelled: 0, delivered: 1 });
 
+    // A win-probability path, quoted and queued: a batch of in-play runs, one a minute, read as a batch.
+    const pathBody = {
+      fixture_id: second.fixture_id,
+      events: [{ minute: '10', type: 'goal' as const, team: 'away' as const }],
+      through: '12',
+      draws: 100,
+    };
+    const pathQuote = unwrap(await client.POST('/v1/simulations/path/quote', { body: pathBody }));
+    expect([pathQuote.steps, pathQuote.price.draws]).toEqual([12, 1200]);
+    const pathBatch = unwrap(await client.POST('/v1/simulations/path', { body: pathBody }));
+    const minutes = [];
+    for await (const result of batchResults(client, pathBatch.batch_id, { intervalMs: 250 }))
+      minutes.push(result);
+    expect(minutes.map((m) => m.custom_id)).toEqual(Array.from({ length: 12 }, (_, i) => String(i + 1)));
+
     // A season projection of the fixture's competition: quoted, followed through its job, read again.
     const competition = { competition_id: list.data[0]!.competition.competition_id, seasons: 1000 };
     const projectionQuote = unwrap(await client.POST('/v1/projections/quote', { body: competition }));

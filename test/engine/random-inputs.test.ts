@@ -3,14 +3,21 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
+import { randomInPlayState } from '../../src/cli/gpu-check/in-play-states.js';
+import { seededUniform } from '../../src/cli/gpu-check/plausible-teams.js';
 import { compileFixture } from '../../src/engine/compile.js';
+import { addedTimeModel } from '../../src/engine/compile-rates.js';
+import { stateIssues, stepOfMinute } from '../../src/engine/compile-state.js';
 import { buildSimulationDocument } from '../../src/engine/document.js';
 import { simulationDocumentSchema } from '../../src/engine/document-schema.js';
 import {
+  C_FT_GRID,
   COUNTER_WORDS,
   finalizeCounters,
+  GRID_SIZE,
   P_STARTS,
   playerCounterBase,
+  STEPS,
 } from '../../src/engine-contract/layout.js';
 import {
   type MatchInputs,
@@ -108,6 +115,51 @@ describe('random valid inputs', () => {
         expect(Math.abs(result - 1)).toBeLessThan(1e-9);
       }),
       { numRuns: 40, seed: 20_261_121, endOnFailure: true },
+    );
+  });
+
+  it("from any consistent in-play state: compile, simulate, the state's players on the pitch, its score kept", () => {
+    fc.assert(
+      fc.property(matchInputs, fc.integer({ min: 0, max: 0xffffffff }), (preMatch, lo) => {
+        const state = randomInPlayState(preMatch, seededUniform(lo));
+        const inputs = { ...preMatch, from_state: state };
+        expect(stateIssues(inputs, defaultModelParams, addedTimeModel(defaultModelParams))).toEqual([]);
+        const draws = 200;
+        const seed = { lo, hi: 2 };
+        const compiled = compileFixture(inputs, defaultModelParams);
+        const counts = new Uint32Array(COUNTER_WORDS);
+        simulateRange(compiled, seed, 0, draws, counts);
+        finalizeCounters(counts);
+        for (const [sideIndex, key] of (['home', 'away'] as const).entries()) {
+          const sideInputs = inputs[key];
+          let starts = 0;
+          sideInputs.players.forEach((_, slot) => {
+            starts += counts[playerCounterBase(sideIndex, slot) + P_STARTS]!;
+          });
+          const onPitch = sideInputs.lineup.source === 'predicted' ? 11 : 11 - state.sent_off![key].length;
+          expect(starts).toBe(onPitch * draws);
+        }
+        for (let h = 0; h < GRID_SIZE; h++) {
+          for (let a = 0; a < GRID_SIZE; a++) {
+            if (h < state.score.home || a < state.score.away)
+              expect(counts[C_FT_GRID + h * GRID_SIZE + a]).toBe(0);
+          }
+        }
+        const document = buildSimulationDocument({
+          inputs,
+          params: defaultModelParams,
+          counts,
+          samples: recordSamplePaths(compiled, seed, 20),
+          draws,
+          seed,
+          basis: { as_of: '2026-12-01T00:00:00Z', data_version: 'dv' },
+          timing: { engine: 'cpu', backend: 'cpu-inline', queued_ms: 0, run_ms: 0 },
+          modelStatus: { status: 'unqualified', calibrated: false },
+        });
+        simulationDocumentSchema.parse(document);
+        expect(document.timeline.steps).toBe(STEPS - stepOfMinute(state.minute)!);
+      }),
+      { numRuns: 40, seed: 20_261_129, endOnFailure: true },
     );
   });
 });

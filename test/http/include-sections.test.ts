@@ -60,8 +60,11 @@ describe('include', () => {
     expect(delivered.credits_charged).toBe(1);
 
     const whole = (await get(`/v1/simulations/${delivered.id}`, auth)).json();
-    // calibration and value come only with a market or offered odds (test/http/market-fit.test.ts).
-    const always = DOCUMENT_SECTIONS.filter((name) => name !== 'calibration' && name !== 'value');
+    // calibration and value come only with a market or offered odds (test/http/market-fit.test.ts),
+    // state only with an in-play state (test/http/in-play.test.ts).
+    const always = DOCUMENT_SECTIONS.filter(
+      (name) => name !== 'calibration' && name !== 'value' && name !== 'state',
+    );
     expect(Object.keys(whole.simulation)).toEqual(['schema', ...always]);
     const all = sections(whole.simulation);
     for (const name of ['result', 'markets'])

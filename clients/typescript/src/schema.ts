@@ -235,6 +235,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/simulations/path/quote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Price a win-probability path
+         * @description Checks the events against the fixture (the state after each) and prices the path: its minutes times the draws of each, / 1000 credits; reserves nothing.
+         */
+        post: operations["quoteSimulationPath"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/simulations/path": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue a match's win-probability path
+         * @description One in-play run a minute from kick-off to `through`, each from the state the events before that minute make, queued as a batch whose items are named by their minute (custom_id); read it as a batch (GET /v1/simulations/batch/{batch_id}/results?include=result,state). Each delivered minute costs draws / 1000 credits. Optional Idempotency-Key.
+         */
+        post: operations["createSimulationPath"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/projections": {
         parameters: {
             query?: never;
@@ -621,6 +661,39 @@ export interface components {
                 offered_odds?: {
                     [key: string]: number;
                 };
+                from_state?: {
+                    minute: string;
+                    score: {
+                        home: number;
+                        away: number;
+                    };
+                    red_cards?: {
+                        home: number;
+                        away: number;
+                    };
+                    sent_off?: {
+                        home: number[];
+                        away: number[];
+                    };
+                    substitutions?: {
+                        home: {
+                            off: number;
+                            on: number;
+                        }[];
+                        away: {
+                            off: number;
+                            on: number;
+                        }[];
+                    };
+                    booked?: {
+                        home: number[];
+                        away: number[];
+                    };
+                    half_time?: {
+                        home: number;
+                        away: number;
+                    };
+                };
                 custom_id?: string;
             }[];
             draws?: number;
@@ -865,6 +938,51 @@ export interface components {
         Lineups: {
             home?: components["schemas"]["LineupChoice"];
             away?: components["schemas"]["LineupChoice"];
+        };
+        PathQuote: {
+            /** @constant */
+            object: "path_quote";
+            fixture_id: number;
+            steps: number;
+            draws_per_step: number;
+            price: components["schemas"]["Price"];
+            credits: number;
+            /** @constant */
+            credits_charged: 0;
+            rate_card: string;
+            livemode: boolean;
+            data_version: string;
+        };
+        PathRequest: {
+            fixture_id?: number | string;
+            home?: string;
+            away?: string;
+            date?: string;
+            lineups?: components["schemas"]["Lineups"];
+            market?: {
+                odds: {
+                    "1x2": number[];
+                    "total_2.5"?: number[];
+                };
+                /** @enum {string} */
+                margin_method?: "multiplicative" | "additive" | "power" | "shin" | "odds_ratio";
+                /** @enum {string} */
+                fit?: "exact" | "supremacy";
+            };
+            events: {
+                minute: string;
+                /** @enum {string} */
+                type: "goal" | "red_card" | "yellow_card" | "substitution";
+                /** @enum {string} */
+                team: "home" | "away";
+                player_id?: number;
+                player_off_id?: number;
+            }[];
+            through?: string;
+            draws?: number;
+            metadata?: {
+                [key: string]: string;
+            };
         };
         Price: {
             draws: number;
@@ -1206,8 +1324,7 @@ export interface components {
                 };
             };
             timeline: {
-                /** @constant */
-                steps: 110;
+                steps: number;
                 minute_label: string[];
                 home: {
                     goals: number[];
@@ -1396,6 +1513,45 @@ export interface components {
                     kelly: number;
                 };
             };
+            state?: {
+                minute: string;
+                step: number;
+                score: {
+                    home: number;
+                    away: number;
+                };
+                red_cards: {
+                    home: number;
+                    away: number;
+                };
+                sent_off: {
+                    home: number[];
+                    away: number[];
+                };
+                substitutions: {
+                    home: {
+                        off: number;
+                        on: number;
+                    }[];
+                    away: {
+                        off: number;
+                        on: number;
+                    }[];
+                };
+                booked: {
+                    home: number[];
+                    away: number[];
+                };
+                half_time?: {
+                    home: number;
+                    away: number;
+                };
+                goals_to_come: {
+                    home: number;
+                    away: number;
+                    total: number;
+                };
+            };
         };
         SimulationDocumentSections: {
             /** @constant */
@@ -1530,8 +1686,7 @@ export interface components {
                 };
             };
             timeline?: {
-                /** @constant */
-                steps: 110;
+                steps: number;
                 minute_label: string[];
                 home: {
                     goals: number[];
@@ -1720,6 +1875,45 @@ export interface components {
                     kelly: number;
                 };
             };
+            state?: {
+                minute: string;
+                step: number;
+                score: {
+                    home: number;
+                    away: number;
+                };
+                red_cards: {
+                    home: number;
+                    away: number;
+                };
+                sent_off: {
+                    home: number[];
+                    away: number[];
+                };
+                substitutions: {
+                    home: {
+                        off: number;
+                        on: number;
+                    }[];
+                    away: {
+                        off: number;
+                        on: number;
+                    }[];
+                };
+                booked: {
+                    home: number[];
+                    away: number[];
+                };
+                half_time?: {
+                    home: number;
+                    away: number;
+                };
+                goals_to_come: {
+                    home: number;
+                    away: number;
+                    total: number;
+                };
+            };
         };
         SimulationJob: {
             /** @constant */
@@ -1810,6 +2004,39 @@ export interface components {
             };
             offered_odds?: {
                 [key: string]: number;
+            };
+            from_state?: {
+                minute: string;
+                score: {
+                    home: number;
+                    away: number;
+                };
+                red_cards?: {
+                    home: number;
+                    away: number;
+                };
+                sent_off?: {
+                    home: number[];
+                    away: number[];
+                };
+                substitutions?: {
+                    home: {
+                        off: number;
+                        on: number;
+                    }[];
+                    away: {
+                        off: number;
+                        on: number;
+                    }[];
+                };
+                booked?: {
+                    home: number[];
+                    away: number[];
+                };
+                half_time?: {
+                    home: number;
+                    away: number;
+                };
             };
             metadata?: {
                 [key: string]: string;
@@ -3128,6 +3355,252 @@ export interface operations {
                 };
             };
             /** @description Unavailable. Codes: [`dependency_unavailable`](http://127.0.0.1:8080/docs#dependency_unavailable), [`response_timeout`](http://127.0.0.1:8080/docs#response_timeout). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    quoteSimulationPath: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PathRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PathQuote"];
+                };
+            };
+            /** @description Bad request. Codes: [`fixture_not_covered`](http://127.0.0.1:8080/docs#fixture_not_covered), [`lineup_invalid`](http://127.0.0.1:8080/docs#lineup_invalid), [`market_unreachable`](http://127.0.0.1:8080/docs#market_unreachable), [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing), [`player_not_in_squad`](http://127.0.0.1:8080/docs#player_not_in_squad). */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated. Codes: [`invalid_api_key`](http://127.0.0.1:8080/docs#invalid_api_key), [`key_expired`](http://127.0.0.1:8080/docs#key_expired), [`key_revoked`](http://127.0.0.1:8080/docs#key_revoked). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden. Codes: [`ip_not_allowed`](http://127.0.0.1:8080/docs#ip_not_allowed), [`org_suspended`](http://127.0.0.1:8080/docs#org_suspended), [`scope_missing`](http://127.0.0.1:8080/docs#scope_missing), [`tier_restricted`](http://127.0.0.1:8080/docs#tier_restricted). */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. Codes: [`fixture_not_found`](http://127.0.0.1:8080/docs#fixture_not_found). */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request timeout. Codes: [`request_timeout`](http://127.0.0.1:8080/docs#request_timeout). */
+            408: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict. Codes: [`fixture_ambiguous`](http://127.0.0.1:8080/docs#fixture_ambiguous), [`lineups_not_announced`](http://127.0.0.1:8080/docs#lineups_not_announced). */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests. Codes: [`lineup_cooldown`](http://127.0.0.1:8080/docs#lineup_cooldown), [`loop_guard`](http://127.0.0.1:8080/docs#loop_guard), [`rate_limited`](http://127.0.0.1:8080/docs#rate_limited). */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error. Codes: [`internal_error`](http://127.0.0.1:8080/docs#internal_error). */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable. Codes: [`dependency_unavailable`](http://127.0.0.1:8080/docs#dependency_unavailable), [`fixture_lookup_incomplete`](http://127.0.0.1:8080/docs#fixture_lookup_incomplete), [`refreshing`](http://127.0.0.1:8080/docs#refreshing), [`response_timeout`](http://127.0.0.1:8080/docs#response_timeout). */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSimulationPath: {
+        parameters: {
+            query?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PathRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Bad request. Codes: [`batch_rejected`](http://127.0.0.1:8080/docs#batch_rejected), [`fixture_not_covered`](http://127.0.0.1:8080/docs#fixture_not_covered), [`lineup_invalid`](http://127.0.0.1:8080/docs#lineup_invalid), [`market_unreachable`](http://127.0.0.1:8080/docs#market_unreachable), [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing), [`player_not_in_squad`](http://127.0.0.1:8080/docs#player_not_in_squad). */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthenticated. Codes: [`invalid_api_key`](http://127.0.0.1:8080/docs#invalid_api_key), [`key_expired`](http://127.0.0.1:8080/docs#key_expired), [`key_revoked`](http://127.0.0.1:8080/docs#key_revoked). */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payment required. Codes: [`balance_too_low`](http://127.0.0.1:8080/docs#balance_too_low), [`max_credits_exceeded`](http://127.0.0.1:8080/docs#max_credits_exceeded). */
+            402: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden. Codes: [`ip_not_allowed`](http://127.0.0.1:8080/docs#ip_not_allowed), [`org_suspended`](http://127.0.0.1:8080/docs#org_suspended), [`scope_missing`](http://127.0.0.1:8080/docs#scope_missing), [`tier_restricted`](http://127.0.0.1:8080/docs#tier_restricted). */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. Codes: [`fixture_not_found`](http://127.0.0.1:8080/docs#fixture_not_found). */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request timeout. Codes: [`request_timeout`](http://127.0.0.1:8080/docs#request_timeout). */
+            408: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict. Codes: [`fixture_ambiguous`](http://127.0.0.1:8080/docs#fixture_ambiguous), [`idempotency_conflict`](http://127.0.0.1:8080/docs#idempotency_conflict), [`lineups_not_announced`](http://127.0.0.1:8080/docs#lineups_not_announced). */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests. Codes: [`concurrency_limited`](http://127.0.0.1:8080/docs#concurrency_limited), [`lineup_cooldown`](http://127.0.0.1:8080/docs#lineup_cooldown), [`loop_guard`](http://127.0.0.1:8080/docs#loop_guard), [`rate_limited`](http://127.0.0.1:8080/docs#rate_limited). */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error. Codes: [`internal_error`](http://127.0.0.1:8080/docs#internal_error). */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable. Codes: [`dependency_unavailable`](http://127.0.0.1:8080/docs#dependency_unavailable), [`engine_cold_start`](http://127.0.0.1:8080/docs#engine_cold_start), [`engine_overloaded`](http://127.0.0.1:8080/docs#engine_overloaded), [`engine_unavailable`](http://127.0.0.1:8080/docs#engine_unavailable), [`fixture_lookup_incomplete`](http://127.0.0.1:8080/docs#fixture_lookup_incomplete), [`refreshing`](http://127.0.0.1:8080/docs#refreshing), [`response_timeout`](http://127.0.0.1:8080/docs#response_timeout). */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];

@@ -10,7 +10,8 @@ import { compileFixture } from '../../engine/compile.js';
 import { COUNTER_WORDS, type CompiledFixture, type EngineSeed } from '../../engine-contract/layout.js';
 import type { MatchInputs, SideInputs } from '../../engine-contract/match-inputs.js';
 import { defaultModelParams, type ModelParams } from '../../engine-contract/model-params.js';
-import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
+import { randomInPlayState } from './in-play-states.js';
+import { plausibleFixture, seededUniform, withAnnouncedLineup } from './plausible-teams.js';
 
 /** A run of a compiled fixture, with the tables the kernel reads. */
 export interface ParityRun extends MatchRun {
@@ -87,6 +88,43 @@ export interface ParityFixtures {
   eventful: CompiledFixture;
   /** A run fitted to market prices (src/engine/market-fit.ts): its base goals the fit's, not the ratings'. */
   fitted: CompiledFixture;
+  /**
+   * In-play runs (match inputs' from_state, docs/model.md "In play"): announced lineups at minute 67
+   * with substitutions, a player sent off and players booked; predicted lineups in first-half added time
+   * with a red card by count only; the eventful model from the first step and in the last added minute.
+   */
+  inPlaySecondHalf: CompiledFixture;
+  inPlayAddedTime: CompiledFixture;
+  inPlayKickOff: CompiledFixture;
+  inPlayLastStep: CompiledFixture;
+  /** Random consistent in-play states (in-play-states.ts) of the lineup kinds above, cards frequent. */
+  inPlayRandom: CompiledFixture[];
+}
+
+/** Announced lineups at minute 67, 1-0: two home substitutions, an away player sent off, bookings. */
+function secondHalfState(inputs: MatchInputs): MatchInputs {
+  const home = withAnnouncedLineup(inputs.home);
+  const away = withAnnouncedLineup(inputs.away);
+  const [homeXi, awayXi] = [home.lineup.xi, away.lineup.xi];
+  return {
+    ...inputs,
+    home,
+    away,
+    from_state: {
+      minute: '67',
+      score: { home: 1, away: 0 },
+      sent_off: { home: [], away: [awayXi[4]!] },
+      substitutions: {
+        home: [
+          { off: homeXi[9]!, on: home.lineup.bench[1]! },
+          { off: homeXi[10]!, on: home.lineup.bench[3]! },
+        ],
+        away: [{ off: awayXi[8]!, on: away.lineup.bench[0]! }],
+      },
+      booked: { home: [homeXi[2]!, home.lineup.bench[1]!], away: [awayXi[3]!, awayXi[4]!] },
+      half_time: { home: 0, away: 0 },
+    },
+  };
 }
 
 /** The compiled fixtures of the cases (compiling takes a few milliseconds each). */
@@ -123,6 +161,48 @@ export function parityFixtures(): ParityFixtures {
       },
       defaultModelParams,
     ),
+    ...inPlayFixtures(even, lineupKinds),
+  };
+}
+
+/** The in-play fixtures (see ParityFixtures). */
+function inPlayFixtures(
+  even: MatchInputs,
+  lineupKinds: MatchInputs,
+): Pick<
+  ParityFixtures,
+  'inPlaySecondHalf' | 'inPlayAddedTime' | 'inPlayKickOff' | 'inPlayLastStep' | 'inPlayRandom'
+> {
+  const eventful = { ...lineupKinds, away: customLineup(lineupKinds.away) };
+  return {
+    inPlaySecondHalf: compileFixture(secondHalfState(lineupKinds), defaultModelParams),
+    inPlayAddedTime: compileFixture(
+      {
+        ...even,
+        from_state: { minute: '45+2', score: { home: 0, away: 2 }, red_cards: { home: 1, away: 0 } },
+      },
+      defaultModelParams,
+    ),
+    inPlayKickOff: compileFixture(
+      { ...eventful, from_state: { minute: '1', score: { home: 0, away: 0 } } },
+      eventfulParams,
+    ),
+    inPlayRandom: Array.from({ length: 8 }, (_, i) => {
+      const uniform = seededUniform(5200 + i);
+      const inputs = [eventful, lineupKinds, even, { ...even, home: withAnnouncedLineup(even.home) }][i % 4]!;
+      return compileFixture({ ...inputs, from_state: randomInPlayState(inputs, uniform) }, eventfulParams);
+    }),
+    inPlayLastStep: compileFixture(
+      {
+        ...secondHalfState(eventful),
+        from_state: {
+          ...secondHalfState(eventful).from_state!,
+          minute: '90+10',
+          score: { home: 2, away: 2 },
+        },
+      },
+      eventfulParams,
+    ),
   };
 }
 
@@ -136,6 +216,22 @@ function singleCases(f: ParityFixtures): ParityCase[] {
     ['frequent cards and red cards', f.eventful, { lo: 5, hi: 8 }, 0, 700],
     ['a single draw', f.predicted, { lo: 2, hi: 2 }, 41, 1],
     ['fitted to market prices', f.fitted, { lo: 53, hi: 0x53 }, 0, 900],
+    [
+      'in play at 67, substitutions, a player sent off, bookings',
+      f.inPlaySecondHalf,
+      { lo: 52, hi: 67 },
+      0,
+      1000,
+    ],
+    [
+      'in play at 45+2, predicted lineups, a red card by count',
+      f.inPlayAddedTime,
+      { lo: 52, hi: 47 },
+      3,
+      800,
+    ],
+    ['in play from the first step, frequent cards', f.inPlayKickOff, { lo: 52, hi: 1 }, 0, 700],
+    ['in play at 90+10, frequent cards', f.inPlayLastStep, { lo: 52, hi: 110 }, 0, 600],
   ];
   return single.map(([name, tables, seed, firstDraw, drawCount]) => ({
     name: `${name}: ${drawCount} draws`,
@@ -188,6 +284,15 @@ function packedCases(f: ParityFixtures): ParityCase[] {
         seed: { lo: Math.imul(i + 1, 0x9e3779b1) >>> 0, hi: Math.imul(i + 7, 0x85ebca6b) >>> 0 },
         firstDraw: i * 1000,
         drawCount: 40 + 7 * i,
+      })),
+    },
+    {
+      name: 'eight random in-play states packed into one dispatch',
+      runs: f.inPlayRandom.map((tables, i) => ({
+        tables,
+        seed: { lo: 0x52 + i, hi: 0x5eed },
+        firstDraw: 0,
+        drawCount: 100 + 37 * i,
       })),
     },
     {

@@ -355,3 +355,85 @@ export function cumulative(values) {
     return sum;
   });
 }
+
+/**
+ * A win-probability path (the "worm"): at each minute the home win (bottom), draw and away win (top)
+ * stacked to 1, with the events marked above the minute they happened in. `points` = [{ minute, result }]
+ * in minute order; `events` = [{ minute, type, team }].
+ */
+export function worm(container, points, events, teams = { home: 'Home', away: 'Away' }) {
+  const width = 720;
+  const height = 250;
+  const top = 30;
+  const bottom = 200;
+  const root = svg(width, height, `Win probability by minute, ${points.length} minutes`);
+  const x = (index) => 40 + (index / Math.max(1, points.length - 1)) * (width - 60);
+  const y = (p) => bottom - p * (bottom - top);
+  const band = (lower, upper, fill, name) => {
+    const upperLine = points.map((point, i) => `${x(i).toFixed(1)},${y(upper(point.result)).toFixed(1)}`);
+    const lowerLine = points
+      .map((point, i) => `${x(i).toFixed(1)},${y(lower(point.result)).toFixed(1)}`)
+      .reverse();
+    add(root, 'polygon', { points: [...upperLine, ...lowerLine].join(' '), fill, 'data-band': name });
+  };
+  band(
+    () => 0,
+    (r) => r.home_win,
+    HOME,
+    'home_win',
+  );
+  band(
+    (r) => r.home_win,
+    (r) => r.home_win + r.draw,
+    DRAW,
+    'draw',
+  );
+  band(
+    (r) => r.home_win + r.draw,
+    () => 1,
+    AWAY,
+    'away_win',
+  );
+  for (const p of [0, 0.5, 1]) {
+    add(root, 'text', { x: 34, y: y(p) + 4, 'text-anchor': 'end', 'font-size': 11 }, `${p * 100}%`);
+  }
+  for (const [index, point] of points.entries()) {
+    if (['1', '45', '46', '90'].includes(point.minute)) {
+      add(
+        root,
+        'text',
+        { x: x(index), y: bottom + 16, 'text-anchor': 'middle', 'font-size': 11 },
+        `${point.minute}'`,
+      );
+    }
+  }
+  // An event shows from the minute after it (the state at a minute holds the events before it).
+  for (const event of events) {
+    const index = points.findIndex((point) => point.minute === event.minute);
+    if (index < 0) continue;
+    const cx = x(Math.min(index + 1, points.length - 1));
+    const color = event.team === 'home' ? HOME : AWAY;
+    add(root, 'line', { x1: cx, y1: top - 4, x2: cx, y2: bottom, stroke: '#222', 'stroke-dasharray': '3 3' });
+    const marker =
+      event.type === 'goal'
+        ? add(root, 'circle', { cx, cy: top - 12, r: 6, fill: color })
+        : add(root, 'rect', {
+            x: cx - 4,
+            y: top - 19,
+            width: 8,
+            height: 12,
+            fill: event.type === 'red_card' ? '#c62828' : event.type === 'yellow_card' ? '#e6b800' : color,
+          });
+    marker.setAttribute('data-event', `${event.type} ${event.team} ${event.minute}`);
+  }
+  const legend = [
+    [`${teams.home} win`, HOME],
+    ['Draw', DRAW],
+    [`${teams.away} win`, AWAY],
+  ];
+  legend.forEach(([name, color], n) => {
+    add(root, 'rect', { x: 40 + n * 200, y: height - 20, width: 10, height: 10, fill: color });
+    add(root, 'text', { x: 54 + n * 200, y: height - 11, 'font-size': 12 }, name);
+  });
+  return mount(container, root);
+}

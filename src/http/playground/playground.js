@@ -16,6 +16,7 @@ import {
   playerRows,
   toCsv,
 } from './markets.js';
+import { setupPath } from './path.js';
 import { setupProjection } from './projection.js';
 
 const $ = (id) => document.getElementById(id);
@@ -487,10 +488,6 @@ $('fixture').addEventListener('change', () => {
   $('lineups').replaceChildren();
   $('lineups-from-run').hidden = true;
 });
-setupProjection({
-  $,
-  api,
-  guarded,
-  selectedCompetition: () => Number($('fixture').selectedOptions[0]?.dataset.competition ?? 0),
-});
+setupProjection({ $, api, guarded });
 setupMarketFit({ $, api, guarded, requestBody, finish, show });
+setupPath({ $, api, guarded, selectedFixture: fixtureId });

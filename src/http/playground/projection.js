@@ -67,14 +67,17 @@ export function showProjection($, projection) {
   );
 }
 
-/** Wires the projection form: `api` is the playground's call helper, `selectedCompetition` the fixture's. */
-export function setupProjection({ $, api, guarded, selectedCompetition }) {
+/** The chosen fixture's competition (0 when none is chosen). */
+const selectedCompetition = ($) => Number($('fixture').selectedOptions[0]?.dataset.competition ?? 0);
+
+/** Wires the projection form: `api` is the playground's call helper. */
+export function setupProjection({ $, api, guarded }) {
   $('projection').addEventListener(
     'submit',
     guarded(async (event) => {
       event.preventDefault();
       const typed = Number($('competition-id').value);
-      const competitionId = typed > 0 ? typed : selectedCompetition();
+      const competitionId = typed > 0 ? typed : selectedCompetition($);
       const body = { competition_id: competitionId, seasons: Number($('seasons').value), wait_seconds: 25 };
       $('project').disabled = true;
       try {

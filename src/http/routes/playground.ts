@@ -12,6 +12,7 @@ const FILES: Record<string, string> = {
   'markets.js': 'text/javascript; charset=utf-8',
   'projection.js': 'text/javascript; charset=utf-8',
   'market-fit.js': 'text/javascript; charset=utf-8',
+  'path.js': 'text/javascript; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
 };
 

@@ -44,7 +44,7 @@ export const sim = {
 export const tags = ['simulations'];
 
 /** What choosing a fixture and its lineups can answer (select-fixture.ts, fixture-access.ts, lineups.ts). */
-const SELECTION_ERRORS: ErrorCode[] = [
+export const SELECTION_ERRORS: ErrorCode[] = [
   'fixture_not_found',
   'fixture_ambiguous',
   'fixture_lookup_incomplete',
@@ -58,7 +58,7 @@ const SELECTION_ERRORS: ErrorCode[] = [
   'loop_guard',
 ];
 /** What reserving credits and admitting work can answer (billing, limits, admission). */
-const SUBMISSION_ERRORS: ErrorCode[] = [
+export const SUBMISSION_ERRORS: ErrorCode[] = [
   'balance_too_low',
   'max_credits_exceeded',
   'idempotency_conflict',

@@ -13,6 +13,7 @@ import { DEFAULT_DRAWS } from '../../simulations/types.js';
 import { compiledSerializer } from '../serialize.js';
 import { DOCUMENT_SECTIONS, isSectionList } from '../views/document-sections.js';
 import { freshnessSchema, priceSchema } from './common.js';
+import { fromStateRequestSchema } from './in-play.js';
 import { boundedText, int4Id, int4IdOrDigits, isoDay, opaqueId, waitSeconds } from './primitives.js';
 import { named, openEnum } from './registry.js';
 
@@ -60,7 +61,7 @@ export const lineupsRequestSchema = z
     away: lineupSideRequestSchema.optional(),
   })
   .describe('Per-side lineup choice; a side left out is `auto`.') satisfies z.ZodType<LineupsRequest>;
-const draws = z
+export const draws = z
   .number()
   .int()
   .min(MIN_DRAWS)
@@ -108,7 +109,7 @@ export const offeredOddsSchema = z
     `Decimal odds you were offered, by outcome: ${VALUE_KEYS.join(', ')}. The document answers each in its \`value\` section.`,
   );
 
-const selectorFields = {
+export const selectorFields = {
   fixture_id: fixtureId.optional(),
   home: teamName
     .optional()
@@ -118,6 +119,7 @@ const selectorFields = {
   lineups: lineupsRequestSchema.optional(),
   market: marketRequestSchema.optional(),
   offered_odds: offeredOddsSchema.optional(),
+  from_state: fromStateRequestSchema.optional(),
 };
 
 export const metadataRequestSchema = z

@@ -1,0 +1,111 @@
+// In-play runs (issue 52): 100,000 draws from minute 60 end to end (compile, draws, sample paths,
+// document) beside a pre-match run of the same draws, and a 110-step win-probability path of 10,000 draws
+// a step with one compile (src/engine/compile-path.ts), on the CPU engine's pool of all cores. Goals:
+// ≤ 80 ms and about a third of the pre-match run's draws' work; the path ≤ 1 s.
+import { availableParallelism } from 'node:os';
+import { createCpuEngine } from '../fallback/cpu-engine.js';
+import { recordSamplePaths } from '../fallback/engine.js';
+import { compileFixture } from '../src/engine/compile.js';
+import { compilePath, pathStates } from '../src/engine/compile-path.js';
+import { buildSimulationDocument, SAMPLE_PATHS } from '../src/engine/document.js';
+import { C_FT_GRID, GRID_SIZE, STEPS } from '../src/engine-contract/layout.js';
+import type { MatchInputs } from '../src/engine-contract/match-inputs.js';
+import { defaultModelParams } from '../src/engine-contract/model-params.js';
+import { plausibleFixture, withAnnouncedLineup } from '../test/engine/plausible-teams.js';
+import type { BenchRow } from './report.js';
+
+const GROUP = 'engine (CPU)';
+const REPEATS = 5;
+const IN_PLAY_DRAWS = 100_000;
+const PATH_DRAWS = 10_000;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[sorted.length >> 1]!;
+}
+
+export async function benchInPlay(): Promise<BenchRow[]> {
+  const fixture = plausibleFixture(
+    52,
+    { teamId: 1, attack: 0.1, defence: 0.05 },
+    { teamId: 2, attack: 0, defence: 0 },
+  );
+  const inputs: MatchInputs = {
+    ...fixture,
+    home: withAnnouncedLineup(fixture.home),
+    away: withAnnouncedLineup(fixture.away),
+  };
+  const cores = availableParallelism();
+  const engine = createCpuEngine({ threads: cores });
+  const seed = { lo: 0x52, hi: 0x60 };
+  const endToEnd = async (match: MatchInputs, draws: number) => {
+    const started = performance.now();
+    const compiled = compileFixture(match, defaultModelParams);
+    const run = await engine.run(compiled, { draws, seed });
+    buildSimulationDocument({
+      inputs: match,
+      params: defaultModelParams,
+      counts: run.counts,
+      samples: recordSamplePaths(compiled, seed, SAMPLE_PATHS),
+      draws,
+      seed,
+      basis: { as_of: new Date().toISOString(), data_version: 'bench' },
+      timing: { engine: 'cpu', backend: run.backend, queued_ms: 0, run_ms: run.runMs },
+      modelStatus: { status: 'unqualified', calibrated: false },
+    });
+    return { wall: performance.now() - started, runMs: run.runMs };
+  };
+  const at60: MatchInputs = { ...inputs, from_state: { minute: '60', score: { home: 1, away: 0 } } };
+  const path = async () => {
+    const started = performance.now();
+    const compiled = compilePath(inputs, defaultModelParams, pathStates([], [], STEPS - 1));
+    const runs = await Promise.all(compiled.map((tables) => engine.run(tables, { draws: PATH_DRAWS, seed })));
+    const homeWins = runs.map(({ counts }) => {
+      let wins = 0;
+      for (let home = 1; home < GRID_SIZE; home++)
+        for (let away = 0; away < home; away++) wins += counts[C_FT_GRID + home * GRID_SIZE + away]!;
+      return wins / PATH_DRAWS;
+    });
+    return { wall: performance.now() - started, homeWins };
+  };
+  try {
+    for (let i = 0; i < 2; i++) {
+      await endToEnd(inputs, IN_PLAY_DRAWS);
+      await endToEnd(at60, IN_PLAY_DRAWS);
+      await path();
+    }
+    const preMatch: { wall: number; runMs: number }[] = [];
+    const inPlay: { wall: number; runMs: number }[] = [];
+    const paths: number[] = [];
+    for (let i = 0; i < REPEATS; i++) {
+      preMatch.push(await endToEnd(inputs, IN_PLAY_DRAWS));
+      inPlay.push(await endToEnd(at60, IN_PLAY_DRAWS));
+      paths.push((await path()).wall);
+    }
+    const preWall = median(preMatch.map((r) => r.wall));
+    const inWall = median(inPlay.map((r) => r.wall));
+    const preRun = median(preMatch.map((r) => r.runMs));
+    const inRun = median(inPlay.map((r) => r.runMs));
+    const pathWall = median(paths);
+    return [
+      {
+        group: GROUP,
+        name: `in play: ${IN_PLAY_DRAWS.toLocaleString('en-US')} draws from minute 60 + document, ${cores} threads`,
+        value: inWall,
+        unit: 'ms',
+        reference: { name: 'the same draws before the match', value: preWall },
+        note: `draws alone ${inRun.toFixed(1)} ms against ${preRun.toFixed(1)} ms (${((100 * inRun) / preRun).toFixed(0)}%); goal ≤ 80 ms, about a third of the draws' work`,
+        fields: { run_ms: inRun, pre_match_run_ms: preRun },
+      },
+      {
+        group: GROUP,
+        name: `win-probability path: ${STEPS} steps × ${PATH_DRAWS.toLocaleString('en-US')} draws, one compile, ${cores} threads`,
+        value: pathWall,
+        unit: 'ms',
+        note: 'compile, every step’s run and its 1X2; goal ≤ 1 s',
+      },
+    ];
+  } finally {
+    await engine.close();
+  }
+}
