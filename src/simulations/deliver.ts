@@ -275,7 +275,8 @@ export interface SummarySource {
  */
 export function summaryOf({ job, delivery, result }: SummarySource): FixtureSummary | null {
   if (job.scope !== 'shared' || job.mode !== 'live') return null;
-  if ((job.inputs as Partial<RunPayload> | null)?.request?.in_play) return null;
+  const request = (job.inputs as Partial<RunPayload> | null)?.request;
+  if (request?.in_play || request?.fitted) return null;
   return {
     fixtureId: job.fixtureId,
     dataVersion: job.dataVersion,

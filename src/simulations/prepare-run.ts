@@ -123,6 +123,7 @@ export async function prepareRun(
         warnings,
         inputs_hash: `sha256:${inputsHash}`,
         ...(selector.from_state ? { in_play: true as const } : {}),
+        ...(market ? { fitted: true as const } : {}),
       },
     },
   };

@@ -14,5 +14,10 @@ export interface RunPayload extends JobPayload {
      * fixture's summary (the latest pre-match simulation, docs/api.md §2.2) as it was.
      */
     in_play?: true;
+    /**
+     * A run fitted to a market (docs/model.md, "Fitting to the market"): the market's level, not the
+     * model's forecast, so its delivery leaves the fixture's summary as it was too.
+     */
+    fitted?: true;
   };
 }

@@ -135,4 +135,19 @@ describe('a run fitted to the market', () => {
     expect(balance.held).toBe(0);
     expect(balance.spentThisMonth).toBe(0);
   });
+
+  it("leaves the fixture list's summary to the model's own runs", async () => {
+    const { auth } = await t.newOrg({ plan: 'plus' });
+    const summary = async () =>
+      (await t.app.inject({ method: 'GET', url: '/v1/fixtures', headers: auth }))
+        .json()
+        .data.find((f: Json) => f.fixture_id === FX.upcoming).summary;
+    const plain = await post(auth, { fixture_id: FX.upcoming, draws: 1700 });
+    expect(plain.statusCode, plain.body).toBe(200);
+    expect((await summary()).simulation_id).toBe(plain.json().id);
+    const fitted = await post(auth, { fixture_id: FX.upcoming, draws: 1700, market });
+    expect(fitted.statusCode, fitted.body).toBe(200);
+    expect(fitted.json().id).not.toBe(plain.json().id);
+    expect((await summary()).simulation_id).toBe(plain.json().id);
+  });
 });
