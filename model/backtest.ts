@@ -29,7 +29,7 @@ import { makeStepRateModel } from './step-rates.js';
 import { newcomerTest, SUBGROUPS, subgroupsOf } from './subgroups.js';
 import { type WalkForwardMatch, walkForward } from './walk-forward.js';
 
-const DEFAULT_HELD_OUT_SEASONS = [2018, 2019, 2020, 2021, 2022] as const;
+export const DEFAULT_HELD_OUT_SEASONS = [2018, 2019, 2020, 2021, 2022] as const;
 
 /** What `calibrated` requires (docs/model.md explains each). */
 export const CALIBRATION_THRESHOLDS = {

@@ -9,6 +9,7 @@
 
 import { paramsForFixture } from '../src/engine-contract/match-inputs.js';
 import type { ModelParams } from '../src/engine-contract/model-params.js';
+import { DEFAULT_HELD_OUT_SEASONS } from './backtest.js';
 import { fitModel, withProfilesBefore } from './fit-model.js';
 import {
   expectedCalibrationError,
@@ -25,7 +26,6 @@ import { makeStepRateModel } from './step-rates.js';
 import { walkForward } from './walk-forward.js';
 
 const MAX_GOALS = 10;
-const DEFAULT_HELD_OUT_SEASONS = [2018, 2019, 2020, 2021, 2022] as const;
 
 export interface InPlayBacktestOptions {
   dataDir: string;
