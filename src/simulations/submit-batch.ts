@@ -208,10 +208,19 @@ async function prepareItems(
   };
   // A few items at a time: a fitted item's market fit runs on a job thread (market-request.ts
   // marketFitFor, some 4 ms), and one at a time a batch of them would use one thread of the engine.
+  // A failure that is not the item's own (prepare throws it) ends the batch: no other item starts after it.
   let next = 0;
+  let failed = false;
   await Promise.all(
     Array.from({ length: Math.min(PREPARED_AT_ONCE, selectors.length) }, async () => {
-      while (next < selectors.length) await prepare(next++);
+      while (!failed && next < selectors.length) {
+        try {
+          await prepare(next++);
+        } catch (error) {
+          failed = true;
+          throw error;
+        }
+      }
     }),
   );
   return prepared;
