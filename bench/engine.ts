@@ -9,7 +9,6 @@ import { createCpuEngine } from '../fallback/cpu-engine.js';
 import { recordSamplePaths } from '../fallback/engine.js';
 import { compileKey } from '../src/engine/compile.js';
 import { createSlotPool, SLOT_BYTES } from '../src/engine/compiled-slots.js';
-import { buildSimulationDocument, SAMPLE_PATHS } from '../src/engine/document.js';
 import { createJobThreads } from '../src/engine/job-threads.js';
 import { compileShared } from '../src/engine/job-work.js';
 import { loadModelStatus } from '../src/engine/model-status.js';
@@ -25,6 +24,7 @@ import type { EngineRun } from '../src/engine-contract/run.js';
 import type { SamplePath } from '../src/engine-contract/sample-path.js';
 import { recordSamplePathsPerStep, simulateRangePerStep } from '../test/engine/per-step-reference.js';
 import { plausibleFixture } from '../test/engine/plausible-teams.js';
+import { benchDocument } from './bench-document.js';
 import { threadCpuSeconds } from './cpu.js';
 import { startEngineAlone } from './engine-alone.js';
 import { benchInPlay } from './in-play.js';
@@ -208,18 +208,7 @@ async function timeOneRun(
     dataVersion: 'bench',
     queuedMs: 0,
   });
-  const result = await run(compiled, draws, seed);
-  buildSimulationDocument({
-    inputs,
-    params: defaultModelParams,
-    counts: result.counts,
-    samples: samples(compiled, seed, SAMPLE_PATHS),
-    draws,
-    seed,
-    basis: { as_of: new Date().toISOString(), data_version: 'bench' },
-    timing: { engine: 'cpu', backend: result.backend, queued_ms: 0, run_ms: result.runMs },
-    modelStatus: { status: 'unqualified', calibrated: false },
-  });
+  benchDocument(inputs, compiled, await run(compiled, draws, seed), draws, seed, samples);
   release();
   return performance.now() - started;
 }

@@ -7,11 +7,11 @@ import { createCpuEngine } from '../fallback/cpu-engine.js';
 import { recordSamplePaths } from '../fallback/engine.js';
 import { compileFixture } from '../src/engine/compile.js';
 import { compilePath, pathStates } from '../src/engine/compile-path.js';
-import { buildSimulationDocument, SAMPLE_PATHS } from '../src/engine/document.js';
 import { C_FT_GRID, GRID_SIZE, STEPS } from '../src/engine-contract/layout.js';
 import type { MatchInputs } from '../src/engine-contract/match-inputs.js';
 import { defaultModelParams } from '../src/engine-contract/model-params.js';
 import { plausibleFixture, withAnnouncedLineup } from '../test/engine/plausible-teams.js';
+import { benchDocument } from './bench-document.js';
 import type { BenchRow } from './report.js';
 
 const GROUP = 'engine (CPU)';
@@ -42,17 +42,7 @@ export async function benchInPlay(): Promise<BenchRow[]> {
     const started = performance.now();
     const compiled = compileFixture(match, defaultModelParams);
     const run = await engine.run(compiled, { draws, seed });
-    buildSimulationDocument({
-      inputs: match,
-      params: defaultModelParams,
-      counts: run.counts,
-      samples: recordSamplePaths(compiled, seed, SAMPLE_PATHS),
-      draws,
-      seed,
-      basis: { as_of: new Date().toISOString(), data_version: 'bench' },
-      timing: { engine: 'cpu', backend: run.backend, queued_ms: 0, run_ms: run.runMs },
-      modelStatus: { status: 'unqualified', calibrated: false },
-    });
+    benchDocument(match, compiled, run, draws, seed, recordSamplePaths);
     return { wall: performance.now() - started, runMs: run.runMs };
   };
   const at60: MatchInputs = { ...inputs, from_state: { minute: '60', score: { home: 1, away: 0 } } };
