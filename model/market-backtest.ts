@@ -4,7 +4,12 @@
 // fitted to the closing 1X2 (exact and supremacy, src/engine/market-fit.ts), and by the closing total
 // itself: log loss and Brier score over the matches that have both closing markets. The model's rated
 // goals are the walk-forward ratings' (model/walk-forward.ts), as `matchsim ratings` publishes them.
-import { marketFitOfInputs, modelPricesOfInputs } from '../src/engine/compile.js';
+import {
+  type CalibrationCache,
+  createCalibrationCache,
+  marketFitOfInputs,
+  modelPricesOfInputs,
+} from '../src/engine/compile.js';
 import type { MarketFitKind, MatchInputs } from '../src/engine-contract/match-inputs.js';
 import { defaultModelParams } from '../src/engine-contract/model-params.js';
 import { DEFAULT_MARGIN_METHOD, removeMargin } from '../src/market/margin-removal.js';
@@ -39,11 +44,15 @@ interface Forecast {
   over: boolean;
 }
 
-/** Every way's probability of over 2.5 for one match with closing odds. */
+/**
+ * Every way's probability of over 2.5 for one match with closing odds; the three prices from the model
+ * share its calibration through `cache` (compile.ts CalibrationCache), made once.
+ */
 function forecastOf(
   index: number,
   match: LeagueMatch & { closing: { result: number[]; total: number[] } },
   rated: { lambdaHome: number; lambdaAway: number },
+  cache: CalibrationCache,
 ): Forecast {
   const inputs = referenceFixture(index, rated.lambdaHome, rated.lambdaAway);
   const [homeWin, draw, awayWin] = removeMargin(match.closing.result, DEFAULT_MARGIN_METHOD).probabilities;
@@ -54,10 +63,10 @@ function forecastOf(
       fit,
       targets: { home_win: homeWin!, draw: draw!, away_win: awayWin! },
     };
-    return marketFitOfInputs({ ...inputs, market }, defaultModelParams).achieved.over_2_5;
+    return marketFitOfInputs({ ...inputs, market }, defaultModelParams, cache).achieved.over_2_5;
   };
   return {
-    model: modelPricesOfInputs(inputs, defaultModelParams).over_2_5,
+    model: modelPricesOfInputs(inputs, defaultModelParams, cache).over_2_5,
     exact: fitted('exact'),
     supremacy: fitted('supremacy'),
     market: removeMargin(match.closing.total, DEFAULT_MARGIN_METHOD).probabilities[0]!,
@@ -90,6 +99,7 @@ export function marketBacktest(
   onProgress(`market backtest: walk-forward ratings over seasons ${heldOutSeasons.join(', ')}`);
   const rated = walkForward(matches, { heldOutSeasons });
   const forecasts: Forecast[] = [];
+  const cache = createCalibrationCache();
   let withoutOdds = 0;
   for (const [index, { match, rated: goals }] of rated.entries()) {
     const { closing } = match;
@@ -102,6 +112,7 @@ export function marketBacktest(
         index + 1,
         { ...match, closing: { ...closing, result: closing.result, total: closing.total } },
         goals,
+        cache,
       ),
     );
     if (forecasts.length % 500 === 0) onProgress(`market backtest: ${forecasts.length} matches fitted`);

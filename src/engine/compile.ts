@@ -215,8 +215,12 @@ export function marketFitOfInputs(
  * The model's own prices of `inputs`, unfitted: the fit's exact pass at the calibrated base goals
  * (market-fit.ts modelPrices), which the market backtest sets beside the fitted ones (model/market-backtest.ts).
  */
-export function modelPricesOfInputs(inputs: MatchInputs, globalParams: ModelParams): MarketPrices {
-  const { params, fixture, model } = fitBasis(inputs, globalParams, null);
+export function modelPricesOfInputs(
+  inputs: MatchInputs,
+  globalParams: ModelParams,
+  cache: CalibrationCache | null = null,
+): MarketPrices {
+  const { params, fixture, model } = fitBasis(inputs, globalParams, cache);
   return modelPrices({
     params,
     added: addedTimeModel(params),
