@@ -2,15 +2,13 @@
 // belongs to the service, so each command goes through its admin API at the address it recorded in
 // DATA_DIR/service.json, with the admin token it generated, and prints what it prints on the database
 // itself; `demo` names what to do instead. Once the service stops, the same commands open the database.
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli-process.js';
 import { type ServiceProcess, startServiceProcess } from '../helpers/service-process.js';
 
-const run = promisify(execFile);
 const dataDir = mkdtempSync(path.join(tmpdir(), 'matchsim-cli-beside-'));
 let service: ServiceProcess;
 
@@ -18,15 +16,8 @@ let service: ServiceProcess;
 async function matchsim(args: string[]) {
   const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
   delete env.DATABASE_URL;
-  delete env.BASE_URL; // set to '/' by vitest (Vite's BASE_URL), not by an operator
   delete env.ADMIN_TOKEN;
-  try {
-    const { stdout, stderr } = await run('node', ['--import', 'tsx', 'src/cli/main.ts', ...args], { env });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+  return runCli(args, env);
 }
 
 async function json(args: string[]) {

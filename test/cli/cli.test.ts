@@ -1,13 +1,11 @@
 // The operators' CLI as an operator runs it: a separate process over the same database.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
-const run = promisify(execFile);
 const dataDir = mkdtempSync(path.join(tmpdir(), 'matchsim-cli-'));
 let serverDb: TestDatabase | undefined;
 
@@ -26,18 +24,9 @@ async function matchsim(args: string[], env: Record<string, string> = {}) {
     LOG_LEVEL: 'silent',
     ...env,
   };
-  delete fullEnv.BASE_URL; // set to '/' by vitest (Vite's BASE_URL), not by an operator
   if (serverDb?.url) fullEnv.DATABASE_URL = serverDb.url;
   else delete fullEnv.DATABASE_URL;
-  try {
-    const { stdout, stderr } = await run('node', ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      env: fullEnv,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+  return runCli(args, fullEnv);
 }
 
 describe('matchsim CLI', () => {

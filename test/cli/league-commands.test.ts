@@ -1,15 +1,13 @@
 // `matchsim ratings`, `feed squads`, `feed build` and `ingest` as an operator runs them, on the slice of
 // test/model/league-slice.ts: the worked example of docs/feed.md in small, each step a separate process.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { EXAMPLE_AS_OF, makeLeagueSlice } from '../model/league-slice.js';
 
-const run = promisify(execFile);
 const work = mkdtempSync(path.join(tmpdir(), 'matchsim-league-cli-'));
 const file = (name: string) => path.join(work, name);
 const slice = makeLeagueSlice();
@@ -30,16 +28,9 @@ async function matchsim(args: string[]) {
     DATA_DIR: file('db'),
     LOG_LEVEL: 'silent',
   };
-  delete env.BASE_URL; // set to '/' by vitest (Vite's BASE_URL), not by an operator
   if (serverDb?.url) env.DATABASE_URL = serverDb.url;
   else delete env.DATABASE_URL;
-  try {
-    const { stdout, stderr } = await run('node', ['--import', 'tsx', 'src/cli/main.ts', ...args], { env });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+  return runCli(args, env);
 }
 
 describe('matchsim ratings and feed', () => {

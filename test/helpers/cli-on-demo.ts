@@ -1,17 +1,14 @@
 // The CLI as an operator runs it, a separate process, on a database of its own loaded with the demo
 // data: on the embedded PGlite in a temporary DATA_DIR, or on a fresh test database of the PostgreSQL
 // server when DATABASE_URL is set. Registers the suite's set-up and clean-up; returns the runner.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { type CliAnswer, runCli } from './cli-process.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
-const run = promisify(execFile);
-
-export type CliRun = (args: string[]) => Promise<{ code: number; stdout: string; stderr: string }>;
+export type CliRun = (args: string[]) => Promise<CliAnswer>;
 
 export function cliOnDemoData(name: string): CliRun {
   const dataDir = mkdtempSync(path.join(tmpdir(), `matchsim-${name}-cli-`));
@@ -22,16 +19,9 @@ export function cliOnDemoData(name: string): CliRun {
       DATA_DIR: dataDir,
       LOG_LEVEL: 'silent',
     };
-    delete env.BASE_URL;
     if (serverDb?.url) env.DATABASE_URL = serverDb.url;
     else delete env.DATABASE_URL;
-    try {
-      const { stdout, stderr } = await run('node', ['--import', 'tsx', 'src/cli/main.ts', ...args], { env });
-      return { code: 0, stdout, stderr };
-    } catch (error) {
-      const e = error as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
+    return runCli(args, env);
   };
   beforeAll(async () => {
     if (process.env.DATABASE_URL) serverDb = await createTestDatabase({ max: 1 });

@@ -16,6 +16,7 @@ import { clubRatingsAsOf } from '../../model/club-ratings.js';
 import { resolveDataDir } from '../../model/data-dir.js';
 import { fetchResults, parseLeagues, parseSeasons, ResultsFetchError } from '../../model/results-fetch.js';
 import { readResultsFolder } from '../../model/results-files.js';
+import { runCli } from '../helpers/cli-process.js';
 import { makeLeagueSlice } from './league-slice.js';
 
 const run = promisify(execFile);
@@ -151,11 +152,7 @@ describe('results fetch', () => {
   it('runs as a CLI command, with its usage and its JSON', async () => {
     const to = join(work, 'cli');
     const env = { ...process.env, LOG_LEVEL: 'silent' };
-    const cli = (args: string[]) =>
-      run('node', ['--import', 'tsx', 'src/cli/main.ts', ...args], { env }).then(
-        ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
-        (error: { code: number; stdout: string; stderr: string }) => error,
-      );
+    const cli = (args: string[]) => runCli(args, env);
     const help = await cli(['results', 'fetch', '--help']);
     expect(help.stdout).toMatch(/^usage: matchsim results fetch --league premier-league\[,…\] --seasons/);
     const bad = await cli([
