@@ -34,12 +34,15 @@ export const FIT_TOLERANCE = 0.002;
 /** Base goals a side may be fitted to: outside them the market is beyond the model's reach. */
 const MIN_BASE = 0.02;
 const MAX_BASE = 8;
-/** The solver stops once every fitted quantity is this close. */
-const SOLVE_TOLERANCE = 1e-7;
+/** The solver stops once every fitted quantity is this close: far inside FIT_TOLERANCE. */
+const SOLVE_TOLERANCE = 1e-5;
 const SOLVE_ITERATIONS = 24;
-/** Rounds of the correction for the lineups' strength mixture, which stop once it is this small. */
+/** The first round's solve, whose solution is only where the mixture is first priced. */
+const FIRST_ROUND_TOLERANCE = 1e-3;
+/** At most this many rounds of the correction for the lineups' strength mixture. */
 const MIXTURE_ROUNDS = 4;
-const MIXTURE_TOLERANCE = 1e-4;
+/** A round whose solution moved each log base goal less than this ends the solve (solveMixture). */
+const MIXTURE_SETTLED = 0.05;
 
 export interface MarketPrices {
   home_win: number;
@@ -263,6 +266,10 @@ export function fitMarket(setting: FitSetting, work: FitWork = createFitWork()):
 /**
  * The log base goals at which `residual` of the exact prices is zero: solved on the pass at the mean
  * multipliers (one pass an iteration), corrected by the mixture's difference at each round's solution.
+ * The mixture (three passes) is priced once a round; after a round whose solution moved the goals less
+ * than MIXTURE_SETTLED, the prices there are the pass's plus the mixture's difference at the round before
+ * (the difference changes with the goals far more slowly than the prices do: within some 1e-6 of the
+ * mixture's own prices over such a move), so the round ends the solve without pricing the mixture again.
  */
 function solveMixture(
   prices: Pricing,
@@ -272,10 +279,12 @@ function solveMixture(
   let x: Vector = [Math.log(start[0]), Math.log(start[1])];
   let correction: Vector = [0, 0];
   let jacobian: number[] | null = null;
-  let found: PassPrices | null = null;
   // The residual at x of the round's function, when known: after a round it is the mixture's residual.
   let known: Vector | null = null;
-  for (let round = 0; round < MIXTURE_ROUNDS; round++) {
+  // The mixture's prices minus the pass's, at the last point the mixture was priced.
+  let difference: PassPrices | null = null;
+  let previous: { x: Vector; pass: PassPrices } | null = null;
+  for (let round = 0; ; round++) {
     const c = correction;
     let last: PassPrices | null = null;
     const solved = solve(
@@ -287,23 +296,44 @@ function solveMixture(
       x,
       known,
       jacobian,
-      prices.single ? SOLVE_TOLERANCE : MIXTURE_TOLERANCE / 2,
+      // The first round only finds where to take the mixture's difference: near is enough.
+      round === 0 && !prices.single ? FIRST_ROUND_TOLERANCE : SOLVE_TOLERANCE,
     );
+    // The pass's prices at the round's solution (when the solver took no step there, the round before's).
+    const pass: PassPrices = last ?? previous?.pass ?? prices.approximate(fromLog(solved.x));
+    const moved = previous ? Math.max(Math.abs(solved.x[0] - x[0]), Math.abs(solved.x[1] - x[1])) : Infinity;
     x = solved.x;
     jacobian = solved.jacobian;
-    if (prices.single) {
-      // One strength pair: the pass is the prices, and the solver's last pass was at x.
-      found = last ?? prices.approximate(fromLog(x));
-      break;
+    // One strength pair: the pass is the prices.
+    if (prices.single) return { x, prices: pass };
+    if (difference && (moved < MIXTURE_SETTLED || round === MIXTURE_ROUNDS)) {
+      return { x, prices: addPrices(pass, difference) };
     }
-    found = prices.exact(fromLog(x));
-    const r = residual(found);
-    if (Math.max(Math.abs(r[0]), Math.abs(r[1])) < MIXTURE_TOLERANCE) break;
-    correction = [c[0] + r[0], c[1] + r[1]];
-    // The round's residual at x was solved.residual, c of it the correction's: with the new one, plus r.
-    known = [solved.residual[0] + r[0], solved.residual[1] + r[1]];
+    const mixture = prices.exact(fromLog(x));
+    const r = residual(mixture);
+    if (Math.max(Math.abs(r[0]), Math.abs(r[1])) < SOLVE_TOLERANCE || round === MIXTURE_ROUNDS) {
+      return { x, prices: mixture };
+    }
+    difference = addPrices(mixture, pass, -1);
+    previous = { x, pass };
+    // The mixture's residual minus the pass's at x (the round's function, c of it the correction's).
+    correction = [c[0] + r[0] - solved.residual[0], c[1] + r[1] - solved.residual[1]];
+    // With it the round's function at x is the mixture's residual there.
+    known = r;
   }
-  return { x, prices: found! };
+}
+
+/** a + sign × b, price by price. */
+function addPrices(a: PassPrices, b: PassPrices, sign = 1): PassPrices {
+  const homeWin = a.homeWin + sign * b.homeWin;
+  const draw = a.draw + sign * b.draw;
+  return {
+    homeWin,
+    draw,
+    awayWin: a.awayWin + sign * b.awayWin,
+    over25: a.over25 + sign * b.over25,
+    goals: [a.goals[0] + sign * b.goals[0], a.goals[1] + sign * b.goals[1]],
+  };
 }
 
 /** The mean and standard deviation of a side's log strength multiplier over its buckets. */

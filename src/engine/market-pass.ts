@@ -19,13 +19,18 @@ import {
 import { type AddedTimeModel, categoricalTotal, type EventRates } from './compile-rates.js';
 
 /**
- * Margins beyond this count as this: a cell reads the margin only up to 2 either way, and a side 7 goals
- * behind has no measurable chance of coming back within 2.
+ * Margins beyond this count as this: a cell reads the margin only up to 2 either way, and a side 5 goals
+ * behind has no measurable chance of coming back within 2 (against margins to ±7 the prices moved by
+ * some 3e-8; docs/model.md, "Fitting to the market").
  */
-const MAX_DIFF = 7;
+const MAX_DIFF = 5;
 /** Total goals are counted 0, 1, 2 and 3 or more: over 2.5 is the last. */
 const TOTALS = 4;
-const MAX_MEN_DIFF = 2;
+/**
+ * Player-count differences beyond one count as one: a cell reads only the difference's sign, so only a
+ * red card the other way after two the same way is misplaced (against ±2 the prices moved by some 3e-6).
+ */
+const MAX_MEN_DIFF = 1;
 const MEN_STATES = 2 * MAX_MEN_DIFF + 1;
 const STATES = (2 * MAX_DIFF + 1) * TOTALS * MEN_STATES;
 const CELLS = SCORE_STATE_BUCKETS * RED_CARD_BUCKETS;
@@ -44,13 +49,16 @@ function rateCell(side: number, diff: number, men: number): number {
   return score * RED_CARD_BUCKETS + (sideMen < 0 ? 0 : sideMen === 0 ? 1 : 2);
 }
 
-// The geometry, built once: each state's cells, and where a goal or red card of each side takes it.
-const HOME_CELL = new Int32Array(STATES);
-const AWAY_CELL = new Int32Array(STATES);
-/** [home goal, home red, away goal, away red] targets per state, clamped at the edges. */
+// The geometry, built once. Per reachable state, the plan the pass reads (PLAN_WORDS words): the state,
+// its home and away cells (offsets into the step's cells), then for each first move (home goal, home
+// red, away goal, away red) the state it leads to, the second side's cell there and where that side's
+// goal and red card take it in turn. Laid out ahead of time so a step reads each state's moves in one run
+// of words rather than looking cells and moves up again for every path.
 const MOVE = new Int32Array(STATES * 4);
 const STATE_DIFF = new Int32Array(STATES);
 const STATE_TOTAL = new Int32Array(STATES);
+const HOME_CELL = new Int32Array(STATES);
+const AWAY_CELL = new Int32Array(STATES);
 /** The states a match can be in: below 3 goals the margin is at most the total, of the same parity. */
 const REACHABLE: number[] = [];
 for (let diff = -MAX_DIFF; diff <= MAX_DIFF; diff++) {
@@ -74,7 +82,25 @@ for (let diff = -MAX_DIFF; diff <= MAX_DIFF; diff++) {
   }
 }
 
-const REACHABLE_STATES = Int32Array.from(REACHABLE);
+/** A cell's words in the step's cells: goal, red card (straight or second yellow), neither. */
+const CELL_WORDS = 3;
+const PLAN_WORDS = 3 + 4 * 4;
+const PLAN = new Int32Array(REACHABLE.length * PLAN_WORDS);
+REACHABLE.forEach((i, r) => {
+  const at = r * PLAN_WORDS;
+  PLAN[at] = i;
+  PLAN[at + 1] = HOME_CELL[i]! * CELL_WORDS;
+  PLAN[at + 2] = (CELLS + AWAY_CELL[i]!) * CELL_WORDS;
+  for (let k = 0; k < 4; k++) {
+    const to = MOVE[i * 4 + k]!;
+    // After home's goal or red card (k 0, 1) away plays second in the new state's cell, and the reverse.
+    const second = k < 2 ? 1 : 0;
+    PLAN[at + 3 + k * 4] = to;
+    PLAN[at + 4 + k * 4] = (second === 0 ? HOME_CELL[to]! : CELLS + AWAY_CELL[to]!) * CELL_WORDS;
+    PLAN[at + 5 + k * 4] = MOVE[to * 4 + second * 2]!;
+    PLAN[at + 6 + k * 4] = MOVE[to * 4 + second * 2 + 1]!;
+  }
+});
 
 /** What the pass finds: the full-time result, over 2.5 and each side's expected goals. */
 export interface PassPrices {
@@ -90,7 +116,7 @@ export interface PassWork {
   dist: Float64Array;
   next: Float64Array;
   finished: Float64Array;
-  /** Per side and cell: goal, then red (straight or second yellow), probabilities of the step. */
+  /** Per side and cell: goal, red (straight or second yellow) and neither, probabilities of the step. */
   cells: Float64Array;
 }
 
@@ -99,7 +125,7 @@ export function createPassWork(): PassWork {
     dist: new Float64Array(STATES),
     next: new Float64Array(STATES),
     finished: new Float64Array(STATES),
-    cells: new Float64Array(SIDES * CELLS * 2),
+    cells: new Float64Array(SIDES * CELLS * CELL_WORDS),
   };
 }
 
@@ -129,34 +155,33 @@ export function passPrices(
     stepCells(rates, base, strength, secondYellow, step, cells);
     reach = setAsideStopped(step, added, reach, dist, finished);
     next.fill(0);
-    for (let r = 0; r < REACHABLE_STATES.length; r++) {
-      const i = REACHABLE_STATES[r]!;
+    for (let at = 0; at < PLAN.length; at += PLAN_WORDS) {
+      const i = PLAN[at]!;
       const mass = dist[i]!;
       if (mass < NEGLIGIBLE_MASS) continue;
       const half = 0.5 * mass;
-      const h = HOME_CELL[i]! * 2;
-      const a = (CELLS + AWAY_CELL[i]!) * 2;
+      const h = PLAN[at + 1]!;
+      const a = PLAN[at + 2]!;
       const hg = cells[h]!;
       const hr = cells[h + 1]!;
+      const homeQuiet = cells[h + 2]!;
       const ag = cells[a]!;
       const ar = cells[a + 1]!;
-      const at = i * 4;
-      const homeQuiet = 1 - hg - hr;
-      const awayQuiet = 1 - ag - ar;
+      const awayQuiet = cells[a + 2]!;
       // Both quiet: the state stays, whichever side's turn came first.
       next[i]! += mass * homeQuiet * awayQuiet;
       // One side's event after the other's quiet turn (each order is half the draws).
-      next[MOVE[at]!]! += half * awayQuiet * hg;
-      next[MOVE[at + 1]!]! += half * awayQuiet * hr;
-      next[MOVE[at + 2]!]! += half * homeQuiet * ag;
-      next[MOVE[at + 3]!]! += half * homeQuiet * ar;
+      next[PLAN[at + 3]!]! += half * awayQuiet * hg;
+      next[PLAN[at + 7]!]! += half * awayQuiet * hr;
+      next[PLAN[at + 11]!]! += half * homeQuiet * ag;
+      next[PLAN[at + 15]!]! += half * homeQuiet * ar;
       homeGoals += half * (hg + awayQuiet * hg);
       awayGoals += half * (ag + homeQuiet * ag);
       // The first side's goal or red card moves the state; the second plays in the cell it left.
-      awayGoals += spreadSecond(next, cells, 1, MOVE[at]!, half * hg);
-      awayGoals += spreadSecond(next, cells, 1, MOVE[at + 1]!, half * hr);
-      homeGoals += spreadSecond(next, cells, 0, MOVE[at + 2]!, half * ag);
-      homeGoals += spreadSecond(next, cells, 0, MOVE[at + 3]!, half * ar);
+      awayGoals += spreadSecond(next, cells, at + 3, half * hg);
+      awayGoals += spreadSecond(next, cells, at + 7, half * hr);
+      homeGoals += spreadSecond(next, cells, at + 11, half * ag);
+      homeGoals += spreadSecond(next, cells, at + 15, half * ar);
     }
     [dist, next] = [next, dist];
     reach = foldFinished(step, reach, dist, finished);
@@ -176,29 +201,21 @@ export function passPrices(
 }
 
 /**
- * The second side's turn after the first side's goal or red card took the state to `from`, with `weight`
- * the path's probability: spreads it over the second side's goal, red card or nothing in its new cell.
- * Returns the second side's goals.
+ * The second side's turn after the first side's goal or red card took the state to the plan's move at
+ * `move`, with `weight` the path's probability: spreads it over the second side's goal, red card or
+ * nothing in its new cell. Returns the second side's goals.
  */
-function spreadSecond(
-  next: Float64Array,
-  cells: Float64Array,
-  side: number,
-  from: number,
-  weight: number,
-): number {
+function spreadSecond(next: Float64Array, cells: Float64Array, move: number, weight: number): number {
   if (weight === 0) return 0;
-  const c = (side === 0 ? HOME_CELL[from]! : CELLS + AWAY_CELL[from]!) * 2;
+  const c = PLAN[move + 1]!;
   const goal = cells[c]!;
-  const red = cells[c + 1]!;
-  const at = from * 4 + side * 2;
-  next[from]! += weight * (1 - goal - red);
-  next[MOVE[at]!]! += weight * goal;
-  next[MOVE[at + 1]!]! += weight * red;
+  next[PLAN[move]!]! += weight * cells[c + 2]!;
+  next[PLAN[move + 2]!]! += weight * goal;
+  next[PLAN[move + 3]!]! += weight * cells[c + 1]!;
   return weight * goal;
 }
 
-/** The goal and red-card probabilities of every (side, cell) at `step`, as writeCell forms them. */
+/** The goal, red-card and neither probabilities of every (side, cell) at `step`, as writeCell forms them. */
 function stepCells(
   rates: EventRates,
   base: readonly [number, number],
@@ -215,9 +232,12 @@ function stepCells(
         const goals =
           stepGoals * rates.scoreMultipliers[score]! * rates.redMultipliers[red]! * strength[side]!;
         const total = categoricalTotal(rates, sideStep, goals);
-        const at = (side * CELLS + score * RED_CARD_BUCKETS + red) * 2;
-        cells[at] = goals / total;
-        cells[at + 1] = (rates.red[sideStep]! + rates.yellow[sideStep]! * secondYellow[sideStep]!) / total;
+        const at = (side * CELLS + score * RED_CARD_BUCKETS + red) * CELL_WORDS;
+        const goal = goals / total;
+        const sentOff = (rates.red[sideStep]! + rates.yellow[sideStep]! * secondYellow[sideStep]!) / total;
+        cells[at] = goal;
+        cells[at + 1] = sentOff;
+        cells[at + 2] = 1 - goal - sentOff;
       }
     }
   }
