@@ -55,6 +55,11 @@ export interface KindQueue<J extends LeasedJob> {
   claim(workerId: string, n: number, leaseMs: number, room: number): Promise<J[]>;
   /** Extends the leases this worker still holds; the ids it still holds. */
   heartbeat(workerId: string, jobIds: readonly string[], leaseMs: number): Promise<string[]>;
+  /**
+   * Of `jobIds`, those cancelled (a batch's cancel takes jobs a worker holds but has not begun): a job
+   * the heartbeat no longer finds held was cancelled, or its lease lapsed and the queue gave it away.
+   */
+  cancelledOf(jobIds: readonly string[]): Promise<string[]>;
   /** Running jobs of this worker back to queued at once (a shutdown); the ids queued again. */
   release(workerId: string, jobIds: readonly string[]): Promise<string[]>;
   /** Lapsed leases rescued, for a kind whose claim does not take them over (kind-queue.ts JobTable). */
@@ -137,6 +142,16 @@ export async function extendLeases(
     UPDATE ${sql(table.name)} j SET lease_expires_at = ${lease.leaseEnd} FROM held
     WHERE j.id = held.id AND j.status = 'running' AND j.lease_owner = ${workerId}
     RETURNING j.id`;
+  return rows.map((row) => row.id);
+}
+
+/** KindQueue.cancelledOf: a plain read, no lock (the heartbeat that asks has nothing to change). */
+export async function cancelledOf(sql: Sql, table: JobTable, jobIds: readonly string[]): Promise<string[]> {
+  if (jobIds.length === 0) return [];
+  const rows = await sql<{ id: string }[]>`
+    SELECT id FROM ${sql(table.name)}
+    WHERE id = ANY(${sql.array([...jobIds])}::text[]) AND status = 'cancelled'
+    ORDER BY id`;
   return rows.map((row) => row.id);
 }
 
@@ -243,6 +258,7 @@ export function tableQueue<J extends LeasedJob & { createdAt: Date }>(
       claimFrom<J>(sql, table, { workerId, n, leaseMs, room, now: clock() }),
     heartbeat: (workerId, jobIds, leaseMs) =>
       extendLeases(sql, table, { workerId, jobIds, leaseEnd: new Date(clock().getTime() + leaseMs) }),
+    cancelledOf: (jobIds) => cancelledOf(sql, table, jobIds),
     release: (workerId, jobIds) => releaseHeld(deps, table, workerId, jobIds),
   };
 }

@@ -29,6 +29,7 @@ import {
   markDeliveryOutcomes,
   sumQueuedDraws,
 } from './job-store.js';
+import { cancelledOf } from './kind-queue.js';
 import {
   type CompleteOptions,
   type Completion,
@@ -38,6 +39,7 @@ import {
   type FailOptions,
   failJob,
   heartbeat,
+  JOBS_TABLE,
   lockOwnedJob,
   lockOwnedJobs,
   MAX_ATTEMPTS,
@@ -81,6 +83,8 @@ export interface JobQueue {
   start(workerId: string, jobIds: readonly string[]): Promise<string[]>;
   /** Extends the leases this worker still holds; returns the ids it still holds. */
   heartbeat(workerId: string, jobIds: readonly string[], leaseMs: number): Promise<string[]>;
+  /** Of `jobIds`, those a batch's cancel took (kind-queue.ts KindQueue.cancelledOf). */
+  cancelledOf(jobIds: readonly string[]): Promise<string[]>;
   progress(jobId: string, drawsDone: number, workerId?: string): Promise<void>;
   /** Running job whose lease `workerId` holds, locked until `tx` ends; null when it is no longer its. */
   lockOwnedJob(tx: TransactionSql, jobId: string, workerId: string): Promise<Job | null>;
@@ -233,6 +237,7 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
     claim: (workerId, n, leaseMs, draws) => claimJobs(deps, workerId, n, leaseMs, draws),
     start: (workerId, jobIds) => startJobs(deps, workerId, jobIds),
     heartbeat: (workerId, jobIds, leaseMs) => heartbeat(deps, workerId, jobIds, leaseMs),
+    cancelledOf: (jobIds) => cancelledOf(options.sql, JOBS_TABLE, jobIds),
     progress: (jobId, drawsDone, workerId) => recordProgress(deps, jobId, drawsDone, workerId),
     lockOwnedJob,
     lockOwnedJobs,

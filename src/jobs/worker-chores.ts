@@ -58,7 +58,15 @@ async function heartbeat({ queue, workerId, jobs, leaseMs, logger }: ChoreOption
   const ids = [...jobs.keys()];
   if (ids.length === 0) return;
   const held = new Set(await queue.heartbeat(workerId, ids, leaseMs));
-  const lost = ids.filter((id) => !held.has(id) && jobs.has(id));
+  const gone = ids.filter((id) => !held.has(id) && jobs.has(id));
+  if (gone.length === 0) return;
+  // A batch's cancel takes the jobs a worker holds but has not begun: they leave the worker when their
+  // start is refused (src/engine/start-gate.ts), and are no lost lease (docs/decisions.md §6, "Cancel").
+  const cancelled = new Set(await queue.cancelledOf(gone));
+  const lost = gone.filter((id) => !cancelled.has(id));
+  if (cancelled.size > 0) {
+    logger.info({ worker_id: workerId, job_ids: [...cancelled] }, 'held jobs cancelled before they began');
+  }
   if (lost.length > 0) logger.warn({ worker_id: workerId, job_ids: lost }, 'lost the lease of running jobs');
 }
 

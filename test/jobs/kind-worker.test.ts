@@ -47,6 +47,7 @@ function sleepyKindWorker(kindWaits: JobWaits) {
           return [{ id: `sleepy_${state.claims}` }];
         },
         heartbeat: async (_workerId, jobIds) => [...jobIds],
+        cancelledOf: async () => [],
         release: async () => [],
       },
       handler: () => async (jobs) => {

@@ -259,6 +259,8 @@ describe('leases', () => {
     await claimOnly('alive', job.id);
     expect(await runToSuccess(job.id, 'dead')).toBeNull();
     expect(await parts.queue.heartbeat('dead', [job.id], 1000)).toEqual([]);
+    // Not held by 'dead' any more, and not cancelled: its lease was lost.
+    expect(await parts.queue.cancelledOf([job.id])).toEqual([]);
     expect(await parts.queue.heartbeat('alive', [job.id], 1000)).toEqual([job.id]);
     const done = await runToSuccess(job.id, 'alive');
     expect(done).toMatchObject({ status: 'succeeded', attempts: 2 });

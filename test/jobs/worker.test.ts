@@ -167,8 +167,17 @@ describe('worker', () => {
     const claimed = deferred();
     const gate = deferred();
     const runs: string[] = [];
+    const logged: { level: string; message: string; ids: string[] }[] = [];
+    const log =
+      (level: string) =>
+      (fields: Record<string, unknown>, message: string): void => {
+        logged.push({ level, message, ids: (fields.job_ids as string[] | undefined) ?? [] });
+      };
     const runner = worker({
       workerId: 'held',
+      // A heartbeat every 100 ms, so that one comes while the worker holds the cancelled jobs.
+      leaseMs: 300,
+      logger: { info: log('info'), warn: log('warn'), error: log('error') },
       runBatch: async (pack, context) => {
         claimed.resolve();
         await gate.promise;
@@ -180,6 +189,15 @@ describe('worker', () => {
       parts.queue.cancelUnstarted(tx, batch.id, { orgId: org, mode: 'live' }),
     );
     expect(cancelled?.cancelled.map((job) => job.id).sort()).toEqual(jobs.map((job) => job.id).sort());
+    // The heartbeat finds them cancelled, not lost to another worker: no warning for an operator.
+    await waitUntil(
+      async () => logged.some((line) => line.message === 'held jobs cancelled before they began'),
+      'the heartbeat to see the cancelled jobs',
+    );
+    const seen = logged.find((line) => line.message === 'held jobs cancelled before they began')!;
+    expect(seen.level).toBe('info');
+    expect([...seen.ids].sort()).toEqual(jobs.map((job) => job.id).sort());
+    expect(logged.filter((line) => line.level !== 'info')).toEqual([]);
     gate.resolve();
     // A job queued afterwards is claimed and run: the cancelled ones left the worker's hands.
     const next = await submitJob(parts, org, { inputs: { after: 'cancel' } });
