@@ -30,7 +30,11 @@ export function startChores(options: ChoreOptions): () => Promise<void> {
     () => heartbeat(options),
     failed('heartbeat'),
   );
-  const stopMaintenance = every(options.maintenanceMs, () => maintenance(options), failed('maintenance'));
+  // A kind whose claim takes lapsed leases over and that sweeps no holds (projections) has none to do.
+  const hasMaintenance = options.queue.rescueExpiredLeases !== undefined || options.sweeper !== undefined;
+  const stopMaintenance = hasMaintenance
+    ? every(options.maintenanceMs, () => maintenance(options), failed('maintenance'))
+    : async () => {};
   return async () => {
     await stopHeartbeat();
     await stopMaintenance();
