@@ -8,28 +8,23 @@
 // every `engineEvery`-th match is also simulated by the real engine (fallback/, worker threads) and
 // scored beside the analytic figures on the same matches, which checks the two agree.
 import { createCpuEngine } from '../fallback/cpu-engine.js';
-import { paramsForFixture } from '../src/engine-contract/match-inputs.js';
 import type { ModelParams } from '../src/engine-contract/model-params.js';
 import { type EngineForecast, engineForecast } from './engine-forecast.js';
-import { fitModel, withProfilesBefore } from './fit-model.js';
 import {
   binaryLogLoss,
   expectedCalibrationError,
   type Outcome,
   outcomeOf,
-  rankedProbabilityScore,
   type ThreeWay,
-  threeWayLogLoss,
+  threeWayScores,
 } from './forecast-scores.js';
+import { type HeldOutOptions, prepareHeldOut, type StepRateModel } from './held-out.js';
 import { competitionProfile } from './league-profile.js';
-import { type LeagueMatch, loadLeagueMatches } from './league-results.js';
+import type { LeagueMatch } from './league-results.js';
 import { scoreDistribution } from './minute-model.js';
 import { dixonColesGrid, type MarketProbabilities, marketsFromGrid } from './score-grid.js';
-import { makeStepRateModel } from './step-rates.js';
 import { newcomerTest, SUBGROUPS, subgroupsOf } from './subgroups.js';
 import { type WalkForwardMatch, walkForward } from './walk-forward.js';
-
-export const DEFAULT_HELD_OUT_SEASONS = [2018, 2019, 2020, 2021, 2022] as const;
 
 /** What `calibrated` requires (docs/model.md explains each). */
 export const CALIBRATION_THRESHOLDS = {
@@ -45,19 +40,7 @@ export const CALIBRATION_THRESHOLDS = {
   halfTimeLeaderWins: 0.03,
 } as const;
 
-export interface BacktestOptions {
-  dataDir: string;
-  heldOutSeasons?: readonly number[];
-  competitions?: readonly string[];
-  /** Model constants; by default fitted on the seasons before the first held-out one. */
-  params?: ModelParams;
-  /** Options for that fit (sample sizes), when `params` is not given. */
-  fitOptions?: {
-    scoreStateMatches?: number;
-    redCardMatches?: number;
-    maxEvaluations?: number;
-    engineDraws?: number;
-  };
+export interface BacktestOptions extends HeldOutOptions {
   /** Simulate every n-th held-out match with the real engine (0 = none). */
   engineEvery?: number;
   engineDraws?: number;
@@ -183,24 +166,13 @@ interface ScoredForecast {
 
 export async function backtestModel(options: BacktestOptions): Promise<BacktestResult> {
   const log = options.onProgress ?? (() => {});
-  const heldOutSeasons = [...(options.heldOutSeasons ?? DEFAULT_HELD_OUT_SEASONS)].sort((a, b) => a - b);
-  const firstHeldOut = heldOutSeasons[0]!;
-  const matches = loadLeagueMatches(options.dataDir, options.competitions);
-  const competitions = [...new Set(matches.map((m) => m.competition))].sort();
-  const params = options.params ?? (await fitConstants(options, firstHeldOut, log));
-  // Each held-out season's league profiles from the seasons before it (walk-forward, like the ratings).
-  const bySeason = new Map(
-    heldOutSeasons.map((season) => [season, withProfilesBefore(params, matches, season, firstHeldOut)]),
-  );
+  const { heldOutSeasons, firstHeldOut, matches, competitions, params, bySeason, stepModels } =
+    await prepareHeldOut(options, 'backtest', log);
 
   log(`backtest: walk-forward ratings over seasons ${heldOutSeasons.join(', ')}`);
   const rated = walkForward(matches, { heldOutSeasons });
   log(`backtest: ${rated.length} held-out matches; model probabilities`);
-  const { model, baseline, base } = heldOutForecasts(
-    rated,
-    stepModelsBySeason(bySeason, competitions),
-    baseRateTable(matches),
-  );
+  const { model, baseline, base } = heldOutForecasts(rated, stepModels, baseRateTable(matches));
   const observed = rated.map((r) => r.match);
 
   let engineCheck: BacktestResult['engine_check'] = null;
@@ -248,43 +220,6 @@ interface HeldOutForecasts {
   rated: readonly WalkForwardMatch[];
   model: readonly ScoredForecast[];
   baseline: readonly ScoredForecast[];
-}
-
-/** The model constants fitted on the seasons before the first held-out one. */
-async function fitConstants(
-  options: BacktestOptions,
-  firstHeldOut: number,
-  log: (message: string) => void,
-): Promise<ModelParams> {
-  log(`backtest: fitting the constants on seasons before ${firstHeldOut}`);
-  return (
-    await fitModel({
-      dataDir: options.dataDir,
-      untilSeason: firstHeldOut,
-      ...(options.competitions ? { competitions: options.competitions } : {}),
-      ...(options.fitOptions ?? {}),
-      onProgress: log,
-    })
-  ).params;
-}
-
-type StepRateModel = ReturnType<typeof makeStepRateModel>;
-
-/**
- * The engine's per-step probabilities for each competition and held-out season (key `competition
- * season`): the global constants with that season's league profile, as the engine compiles its fixtures.
- */
-function stepModelsBySeason(
-  bySeason: ReadonlyMap<number, ModelParams>,
-  competitions: readonly string[],
-): Map<string, StepRateModel> {
-  const out = new Map<string, StepRateModel>();
-  for (const [season, params] of bySeason) {
-    for (const c of competitions) {
-      out.set(`${c} ${season}`, makeStepRateModel(paramsForFixture(params, competitionProfile(c, params))));
-    }
-  }
-  return out;
 }
 
 /** The three forecasters' forecasts of every held-out match. */
@@ -506,46 +441,32 @@ function scoreForecasts(
   forecasts: readonly ScoredForecast[],
   matches: readonly LeagueMatch[],
 ): ForecastMetrics {
-  let rps = 0;
-  let ll1x2 = 0;
   let llOver = 0;
   let llBtts = 0;
-  const classwise: Record<Outcome, { probability: number; happened: boolean }[]> = {
-    home: [],
-    draw: [],
-    away: [],
-  };
   const over: { probability: number; happened: boolean }[] = [];
   const btts: { probability: number; happened: boolean }[] = [];
+  const threeWays: ThreeWay[] = [];
+  const outcomes: Outcome[] = [];
   forecasts.forEach((f, i) => {
     const m = matches[i]!;
-    const outcome = outcomeOf(m.homeGoals, m.awayGoals);
-    const threeWay: ThreeWay = { home: f.markets.home, draw: f.markets.draw, away: f.markets.away };
-    rps += rankedProbabilityScore(threeWay, outcome);
-    ll1x2 += threeWayLogLoss(threeWay, outcome);
+    threeWays.push({ home: f.markets.home, draw: f.markets.draw, away: f.markets.away });
+    outcomes.push(outcomeOf(m.homeGoals, m.awayGoals));
     const wentOver = m.homeGoals + m.awayGoals > 2;
     const bothScored = m.homeGoals > 0 && m.awayGoals > 0;
     llOver += binaryLogLoss(f.markets.over25, wentOver);
     llBtts += binaryLogLoss(f.markets.btts, bothScored);
-    for (const k of ['home', 'draw', 'away'] as const) {
-      classwise[k].push({ probability: threeWay[k], happened: outcome === k });
-    }
     over.push({ probability: f.markets.over25, happened: wentOver });
     btts.push({ probability: f.markets.btts, happened: bothScored });
   });
   const n = Math.max(1, forecasts.length);
-  const ece1x2 =
-    (expectedCalibrationError(classwise.home).ece +
-      expectedCalibrationError(classwise.draw).ece +
-      expectedCalibrationError(classwise.away).ece) /
-    3;
+  const oneXTwo = threeWayScores(threeWays, outcomes);
   return {
     matches: forecasts.length,
-    rps_1x2: rps / n,
-    log_loss_1x2: ll1x2 / n,
+    rps_1x2: oneXTwo.rps_1x2,
+    log_loss_1x2: oneXTwo.log_loss_1x2,
     log_loss_over_under_2_5: llOver / n,
     log_loss_btts: llBtts / n,
-    ece_1x2: ece1x2,
+    ece_1x2: oneXTwo.ece_1x2,
     ece_over_under_2_5: expectedCalibrationError(over).ece,
     ece_btts: expectedCalibrationError(btts).ece,
   };

@@ -74,3 +74,39 @@ export function outcomeOf(homeGoals: number, awayGoals: number): Outcome {
   if (homeGoals === awayGoals) return 'draw';
   return 'away';
 }
+
+/** The 1X2 scores of forecasts (one per match, in the order of `outcomes`). */
+export interface ThreeWayScores {
+  rps_1x2: number;
+  log_loss_1x2: number;
+  /** The expected calibration error of each outcome's probability, averaged over the three. */
+  ece_1x2: number;
+}
+
+export function threeWayScores(forecasts: readonly ThreeWay[], outcomes: readonly Outcome[]): ThreeWayScores {
+  let rps = 0;
+  let logLoss = 0;
+  const classwise: Record<Outcome, { probability: number; happened: boolean }[]> = {
+    home: [],
+    draw: [],
+    away: [],
+  };
+  forecasts.forEach((f, i) => {
+    const outcome = outcomes[i]!;
+    rps += rankedProbabilityScore(f, outcome);
+    logLoss += threeWayLogLoss(f, outcome);
+    for (const k of ['home', 'draw', 'away'] as const) {
+      classwise[k].push({ probability: f[k], happened: outcome === k });
+    }
+  });
+  const n = Math.max(1, forecasts.length);
+  return {
+    rps_1x2: rps / n,
+    log_loss_1x2: logLoss / n,
+    ece_1x2:
+      (expectedCalibrationError(classwise.home).ece +
+        expectedCalibrationError(classwise.draw).ece +
+        expectedCalibrationError(classwise.away).ece) /
+      3,
+  };
+}

@@ -7,22 +7,16 @@
 // the walk-forward ones of model/backtest.ts (each match rated on matches before its day only), the
 // constants fitted on the seasons before the first held-out one, as there.
 
-import { paramsForFixture } from '../src/engine-contract/match-inputs.js';
 import type { ModelParams } from '../src/engine-contract/model-params.js';
-import { DEFAULT_HELD_OUT_SEASONS } from './backtest.js';
-import { fitModel, withProfilesBefore } from './fit-model.js';
 import {
-  expectedCalibrationError,
   type Outcome,
   outcomeOf,
   rankedProbabilityScore,
   type ThreeWay,
-  threeWayLogLoss,
+  threeWayScores,
 } from './forecast-scores.js';
-import { competitionProfile } from './league-profile.js';
-import { loadLeagueMatches } from './league-results.js';
+import { prepareHeldOut } from './held-out.js';
 import { SECOND_HALF_START, scoreDistribution, scoreDistributionFrom } from './minute-model.js';
-import { makeStepRateModel } from './step-rates.js';
 import { walkForward } from './walk-forward.js';
 
 const MAX_GOALS = 10;
@@ -108,63 +102,17 @@ export function poissonFromState(
 }
 
 function metricsOf(forecasts: readonly ThreeWay[], outcomes: readonly Outcome[]): InPlayMetrics {
-  let rps = 0;
-  let logLoss = 0;
-  let draw = 0;
-  const classwise: Record<Outcome, { probability: number; happened: boolean }[]> = {
-    home: [],
-    draw: [],
-    away: [],
-  };
-  forecasts.forEach((f, i) => {
-    const outcome = outcomes[i]!;
-    rps += rankedProbabilityScore(f, outcome);
-    logLoss += threeWayLogLoss(f, outcome);
-    draw += f.draw;
-    for (const k of ['home', 'draw', 'away'] as const)
-      classwise[k].push({ probability: f[k], happened: outcome === k });
-  });
-  const n = Math.max(1, forecasts.length);
-  return {
-    rps_1x2: rps / n,
-    log_loss_1x2: logLoss / n,
-    ece_1x2:
-      (expectedCalibrationError(classwise.home).ece +
-        expectedCalibrationError(classwise.draw).ece +
-        expectedCalibrationError(classwise.away).ece) /
-      3,
-    mean_draw: draw / n,
-  };
+  const draw = forecasts.reduce((sum, f) => sum + f.draw, 0);
+  return { ...threeWayScores(forecasts, outcomes), mean_draw: draw / Math.max(1, forecasts.length) };
 }
 
 export async function backtestInPlay(options: InPlayBacktestOptions): Promise<InPlayBacktestResult> {
   const log = options.onProgress ?? (() => {});
-  const heldOutSeasons = [...(options.heldOutSeasons ?? DEFAULT_HELD_OUT_SEASONS)].sort((a, b) => a - b);
-  const firstHeldOut = heldOutSeasons[0]!;
-  const matches = loadLeagueMatches(options.dataDir, options.competitions);
-  const competitions = [...new Set(matches.map((m) => m.competition))].sort();
-  let params = options.params;
-  if (!params) {
-    log(`in-play backtest: fitting the constants on seasons before ${firstHeldOut}`);
-    params = (
-      await fitModel({
-        dataDir: options.dataDir,
-        untilSeason: firstHeldOut,
-        ...(options.competitions ? { competitions: options.competitions } : {}),
-        onProgress: log,
-      })
-    ).params;
-  }
-  const stepModels = new Map<string, ReturnType<typeof makeStepRateModel>>();
-  for (const season of heldOutSeasons) {
-    const seasonParams = withProfilesBefore(params, matches, season, firstHeldOut);
-    for (const c of competitions) {
-      stepModels.set(
-        `${c} ${season}`,
-        makeStepRateModel(paramsForFixture(seasonParams, competitionProfile(c, seasonParams))),
-      );
-    }
-  }
+  const { heldOutSeasons, matches, competitions, stepModels } = await prepareHeldOut(
+    options,
+    'in-play backtest',
+    log,
+  );
   log(`in-play backtest: walk-forward ratings over seasons ${heldOutSeasons.join(', ')}`);
   const rated = walkForward(matches, { heldOutSeasons }).filter(({ match }) => match.halfTime !== null);
   log(`in-play backtest: ${rated.length} held-out matches with a half-time score`);

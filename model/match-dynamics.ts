@@ -53,41 +53,50 @@ export function fitMatchDynamics(
     score_state_multipliers: [Math.exp(x[0]!), Math.exp(x[1]!), 1, Math.exp(x[2]!), Math.exp(x[3]!)],
   });
   const startState = [0, 1, 3, 4].map((i) => Math.log(params.score_state_multipliers[i]!));
-  const stateBefore = dynamicsLogLikelihood(params, plain);
-  const stateFit = nelderMead((x) => -dynamicsLogLikelihood(withScoreState(x), plain), startState, {
+  const state = fitPart(params, plain, withScoreState, startState, {
     step: 0.1,
     maxEvaluations: options.maxEvaluations ?? 120,
-    tolerance: 1e-7,
   });
-  const stateParams = withScoreState(stateFit.x);
 
   const withRed = (x: number[]): ModelParams => ({
-    ...stateParams,
+    ...state.params,
     red_card_multipliers: { side_down: Math.exp(x[0]!), side_up: Math.exp(x[1]!) },
   });
   const startRed = [
     Math.log(params.red_card_multipliers.side_down),
     Math.log(params.red_card_multipliers.side_up),
   ];
-  const redBefore = dynamicsLogLikelihood(stateParams, carded);
-  const redFit = nelderMead((x) => -dynamicsLogLikelihood(withRed(x), carded), startRed, {
+  const red = fitPart(state.params, carded, withRed, startRed, {
     step: 0.15,
     maxEvaluations: options.maxEvaluations ?? 80,
+  });
+  return {
+    scoreStateMultipliers: red.params.score_state_multipliers,
+    redCardMultipliers: red.params.red_card_multipliers,
+    scoreState: state.fit,
+    redCard: red.fit,
+  };
+}
+
+/**
+ * One part of the dynamics fitted by Nelder-Mead from `start` on `matches`: the constants `withX` makes of
+ * the point found, and the mean log-likelihood per match before (at `from`) and after.
+ */
+function fitPart(
+  from: ModelParams,
+  matches: readonly DynamicsSample[],
+  withX: (x: number[]) => ModelParams,
+  start: number[],
+  search: { step: number; maxEvaluations: number },
+): { params: ModelParams; fit: { matches: number; before: number; after: number } } {
+  const before = dynamicsLogLikelihood(from, matches);
+  const found = nelderMead((x) => -dynamicsLogLikelihood(withX(x), matches), start, {
+    ...search,
     tolerance: 1e-7,
   });
-  const finalParams = withRed(redFit.x);
+  const n = Math.max(1, matches.length);
   return {
-    scoreStateMultipliers: finalParams.score_state_multipliers,
-    redCardMultipliers: finalParams.red_card_multipliers,
-    scoreState: {
-      matches: plain.length,
-      before: stateBefore / Math.max(1, plain.length),
-      after: -stateFit.value / Math.max(1, plain.length),
-    },
-    redCard: {
-      matches: carded.length,
-      before: redBefore / Math.max(1, carded.length),
-      after: -redFit.value / Math.max(1, carded.length),
-    },
+    params: withX(found.x),
+    fit: { matches: matches.length, before: before / n, after: -found.value / n },
   };
 }

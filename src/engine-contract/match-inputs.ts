@@ -34,21 +34,29 @@ export const competitionLabelSchema = z.object({
 });
 export type CompetitionLabel = z.infer<typeof competitionLabelSchema>;
 
-const share = z.number().finite().min(0);
+/**
+ * What the engine reads of a player beside its id, name and position; `share` is the schema of the four
+ * shares (the feed bounds them tighter, src/fixtures/feed-schema.ts).
+ */
+export function playerWeightFields<Share extends z.ZodType<number>>(share: Share) {
+  return {
+    /** Relative weights while on the pitch: who scores, assists, shoots, is booked. Only ratios within a side matter. */
+    goal_share: share,
+    assist_share: share,
+    shot_share: share,
+    card_share: share,
+    /** Model probability of starting (drives predicted lineups). */
+    start_probability: z.number().min(0).max(1),
+    /** Expected minutes when starting: a low figure means an early substitution is likely. */
+    typical_minutes: z.number().min(1).max(90),
+  };
+}
 
 const playerProfileSchema = z.object({
   player_id: z.number().int(),
   name: z.string(),
   position: z.enum(PLAYER_POSITIONS).nullable(),
-  /** Relative weights while on the pitch: who scores, assists, shoots, is booked. Only ratios within a side matter. */
-  goal_share: share,
-  assist_share: share,
-  shot_share: share,
-  card_share: share,
-  /** Model probability of starting (drives predicted lineups). */
-  start_probability: z.number().min(0).max(1),
-  /** Expected minutes when starting: a low figure means an early substitution is likely. */
-  typical_minutes: z.number().min(1).max(90),
+  ...playerWeightFields(z.number().finite().min(0)),
 });
 export type PlayerProfile = z.infer<typeof playerProfileSchema>;
 

@@ -3,15 +3,7 @@
 // under those dynamics equal the ratings' (a few fixed-point rounds of an exact forward pass over goal
 // difference and player-count difference). The rounds' every bit is pinned by the compiled tables'
 // golden digests (test/engine/golden.test.ts): how a pass is computed may change, never its arithmetic.
-import {
-  FIRST_HALF_ADDED_START,
-  RED_CARD_BUCKETS,
-  SCORE_STATE_BUCKETS,
-  SECOND_HALF_ADDED_START,
-  SECOND_HALF_START,
-  SIDES,
-  STEPS,
-} from '../engine-contract/layout.js';
+import * as layout from '../engine-contract/layout.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
 import {
   type AddedTimeModel,
@@ -63,7 +55,7 @@ export function ratedGoalsOfBase(
   added: AddedTimeModel,
   base: readonly [number, number],
 ): [number, number] {
-  const probabilities = new Float64Array(SIDES * rates.stretches * RATE_CELLS * 2);
+  const probabilities = new Float64Array(layout.SIDES * rates.stretches * RATE_CELLS * 2);
   setBaseGoals(rates, base);
   stretchProbabilities(rates, probabilities);
   return expectedGoalsUnderDynamics(added, rates, probabilities);
@@ -75,14 +67,14 @@ function calibrate(
   ratedGoals: readonly [number, number],
 ): Calibration {
   const base: [number, number] = [...ratedGoals];
-  const probabilities = new Float64Array(SIDES * rates.stretches * RATE_CELLS * 2);
+  const probabilities = new Float64Array(layout.SIDES * rates.stretches * RATE_CELLS * 2);
   let simulated: [number, number] = [...ratedGoals];
   for (let round = 0; round < CALIBRATION_ROUNDS; round++) {
     setBaseGoals(rates, base);
     stretchProbabilities(rates, probabilities);
     simulated = expectedGoalsUnderDynamics(added, rates, probabilities);
     let converged = true;
-    for (let side = 0; side < SIDES; side++) {
+    for (let side = 0; side < layout.SIDES; side++) {
       if (!(simulated[side]! > 0)) continue;
       const correction = ratedGoals[side]! / simulated[side]!;
       if (Math.abs(correction - 1) > CALIBRATION_TOLERANCE) converged = false;
@@ -100,7 +92,7 @@ const MEN_STATES = 2 * MAX_MEN_DIFF + 1;
 /** States of the forward pass: goal difference × player-count difference. */
 const DYNAMICS_STATES = (2 * MAX_DIFF + 1) * MEN_STATES;
 /** Rate cells of one (side, step): score bucket × red bucket. */
-const RATE_CELLS = SCORE_STATE_BUCKETS * RED_CARD_BUCKETS;
+const RATE_CELLS = layout.SCORE_STATE_BUCKETS * layout.RED_CARD_BUCKETS;
 
 function stateIndex(diff: number, men: number): number {
   return (diff + MAX_DIFF) * MEN_STATES + (men + MAX_MEN_DIFF);
@@ -143,7 +135,7 @@ function rateCell(side: number, diff: number, men: number): number {
   const score = Math.max(-2, Math.min(2, own)) + 2;
   const sideMen = side === 0 ? men : -men;
   const redBucket = sideMen < 0 ? 0 : sideMen === 0 ? 1 : 2;
-  return score * RED_CARD_BUCKETS + redBucket;
+  return score * layout.RED_CARD_BUCKETS + redBucket;
 }
 
 /**
@@ -152,14 +144,14 @@ function rateCell(side: number, diff: number, men: number): number {
  * ((side * stretches + stretch) * RATE_CELLS + cell) * 2, red after it.
  */
 function stretchProbabilities(rates: EventRates, out: Float64Array): void {
-  for (let side = 0; side < SIDES; side++) {
+  for (let side = 0; side < layout.SIDES; side++) {
     for (let stretch = 0; stretch < rates.stretches; stretch++) {
-      const sideStep = side * STEPS + rates.changes[stretch]!;
+      const sideStep = side * layout.STEPS + rates.changes[stretch]!;
       const block = (side * rates.stretches + stretch) * RATE_CELLS;
-      for (let score = 0; score < SCORE_STATE_BUCKETS; score++) {
+      for (let score = 0; score < layout.SCORE_STATE_BUCKETS; score++) {
         const scoreGoals = rates.goals[sideStep]! * rates.scoreMultipliers[score]!;
-        for (let redBucket = 0; redBucket < RED_CARD_BUCKETS; redBucket++) {
-          const at = (block + score * RED_CARD_BUCKETS + redBucket) * 2;
+        for (let redBucket = 0; redBucket < layout.RED_CARD_BUCKETS; redBucket++) {
+          const at = (block + score * layout.RED_CARD_BUCKETS + redBucket) * 2;
           const goals = scoreGoals * rates.redMultipliers[redBucket]!;
           const total = categoricalTotal(rates, sideStep, goals);
           out[at] = goals / total;
@@ -221,16 +213,17 @@ function expectedGoalsUnderDynamics(
   const finished = new Float64Array(DYNAMICS_STATES);
   const moves = new Float64Array(DYNAMICS_STATES * MOVE_WORDS);
   dist[stateIndex(0, 0)] = 1;
-  const goals = new Float64Array(SIDES);
+  const goals = new Float64Array(layout.SIDES);
   let reach = 1; // P(this added step is played) before folding
   let stretch = -1;
-  for (let step = 0; step < STEPS; step++) {
+  for (let step = 0; step < layout.STEPS; step++) {
     if (step === rates.changes[stretch + 1]) {
       stretch++;
       stretchMoves(probabilities, rates.stretches, stretch, moves);
     }
     const inAdded =
-      (step >= FIRST_HALF_ADDED_START && step < SECOND_HALF_START) || step >= SECOND_HALF_ADDED_START;
+      (step >= layout.FIRST_HALF_ADDED_START && step < layout.SECOND_HALF_START) ||
+      step >= layout.SECOND_HALF_ADDED_START;
     if (inAdded) {
       const played = added.stepPlayed[step]!;
       setAsideStopped(dist, finished, reach, played);
@@ -239,7 +232,7 @@ function expectedGoalsUnderDynamics(
     next.fill(0);
     playStep(dist, next, moves, goals);
     [dist, next] = [next, dist];
-    const lastAdded = step === SECOND_HALF_START - 1 || step === STEPS - 1;
+    const lastAdded = step === layout.SECOND_HALF_START - 1 || step === layout.STEPS - 1;
     if (lastAdded) {
       for (let i = 0; i < DYNAMICS_STATES; i++) dist[i]! += finished[i]!;
       finished.fill(0);

@@ -1,34 +1,6 @@
 // A side's lineup and player weights in the fixture table (compile.ts compileFixture): who starts, who
 // comes on, and each player's share of goals, assists, shots and cards, as integer sampling tables.
-import {
-  LINEUP_MODE_FIXED,
-  LINEUP_MODE_PREDICTED,
-  LINEUP_MODE_PREDICTED_UNLABELLED,
-  S_ASSIST_WEIGHT,
-  S_BENCH_COUNT,
-  S_BENCH_LIMIT,
-  S_BENCH_ORDER,
-  S_BOOKED_CARD_WEIGHT,
-  S_CARD_WEIGHT,
-  S_GOAL_WEIGHT,
-  S_IS_KEEPER,
-  S_KEEPER_COUNT,
-  S_KEEPER_CUM,
-  S_KEEPER_ORDER,
-  S_LINEUP_MODE,
-  S_OUTFIELD_COUNT,
-  S_OUTFIELD_CUM,
-  S_OUTFIELD_ORDER,
-  S_OUTFIELD_PICKS,
-  S_PLAYER_COUNT,
-  S_SHOT_WEIGHT,
-  S_STRENGTH_EDGES,
-  S_SUB_OFF_WEIGHT,
-  S_XI,
-  SAMPLING_UNIT,
-  WEIGHT_MAX,
-  XI_SIZE,
-} from '../engine-contract/layout.js';
+import * as layout from '../engine-contract/layout.js';
 import {
   type PlayerProfile,
   PREDICTED_BENCH_SIZE,
@@ -51,7 +23,7 @@ export function compileSide(
   bookedFactor: number,
 ): void {
   const players = side.players;
-  fixture[base + S_PLAYER_COUNT] = players.length;
+  fixture[base + layout.S_PLAYER_COUNT] = players.length;
   const slotOf = new Map(players.map((p, slot) => [p.player_id, slot]));
 
   const goal = quantizeWeights(players.map((p) => p.goal_share));
@@ -60,53 +32,53 @@ export function compileSide(
   const card = quantizeWeights(players.map((p) => p.card_share));
   players.forEach((player, slot) => {
     const keeper = player.position === 'goalkeeper';
-    fixture[base + S_GOAL_WEIGHT + slot] = goal[slot]!;
-    fixture[base + S_ASSIST_WEIGHT + slot] = assist[slot]!;
-    fixture[base + S_SHOT_WEIGHT + slot] = shot[slot]!;
-    fixture[base + S_CARD_WEIGHT + slot] = card[slot]!;
+    fixture[base + layout.S_GOAL_WEIGHT + slot] = goal[slot]!;
+    fixture[base + layout.S_ASSIST_WEIGHT + slot] = assist[slot]!;
+    fixture[base + layout.S_SHOT_WEIGHT + slot] = shot[slot]!;
+    fixture[base + layout.S_CARD_WEIGHT + slot] = card[slot]!;
     // A player expected to play 60 minutes is taken off far more often than one expected to play 90.
-    fixture[base + S_SUB_OFF_WEIGHT + slot] = keeper ? 0 : Math.round(96 - player.typical_minutes);
-    fixture[base + S_IS_KEEPER + slot] = keeper ? 1 : 0;
-    fixture[base + S_BOOKED_CARD_WEIGHT + slot] = Math.round(card[slot]! * bookedFactor);
+    fixture[base + layout.S_SUB_OFF_WEIGHT + slot] = keeper ? 0 : Math.round(96 - player.typical_minutes);
+    fixture[base + layout.S_IS_KEEPER + slot] = keeper ? 1 : 0;
+    fixture[base + layout.S_BOOKED_CARD_WEIGHT + slot] = Math.round(card[slot]! * bookedFactor);
   });
 
   // The predicted-XI sampling plan; also the baseline of the strength buckets for fixed lineups.
   const plan = predictedPlan(players);
-  fixture[base + S_KEEPER_COUNT] = plan.keepers.length;
-  writeSystematic(fixture, base + S_KEEPER_ORDER, base + S_KEEPER_CUM, plan.keepers);
-  fixture[base + S_OUTFIELD_COUNT] = plan.outfield.length;
-  fixture[base + S_OUTFIELD_PICKS] = plan.outfieldPicks;
-  writeSystematic(fixture, base + S_OUTFIELD_ORDER, base + S_OUTFIELD_CUM, plan.outfield);
+  fixture[base + layout.S_KEEPER_COUNT] = plan.keepers.length;
+  writeSystematic(fixture, base + layout.S_KEEPER_ORDER, base + layout.S_KEEPER_CUM, plan.keepers);
+  fixture[base + layout.S_OUTFIELD_COUNT] = plan.outfield.length;
+  fixture[base + layout.S_OUTFIELD_PICKS] = plan.outfieldPicks;
+  writeSystematic(fixture, base + layout.S_OUTFIELD_ORDER, base + layout.S_OUTFIELD_CUM, plan.outfield);
 
   let expectedStrength = 0;
   for (const { slot, inclusion } of [...plan.keepers, ...plan.outfield]) {
     expectedStrength += inclusion * goal[slot]!;
   }
   STRENGTH_EDGE_RATIOS.forEach((ratio, i) => {
-    fixture[base + S_STRENGTH_EDGES + i] = Math.ceil(expectedStrength * ratio);
+    fixture[base + layout.S_STRENGTH_EDGES + i] = Math.ceil(expectedStrength * ratio);
   });
 
   if (side.lineup.source === 'predicted') {
-    fixture[base + S_LINEUP_MODE] =
-      plan.keepers.length > 0 ? LINEUP_MODE_PREDICTED : LINEUP_MODE_PREDICTED_UNLABELLED;
+    fixture[base + layout.S_LINEUP_MODE] =
+      plan.keepers.length > 0 ? layout.LINEUP_MODE_PREDICTED : layout.LINEUP_MODE_PREDICTED_UNLABELLED;
     const order = players
       .map((player, slot) => ({ player, slot }))
       .filter(({ player }) => player.start_probability >= MIN_START_PROBABILITY)
       .sort((a, b) => b.player.start_probability - a.player.start_probability || a.slot - b.slot);
-    fixture[base + S_BENCH_COUNT] = order.length;
-    fixture[base + S_BENCH_LIMIT] = PREDICTED_BENCH_SIZE;
+    fixture[base + layout.S_BENCH_COUNT] = order.length;
+    fixture[base + layout.S_BENCH_LIMIT] = PREDICTED_BENCH_SIZE;
     order.forEach(({ slot }, i) => {
-      fixture[base + S_BENCH_ORDER + i] = slot;
+      fixture[base + layout.S_BENCH_ORDER + i] = slot;
     });
   } else {
-    fixture[base + S_LINEUP_MODE] = LINEUP_MODE_FIXED;
+    fixture[base + layout.S_LINEUP_MODE] = layout.LINEUP_MODE_FIXED;
     side.lineup.xi.forEach((id, i) => {
-      fixture[base + S_XI + i] = slotOf.get(id)!;
+      fixture[base + layout.S_XI + i] = slotOf.get(id)!;
     });
-    fixture[base + S_BENCH_COUNT] = side.lineup.bench.length;
-    fixture[base + S_BENCH_LIMIT] = side.lineup.bench.length;
+    fixture[base + layout.S_BENCH_COUNT] = side.lineup.bench.length;
+    fixture[base + layout.S_BENCH_LIMIT] = side.lineup.bench.length;
     side.lineup.bench.forEach((id, i) => {
-      fixture[base + S_BENCH_ORDER + i] = slotOf.get(id)!;
+      fixture[base + layout.S_BENCH_ORDER + i] = slotOf.get(id)!;
     });
   }
 }
@@ -115,7 +87,7 @@ export function compileSide(
 function quantizeWeights(shares: readonly number[]): number[] {
   const max = Math.max(0, ...shares);
   if (max === 0) return shares.map(() => 1); // no information: everyone equally likely
-  return shares.map((s) => (s > 0 ? Math.max(1, Math.round((s / max) * WEIGHT_MAX)) : 0));
+  return shares.map((s) => (s > 0 ? Math.max(1, Math.round((s / max) * layout.WEIGHT_MAX)) : 0));
 }
 
 interface Candidate {
@@ -144,13 +116,17 @@ function predictedPlan(players: readonly PlayerProfile[]): PredictedPlan {
     (OUTFIELD_ORDER[a.player.position ?? ''] ?? 3) - (OUTFIELD_ORDER[b.player.position ?? ''] ?? 3) ||
     b.player.start_probability - a.player.start_probability ||
     a.slot - b.slot;
-  if (keepers.length === 0 || outfield.length < XI_SIZE - 1) {
-    return { keepers: [], outfield: inclusionPlan([...all].sort(byLine), XI_SIZE), outfieldPicks: XI_SIZE };
+  if (keepers.length === 0 || outfield.length < layout.XI_SIZE - 1) {
+    return {
+      keepers: [],
+      outfield: inclusionPlan([...all].sort(byLine), layout.XI_SIZE),
+      outfieldPicks: layout.XI_SIZE,
+    };
   }
   return {
     keepers: inclusionPlan(keepers, 1),
-    outfield: inclusionPlan([...outfield].sort(byLine), XI_SIZE - 1),
-    outfieldPicks: XI_SIZE - 1,
+    outfield: inclusionPlan([...outfield].sort(byLine), layout.XI_SIZE - 1),
+    outfieldPicks: layout.XI_SIZE - 1,
   };
 }
 
@@ -164,13 +140,13 @@ function inclusionPlan(candidates: { player: PlayerProfile; slot: number }[], pi
     ({ player }) => chance(player) || (positive < picks ? MIN_START_PROBABILITY : 0),
   );
   const inclusion = capAtOne(raw, picks);
-  const ticks = inclusion.map((p) => Math.round(p * SAMPLING_UNIT));
+  const ticks = inclusion.map((p) => Math.round(p * layout.SAMPLING_UNIT));
   // Make the ticks sum to exactly picks * SAMPLING_UNIT without any interval passing one unit.
-  let drift = picks * SAMPLING_UNIT - ticks.reduce((a, b) => a + b, 0);
+  let drift = picks * layout.SAMPLING_UNIT - ticks.reduce((a, b) => a + b, 0);
   let idle = 0; // candidates visited since the last change: a full lap without one means no room
   for (let i = 0; drift !== 0 && idle < ticks.length; i = (i + 1) % ticks.length) {
     idle++;
-    if (drift > 0 && ticks[i]! < SAMPLING_UNIT && raw[i]! > 0) {
+    if (drift > 0 && ticks[i]! < layout.SAMPLING_UNIT && raw[i]! > 0) {
       ticks[i]!++;
       drift--;
       idle = 0;
@@ -181,7 +157,11 @@ function inclusionPlan(candidates: { player: PlayerProfile; slot: number }[], pi
     }
   }
   if (drift !== 0) throw new RangeError(`cannot pick ${picks} starters from ${candidates.length} candidates`);
-  return candidates.map(({ slot }, i) => ({ slot, inclusion: ticks[i]! / SAMPLING_UNIT, ticks: ticks[i]! }));
+  return candidates.map(({ slot }, i) => ({
+    slot,
+    inclusion: ticks[i]! / layout.SAMPLING_UNIT,
+    ticks: ticks[i]!,
+  }));
 }
 
 /** Scales weights to sum to `total` with none above 1 (iteratively fixing the capped ones). */

@@ -1,26 +1,7 @@
 // The event rates of a fixture (compile.ts compileFixture): added time, the per-step curves, the stretches
 // of steps whose rates are the same (the model's rates change by 15-minute band), and the threshold table
 // the engines' event tables are made from. The base goal rates are calibrated in compile-calibration.ts.
-import {
-  EVENT_GOAL,
-  EVENT_RED,
-  EVENT_SHOT_OFF_TARGET,
-  EVENT_SHOT_ON_TARGET,
-  EVENT_SUBSTITUTION,
-  EVENT_YELLOW,
-  FIRST_HALF_ADDED_START,
-  RED_CARD_BUCKETS,
-  SCORE_STATE_BUCKETS,
-  SECOND_HALF_ADDED_START,
-  SECOND_HALF_START,
-  SIDES,
-  STEP_BAND,
-  STEPS,
-  STRENGTH_BUCKETS,
-  THRESHOLD_STEP_STRIDE,
-  THRESHOLD_WORDS,
-  thresholdIndex,
-} from '../engine-contract/layout.js';
+import * as layout from '../engine-contract/layout.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
 
 const TWO_POW_32 = 4294967296;
@@ -52,16 +33,17 @@ export function addedTimeModel(params: ModelParams): AddedTimeModel {
   };
   const firstCumulative = cumulative(params.added_time.first_half);
   const secondCumulative = cumulative(params.added_time.second_half);
-  const stepPlayed = Array.from({ length: STEPS }, (_, step) => {
-    if (step >= FIRST_HALF_ADDED_START && step < SECOND_HALF_START) {
-      return 1 - firstCumulative[step - FIRST_HALF_ADDED_START]!;
+  const stepPlayed = Array.from({ length: layout.STEPS }, (_, step) => {
+    if (step >= layout.FIRST_HALF_ADDED_START && step < layout.SECOND_HALF_START) {
+      return 1 - firstCumulative[step - layout.FIRST_HALF_ADDED_START]!;
     }
-    if (step >= SECOND_HALF_ADDED_START) return 1 - secondCumulative[step - SECOND_HALF_ADDED_START]!;
+    if (step >= layout.SECOND_HALF_ADDED_START)
+      return 1 - secondCumulative[step - layout.SECOND_HALF_ADDED_START]!;
     return 1;
   });
   const bandSteps = new Array<number>(6).fill(0);
   stepPlayed.forEach((p, step) => {
-    bandSteps[STEP_BAND[step]!]! += p;
+    bandSteps[layout.STEP_BAND[step]!]! += p;
   });
   return { firstCumulative, secondCumulative, stepPlayed, bandSteps };
 }
@@ -69,7 +51,7 @@ export function addedTimeModel(params: ModelParams): AddedTimeModel {
 /** Per-step shape of a band-weighted rate: sums to 1 over the expected played steps of a match. */
 function stepCurve(bandWeights: readonly number[], added: AddedTimeModel): number[] {
   const total = bandWeights.reduce((a, b) => a + b, 0);
-  return STEP_BAND.map((band) => bandWeights[band]! / total / added.bandSteps[band]!);
+  return layout.STEP_BAND.map((band) => bandWeights[band]! / total / added.bandSteps[band]!);
 }
 
 /**
@@ -131,17 +113,17 @@ function writeCell(
   const total = categoricalTotal(rates, sideStep, goals);
   // x / 1 is x: the common case divides by 1 and keeps the same bits as no division.
   let cumulative = goals / total;
-  thresholds[index + EVENT_GOAL] = probabilityThreshold(cumulative);
+  thresholds[index + layout.EVENT_GOAL] = probabilityThreshold(cumulative);
   cumulative += (goals * rates.savedPerGoal) / total;
-  thresholds[index + EVENT_SHOT_ON_TARGET] = probabilityThreshold(cumulative);
+  thresholds[index + layout.EVENT_SHOT_ON_TARGET] = probabilityThreshold(cumulative);
   cumulative += (goals * rates.offTargetPerGoal) / total;
-  thresholds[index + EVENT_SHOT_OFF_TARGET] = probabilityThreshold(cumulative);
+  thresholds[index + layout.EVENT_SHOT_OFF_TARGET] = probabilityThreshold(cumulative);
   cumulative += rates.yellow[sideStep]! / total;
-  thresholds[index + EVENT_YELLOW] = probabilityThreshold(cumulative);
+  thresholds[index + layout.EVENT_YELLOW] = probabilityThreshold(cumulative);
   cumulative += rates.red[sideStep]! / total;
-  thresholds[index + EVENT_RED] = probabilityThreshold(cumulative);
+  thresholds[index + layout.EVENT_RED] = probabilityThreshold(cumulative);
   cumulative += rates.substitution[sideStep]! / total;
-  thresholds[index + EVENT_SUBSTITUTION] = probabilityThreshold(cumulative);
+  thresholds[index + layout.EVENT_SUBSTITUTION] = probabilityThreshold(cumulative);
 }
 
 /**
@@ -154,23 +136,33 @@ function writeCell(
 export function thresholdTable(
   rates: EventRates,
   strengthMultipliers: readonly number[],
-  thresholds: Uint32Array = new Uint32Array(THRESHOLD_WORDS),
+  thresholds: Uint32Array = new Uint32Array(layout.THRESHOLD_WORDS),
 ): Uint32Array {
   const { changes } = rates;
-  for (let side = 0; side < SIDES; side++) {
-    for (let strength = 0; strength < STRENGTH_BUCKETS; strength++) {
+  for (let side = 0; side < layout.SIDES; side++) {
+    for (let strength = 0; strength < layout.STRENGTH_BUCKETS; strength++) {
       const multiplier = strengthMultipliers[strength]!;
       for (let stretch = 0; stretch < rates.stretches; stretch++) {
         const first = changes[stretch]!;
-        const sideStep = side * STEPS + first;
-        for (let score = 0; score < SCORE_STATE_BUCKETS; score++) {
+        const sideStep = side * layout.STEPS + first;
+        for (let score = 0; score < layout.SCORE_STATE_BUCKETS; score++) {
           const scoreGoals = rates.goals[sideStep]! * rates.scoreMultipliers[score]!;
-          for (let red = 0; red < RED_CARD_BUCKETS; red++) {
+          for (let red = 0; red < layout.RED_CARD_BUCKETS; red++) {
             const goals = scoreGoals * rates.redMultipliers[red]! * multiplier;
-            writeCell(thresholds, thresholdIndex(side, strength, first, score, red), rates, sideStep, goals);
+            writeCell(
+              thresholds,
+              layout.thresholdIndex(side, strength, first, score, red),
+              rates,
+              sideStep,
+              goals,
+            );
           }
         }
-        repeatStep(thresholds, thresholdIndex(side, strength, first, 0, 0), changes[stretch + 1]! - first);
+        repeatStep(
+          thresholds,
+          layout.thresholdIndex(side, strength, first, 0, 0),
+          changes[stretch + 1]! - first,
+        );
       }
     }
   }
@@ -185,7 +177,11 @@ export function thresholdTable(
 function repeatStep(thresholds: Uint32Array, at: number, steps: number): void {
   for (let filled = 1; filled < steps; ) {
     const copied = Math.min(filled, steps - filled);
-    thresholds.copyWithin(at + filled * THRESHOLD_STEP_STRIDE, at, at + copied * THRESHOLD_STEP_STRIDE);
+    thresholds.copyWithin(
+      at + filled * layout.THRESHOLD_STEP_STRIDE,
+      at,
+      at + copied * layout.THRESHOLD_STEP_STRIDE,
+    );
     filled += copied;
   }
 }
@@ -200,10 +196,10 @@ export function rateFactors(params: ModelParams, added: AddedTimeModel): EventRa
   const redPerMatch = [params.cards.straight_red_per_match.home, params.cards.straight_red_per_match.away];
   const subs = params.substitutions;
   const rates: EventRates = {
-    goals: new Float64Array(SIDES * STEPS),
-    yellow: new Float64Array(SIDES * STEPS),
-    red: new Float64Array(SIDES * STEPS),
-    substitution: new Float64Array(SIDES * STEPS),
+    goals: new Float64Array(layout.SIDES * layout.STEPS),
+    yellow: new Float64Array(layout.SIDES * layout.STEPS),
+    red: new Float64Array(layout.SIDES * layout.STEPS),
+    substitution: new Float64Array(layout.SIDES * layout.STEPS),
     goalCurve,
     savedPerGoal: on_target_share / conversion - 1,
     offTargetPerGoal: (1 - on_target_share) / conversion,
@@ -213,16 +209,16 @@ export function rateFactors(params: ModelParams, added: AddedTimeModel): EventRa
       1,
       params.red_card_multipliers.side_up,
     ]),
-    changes: new Int32Array(STEPS + 1),
+    changes: new Int32Array(layout.STEPS + 1),
     stretches: 0,
     calibratedGoals: [0, 0],
   };
-  for (let side = 0; side < SIDES; side++) {
-    for (let step = 0; step < STEPS; step++) {
-      const at = side * STEPS + step;
+  for (let side = 0; side < layout.SIDES; side++) {
+    for (let step = 0; step < layout.STEPS; step++) {
+      const at = side * layout.STEPS + step;
       rates.yellow[at] = yellowPerMatch[side]! * cardCurve[step]!;
       rates.red[at] = redPerMatch[side]! * cardCurve[step]!;
-      const halfTime = step === SECOND_HALF_START ? subs.half_time_share : 0;
+      const halfTime = step === layout.SECOND_HALF_START ? subs.half_time_share : 0;
       rates.substitution[at] =
         subs.expected_per_side * (halfTime + (1 - subs.half_time_share) * subCurve[step]!);
     }
@@ -240,10 +236,10 @@ function findChanges(rates: EventRates): number {
   const { changes, goalCurve } = rates;
   let count = 0;
   changes[count++] = 0;
-  for (let step = 1; step < STEPS; step++) {
+  for (let step = 1; step < layout.STEPS; step++) {
     let same = goalCurve[step] === goalCurve[step - 1];
-    for (let side = 0; side < SIDES && same; side++) {
-      const at = side * STEPS + step;
+    for (let side = 0; side < layout.SIDES && same; side++) {
+      const at = side * layout.STEPS + step;
       same =
         rates.yellow[at] === rates.yellow[at - 1] &&
         rates.red[at] === rates.red[at - 1] &&
@@ -251,14 +247,14 @@ function findChanges(rates: EventRates): number {
     }
     if (!same) changes[count++] = step;
   }
-  changes[count] = STEPS;
+  changes[count] = layout.STEPS;
   return count;
 }
 
 /** Each side's goals at each step: its base goals times the goal curve. */
 export function setBaseGoals(rates: EventRates, base: readonly number[]): void {
-  for (let side = 0; side < SIDES; side++) {
-    for (let step = 0; step < STEPS; step++)
-      rates.goals[side * STEPS + step] = base[side]! * rates.goalCurve[step]!;
+  for (let side = 0; side < layout.SIDES; side++) {
+    for (let step = 0; step < layout.STEPS; step++)
+      rates.goals[side * layout.STEPS + step] = base[side]! * rates.goalCurve[step]!;
   }
 }

@@ -2,47 +2,8 @@
 // document-schema.ts). Probabilities are counts / draws, unrounded, so every distribution sums to 1 up to
 // float error.
 import type { z } from 'zod';
-import {
-  AWAY,
-  C_COMEBACK,
-  C_FIRST_GOAL,
-  C_FIRST_GOAL_BAND,
-  C_FT_GRID,
-  C_GOAL_SQUARES,
-  C_HT_GRID,
-  C_STEP_CARDS,
-  C_STEP_GOALS,
-  C_STEP_STATE,
-  C_TEAM,
-  type EngineSeed,
-  GRID_SIZE,
-  HOME,
-  minuteLabel,
-  P_APPEARANCES,
-  P_ASSIST_1,
-  P_ASSISTS,
-  P_FIRST_SCORER,
-  P_GOAL_OR_ASSIST_1,
-  P_GOALS,
-  P_GOALS_1,
-  P_GOALS_2,
-  P_GOALS_3,
-  P_MINUTES,
-  P_RED_1,
-  P_REDS,
-  P_SHOTS,
-  P_SHOTS_ON_TARGET,
-  P_STARTS,
-  P_YELLOW_1,
-  P_YELLOWS,
-  playerCounterBase,
-  SHOT_COUNTER_UNIT,
-  STATE_HOME_LEADING,
-  STATE_LEVEL,
-  STEPS,
-  TEAM_COUNTERS,
-  TEAM_GOALS,
-} from '../engine-contract/layout.js';
+import type { EngineSeed } from '../engine-contract/layout.js';
+import * as layout from '../engine-contract/layout.js';
 import {
   competitionLabelSchema,
   type MatchInputs,
@@ -112,13 +73,15 @@ export function buildSimulationDocument(input: SimulationDocumentInput): Simulat
   const { inputs, params, counts, draws } = input;
   // Every aggregate is summed in whole counts and divided once, so probabilities stay inside [0, 1]
   // and complementary ones (over/under, yes/no) sum to 1 exactly.
-  const ftCounts = countGrid(counts, C_FT_GRID);
-  const htCounts = countGrid(counts, C_HT_GRID);
+  const ftCounts = countGrid(counts, layout.C_FT_GRID);
+  const htCounts = countGrid(counts, layout.C_HT_GRID);
   const result = resultOf(ftCounts, draws);
   // In play: the state's score and the goals still to come (the engines count goals from the state).
   const scored = inputs.from_state?.score ?? { home: 0, away: 0 };
-  const expectedHome = scored.home + counts[C_TEAM + HOME * TEAM_COUNTERS + TEAM_GOALS]! / draws;
-  const expectedAway = scored.away + counts[C_TEAM + AWAY * TEAM_COUNTERS + TEAM_GOALS]! / draws;
+  const expectedHome =
+    scored.home + counts[layout.C_TEAM + layout.HOME * layout.TEAM_COUNTERS + layout.TEAM_GOALS]! / draws;
+  const expectedAway =
+    scored.away + counts[layout.C_TEAM + layout.AWAY * layout.TEAM_COUNTERS + layout.TEAM_GOALS]! / draws;
   const players = playerSummaries(inputs, counts, draws);
   const marketSection = markets(ftCounts, draws);
   const halfTimeSection = halfTime(counts, htCounts, draws);
@@ -137,7 +100,7 @@ export function buildSimulationDocument(input: SimulationDocumentInput): Simulat
     result: { ...result, calibrated: input.modelStatus.calibrated },
     goals: {
       expected: { home: expectedHome, away: expectedAway, total: expectedHome + expectedAway },
-      score_grid: { max: GRID_SIZE - 1, cells: toProbabilities(ftCounts, draws) },
+      score_grid: { max: layout.GRID_SIZE - 1, cells: toProbabilities(ftCounts, draws) },
       distributions: goalDistributions(ftCounts, draws),
     },
     markets: marketSection,
@@ -210,34 +173,42 @@ function leagueProfileBasis(
 }
 
 /** Every step's minute label, made once: each document's timeline lists all 110. */
-const MINUTE_LABELS: readonly string[] = Array.from({ length: STEPS }, (_, step) => minuteLabel(step));
+const MINUTE_LABELS: readonly string[] = Array.from({ length: layout.STEPS }, (_, step) =>
+  layout.minuteLabel(step),
+);
 
 /** The timeline from step `from` on (0 before a match; an in-play run's state step). */
 function timeline(counts: Uint32Array, draws: number, from: number): SimulationDocument['timeline'] {
   // Plain loops: Array.from({ length }, f) walks its array-like through the generic path, and a
   // document has seven of these series (docs/decisions.md §6, "What a job costs the host").
-  const length = STEPS - from;
+  const length = layout.STEPS - from;
   const series = (at: number) => {
     const values = new Array<number>(length);
     for (let step = 0; step < length; step++) values[step] = counts[at + from + step]! / draws;
     return values;
   };
-  const homeLeading = series(C_STEP_STATE + STATE_HOME_LEADING * STEPS);
-  const level = series(C_STEP_STATE + STATE_LEVEL * STEPS);
+  const homeLeading = series(layout.C_STEP_STATE + layout.STATE_HOME_LEADING * layout.STEPS);
+  const level = series(layout.C_STEP_STATE + layout.STATE_LEVEL * layout.STEPS);
   // Away leading is what remains; computed from counts so the three sum to 1 exactly in count space.
   const awayLeading = new Array<number>(length);
   for (let step = 0; step < length; step++) {
     awayLeading[step] =
       (draws -
-        counts[C_STEP_STATE + STATE_HOME_LEADING * STEPS + from + step]! -
-        counts[C_STEP_STATE + STATE_LEVEL * STEPS + from + step]!) /
+        counts[layout.C_STEP_STATE + layout.STATE_HOME_LEADING * layout.STEPS + from + step]! -
+        counts[layout.C_STEP_STATE + layout.STATE_LEVEL * layout.STEPS + from + step]!) /
       draws;
   }
   return {
     steps: length,
     minute_label: MINUTE_LABELS.slice(from),
-    home: { goals: series(C_STEP_GOALS + HOME * STEPS), cards: series(C_STEP_CARDS + HOME * STEPS) },
-    away: { goals: series(C_STEP_GOALS + AWAY * STEPS), cards: series(C_STEP_CARDS + AWAY * STEPS) },
+    home: {
+      goals: series(layout.C_STEP_GOALS + layout.HOME * layout.STEPS),
+      cards: series(layout.C_STEP_CARDS + layout.HOME * layout.STEPS),
+    },
+    away: {
+      goals: series(layout.C_STEP_GOALS + layout.AWAY * layout.STEPS),
+      cards: series(layout.C_STEP_CARDS + layout.AWAY * layout.STEPS),
+    },
     score_state: { home_leading: homeLeading, level, away_leading: awayLeading },
   };
 }
@@ -258,19 +229,19 @@ function goalEvents(
     .sort((a, b) => b.probability - a.probability || a.player_id - b.player_id);
   return {
     first_goal: {
-      home: p(counts[C_FIRST_GOAL]!),
-      away: p(counts[C_FIRST_GOAL + 1]!),
-      none: p(counts[C_FIRST_GOAL + 2]!),
+      home: p(counts[layout.C_FIRST_GOAL]!),
+      away: p(counts[layout.C_FIRST_GOAL + 1]!),
+      none: p(counts[layout.C_FIRST_GOAL + 2]!),
     },
     first_goal_minute: GOAL_BANDS.map((band, i) => ({
       ...band,
-      probability: p(counts[C_FIRST_GOAL_BAND + i]!),
+      probability: p(counts[layout.C_FIRST_GOAL_BAND + i]!),
     })),
     first_scorer: firstScorers,
     comeback: {
-      home_win_from_behind: p(counts[C_COMEBACK]!),
-      away_win_from_behind: p(counts[C_COMEBACK + 1]!),
-      draw_from_behind: p(counts[C_COMEBACK + 2]!),
+      home_win_from_behind: p(counts[layout.C_COMEBACK]!),
+      away_win_from_behind: p(counts[layout.C_COMEBACK + 1]!),
+      draw_from_behind: p(counts[layout.C_COMEBACK + 2]!),
     },
   };
 }
@@ -282,7 +253,7 @@ function uncertainty(
   expectedAway: number,
 ): SimulationDocument['uncertainty'] {
   const { counts, draws } = input;
-  const squares = [counts[C_GOAL_SQUARES]!, counts[C_GOAL_SQUARES + 1]!];
+  const squares = [counts[layout.C_GOAL_SQUARES]!, counts[layout.C_GOAL_SQUARES + 1]!];
   const meanStandardError = (mean: number, sumSquares: number) =>
     Math.sqrt(Math.max(0, sumSquares / draws - mean * mean) / draws);
   const proportionStandardError = (q: number) => Math.sqrt((q * (1 - q)) / draws);
@@ -301,8 +272,8 @@ function uncertainty(
 
 function playerSummaries(inputs: MatchInputs, counts: Uint32Array, draws: number): PlayerSummary[] {
   const sides = [
-    { key: 'home' as const, side: HOME, inputs: inputs.home },
-    { key: 'away' as const, side: AWAY, inputs: inputs.away },
+    { key: 'home' as const, side: layout.HOME, inputs: inputs.home },
+    { key: 'away' as const, side: layout.AWAY, inputs: inputs.away },
   ];
   return sides.flatMap(({ key, side, inputs: sideInputs }) =>
     sideInputs.players.map((player, slot) => playerSummary(counts, draws, key, side, slot, player)),
@@ -317,34 +288,34 @@ function playerSummary(
   slot: number,
   player: PlayerProfile,
 ) {
-  const base = playerCounterBase(side, slot);
+  const base = layout.playerCounterBase(side, slot);
   const p = (offset: number) => counts[base + offset]! / draws;
   return {
     player_id: player.player_id,
     name: player.name,
     team,
     position: player.position,
-    starts: p(P_STARTS),
-    appears: p(P_APPEARANCES),
-    expected_minutes: p(P_MINUTES),
+    starts: p(layout.P_STARTS),
+    appears: p(layout.P_APPEARANCES),
+    expected_minutes: p(layout.P_MINUTES),
     probabilities: {
-      anytime_scorer: p(P_GOALS_1),
-      two_plus_goals: p(P_GOALS_2),
-      hat_trick: p(P_GOALS_3),
-      first_scorer: p(P_FIRST_SCORER),
-      assist: p(P_ASSIST_1),
-      goal_or_assist: p(P_GOAL_OR_ASSIST_1),
-      yellow_card: p(P_YELLOW_1),
-      red_card: p(P_RED_1),
+      anytime_scorer: p(layout.P_GOALS_1),
+      two_plus_goals: p(layout.P_GOALS_2),
+      hat_trick: p(layout.P_GOALS_3),
+      first_scorer: p(layout.P_FIRST_SCORER),
+      assist: p(layout.P_ASSIST_1),
+      goal_or_assist: p(layout.P_GOAL_OR_ASSIST_1),
+      yellow_card: p(layout.P_YELLOW_1),
+      red_card: p(layout.P_RED_1),
     },
     box_score: {
-      goals: p(P_GOALS),
-      assists: p(P_ASSISTS),
+      goals: p(layout.P_GOALS),
+      assists: p(layout.P_ASSISTS),
       // The shot counters count 1 / SHOT_COUNTER_UNIT shots (expected shots: src/engine-contract/layout.ts "Shot tables").
-      shots: p(P_SHOTS) / SHOT_COUNTER_UNIT,
-      shots_on_target: p(P_SHOTS_ON_TARGET) / SHOT_COUNTER_UNIT,
-      yellow_cards: p(P_YELLOWS),
-      red_cards: p(P_REDS),
+      shots: p(layout.P_SHOTS) / layout.SHOT_COUNTER_UNIT,
+      shots_on_target: p(layout.P_SHOTS_ON_TARGET) / layout.SHOT_COUNTER_UNIT,
+      yellow_cards: p(layout.P_YELLOWS),
+      red_cards: p(layout.P_REDS),
     },
   };
 }
@@ -397,7 +368,7 @@ function samplePath(ids: number[][], path: SamplePath): SimulationDocument['samp
       // spread's copy of a fresh object for every event).
       const written: SimulationDocument['samples'][number]['events'][number] = {
         minute_label: MINUTE_LABELS[event.step]!,
-        team: event.side === HOME ? 'home' : 'away',
+        team: event.side === layout.HOME ? 'home' : 'away',
         type: event.type,
         player_id: idOf(event.side, event.slot),
       };

@@ -7,6 +7,7 @@ import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import type { CallContext, DeliveryRequest } from '../jobs/call-context.js';
 import type { Batch, Job, RejectedBatchItem } from '../jobs/types.js';
+import { readCallersBatch } from './batch-status.js';
 import { announceDeliveries, type DeliveredSimulation, type DeliveryDeps } from './deliver.js';
 import { deliverLockedPage, pageAsRead } from './deliver-page.js';
 
@@ -32,9 +33,7 @@ export async function openBatchResults(
   ctx: CallContext,
   batchId: string,
 ): Promise<BatchResults> {
-  const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
-  const batch = await databaseRead(() => deps.queue.getOwnedBatch(batchId, owner));
-  if (!batch) throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });
+  const batch = await readCallersBatch(ctx, batchId, (owner) => deps.queue.getOwnedBatch(batchId, owner));
   const request = { requestId: ctx.requestId, idempotencyKey: null };
   return { batch, pages: resultPages(deps, request, batch) };
 }

@@ -101,9 +101,7 @@ export async function batchStatus(
   ctx: CallContext,
   batchId: string,
 ): Promise<BatchStatus> {
-  const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
-  const found = await databaseRead(() => deps.queue.getBatch(batchId, owner));
-  if (!found) throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });
+  const found = await readCallersBatch(ctx, batchId, (owner) => deps.queue.getBatch(batchId, owner));
   const now = deps.clock();
   const fixtureIds = found.items.map((item) => item.fixtureId);
   // From the process's fixture read cache (its facts live two seconds, and a feed load empties it): a
@@ -134,9 +132,22 @@ export async function batchSummary(
   ctx: CallContext,
   batchId: string,
 ): Promise<{ batch: Batch; summary: BatchSummary }> {
-  const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
-  const batch = await databaseRead(() => deps.queue.getOwnedBatch(batchId, owner));
-  if (!batch) throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });
+  const batch = await readCallersBatch(ctx, batchId, (owner) => deps.queue.getOwnedBatch(batchId, owner));
   const tallies = await databaseRead(() => deps.queue.tallyBatchJobs([batch.id]));
   return { batch, summary: summariseBatch(batch, tallies.get(batch.id)!) };
+}
+
+/**
+ * What `read` finds of the caller's batch, read as the caller's organisation and key mode; an unknown id
+ * and anyone else's batch are both resource_missing.
+ */
+export async function readCallersBatch<T>(
+  ctx: CallContext,
+  batchId: string,
+  read: (owner: { orgId: string; mode: Batch['mode'] }) => Promise<T | null>,
+): Promise<T> {
+  const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
+  const found = await databaseRead(() => read(owner));
+  if (!found) throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });
+  return found;
 }

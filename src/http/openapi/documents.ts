@@ -214,21 +214,39 @@ export interface DocumentOptions {
   examples: CapturedExamples;
 }
 
-function customerHead(options: DocumentOptions): Json {
+/** What a document's head says of itself; the rest of the head is the same for both documents. */
+interface HeadText {
+  title: string;
+  description: string;
+  tags: Json[];
+  /** The one bearer scheme every operation of the document needs. */
+  scheme: { name: string; description: string };
+}
+
+function documentHead(options: DocumentOptions, { title, description, tags, scheme }: HeadText): Json {
   return {
     openapi: '3.1.0',
-    info: {
-      title: 'matchsim API',
-      version: options.version,
-      description:
-        'Credit-metered football match simulation. Every request carries `Authorization: Bearer <API key>`; ' +
-        // In backticks: Markdown would take a bare <code> for an HTML tag and show nothing.
-        `every error is the Error object, and each code has an entry at \`${options.docsUrl}#<code>\` ` +
-        `(${options.docsUrl}#balance_too_low, for one). ` +
-        'Objects may gain fields and enums documented as open may gain values: tolerate both.',
-    },
+    info: { title, version: options.version, description },
     servers: [{ url: options.baseUrl }],
-    security: [{ ApiKeyAuth: [] }],
+    security: [{ [scheme.name]: [] }],
+    tags,
+    components: {
+      securitySchemes: {
+        [scheme.name]: { type: 'http', scheme: 'bearer', description: scheme.description },
+      },
+    },
+  };
+}
+
+function customerHead(options: DocumentOptions): Json {
+  return documentHead(options, {
+    title: 'matchsim API',
+    description:
+      'Credit-metered football match simulation. Every request carries `Authorization: Bearer <API key>`; ' +
+      // In backticks: Markdown would take a bare <code> for an HTML tag and show nothing.
+      `every error is the Error object, and each code has an entry at \`${options.docsUrl}#<code>\` ` +
+      `(${options.docsUrl}#balance_too_low, for one). ` +
+      'Objects may gain fields and enums documented as open may gain values: tolerate both.',
     tags: [
       { name: 'credits', description: 'The balance, plan tier and limits of the organisation.' },
       { name: 'fixtures', description: 'Fixture discovery, squads and expected lineups.' },
@@ -236,37 +254,22 @@ function customerHead(options: DocumentOptions): Json {
       { name: 'odds', description: "Bookmakers' odds read as probabilities, the margin taken out." },
       { name: 'webhooks', description: 'Signed events sent to your endpoints, and the events list.' },
     ],
-    components: {
-      securitySchemes: {
-        ApiKeyAuth: {
-          type: 'http',
-          scheme: 'bearer',
-          description: 'An API key: `ms_live_…` (charged) or `ms_test_…` (test mode, never charged).',
-        },
-      },
+    scheme: {
+      name: 'ApiKeyAuth',
+      description: 'An API key: `ms_live_…` (charged) or `ms_test_…` (test mode, never charged).',
     },
-  };
+  });
 }
 
 function adminHead(options: DocumentOptions): Json {
-  return {
-    openapi: '3.1.0',
-    info: {
-      title: 'matchsim admin API',
-      version: options.version,
-      description:
-        "Operators' API (docs/decisions.md §8): organisations, keys, top-ups and feed loads. It exists only " +
-        'when ADMIN_TOKEN is set; every path answers 404 otherwise.',
-    },
-    servers: [{ url: options.baseUrl }],
-    security: [{ AdminToken: [] }],
+  return documentHead(options, {
+    title: 'matchsim admin API',
+    description:
+      "Operators' API (docs/decisions.md §8): organisations, keys, top-ups and feed loads. It exists only " +
+      'when ADMIN_TOKEN is set; every path answers 404 otherwise.',
     tags: [{ name: 'admin', description: 'Operator actions; the CLI offers the same.' }],
-    components: {
-      securitySchemes: {
-        AdminToken: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <ADMIN_TOKEN>.' },
-      },
-    },
-  };
+    scheme: { name: 'AdminToken', description: 'Authorization: Bearer <ADMIN_TOKEN>.' },
+  });
 }
 
 /** Finishes the document @fastify/swagger built and splits it into the customer and the admin document. */

@@ -15,7 +15,7 @@ import {
   includeQuerySchema,
   jobListQuerySchema,
   jobListSchema,
-  LIST_DEFAULT_LIMIT,
+  listPageOf,
   simulationParamsSchema,
   simulationReadSchema,
 } from '../schemas/simulations.js';
@@ -173,12 +173,10 @@ function registerJobList(app: App, deps: AppDeps) {
       },
     },
     async (request) => {
-      const { limit, starting_after, status } = request.query;
-      const page = await deps.services.simulations.listJobs(callContext(request, null), {
-        limit: limit ?? LIST_DEFAULT_LIMIT,
-        startingAfter: starting_after,
-        status,
-      });
+      const page = await deps.services.simulations.listJobs(
+        callContext(request, null),
+        listPageOf(request.query),
+      );
       return jobListView(page, (job) => deps.services.simulations.retryAfterSeconds(job));
     },
   );
@@ -198,12 +196,10 @@ function registerBatchList(app: App, deps: AppDeps) {
       },
     },
     async (request) => {
-      const { limit, starting_after, status } = request.query;
-      const page = await deps.services.simulations.listBatches(callContext(request, null), {
-        limit: limit ?? LIST_DEFAULT_LIMIT,
-        startingAfter: starting_after,
-        status,
-      });
+      const page = await deps.services.simulations.listBatches(
+        callContext(request, null),
+        listPageOf(request.query),
+      );
       return batchListView(page);
     },
   );

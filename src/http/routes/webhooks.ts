@@ -3,7 +3,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Owner } from '../../webhooks/types.js';
 import type { App, AppDeps } from '../app-types.js';
-import { LIST_DEFAULT_LIMIT } from '../schemas/simulations.js';
+import { listPageOf } from '../schemas/simulations.js';
 import {
   creditsLowBodySchema,
   creditsLowSchema,
@@ -129,11 +129,7 @@ function registerEndpointReads(app: App, deps: AppDeps) {
       },
     },
     async (request) => {
-      const { limit, starting_after } = request.query;
-      const page = await webhooks.listEndpoints(ownerOf(request), {
-        limit: limit ?? LIST_DEFAULT_LIMIT,
-        startingAfter: starting_after,
-      });
+      const page = await webhooks.listEndpoints(ownerOf(request), listPageOf(request.query));
       return endpointListView(page);
     },
   );
@@ -169,12 +165,7 @@ function registerEvents(app: App, deps: AppDeps) {
       },
     },
     async (request) => {
-      const { limit, starting_after, type } = request.query;
-      const page = await webhooks.listEvents(ownerOf(request), {
-        limit: limit ?? LIST_DEFAULT_LIMIT,
-        startingAfter: starting_after,
-        type,
-      });
+      const page = await webhooks.listEvents(ownerOf(request), listPageOf(request.query));
       return eventListView(page);
     },
   );

@@ -344,7 +344,18 @@ export const listQueryFields = {
     .describe(`1 to ${LIST_LIMIT_MAX}; default ${LIST_LIMIT_DEFAULT}.`),
   starting_after: opaqueId.optional().describe('The last id of the previous page.'),
 };
-export const LIST_DEFAULT_LIMIT = LIST_LIMIT_DEFAULT;
+
+/**
+ * The page a list query asks for, as the stores read it: `limit` (LIST_LIMIT_DEFAULT when not given), the
+ * cursor `starting_after`, and the query's filters (status, type) as they are.
+ */
+export function listPageOf<Filters extends object>({
+  limit,
+  starting_after,
+  ...filters
+}: Filters & { limit?: number | undefined; starting_after?: string | undefined }) {
+  return { ...filters, limit: limit ?? LIST_LIMIT_DEFAULT, startingAfter: starting_after };
+}
 
 export const jobListQuerySchema = z.strictObject({
   ...listQueryFields,
