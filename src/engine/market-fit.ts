@@ -3,26 +3,8 @@
 // read from the bookmaker's odds (match inputs `market.targets`). The prices come from the exact forward
 // pass of market-pass.ts over the lineups' strength buckets as the engines draw them; the two base goals
 // are solved by Broyden's method, first on the pass at each side's mean strength multiplier (one pass an
-// iteration), then corrected by the difference the full mixture of buckets makes (a few rounds).
-import {
-  LINEUP_MODE_FIXED,
-  LINEUP_MODE_PREDICTED,
-  S_GOAL_WEIGHT,
-  S_KEEPER_COUNT,
-  S_KEEPER_CUM,
-  S_KEEPER_ORDER,
-  S_LINEUP_MODE,
-  S_OUTFIELD_COUNT,
-  S_OUTFIELD_CUM,
-  S_OUTFIELD_ORDER,
-  S_OUTFIELD_PICKS,
-  S_STRENGTH_EDGES,
-  S_XI,
-  SAMPLING_UNIT,
-  STRENGTH_BUCKETS,
-  sideBase,
-  XI_SIZE,
-} from '../engine-contract/layout.js';
+// iteration), then corrected by the difference the three-point mixture of buckets makes (a round or two).
+import * as layout from '../engine-contract/layout.js';
 import type { MarketFitKind, MarketInputs } from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
 import { ratedGoalsOfBase } from './compile-calibration.js';
@@ -34,15 +16,6 @@ export const FIT_TOLERANCE = 0.002;
 /** Base goals a side may be fitted to: outside them the market is beyond the model's reach. */
 const MIN_BASE = 0.02;
 const MAX_BASE = 8;
-/** The solver stops once every fitted quantity is this close: far inside FIT_TOLERANCE. */
-const SOLVE_TOLERANCE = 1e-5;
-const SOLVE_ITERATIONS = 24;
-/** The first round's solve, whose solution is only where the mixture is first priced. */
-const FIRST_ROUND_TOLERANCE = 1e-3;
-/** At most this many rounds of the correction for the lineups' strength mixture. */
-const MIXTURE_ROUNDS = 4;
-/** A round whose solution moved each log base goal less than this ends the solve (solveMixture). */
-const MIXTURE_SETTLED = 0.05;
 
 export interface MarketPrices {
   home_win: number;
@@ -73,42 +46,46 @@ export interface MarketFit {
  * whose choice is the same between breakpoints, so each stretch of offsets is one XI.
  */
 export function strengthBuckets(fixture: Uint32Array, side: number): Float64Array {
-  const base = sideBase(side);
-  const buckets = new Float64Array(STRENGTH_BUCKETS);
-  const weight = (slot: number) => fixture[base + S_GOAL_WEIGHT + slot]!;
+  const base = layout.sideBase(side);
+  const buckets = new Float64Array(layout.STRENGTH_BUCKETS);
+  const weight = (slot: number) => fixture[base + layout.S_GOAL_WEIGHT + slot]!;
   const bucketOf = (strength: number) => {
     let bucket = 0;
-    while (bucket < STRENGTH_BUCKETS - 1 && fixture[base + S_STRENGTH_EDGES + bucket]! <= strength) bucket++;
+    while (
+      bucket < layout.STRENGTH_BUCKETS - 1 &&
+      fixture[base + layout.S_STRENGTH_EDGES + bucket]! <= strength
+    )
+      bucket++;
     return bucket;
   };
-  if (fixture[base + S_LINEUP_MODE] === LINEUP_MODE_FIXED) {
+  if (fixture[base + layout.S_LINEUP_MODE] === layout.LINEUP_MODE_FIXED) {
     let strength = 0;
-    for (let i = 0; i < XI_SIZE; i++) strength += weight(fixture[base + S_XI + i]!);
+    for (let i = 0; i < layout.XI_SIZE; i++) strength += weight(fixture[base + layout.S_XI + i]!);
     buckets[bucketOf(strength)] = 1;
     return buckets;
   }
   const keepers: { weight: number; p: number }[] = [];
-  if (fixture[base + S_LINEUP_MODE] === LINEUP_MODE_PREDICTED) {
+  if (fixture[base + layout.S_LINEUP_MODE] === layout.LINEUP_MODE_PREDICTED) {
     let before = 0;
-    for (let i = 0; i < fixture[base + S_KEEPER_COUNT]!; i++) {
-      const cum = fixture[base + S_KEEPER_CUM + i]!;
+    for (let i = 0; i < fixture[base + layout.S_KEEPER_COUNT]!; i++) {
+      const cum = fixture[base + layout.S_KEEPER_CUM + i]!;
       keepers.push({
-        weight: weight(fixture[base + S_KEEPER_ORDER + i]!),
-        p: (cum - before) / SAMPLING_UNIT,
+        weight: weight(fixture[base + layout.S_KEEPER_ORDER + i]!),
+        p: (cum - before) / layout.SAMPLING_UNIT,
       });
       before = cum;
     }
   } else {
     keepers.push({ weight: 0, p: 1 });
   }
-  const count = fixture[base + S_OUTFIELD_COUNT]!;
-  const picks = fixture[base + S_OUTFIELD_PICKS]!;
-  const cum = (i: number) => fixture[base + S_OUTFIELD_CUM + i]!;
-  const points = new Set<number>([0, SAMPLING_UNIT]);
+  const count = fixture[base + layout.S_OUTFIELD_COUNT]!;
+  const picks = fixture[base + layout.S_OUTFIELD_PICKS]!;
+  const cum = (i: number) => fixture[base + layout.S_OUTFIELD_CUM + i]!;
+  const points = new Set<number>([0, layout.SAMPLING_UNIT]);
   for (let j = 0; j < picks; j++) {
     for (let i = 0; i < count; i++) {
-      const point = cum(i) - j * SAMPLING_UNIT;
-      if (point > 0 && point < SAMPLING_UNIT) points.add(point);
+      const point = cum(i) - j * layout.SAMPLING_UNIT;
+      if (point > 0 && point < layout.SAMPLING_UNIT) points.add(point);
     }
   }
   const sorted = [...points].sort((a, b) => a - b);
@@ -117,10 +94,10 @@ export function strengthBuckets(fixture: Uint32Array, side: number): Float64Arra
     let strength = 0;
     let i = 0;
     for (let j = 0; j < picks; j++) {
-      while (cum(i) <= offset + j * SAMPLING_UNIT) i++;
-      strength += weight(fixture[base + S_OUTFIELD_ORDER + i]!);
+      while (cum(i) <= offset + j * layout.SAMPLING_UNIT) i++;
+      strength += weight(fixture[base + layout.S_OUTFIELD_ORDER + i]!);
     }
-    const p = (sorted[k + 1]! - offset) / SAMPLING_UNIT;
+    const p = (sorted[k + 1]! - offset) / layout.SAMPLING_UNIT;
     for (const keeper of keepers) buckets[bucketOf(strength + keeper.weight)]! += p * keeper.p;
   }
   return buckets;
@@ -263,13 +240,23 @@ export function fitMarket(setting: FitSetting, work: FitWork = createFitWork()):
   };
 }
 
+/** The solver stops once every fitted quantity is this close: far inside FIT_TOLERANCE. */
+const SOLVE_TOLERANCE = 1e-5;
+const SOLVE_ITERATIONS = 24;
+/** The first round's solve, whose solution is only where the mixture is first priced. */
+const FIRST_ROUND_TOLERANCE = 1e-3;
+/** At most this many rounds of the correction for the lineups' strength mixture. */
+const MIXTURE_ROUNDS = 4;
+/** A round whose solution moved each log base goal less than this ends the solve (solveMixture). */
+const MIXTURE_SETTLED = 0.05;
+
 /**
  * The log base goals at which `residual` of the exact prices is zero: solved on the pass at the mean
  * multipliers (one pass an iteration), corrected by the mixture's difference at each round's solution.
  * The mixture (three passes) is priced once a round; after a round whose solution moved the goals less
  * than MIXTURE_SETTLED, the prices there are the pass's plus the mixture's difference at the round before
- * (the difference changes with the goals far more slowly than the prices do: within some 1e-6 of the
- * mixture's own prices over such a move), so the round ends the solve without pricing the mixture again.
+ * (the difference changes with the goals far more slowly than the prices do: over 50 random markets such
+ * prices were within 2e-5 of the mixture's own), so the round ends the solve without pricing it again.
  */
 function solveMixture(
   prices: Pricing,
