@@ -1,12 +1,16 @@
 // In-play runs (issue 52): 100,000 draws from minute 60 end to end (compile, draws, sample paths,
 // document) beside a pre-match run of the same draws, and a 110-step win-probability path of 10,000 draws
 // a step with one compile (src/engine/compile-path.ts), on the CPU engine's pool of all cores. Goals:
-// ≤ 80 ms and about a third of the pre-match run's draws' work; the path ≤ 1 s.
+// ≤ 80 ms and about a third of the pre-match run's draws' work; the path ≤ 1 s. Beside it the same path
+// as the API runs it (POST /v1/simulations/path, a batch of in-play jobs): through the service's engine
+// (src/engine/runner.ts), whose job threads compile the match once before kick-off and each minute's
+// fixture table from it (src/engine/job-threads.ts), each minute with its document.
 import { availableParallelism } from 'node:os';
 import { createCpuEngine } from '../fallback/cpu-engine.js';
 import { recordSamplePaths } from '../fallback/engine.js';
 import { compileFixture } from '../src/engine/compile.js';
 import { compilePath, pathStates } from '../src/engine/compile-path.js';
+import { createSimulationEngine, type EngineJob } from '../src/engine/runner.js';
 import { C_FT_GRID, GRID_SIZE, STEPS } from '../src/engine-contract/layout.js';
 import type { MatchInputs } from '../src/engine-contract/match-inputs.js';
 import { defaultModelParams } from '../src/engine-contract/model-params.js';
@@ -18,6 +22,8 @@ const GROUP = 'engine (CPU)';
 const REPEATS = 5;
 const IN_PLAY_DRAWS = 100_000;
 const PATH_DRAWS = 10_000;
+/** Paths timed through the service's engine (each some seconds on 2 cores). */
+const SERVICE_PATHS = 3;
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -77,6 +83,7 @@ export async function benchInPlay(): Promise<BenchRow[]> {
     const preRun = median(preMatch.map((r) => r.runMs));
     const inRun = median(inPlay.map((r) => r.runMs));
     const pathWall = median(paths);
+    const servicePath = await servicePathSeconds(inputs);
     return [
       {
         group: GROUP,
@@ -94,7 +101,51 @@ export async function benchInPlay(): Promise<BenchRow[]> {
         unit: 'ms',
         note: 'compile, every step’s run and its 1X2; goal ≤ 1 s',
       },
+      {
+        group: GROUP,
+        name: `win-probability path as the API runs it: ${STEPS} in-play jobs × ${PATH_DRAWS.toLocaleString('en-US')} draws, ${cores} job threads`,
+        value: servicePath * 1000,
+        unit: 'ms',
+        reference: { name: 'the path on the pool (row above)', value: pathWall },
+        note: `the service's engine: one pre-match compile, each minute's tables from it, its draws and its document; median of ${SERVICE_PATHS}`,
+      },
     ];
+  } finally {
+    await engine.close();
+  }
+}
+
+/**
+ * Wall seconds of a path through the service's engine, median of SERVICE_PATHS after a warm-up: each a
+ * match the engine has not compiled (its ratings moved a little), as a path of a new match is.
+ */
+async function servicePathSeconds(inputs: MatchInputs): Promise<number> {
+  const engine = createSimulationEngine({ mode: 'cpu' });
+  const context = { progress: async () => {}, signal: new AbortController().signal };
+  const states = pathStates([], [], STEPS - 1);
+  const asOf = new Date().toISOString();
+  const pathJobs = (n: number): EngineJob[] => {
+    const match = { ...inputs, home: { ...inputs.home, attack: inputs.home.attack + n * 1e-6 } };
+    return states.map((from_state, step) => ({
+      id: `path_${n}_${step}`,
+      mode: 'live',
+      draws: PATH_DRAWS,
+      seed: (0x5200 + step).toString(16),
+      dataVersion: 'bench',
+      queuedMs: 0,
+      payloadJson: JSON.stringify({ match: { ...match, from_state }, as_of: asOf }),
+    }));
+  };
+  try {
+    const seconds: number[] = [];
+    for (let n = 0; n <= SERVICE_PATHS; n++) {
+      const jobs = pathJobs(n);
+      const started = performance.now();
+      const outcomes = await engine.runBatch(jobs, context);
+      if (outcomes.some((outcome) => 'error' in outcome)) throw new Error('service path: a minute failed');
+      if (n > 0) seconds.push((performance.now() - started) / 1000);
+    }
+    return median(seconds);
   } finally {
     await engine.close();
   }

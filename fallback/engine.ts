@@ -229,6 +229,16 @@ const startedIn = offHeapInt32(2 * PLAYER_SLOTS);
  */
 const bookedBefore = offHeapInt32(2 * PLAYER_SLOTS);
 /**
+ * An in-play side with a known XI (LINEUP_MODE_STATE) starts every draw of a range with the same players
+ * and weights: listStatePlayers writes them here once per range, and each draw copies them
+ * (putStatePlayersOn) where putting the players on one by one was a fifth of an in-play draw. Their
+ * starts and minutes, the same every draw, are added once at the range's end (flushAppearances).
+ */
+const statePitch = offHeapInt32(2 * XI_SIZE);
+const statePitchCount = offHeapInt32(2);
+const statePitchWeight = offHeapInt32(2 * WEIGHT_KINDS * XI_SIZE);
+const stateTotals = offHeapInt32(2 * WEIGHT_KINDS);
+/**
  * Appearance counters summed over the range in dense per-player arrays, written into the counters once
  * at its end (flushAppearances): a draw touches two or three of these words per player who appears
  * instead of three scattered counters. Minutes: a starter's 90 are added at the flush from starts; a
@@ -336,6 +346,8 @@ export interface DrawState {
   startStep: number;
   /** A run from the second half: its half-time score (home | away << 8); -1 otherwise (see playEvents). */
   halfTimeAtStart: number;
+  /** Some side samples its XI (a predicted lineup): the draw's lineup words are read. */
+  samplesLineups: boolean;
   /** Entries of `recorded` in use. */
   recordedCount: number;
   path: SamplePath | null;
@@ -373,6 +385,13 @@ function newDrawState(compiled: CompiledFixture, seed: EngineSeed, counters: Uin
   if (rangeNumber === 0) benchRange.fill(0);
   for (let side = 0; side < 2; side++) outfieldIndexBase[side] = outfieldIndexBaseOf(compiled.fixture, side);
   fillBookedBefore(compiled.fixture);
+  let samplesLineups = false;
+  for (let side = 0; side < 2; side++) {
+    const mode = compiled.fixture[sideBase(side) + S_LINEUP_MODE]! | 0;
+    if (mode === LINEUP_MODE_STATE) listStatePlayers(compiled.fixture, side);
+    else statePitchCount[side] = 0;
+    if (mode !== LINEUP_MODE_STATE && mode !== LINEUP_MODE_FIXED) samplesLineups = true;
+  }
   return {
     fx: compiled.fixture,
     counters,
@@ -393,6 +412,7 @@ function newDrawState(compiled: CompiledFixture, seed: EngineSeed, counters: Uin
           0 |
           ((compiled.fixture[FX_STATE_HALF_TIME_AWAY]! | 0) << 8)
         : -1,
+    samplesLineups,
     recordedCount: 0,
     path: null,
   };
@@ -412,8 +432,20 @@ function fillBookedBefore(fx: Uint32Array): void {
   }
 }
 
-/** Adds the range's appearance counts (see `starts`) into the counters (u32, wrapping). */
-function flushAppearances(counters: Uint32Array): void {
+/**
+ * Adds the range's appearance counts (see `starts`) into the counters (u32, wrapping), with the starts of
+ * an in-play state's players in each of the range's `draws` (the regular minutes of the state's step
+ * already played, which their minutes from now leave out).
+ */
+function flushAppearances(fx: Uint32Array, counters: Uint32Array, draws: number): void {
+  const played = fx[FX_STATE_MINUTES_PLAYED]! | 0;
+  for (let side = 0; side < 2; side++) {
+    for (let i = 0; i < statePitchCount[side]!; i++) {
+      const p = side * PLAYER_SLOTS + statePitch[side * XI_SIZE + i]!;
+      starts[p] = starts[p]! + draws;
+      minutesFromStarts[p] = minutesFromStarts[p]! - Math.imul(played, draws);
+    }
+  }
   for (let p = 0; p < 2 * PLAYER_SLOTS; p++) {
     const pb = C_PLAYERS + p * PLAYER_COUNTERS;
     const started = starts[p]!;
@@ -466,7 +498,7 @@ export function simulateRange(
     const secondEnd = SECOND_HALF_ADDED_START + (added >>> 8);
     finishDraw(st, playEvents(st, tables, draw, firstEnd, secondEnd), samples);
   }
-  flushAppearances(counters);
+  flushAppearances(st.fx, counters, endDraw - firstDraw);
 }
 
 /**
@@ -489,7 +521,7 @@ export function simulateDraws(
     const secondEnd = SECOND_HALF_ADDED_START + (added >>> 8);
     finishDraw(st, play(st, draw, firstEnd, secondEnd), samples);
   }
-  flushAppearances(counters);
+  flushAppearances(st.fx, counters, endDraw - firstDraw);
 }
 
 function startRange(compiled: CompiledFixture, seed: EngineSeed, counters: Uint32Array): DrawState {
@@ -808,7 +840,8 @@ function setUpDraw(st: DrawState, draw: number): number {
   }
   for (let i = 0; i < 2 * WEIGHT_KINDS; i++) total[i] = 0;
   st.stamp++;
-  pcg4d(draw, STREAM_SETUP_LINEUPS, st.seedLo, st.seedHi, word);
+  // The lineup words depend only on (draw, seed): a run whose XIs are all given leaves them unread.
+  if (st.samplesLineups) pcg4d(draw, STREAM_SETUP_LINEUPS, st.seedLo, st.seedHi, word);
   for (let side = 0; side < 2; side++) {
     const base = sideBase(side);
     const mode = fx[base + S_LINEUP_MODE]! | 0;
@@ -818,7 +851,7 @@ function setUpDraw(st: DrawState, draw: number): number {
     // SAMPLING_UNIT)), and pick j's index less the number of cum[i] below j * SAMPLING_UNIT counts pick
     // j's breakpoints at or below the offset, so the picked indices' sum less outfieldIndexBase names it.
     if (mode === LINEUP_MODE_STATE) {
-      putStatePlayersOn(st, side);
+      putStatePlayersOn(st.fx, side);
       continue;
     }
     let choice = 0;
@@ -878,43 +911,56 @@ function setUpDraw(st: DrawState, draw: number): number {
 }
 
 /**
- * An in-play run's side with a known XI (LINEUP_MODE_STATE): the state's players on the pitch in its
- * list order, those on a yellow card with their booked card weight and those who came on with no weight
- * to be taken off again (as substitute gives them); its substitutes still to come; its starting XI's
- * strength bucket. Each has played the state's minutes already, which his minutes from now leave out.
+ * An in-play run's side with a known XI (LINEUP_MODE_STATE), once per range: the state's players on the
+ * pitch in its list order with their weights (statePitch...), those on a yellow card with their booked
+ * card weight and those who came on with no weight to be taken off again (as substitute gives them); its
+ * substitutes still to come. Their expected shots count from the state's step (nobody a draw brings on
+ * is on the state's pitch: its bench lists those who came on first, and a substitution indexes past them).
  */
-function putStatePlayersOn(st: DrawState, side: number): void {
-  const fx = st.fx;
+function listStatePlayers(fx: Uint32Array, side: number): void {
   const at = stateBase(side);
-  const played = fx[FX_STATE_MINUTES_PLAYED]! | 0;
   const count = fx[at + ST_PITCH_COUNT]! | 0;
+  statePitchCount[side] = count;
+  for (let kind = 0; kind < WEIGHT_KINDS; kind++) stateTotals[side * WEIGHT_KINDS + kind] = 0;
   for (let i = 0; i < count; i++) {
     const entry = fx[at + ST_PITCH + i]! | 0;
     const slot = entry & STATE_PITCH_SLOT;
-    putStarterOn(st, side, slot);
-    minutesFromStarts[side * PLAYER_SLOTS + slot]! -= played;
-    if ((entry & STATE_PITCH_BOOKED) !== 0) {
-      const w = (side * WEIGHT_KINDS + W_CARD) * XI_SIZE + i;
-      const careful = fx[sideBase(side) + S_BOOKED_CARD_WEIGHT + slot]! | 0;
-      totals[side * WEIGHT_KINDS + W_CARD]! += careful - pitchWeight[w]!;
-      pitchWeight[w] = careful;
-    }
-    if ((entry & STATE_PITCH_CAME_ON) !== 0) {
-      const w = (side * WEIGHT_KINDS + W_OFF) * XI_SIZE + i;
-      totals[side * WEIGHT_KINDS + W_OFF]! -= pitchWeight[w]!;
-      pitchWeight[w] = 0;
+    statePitch[side * XI_SIZE + i] = slot;
+    const p = side * PLAYER_SLOTS + slot;
+    shotShareOnEntry[p] = 0;
+    savedShareOnEntry[p] = 0;
+    for (let kind = 0; kind < WEIGHT_KINDS; kind++) {
+      let weight = slotWeight[p * SLOT_WEIGHT_STRIDE + kind]!;
+      if (kind === W_CARD && (entry & STATE_PITCH_BOOKED) !== 0) {
+        weight = fx[sideBase(side) + S_BOOKED_CARD_WEIGHT + slot]! | 0;
+      }
+      if (kind === W_OFF && (entry & STATE_PITCH_CAME_ON) !== 0) weight = 0;
+      statePitchWeight[(side * WEIGHT_KINDS + kind) * XI_SIZE + i] = weight;
+      stateTotals[side * WEIGHT_KINDS + kind] = stateTotals[side * WEIGHT_KINDS + kind]! + weight;
     }
   }
   // Choice 0 of the side: the same list every draw of the range.
   const entry = side * XI_CHOICES * XI_CHOICES;
-  if (benchRange[entry] !== rangeNumber) {
-    const length = fx[at + ST_BENCH_LENGTH]! | 0;
-    for (let i = 0; i < length; i++) benchSlots[entry * MAX_SUBSTITUTES + i] = fx[at + ST_BENCH + i]! | 0;
-    benchLength[entry] = length;
-    benchRange[entry] = rangeNumber;
+  const length = fx[at + ST_BENCH_LENGTH]! | 0;
+  for (let i = 0; i < length; i++) benchSlots[entry * MAX_SUBSTITUTES + i] = fx[at + ST_BENCH + i]! | 0;
+  benchLength[entry] = length;
+  benchRange[entry] = rangeNumber;
+}
+
+/**
+ * Each draw of an in-play run, a side with a known XI: the range's list of the state's players
+ * (listStatePlayers) on the pitch, its substitutes and its starting XI's strength bucket.
+ */
+function putStatePlayersOn(fx: Uint32Array, side: number): void {
+  const count = statePitchCount[side]!;
+  pitchCount[side] = count;
+  for (let i = side * XI_SIZE; i < side * XI_SIZE + count; i++) pitch[i] = statePitch[i]!;
+  for (let i = side * WEIGHT_KINDS * XI_SIZE; i < (side + 1) * WEIGHT_KINDS * XI_SIZE; i++) {
+    pitchWeight[i] = statePitchWeight[i]!;
   }
-  drawBench[side] = entry;
-  strengthBucket[side] = fx[at + ST_STRENGTH]! | 0;
+  for (let i = side * WEIGHT_KINDS; i < (side + 1) * WEIGHT_KINDS; i++) totals[i] = stateTotals[i]!;
+  drawBench[side] = side * XI_CHOICES * XI_CHOICES;
+  strengthBucket[side] = fx[stateBase(side) + ST_STRENGTH]! | 0;
 }
 
 /**

@@ -2,12 +2,18 @@
 // at the start of every step, and one compile for all of them. The rates, threshold and event tables of a
 // fixture do not depend on its state, so the path compiles them once and gives each step its own fixture
 // table (a copy with that step's state block, src/engine/compile-state.ts), which shares the threshold
-// table and so the event tables (eventTablesOf finds them by it).
-import { type CompiledFixture, minuteLabel, SECOND_HALF_START } from '../engine-contract/layout.js';
+// table and so the event tables (eventTablesOf finds them by it). The job threads make an in-play job's
+// tables the same way from their cached pre-match compile (compileStateFrom, src/engine/job-work.ts).
+import {
+  type CompiledFixture,
+  FIXTURE_WORDS,
+  minuteLabel,
+  SECOND_HALF_START,
+} from '../engine-contract/layout.js';
 import { type FromState, type MatchInputs, paramsForFixture } from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
 import { compileFixture } from './compile.js';
-import { addedTimeModel } from './compile-rates.js';
+import { type AddedTimeModel, addedTimeModel } from './compile-rates.js';
 import { compileState, stepOfMinute } from './compile-state.js';
 
 export const PATH_EVENT_TYPES = ['goal', 'red_card', 'yellow_card', 'substitution'] as const;
@@ -98,20 +104,38 @@ export function pathStates(
 }
 
 /**
- * One compile for the states of a path: the fixture compiled once (without a state), then per state a
- * copy of its fixture table with that state's block. Throws as compileState does on an impossible state.
+ * The compiled fixture of `inputs` (which carry a from_state) made from the compile of the same inputs
+ * before the match (`preMatch`): a copy of its fixture table with the state's block written into
+ * `fixture`, the threshold and event tables and everything else its own. The same tables as
+ * compileFixture of `inputs`: the rates, thresholds, event tables and any market fit of a fixture do
+ * not depend on its state (compile.ts writes the state block last). Throws as compileState does on an
+ * impossible state. `added`: the fixture's added-time model, when the caller has it.
+ */
+export function compileStateFrom<T extends CompiledFixture>(
+  preMatch: T,
+  inputs: MatchInputs,
+  params: ModelParams,
+  fixture: Uint32Array = new Uint32Array(FIXTURE_WORDS),
+  added: AddedTimeModel = addedTimeModel(paramsForFixture(params, inputs.profile)),
+): T {
+  fixture.set(preMatch.fixture);
+  compileState(fixture, inputs, paramsForFixture(params, inputs.profile), added);
+  return { ...preMatch, fixture };
+}
+
+/**
+ * One compile for the states of a path: the fixture compiled once (without a state), then per state
+ * compileStateFrom. Throws as compileState does on an impossible state.
  */
 export function compilePath(
   inputs: MatchInputs,
   params: ModelParams,
   states: readonly FromState[],
 ): CompiledFixture[] {
-  const { from_state: _ignored, ...preMatch } = inputs;
-  const base = compileFixture(preMatch, params);
+  const { from_state: _ignored, ...preMatchInputs } = inputs;
+  const { marketFit: _fit, ...preMatch } = compileFixture(preMatchInputs, params);
   const added = addedTimeModel(paramsForFixture(params, inputs.profile));
-  return states.map((state) => {
-    const fixture = base.fixture.slice();
-    compileState(fixture, { ...preMatch, from_state: state }, params, added);
-    return { fixture, thresholds: base.thresholds, playerIds: base.playerIds, ratedGoals: base.ratedGoals };
-  });
+  return states.map((state) =>
+    compileStateFrom(preMatch, { ...preMatchInputs, from_state: state }, params, undefined, added),
+  );
 }

@@ -3,18 +3,21 @@
 // host work at once and the event loop only moves bytes; and the cache of compiled fixtures, sized in
 // bytes, that every job of the process shares (a fixture version is compiled once while it stays in it).
 import { availableParallelism } from 'node:os';
+import { FIXTURE_WORDS } from '../engine-contract/layout.js';
 import type { MarketInputs, MatchInputs } from '../engine-contract/match-inputs.js';
 import { startModuleWorker } from '../engine-contract/module-worker.js';
 import { createThreadPool } from '../engine-contract/thread-pool.js';
-import { createSlotPool, SLOT_BYTES, type SlotTables } from './compiled-slots.js';
+import { createSlotPool, SLOT_BYTES, type SlotPool, type SlotTables } from './compiled-slots.js';
 import type { JobThreadReply, JobThreadTask } from './job-thread.js';
 import {
   adoptCompiled,
+  type CompiledAndRun,
   createJobScratch,
   type FinishedDocument,
   type HostJob,
   type JobTask,
   type JobWorkSetting,
+  type PreMatchJob,
   performJobTask,
   type RunFacts,
   type SharedCompiled,
@@ -115,16 +118,32 @@ export function createJobThreads(options: {
     return reply.value as T;
   };
   const backend = `cpu-job-threads-${threads}`;
-  const cache = makeCompileCache(options.cacheBytes ?? COMPILE_CACHE_BYTES, async (job, tables, whole) => {
-    if (!whole)
-      return { compiled: adoptCompiled(await perform({ kind: 'compile', job, tables })), finished: null };
-    const done = await perform<{ compiled: SharedCompiled; finished: WholeJobRun }>({
-      kind: 'compile-whole',
-      job,
-      tables,
-      backend,
-    });
-    return { compiled: adoptCompiled(done.compiled), finished: done.finished };
+  const cache = makeCompileCache(options.cacheBytes ?? COMPILE_CACHE_BYTES, {
+    async compile(job, tables, whole) {
+      if (!whole) {
+        const done = await perform<SharedCompiled | { preMatch: PreMatchJob }>({
+          kind: 'compile',
+          job,
+          tables,
+        });
+        return 'preMatch' in done ? done : { compiled: adoptCompiled(done), finished: null };
+      }
+      const done = await perform<CompiledAndRun | { preMatch: PreMatchJob }>({
+        kind: 'compile-whole',
+        job,
+        tables,
+        backend,
+      });
+      return 'preMatch' in done ? done : { compiled: adoptCompiled(done.compiled), finished: done.finished };
+    },
+    async fromPreMatch(job, preMatch, whole) {
+      if (!whole) {
+        const compiled = await perform<SharedCompiled>({ kind: 'from-pre-match', job, preMatch });
+        return { compiled: adoptCompiled(compiled), finished: null };
+      }
+      const done = await perform<CompiledAndRun>({ kind: 'from-pre-match-whole', job, preMatch, backend });
+      return { compiled: adoptCompiled(done.compiled), finished: done.finished };
+    },
   });
   return {
     threads,
@@ -138,6 +157,51 @@ export function createJobThreads(options: {
   };
 }
 
+/** What the compile cache asks of the job threads. */
+interface CacheCompiles {
+  /** The job compiled into `tables` (and run, with `whole`), or for an in-play job its pre-match job. */
+  compile(
+    job: HostJob,
+    tables: SlotTables,
+    whole: boolean,
+  ): Promise<CompiledAndRunOrNot | { preMatch: PreMatchJob }>;
+  /** An in-play job's compiled fixture from its pre-match job's (job-work.ts compileFromPreMatch). */
+  fromPreMatch(job: HostJob, preMatch: SharedCompiled, whole: boolean): Promise<CompiledAndRunOrNot>;
+}
+
+type CompiledAndRunOrNot = { compiled: SharedCompiled; finished: WholeJobRun | null };
+
+/** Bytes an in-play job's entry holds of its own: its fixture table (job-work.ts compileFromPreMatch). */
+const FROM_PRE_MATCH_BYTES = FIXTURE_WORDS * Uint32Array.BYTES_PER_ELEMENT;
+
+/** A compile cache's entry (makeCompileCache). */
+interface CacheEntry {
+  compiled: Promise<SharedCompiled>;
+  /** Its slot; null for an in-play job's entry once it is known to be one. */
+  tables: SlotTables | null;
+  /** An in-play job's pre-match entry, in use while this entry is. */
+  preMatch: CompiledInUse | null;
+  bytes: number;
+  users: number;
+  /** Out of the cache: its slot goes back to the pool when its last user releases it. */
+  dropped: boolean;
+}
+
+/** A new entry before its compile: a slot's bytes, no user yet (makeCompileCache sets the rest). */
+const UNUSED_ENTRY: Omit<CacheEntry, 'compiled' | 'tables'> = {
+  preMatch: null,
+  bytes: SLOT_BYTES,
+  users: 0,
+  dropped: false,
+};
+
+/** An entry out of the cache and out of use: its slot back to the pool, its pre-match entry released. */
+function freeEntry(slots: SlotPool, entry: CacheEntry): void {
+  if (entry.tables) slots.give(entry.tables);
+  entry.tables = null;
+  entry.preMatch?.release();
+}
+
 /**
  * Compiled fixtures by compile key, least recently used first, bounded in bytes, each in a slot of the
  * cache's pool (compiled-slots.ts). A key being compiled is kept as its promise, so jobs of the same
@@ -145,47 +209,59 @@ export function createJobThreads(options: {
  * use leaves the cache at once but keeps its slot until its last user releases it, so a slot is never
  * written while a job reads it. Slots come back to the pool, never to the system: the pool holds at most
  * the cache's bytes plus the fixtures in use.
+ *
+ * An in-play job (the minutes of a win-probability path, docs/model.md "In play") gives its slot back
+ * at once: its entry uses the entry of its pre-match job (compiled once for every state of the match,
+ * and shared with a pre-match run of the same inputs), whose threshold and event tables it reads, and
+ * holds only its own fixture table; it keeps the pre-match entry in use until its own is freed.
  */
-function makeCompileCache(
-  maxBytes: number,
-  compile: (
-    job: HostJob,
-    tables: SlotTables,
-    whole: boolean,
-  ) => Promise<{ compiled: SharedCompiled; finished: WholeJobRun | null }>,
-) {
-  interface Entry {
-    compiled: Promise<SharedCompiled>;
-    tables: SlotTables;
-    users: number;
-    /** Out of the cache: its slot goes back to the pool when its last user releases it. */
-    dropped: boolean;
-  }
+function makeCompileCache(maxBytes: number, compiles: CacheCompiles) {
+  type Entry = CacheEntry;
   const slots = createSlotPool();
   const entries = new Map<string, Entry>();
   let hits = 0;
   let misses = 0;
   let inUse = 0;
-  const bytes = () => entries.size * SLOT_BYTES;
+  let bytes = 0;
+  const free = (entry: Entry) => freeEntry(slots, entry);
   function drop(key: string, entry: Entry) {
     entries.delete(key);
+    bytes -= entry.bytes;
     entry.dropped = true;
-    if (entry.users === 0) slots.give(entry.tables);
+    if (entry.users === 0) free(entry);
   }
   function evict() {
     for (const [key, entry] of entries) {
-      if (bytes() <= maxBytes || entries.size <= 1) return;
+      if (bytes <= maxBytes || entries.size <= 1) return;
       drop(key, entry);
     }
   }
-  function release(entry: Entry) {
+  function release(entry: Entry, byJob: boolean) {
     if (entry.users <= 0) throw new Error('a compiled fixture released more often than acquired');
     entry.users--;
-    inUse--;
-    if (entry.users === 0 && entry.dropped) slots.give(entry.tables);
+    if (byJob) inUse--;
+    if (entry.users === 0 && entry.dropped) free(entry);
   }
-  /** With `whole`, a miss compiles and runs the job in one task; the run is this acquire's alone. */
-  async function acquire(job: HostJob, whole: boolean): Promise<CompiledInUseWithRun> {
+  /**
+   * The entry's compile: into its slot; for an in-play job, from its pre-match entry (acquired, a
+   * compile into a slot of its own on a miss), the slot given back.
+   */
+  async function make(entry: Entry, job: HostJob, whole: boolean): Promise<CompiledAndRunOrNot> {
+    const done = await compiles.compile(job, entry.tables!, whole);
+    if (!('preMatch' in done)) return done;
+    slots.give(entry.tables!);
+    entry.tables = null;
+    if (!entry.dropped) bytes += FROM_PRE_MATCH_BYTES - entry.bytes;
+    entry.bytes = FROM_PRE_MATCH_BYTES;
+    const preMatchJob = { ...job, key: done.preMatch.key, payloadJson: done.preMatch.payloadJson };
+    entry.preMatch = await acquire(preMatchJob, false, false);
+    return compiles.fromPreMatch(job, entry.preMatch.compiled, whole);
+  }
+  /**
+   * With `whole`, a miss compiles and runs the job in one task; the run is this acquire's alone. A use
+   * `byJob` counts in `inUse`; an in-play entry's use of its pre-match entry does not.
+   */
+  async function acquire(job: HostJob, whole: boolean, byJob = true): Promise<CompiledInUseWithRun> {
     let entry = entries.get(job.key);
     let run: Promise<WholeJobRun | null> = Promise.resolve(null);
     if (entry) {
@@ -194,16 +270,18 @@ function makeCompileCache(
       entries.set(job.key, entry);
     } else {
       misses++;
-      const tables = slots.take();
-      const compiling = compile(job, tables, whole);
-      entry = { compiled: compiling.then((done) => done.compiled), tables, users: 0, dropped: false };
+      const made = { ...UNUSED_ENTRY, tables: slots.take() } as Entry;
+      const compiling = make(made, job, whole);
+      made.compiled = compiling.then((done) => done.compiled);
       run = compiling.then((done) => done.finished);
+      entry = made;
       entries.set(job.key, entry);
+      bytes += entry.bytes;
       evict();
     }
     const used = entry;
     used.users++;
-    inUse++;
+    if (byJob) inUse++;
     try {
       const [compiled, finished] = await Promise.all([used.compiled, run]);
       let released = false;
@@ -213,13 +291,13 @@ function makeCompileCache(
         release() {
           if (released) return;
           released = true;
-          release(used);
+          release(used, byJob);
         },
       };
     } catch (error) {
       // A compile that failed is not kept: the next job of those inputs tries (and fails) again.
       if (entries.get(job.key) === used) drop(job.key, used);
-      release(used);
+      release(used, byJob);
       throw error;
     }
   }
@@ -227,7 +305,7 @@ function makeCompileCache(
     acquire,
     stats: (): CompileCacheStats => ({
       entries: entries.size,
-      bytes: bytes(),
+      bytes,
       hits,
       misses,
       inUse,

@@ -5,16 +5,18 @@
 // runs them on the calling thread (tests).
 import { recordSamplePaths, runWhole } from '../../fallback/cpu-engine.js';
 import { adoptEventTables } from '../engine-contract/event-tables.js';
-import type { CompiledFixture, EngineSeed } from '../engine-contract/layout.js';
+import { type CompiledFixture, type EngineSeed, FIXTURE_WORDS } from '../engine-contract/layout.js';
 import type { MarketInputs, MatchInputs } from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
 import type { SamplePath } from '../engine-contract/sample-path.js';
 import {
   type CalibrationCache,
+  compileKey,
   compileWithEventTables,
   createCalibrationCache,
   marketFitOfInputs,
 } from './compile.js';
+import { compileStateFrom } from './compile-path.js';
 import type { SlotTables } from './compiled-slots.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
 import { type DocumentSummary, documentSummary } from './document-schema.js';
@@ -131,6 +133,38 @@ export function adoptCompiled(compiled: SharedCompiled): SharedCompiled {
 }
 
 /**
+ * What an in-play job's compile starts from: its payload without the state, as a pre-match job of the
+ * same inputs carries it (the same text, so the same compile key), and that key.
+ */
+export interface PreMatchJob {
+  key: string;
+  payloadJson: string;
+}
+
+/** The pre-match job of an in-play job (one whose inputs carry a from_state); null for any other. */
+export function preMatchJobOf(setting: JobWorkSetting, job: HostJob): PreMatchJob | null {
+  const { match, as_of } = payloadOf(job);
+  if (match.from_state === undefined) return null;
+  const { from_state: _state, ...preMatch } = match;
+  const payloadJson = JSON.stringify({ match: preMatch, as_of } satisfies JobPayload);
+  return { key: compileKey(payloadJson, setting.params), payloadJson };
+}
+
+/**
+ * An in-play job's compiled fixture from its pre-match job's (compile-path.ts compileStateFrom): its
+ * own fixture table, on new shared memory (some 4 KB), with the threshold and event tables of
+ * `preMatch`, which must stay in use as long as this one is (job-threads.ts holds it).
+ */
+export function compileFromPreMatch(
+  setting: JobWorkSetting,
+  job: HostJob,
+  preMatch: SharedCompiled,
+): SharedCompiled {
+  const fixture = new Uint32Array(new SharedArrayBuffer(FIXTURE_WORDS * Uint32Array.BYTES_PER_ELEMENT));
+  return compileStateFrom(adoptCompiled(preMatch), payloadOf(job).match, setting.params, fixture);
+}
+
+/**
  * Sample paths, document and wire text of a job whose draws were counted (`counts` finalized); its sample
  * paths replayed here unless the run recorded them.
  */
@@ -170,6 +204,12 @@ export function finishJob(
 /** A whole job's document and how long its draws took. */
 export type WholeJobRun = FinishedDocument & { runMs: number };
 
+/** A job's compiled fixture and its whole run (a 'compile-whole' task's answer). */
+export interface CompiledAndRun {
+  compiled: SharedCompiled;
+  finished: WholeJobRun;
+}
+
 /**
  * A job's inputs compiled into `tables` and the job run whole, in one task: a small job whose fixture
  * is not compiled yet costs its thread one message each way, not two.
@@ -180,7 +220,7 @@ export function compileAndRunWhole(
   job: HostJob,
   tables: SlotTables,
   backend: string,
-): { compiled: SharedCompiled; finished: WholeJobRun } {
+): CompiledAndRun {
   const compiled = compileShared(payloadOf(job).match, setting.params, tables, scratch);
   return { compiled, finished: runWholeJob(setting, job, compiled, backend) };
 }
@@ -199,10 +239,17 @@ export function runWholeJob(
   return { ...finishJob(setting, job, compiled, run.counts, run, run.samples), runMs: run.runMs };
 }
 
-/** A piece of a job's host work: what a job thread is sent (job-thread.ts), or does here with no threads. */
+/**
+ * A piece of a job's host work: what a job thread is sent (job-thread.ts), or does here with no threads.
+ * An in-play job's 'compile' and 'compile-whole' compile nothing and answer `{ preMatch }` (its
+ * PreMatchJob): the job threads then compile that job once for every state of the match (job-threads.ts)
+ * and send 'from-pre-match' (or 'from-pre-match-whole', which runs the job whole as 'compile-whole' does).
+ */
 export type JobTask =
   | { kind: 'compile'; job: HostJob; tables: SlotTables }
   | { kind: 'compile-whole'; job: HostJob; tables: SlotTables; backend: string }
+  | { kind: 'from-pre-match'; job: HostJob; preMatch: SharedCompiled }
+  | { kind: 'from-pre-match-whole'; job: HostJob; preMatch: SharedCompiled; backend: string }
   | { kind: 'whole'; job: HostJob; compiled: SharedCompiled; backend: string }
   | { kind: 'finish'; job: HostJob; compiled: SharedCompiled; counts: Uint32Array; run: RunFacts }
   | { kind: 'fit'; match: MatchInputs & { market: MarketInputs } };
@@ -213,10 +260,25 @@ export type JobTask =
  */
 export function performJobTask(setting: JobWorkSetting, scratch: JobScratch, task: JobTask): unknown {
   switch (task.kind) {
-    case 'compile':
+    case 'compile': {
+      const preMatch = preMatchJobOf(setting, task.job);
+      if (preMatch) return { preMatch };
       return compileShared(payloadOf(task.job).match, setting.params, task.tables, scratch);
-    case 'compile-whole':
+    }
+    case 'compile-whole': {
+      const preMatch = preMatchJobOf(setting, task.job);
+      if (preMatch) return { preMatch };
       return compileAndRunWhole(setting, scratch, task.job, task.tables, task.backend);
+    }
+    case 'from-pre-match':
+      return compileFromPreMatch(setting, task.job, task.preMatch);
+    case 'from-pre-match-whole': {
+      const compiled = compileFromPreMatch(setting, task.job, task.preMatch);
+      return {
+        compiled,
+        finished: runWholeJob(setting, task.job, compiled, task.backend),
+      } satisfies CompiledAndRun;
+    }
     case 'whole':
       return runWholeJob(setting, task.job, adoptCompiled(task.compiled), task.backend);
     case 'finish':

@@ -2,16 +2,17 @@
 // the same document as on the calling thread; a fixture version is compiled once however many jobs ask;
 // a thread shares a fixture version's calibration between its jobs whatever their lineups; the
 // compile cache is bounded in bytes; its slots (src/engine/compiled-slots.ts) are reused only once
-// no job uses them, and a compile into a used slot gives the bits of a compile into new memory.
+// no job uses them, and a compile into a used slot gives the bits of a compile into new memory; the
+// in-play jobs of a match (a win-probability path's minutes) share one pre-match compile.
 import { afterAll, describe, expect, it } from 'vitest';
-import { compileKey } from '../../src/engine/compile.js';
+import { compileFixture, compileKey } from '../../src/engine/compile.js';
 import { createSlotPool } from '../../src/engine/compiled-slots.js';
 import { documentWireText } from '../../src/engine/document-schema.js';
 import { createJobThreads, type JobThreads } from '../../src/engine/job-threads.js';
 import { compileShared, createJobScratch, type HostJob } from '../../src/engine/job-work.js';
 import { loadModelStatus } from '../../src/engine/model-status.js';
 import { documentText } from '../../src/engine/stored-document.js';
-import type { EngineSeed } from '../../src/engine-contract/layout.js';
+import { type EngineSeed, minuteLabel } from '../../src/engine-contract/layout.js';
 import type { MatchInputs } from '../../src/engine-contract/match-inputs.js';
 import { defaultModelParams } from '../../src/engine-contract/model-params.js';
 import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
@@ -208,6 +209,80 @@ describe('job threads', () => {
     } finally {
       await reused.close();
       await fresh.close();
+    }
+  });
+
+  it("compile a match's in-play jobs from one pre-match compile, to the tables and documents of their own compiles", async () => {
+    const fixture = plausibleFixture(
+      40,
+      { teamId: 80, attack: 0.1, defence: 0 },
+      { teamId: 81, attack: 0, defence: 0.1 },
+    );
+    const inputs = { ...fixture, home: withAnnouncedLineup(fixture.home) };
+    const [off, on] = [inputs.home.lineup.xi[3]!, inputs.home.lineup.bench[0]!];
+    const states = [0, 30, 70, 104].map((step) => ({
+      minute: minuteLabel(step),
+      score: { home: step > 40 ? 1 : 0, away: 0 },
+      ...(step > 60
+        ? { substitutions: { home: [{ off, on }], away: [] }, booked: { home: [on], away: [] } }
+        : {}),
+    }));
+    const jobs = states.map((from_state, i) =>
+      hostJobOf({ ...inputs, from_state }, 2000, { lo: 40 + i, hi: 0xabc }),
+    );
+    const before = onThreads.cacheStats();
+    const used = await Promise.all(jobs.map((job) => onThreads.acquire(job)));
+    const whole = await onThreads.acquireWhole({ ...jobs[2]!, key: `${jobs[2]!.key} whole` });
+    try {
+      const after = onThreads.cacheStats();
+      // One compile of the match before kick-off, and each state's own fixture table from it.
+      expect(after.misses - before.misses).toBe(jobs.length + 2);
+      expect(after.hits - before.hits).toBe(jobs.length);
+      expect(after.inUse - before.inUse).toBe(jobs.length + 1);
+      for (const [i, { compiled }] of used.entries()) {
+        const own = compileFixture({ ...inputs, from_state: states[i]! }, defaultModelParams);
+        expect(Array.from(compiled.fixture)).toEqual(Array.from(own.fixture));
+        expect(Array.from(compiled.thresholds)).toEqual(Array.from(own.thresholds));
+        expect(compiled.fixture.buffer).toBeInstanceOf(SharedArrayBuffer);
+      }
+      // Run whole in the task that made its tables, to the document of a job compiled on its own.
+      const apart = await here.whole(
+        jobs[2]!,
+        compileShared({ ...inputs, from_state: states[2]! }, defaultModelParams, createSlotPool().take()),
+      );
+      expect(withoutTiming(documentText(whole.finished!.document))).toEqual(
+        withoutTiming(documentText(apart.document)),
+      );
+    } finally {
+      for (const use of used) use.release();
+      whole.release();
+    }
+    expect(onThreads.cacheStats().inUse).toBe(before.inUse);
+  });
+
+  it("keep an in-play job's pre-match tables, out of the cache, until the job released them", async () => {
+    const one = createJobThreads({ setting, threads: 2, cacheBytes: 1 });
+    try {
+      const fixture = plausibleFixture(
+        41,
+        { teamId: 82, attack: 0.1, defence: 0 },
+        { teamId: 83, attack: 0, defence: 0.1 },
+      );
+      const job = hostJobOf({ ...fixture, from_state: { minute: '60', score: { home: 1, away: 0 } } }, 2000, {
+        lo: 41,
+        hi: 0xabc,
+      });
+      const held = await one.acquire(job);
+      const kept = Uint32Array.from(held.compiled.eventTables);
+      // Other fixtures push both entries out of the cache and take slots of their own.
+      (await one.acquire(hostJob(42))).release();
+      (await one.acquire(hostJob(43))).release();
+      expect(one.cacheStats()).toMatchObject({ entries: 1, inUse: 1, slots: 8, slotsFree: 6 });
+      expect(held.compiled.eventTables).toEqual(kept);
+      held.release();
+      expect(one.cacheStats()).toMatchObject({ entries: 1, inUse: 0, slots: 8, slotsFree: 7 });
+    } finally {
+      await one.close();
     }
   });
 
