@@ -16,6 +16,28 @@ const OUTFIELD_ORDER: Record<string, number> = { defender: 0, midfielder: 1, att
  */
 const STRENGTH_EDGE_RATIOS = [0.8, 0.93, 1.07, 1.2] as const;
 
+/**
+ * The strength bucket of an XI whose goal weights sum to `strength`, as the engines read it (setUpDraw:
+ * the edges at or below the sum), from the side's edges at `base` in the fixture table.
+ */
+export function strengthBucketOf(fixture: Uint32Array, base: number, strength: number): number {
+  let bucket = 0;
+  while (
+    bucket < layout.STRENGTH_BUCKETS - 1 &&
+    fixture[base + layout.S_STRENGTH_EDGES + bucket]! <= strength
+  )
+    bucket++;
+  return bucket;
+}
+
+/** The summed goal weight of the side's fixed XI (S_XI) at `base` in the fixture table. */
+export function fixedXiStrength(fixture: Uint32Array, base: number): number {
+  let strength = 0;
+  for (let i = 0; i < layout.XI_SIZE; i++)
+    strength += fixture[base + layout.S_GOAL_WEIGHT + fixture[base + layout.S_XI + i]!]!;
+  return strength;
+}
+
 export function compileSide(
   fixture: Uint32Array,
   base: number,

@@ -4,44 +4,10 @@
 // pitch (who came on, who is booked), its substitutes still to come and its starting XI's strength bucket.
 // The domain asks stateIssues before it takes a run (400 naming the field); the compile asks it again and
 // refuses a state with issues, so no engine ever starts from an impossible one.
-import {
-  FIRST_HALF_ADDED_START,
-  FX_ADDED_TIME_FIRST,
-  FX_ADDED_TIME_SECOND,
-  FX_STATE_HALF_TIME_AWAY,
-  FX_STATE_HALF_TIME_HOME,
-  FX_STATE_IN_PLAY,
-  FX_STATE_MINUTES_PLAYED,
-  FX_STATE_STEP,
-  LINEUP_MODE_STATE,
-  MAX_ADDED_MINUTES,
-  S_BENCH_COUNT,
-  S_BENCH_ORDER,
-  S_GOAL_WEIGHT,
-  S_IS_KEEPER,
-  S_LINEUP_MODE,
-  S_STRENGTH_EDGES,
-  S_XI,
-  SECOND_HALF_ADDED_START,
-  SECOND_HALF_START,
-  ST_BENCH,
-  ST_BENCH_LENGTH,
-  ST_GOALS,
-  ST_PITCH,
-  ST_PITCH_COUNT,
-  ST_SENT_OFF,
-  ST_STRENGTH,
-  ST_SUBSTITUTIONS,
-  STATE_BENCH_SLOTS,
-  STATE_PITCH_BOOKED,
-  STATE_PITCH_CAME_ON,
-  STRENGTH_BUCKETS,
-  sideBase,
-  stateBase,
-  XI_SIZE,
-} from '../engine-contract/layout.js';
+import * as layout from '../engine-contract/layout.js';
 import type { FromState, MatchInputs, SideInputs } from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
+import { fixedXiStrength, strengthBucketOf } from './compile-lineups.js';
 import { type AddedTimeModel, probabilityThreshold } from './compile-rates.js';
 
 /** A field of the request that makes a state impossible, and why (docs/api.md: 400 naming the field). */
@@ -66,20 +32,20 @@ export function stepOfMinute(minute: string): number | null {
   const regular = Number(match[1]);
   if (match[2] !== undefined) {
     const added = Number(match[2]);
-    if (added < 1 || added > MAX_ADDED_MINUTES) return null;
-    if (regular === 45) return FIRST_HALF_ADDED_START + added - 1;
-    if (regular === 90) return SECOND_HALF_ADDED_START + added - 1;
+    if (added < 1 || added > layout.MAX_ADDED_MINUTES) return null;
+    if (regular === 45) return layout.FIRST_HALF_ADDED_START + added - 1;
+    if (regular === 90) return layout.SECOND_HALF_ADDED_START + added - 1;
     return null;
   }
   if (regular < 1 || regular > 90) return null;
-  return regular <= 45 ? regular - 1 : SECOND_HALF_START + regular - 46;
+  return regular <= 45 ? regular - 1 : layout.SECOND_HALF_START + regular - 46;
 }
 
 /** Regular minutes played before the step (added time adds none). */
 export function minutesPlayedBefore(step: number): number {
-  if (step < FIRST_HALF_ADDED_START) return step;
-  if (step < SECOND_HALF_START) return 45;
-  if (step < SECOND_HALF_ADDED_START) return 45 + step - SECOND_HALF_START;
+  if (step < layout.FIRST_HALF_ADDED_START) return step;
+  if (step < layout.SECOND_HALF_START) return 45;
+  if (step < layout.SECOND_HALF_ADDED_START) return 45 + step - layout.SECOND_HALF_START;
   return 90;
 }
 
@@ -186,7 +152,7 @@ export function stateIssues(inputs: MatchInputs, params: ModelParams, added: Add
     issues.push({ path: 'from_state.minute', message: 'the model gives this much added time no chance' });
   }
   if (state.half_time) {
-    if (step !== null && step < SECOND_HALF_START) {
+    if (step !== null && step < layout.SECOND_HALF_START) {
       issues.push({
         path: 'from_state.half_time',
         message: 'a half-time score goes with a minute in the second half',
@@ -242,10 +208,11 @@ function firstNamedField(state: FromState, key: SideKey): string {
 
 /** P(the step is played) under the added-time model: added time of at least its minute past 45 or 90. */
 function addedTimeAtLeast(added: AddedTimeModel, step: number): number {
-  if (step >= FIRST_HALF_ADDED_START && step < SECOND_HALF_START) {
-    return 1 - added.firstCumulative[step - FIRST_HALF_ADDED_START]!;
+  if (step >= layout.FIRST_HALF_ADDED_START && step < layout.SECOND_HALF_START) {
+    return 1 - added.firstCumulative[step - layout.FIRST_HALF_ADDED_START]!;
   }
-  if (step >= SECOND_HALF_ADDED_START) return 1 - added.secondCumulative[step - SECOND_HALF_ADDED_START]!;
+  if (step >= layout.SECOND_HALF_ADDED_START)
+    return 1 - added.secondCumulative[step - layout.SECOND_HALF_ADDED_START]!;
   return 1;
 }
 
@@ -264,69 +231,60 @@ export function compileState(
   const issues = stateIssues(inputs, params, added);
   if (issues.length > 0) throw new RangeError(`from_state: ${issues[0]!.path}: ${issues[0]!.message}`);
   const step = stepOfMinute(state.minute)!;
-  fixture[FX_STATE_IN_PLAY] = 1;
-  fixture[FX_STATE_STEP] = step;
-  fixture[FX_STATE_MINUTES_PLAYED] = minutesPlayedBefore(step);
-  if (step >= SECOND_HALF_START) {
+  fixture[layout.FX_STATE_IN_PLAY] = 1;
+  fixture[layout.FX_STATE_STEP] = step;
+  fixture[layout.FX_STATE_MINUTES_PLAYED] = minutesPlayedBefore(step);
+  if (step >= layout.SECOND_HALF_START) {
     const halfTime = state.half_time ?? state.score;
-    fixture[FX_STATE_HALF_TIME_HOME] = halfTime.home;
-    fixture[FX_STATE_HALF_TIME_AWAY] = halfTime.away;
+    fixture[layout.FX_STATE_HALF_TIME_HOME] = halfTime.home;
+    fixture[layout.FX_STATE_HALF_TIME_AWAY] = halfTime.away;
   }
-  if (step >= FIRST_HALF_ADDED_START && step < SECOND_HALF_START) {
+  if (step >= layout.FIRST_HALF_ADDED_START && step < layout.SECOND_HALF_START) {
     conditionAddedTime(
       fixture,
-      FX_ADDED_TIME_FIRST,
+      layout.FX_ADDED_TIME_FIRST,
       added.firstCumulative,
-      step - FIRST_HALF_ADDED_START + 1,
+      step - layout.FIRST_HALF_ADDED_START + 1,
     );
-  } else if (step >= SECOND_HALF_ADDED_START) {
+  } else if (step >= layout.SECOND_HALF_ADDED_START) {
     conditionAddedTime(
       fixture,
-      FX_ADDED_TIME_SECOND,
+      layout.FX_ADDED_TIME_SECOND,
       added.secondCumulative,
-      step - SECOND_HALF_ADDED_START + 1,
+      step - layout.SECOND_HALF_ADDED_START + 1,
     );
   }
   for (const [index, key] of SIDES.entries()) {
-    const at = stateBase(index);
-    fixture[at + ST_GOALS] = state.score[key];
-    fixture[at + ST_SENT_OFF] = redCardsOf(state, key);
+    const at = layout.stateBase(index);
+    fixture[at + layout.ST_GOALS] = state.score[key];
+    fixture[at + layout.ST_SENT_OFF] = redCardsOf(state, key);
     const side = inputs[key];
     if (side.lineup.source === 'predicted') continue;
-    const base = sideBase(index);
+    const base = layout.sideBase(index);
     const slotOf = new Map(side.players.map((player, slot) => [player.player_id, slot]));
     const { pitch, cameOn, booked } = sidePitch(key, side, state, params.substitutions.max_per_side, []);
-    fixture[base + S_LINEUP_MODE] = LINEUP_MODE_STATE;
-    fixture[at + ST_SUBSTITUTIONS] = cameOn.size;
-    fixture[at + ST_STRENGTH] = xiStrengthBucket(fixture, base);
-    fixture[at + ST_PITCH_COUNT] = pitch.length;
+    fixture[base + layout.S_LINEUP_MODE] = layout.LINEUP_MODE_STATE;
+    fixture[at + layout.ST_SUBSTITUTIONS] = cameOn.size;
+    fixture[at + layout.ST_STRENGTH] = strengthBucketOf(fixture, base, fixedXiStrength(fixture, base));
+    fixture[at + layout.ST_PITCH_COUNT] = pitch.length;
     pitch.forEach((id, i) => {
-      fixture[at + ST_PITCH + i] =
+      fixture[at + layout.ST_PITCH + i] =
         slotOf.get(id)! |
-        (booked.has(id) ? STATE_PITCH_BOOKED : 0) |
-        (cameOn.has(id) ? STATE_PITCH_CAME_ON : 0);
+        (booked.has(id) ? layout.STATE_PITCH_BOOKED : 0) |
+        (cameOn.has(id) ? layout.STATE_PITCH_CAME_ON : 0);
     });
     // The substitutes come on in the bench's order, goalkeepers left out (the engines' listSubstitutes),
     // after the players who already came on, whom the substitutions made index past.
     const bench = [...cameOn].map((id) => slotOf.get(id)!);
-    for (let next = 0; next < fixture[base + S_BENCH_COUNT]!; next++) {
-      const slot = fixture[base + S_BENCH_ORDER + next]!;
-      if (fixture[base + S_IS_KEEPER + slot] === 1 || bench.includes(slot)) continue;
+    for (let next = 0; next < fixture[base + layout.S_BENCH_COUNT]!; next++) {
+      const slot = fixture[base + layout.S_BENCH_ORDER + next]!;
+      if (fixture[base + layout.S_IS_KEEPER + slot] === 1 || bench.includes(slot)) continue;
       bench.push(slot);
     }
-    const length = Math.min(bench.length, STATE_BENCH_SLOTS);
-    fixture[at + ST_BENCH_LENGTH] = length;
-    for (let i = 0; i < length; i++) fixture[at + ST_BENCH + i] = bench[i]!;
+    const length = Math.min(bench.length, layout.STATE_BENCH_SLOTS);
+    fixture[at + layout.ST_BENCH_LENGTH] = length;
+    for (let i = 0; i < length; i++) fixture[at + layout.ST_BENCH + i] = bench[i]!;
   }
-}
-
-/** The strength bucket the engines give the side's starting XI (setUpDraw: edges at or below its goal weight). */
-function xiStrengthBucket(fixture: Uint32Array, base: number): number {
-  let strength = 0;
-  for (let i = 0; i < XI_SIZE; i++) strength += fixture[base + S_GOAL_WEIGHT + fixture[base + S_XI + i]!]!;
-  let bucket = 0;
-  while (bucket < STRENGTH_BUCKETS - 1 && fixture[base + S_STRENGTH_EDGES + bucket]! <= strength) bucket++;
-  return bucket;
 }
 
 /** The half's added-time thresholds given at least `atLeast` added minutes: P(added <= k | added >= atLeast). */
@@ -337,7 +295,7 @@ function conditionAddedTime(
   atLeast: number,
 ): void {
   const below = cumulative[atLeast - 1]!;
-  for (let k = 0; k < MAX_ADDED_MINUTES; k++) {
+  for (let k = 0; k < layout.MAX_ADDED_MINUTES; k++) {
     fixture[at + k] = k < atLeast ? 0 : probabilityThreshold((cumulative[k]! - below) / (1 - below));
   }
 }

@@ -8,6 +8,7 @@ import * as layout from '../engine-contract/layout.js';
 import type { MarketFitKind, MarketInputs } from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
 import { ratedGoalsOfBase } from './compile-calibration.js';
+import { fixedXiStrength, strengthBucketOf } from './compile-lineups.js';
 import { type AddedTimeModel, type EventRates, rateFactors, setBaseGoals } from './compile-rates.js';
 import { bookingHazards, createPassWork, type PassPrices, type PassWork, passPrices } from './market-pass.js';
 
@@ -49,19 +50,9 @@ export function strengthBuckets(fixture: Uint32Array, side: number): Float64Arra
   const base = layout.sideBase(side);
   const buckets = new Float64Array(layout.STRENGTH_BUCKETS);
   const weight = (slot: number) => fixture[base + layout.S_GOAL_WEIGHT + slot]!;
-  const bucketOf = (strength: number) => {
-    let bucket = 0;
-    while (
-      bucket < layout.STRENGTH_BUCKETS - 1 &&
-      fixture[base + layout.S_STRENGTH_EDGES + bucket]! <= strength
-    )
-      bucket++;
-    return bucket;
-  };
+  const bucketOf = (strength: number) => strengthBucketOf(fixture, base, strength);
   if (fixture[base + layout.S_LINEUP_MODE] === layout.LINEUP_MODE_FIXED) {
-    let strength = 0;
-    for (let i = 0; i < layout.XI_SIZE; i++) strength += weight(fixture[base + layout.S_XI + i]!);
-    buckets[bucketOf(strength)] = 1;
+    buckets[bucketOf(fixedXiStrength(fixture, base))] = 1;
     return buckets;
   }
   const keepers: { weight: number; p: number }[] = [];

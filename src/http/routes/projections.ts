@@ -2,10 +2,10 @@
 // (docs/api.md §4.12). Thin: the loop guard and idempotency as for simulations, then one use case of
 // src/projections and its view.
 import type { FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import type { ErrorCode } from '../../errors.js';
 import type { App, AppDeps } from '../app-types.js';
 import { requestBodyHash, sendIdempotent } from '../idempotent.js';
+import { idempotencyHeadersSchema } from '../schemas/common.js';
 import {
   projectionBodySchema,
   projectionJobParamsSchema,
@@ -66,7 +66,7 @@ export function registerProjectionRoutes(app: App, deps: AppDeps) {
         description:
           'Price: seasons x remaining fixtures / 100,000 credits per live delivery. 200 with the season projection when it is ready within wait_seconds, else 202 with a job whose result_url delivers it. Optional Idempotency-Key header (1-255 characters).',
         body: projectionBodySchema,
-        headers: z.object({ 'idempotency-key': z.string().optional() }).passthrough(),
+        headers: idempotencyHeadersSchema,
         response: { 200: projectionSchema, 202: projectionJobSchema },
       },
     },

@@ -2,11 +2,11 @@
 // win-probability path, submitted as a batch of in-play runs (src/simulations/path-request.ts) and read
 // as a batch is; the quote prices it first.
 import type { FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import { creditsNumber, formatCredits } from '../../billing/amounts.js';
 import type { PathQuote } from '../../simulations/path-request.js';
 import type { App, AppDeps } from '../app-types.js';
 import { requestBodyHash, sendIdempotent } from '../idempotent.js';
+import { idempotencyHeadersSchema } from '../schemas/common.js';
 import { pathBodySchema, pathQuoteSchema } from '../schemas/simulation-path.js';
 import { batchSchema } from '../schemas/simulations.js';
 import { batchRejectionView, batchView } from '../views/simulations.js';
@@ -72,7 +72,7 @@ export function registerSimulationPathRoutes(app: App, deps: AppDeps) {
         description:
           'One in-play run a minute from kick-off to `through`, each from the state the events before that minute make, queued as a batch whose items are named by their minute (custom_id); read it as a batch (GET /v1/simulations/batch/{batch_id}/results?include=result,state). Each delivered minute costs draws / 1000 credits. Optional Idempotency-Key.',
         body: pathBodySchema,
-        headers: z.object({ 'idempotency-key': z.string().optional() }).passthrough(),
+        headers: idempotencyHeadersSchema,
         response: { 202: batchSchema },
       },
     },

@@ -2,13 +2,13 @@
 // status (docs/api.md §4.3-4.5, §4.8; docs/decisions.md §6 and §7). Handlers apply the loop guard and
 // idempotency, call the simulation use cases and send their views through the route's schemas.
 import type { FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import type { ErrorCode } from '../../errors.js';
 import type { IdempotencyRecord } from '../../idempotency/store.js';
 import type { CallContext } from '../../jobs/call-context.js';
 import type { App, AppDeps } from '../app-types.js';
 import { sendDocumentBody } from '../document-gzip.js';
 import { requestBodyHash, sendIdempotent } from '../idempotent.js';
+import { idempotencyHeadersSchema } from '../schemas/common.js';
 import {
   batchBodySchema,
   batchParamsSchema,
@@ -135,7 +135,7 @@ function registerRun(app: App, routing: SimulationRouting) {
         description:
           'Price: draws / 1000 credits per live delivery, cached results included. 200 with the simulation when it is ready within wait_seconds, else 202 with a job whose result_url delivers it. Optional Idempotency-Key header (1-255 characters).',
         body: simulationBodySchema,
-        headers: z.object({ 'idempotency-key': z.string().optional() }).passthrough(),
+        headers: idempotencyHeadersSchema,
         response: { 200: simulationSchema, 202: jobSchema },
       },
     },
@@ -215,7 +215,7 @@ function registerBatch(app: App, routing: SimulationRouting) {
         description:
           'Every item is validated before credits are reserved; an item that cannot run carries its error. Each delivered item costs draws / 1000 credits. Optional Idempotency-Key.',
         body: batchBodySchema,
-        headers: z.object({ 'idempotency-key': z.string().optional() }).passthrough(),
+        headers: idempotencyHeadersSchema,
         response: { 202: batchSchema },
       },
     },

@@ -1,8 +1,16 @@
-// Wire schemas several resources share: prices, freshness, team labels and the error object.
+// Wire schemas several resources share: prices, freshness, team labels, the error object and the
+// Idempotency-Key header.
 import { z } from 'zod';
 import { ERRORS, type ErrorCode, errorType } from '../../errors.js';
 import { FRESHNESS_STATUSES } from '../../fixtures/freshness.js';
 import { named, openEnum } from './registry.js';
+
+/**
+ * The headers of a POST that takes an Idempotency-Key (docs/api.md §8.5): the key's
+ * length is checked by the idempotency store's route wrapper (src/http/idempotent.ts), which answers the
+ * error the contract names.
+ */
+export const idempotencyHeadersSchema = z.object({ 'idempotency-key': z.string().optional() }).passthrough();
 
 export const priceSchema = named(
   'Price',
