@@ -23,6 +23,7 @@ import {
   type Scale,
   sequentialLarge,
   sequentialMisses,
+  winProbabilityPath,
 } from './serve-load.js';
 import { type Backend, startStack } from './serve-stack.js';
 
@@ -142,6 +143,7 @@ async function runBackend(backend: Backend, run: BackendRun): Promise<void> {
       ['batch-large', () => batch(context, 'batch-large', scale.batchDraws, run.reference)],
       ['batch-small', () => batch(context, 'batch-small', scale.smallBatchDraws, null)],
       ['misses', () => sequentialMisses(context)],
+      ['path', () => winProbabilityPath(context)],
     ];
     for (const [name, workload] of workloads) {
       if (!inTime()) break;
@@ -154,6 +156,23 @@ async function runBackend(backend: Backend, run: BackendRun): Promise<void> {
     run.stopping(null);
     await stack.stop();
   }
+}
+
+/** The records a complete run writes that `written` (records by name) lacks. */
+function missingRecords(written: ReadonlyMap<string, number>, scale: Scale, backends: number): string[] {
+  // Per back end: stack, sequential, one concurrent per client count, two batches, misses, the path.
+  const expected = {
+    sequential: 1,
+    concurrent: scale.clients.length,
+    'batch-large': 1,
+    'batch-small': 1,
+    misses: 1,
+    path: 1,
+    stack: 1,
+  };
+  return Object.entries(expected)
+    .filter(([name, n]) => (written.get(name) ?? 0) < n * backends)
+    .map(([name]) => name);
 }
 
 async function main(): Promise<number> {
@@ -227,22 +246,11 @@ async function main(): Promise<number> {
       },
     }).catch((error: unknown) => emit({ record: 'failed', backend, error: (error as Error).message }));
   }
-  // Per back end: stack, sequential, one concurrent per client count, two batches, misses.
-  const expected = {
-    sequential: 1,
-    concurrent: scale.clients.length,
-    'batch-large': 1,
-    'batch-small': 1,
-    misses: 1,
-    stack: 1,
-  };
-  const missing = Object.entries(expected).filter(
-    ([name, n]) => (written.get(name) ?? 0) < n * backends.length,
-  );
+  const missing = missingRecords(written, scale, backends.length);
   emit({
     record: 'summary',
     complete: missing.length === 0,
-    missing: missing.map(([name]) => name),
+    missing,
     jobs_cpu: jobsOnCpu,
     all_on_gpu: jobsOnCpu === 0,
   });

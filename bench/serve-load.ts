@@ -7,7 +7,13 @@ import { cpuFields, cpuPerJob, cpuReading } from './cpu.js';
 import { median, percentile } from './host.js';
 import { round } from './report.js';
 import { type JobCounters, type RunningStack, readJobCounters, readJobCountersAfter } from './serve-stack.js';
-import { readAllResults, type ServiceApi, submitBatch, untilFinished } from './simulations.js';
+import {
+  readAllResults,
+  type ServiceApi,
+  type SubmittedBatch,
+  submitBatch,
+  untilFinished,
+} from './simulations.js';
 
 export interface Scale {
   name: 'tiny' | 'full';
@@ -23,6 +29,8 @@ export interface Scale {
   /** (d): draws per item of the host-bound batch. */
   smallBatchDraws: number;
   misses: number;
+  /** (f): draws of each minute of the win-probability path. */
+  pathDraws: number;
   apiProcesses: number;
 }
 
@@ -38,6 +46,7 @@ export const SCALES: Record<Scale['name'], Scale> = {
     batchDraws: 100_000,
     smallBatchDraws: 1000,
     misses: 40,
+    pathDraws: 100_000,
     apiProcesses: 2,
   },
   // CI on llvmpipe (two cores): every workload and record, on work llvmpipe runs in seconds.
@@ -52,6 +61,7 @@ export const SCALES: Record<Scale['name'], Scale> = {
     batchDraws: 1000,
     smallBatchDraws: 100,
     misses: 5,
+    pathDraws: 200,
     apiProcesses: 1,
   },
 };
@@ -320,6 +330,59 @@ export async function sequentialMisses(context: LoadContext): Promise<void> {
     ...latencies(timed),
     gpu_ms_per_job:
       ran.gpuSeconds === null || timed.length === 0 ? null : round((ran.gpuSeconds * 1000) / timed.length, 3),
+    engine: ran.engine,
+    jobs_gpu: ran.jobs_gpu,
+    jobs_cpu: ran.jobs_cpu,
+  });
+}
+
+/** The path's minutes: kick-off to the tenth minute of the second half's added time (docs/api.md §4.14). */
+const PATH_THROUGH = '90+10';
+/** Issue 52's goal for a path of 100,000 draws a minute on a GPU host. */
+const PATH_GOAL_MS = 150;
+
+/**
+ * (f) A win-probability path (docs/api.md §4.14): one in-play run a minute from kick-off, 110 of them,
+ * queued as a batch; from submission to the last NDJSON line, beside the GPU time of its jobs. A goal
+ * in the 23rd minute: the minutes after it start from 1–0, so no two minutes share their inputs.
+ */
+export async function winProbabilityPath(context: LoadContext): Promise<void> {
+  const { stack, scale } = context;
+  const api = apiFor(stack);
+  const draws = scale.pathDraws;
+  const before = await readJobCounters(stack.workerMetrics);
+  const fixture = stack.fixtureIds[context.nextRequest() % stack.fixtureIds.length];
+  const t0 = performance.now();
+  const answer = await fetch(`${api.base}/v1/simulations/path`, {
+    method: 'POST',
+    headers: api.headers,
+    body: JSON.stringify({
+      fixture_id: fixture,
+      events: [{ minute: '23', type: 'goal', team: 'home' }],
+      through: PATH_THROUGH,
+      draws,
+    }),
+  });
+  const submitted = (await answer.json()) as SubmittedBatch;
+  if (answer.status !== 202)
+    throw new Error(`path: ${answer.status} ${JSON.stringify(submitted).slice(0, 300)}`);
+  const submitMs = performance.now() - t0;
+  await untilFinished(api, submitted, BATCH_POLL_MS);
+  const finishedMs = performance.now() - t0;
+  await readAllResults(api, submitted);
+  const totalMs = performance.now() - t0;
+  const steps = submitted.items.length;
+  const ran = jobsBetween(before, await readJobCountersAfter(stack.workerMetrics, before, steps));
+  context.emit({
+    record: 'path',
+    work: `win-probability path: ${steps} minutes x ${draws} draws, submission to the last NDJSON result`,
+    steps,
+    draws_per_step: draws,
+    ms: round(totalMs, 1),
+    submission_ms: round(submitMs, 1),
+    results_stream_ms: round(totalMs - finishedMs, 1),
+    gpu_ms: ran.gpuSeconds === null ? null : round(ran.gpuSeconds * 1000, 1),
+    goal_ms: scale.name === 'full' ? PATH_GOAL_MS : null,
     engine: ran.engine,
     jobs_gpu: ran.jobs_gpu,
     jobs_cpu: ran.jobs_cpu,

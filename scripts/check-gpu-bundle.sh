@@ -67,7 +67,7 @@ if ! "$place/matchsim-gpu/node/bin/node" - "$place/out/serve-bench.jsonl" <<'EOF
 const lines = require('node:fs').readFileSync(process.argv[2], 'utf8').trim().split('\n').map(JSON.parse);
 const problems = [];
 if (!/^v24\./.test(lines.find((l) => l.record === 'host')?.node ?? '')) problems.push('not on Node 24');
-const expected = { stack: 1, sequential: 1, concurrent: 2, 'batch-large': 1, 'batch-small': 1, misses: 1 };
+const expected = { stack: 1, sequential: 1, concurrent: 2, 'batch-large': 1, 'batch-small': 1, misses: 1, path: 1 };
 for (const backend of ['embedded', 'server'])
   for (const [record, n] of Object.entries(expected)) {
     const found = lines.filter((l) => l.record === record && l.backend === backend);
