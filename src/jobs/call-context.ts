@@ -2,6 +2,7 @@
 // delivers a job, how long a submission waits for its result, and what a delivery answers. Simulations and
 // season projections both take these from here, neither from the other.
 import type { Caller } from '../accounts/caller.js';
+import type { KeyMode } from '../accounts/keys.js';
 import type { TransactionSql } from '../db/connection.js';
 import { databaseRead } from '../db/transactions.js';
 import type { IdempotencyRecord } from '../idempotency/store.js';
@@ -22,6 +23,11 @@ export interface CallContext extends DeliveryRequest {
   caller: Caller;
   /** The idempotency record of this attempt, when the request carries a key. */
   idempotency: IdempotencyRecord | null;
+}
+
+/** Whose jobs a call may see: its organisation's, in its key's mode (live or test). */
+export function ownerOf(ctx: CallContext): { orgId: string; mode: KeyMode } {
+  return { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
 }
 
 /**

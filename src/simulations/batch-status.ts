@@ -6,7 +6,7 @@ import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { loadFreshnessFacts } from '../fixtures/fixture-record.js';
 import { type Freshness, freshnessOf } from '../fixtures/freshness.js';
-import type { CallContext } from '../jobs/call-context.js';
+import { type CallContext, ownerOf } from '../jobs/call-context.js';
 import type {
   Batch,
   BatchJobTally,
@@ -146,7 +146,7 @@ export async function readCallersBatch<T>(
   batchId: string,
   read: (owner: { orgId: string; mode: Batch['mode'] }) => Promise<T | null>,
 ): Promise<T> {
-  const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
+  const owner = ownerOf(ctx);
   const found = await databaseRead(() => read(owner));
   if (!found) throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });
   return found;

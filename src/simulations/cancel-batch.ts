@@ -4,7 +4,7 @@
 // and can still be delivered. Asking again changes nothing.
 import { inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
-import type { CallContext } from '../jobs/call-context.js';
+import { type CallContext, ownerOf } from '../jobs/call-context.js';
 import { gpuSecondsToMs, settleGpuUsage } from '../limits/daily-usage.js';
 import { type BatchStatus, batchStatus } from './batch-status.js';
 import type { SimulationDeps } from './types.js';
@@ -17,7 +17,7 @@ export async function cancelBatch(
   ctx: CallContext,
   batchId: string,
 ): Promise<BatchStatus> {
-  const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
+  const owner = ownerOf(ctx);
   await inTransaction(deps.sql, {}, async (tx) => {
     const outcome = await deps.queue.cancelUnstarted(tx, batchId, owner);
     if (!outcome) throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });

@@ -7,7 +7,12 @@ import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { type FixtureSummary, recordFixtureSummary } from '../fixtures/fixture-list.js';
 import { newId } from '../ids.js';
-import type { CallContext, DeliveryOutcome, DeliveryRequest } from '../jobs/call-context.js';
+import {
+  type CallContext,
+  type DeliveryOutcome,
+  type DeliveryRequest,
+  ownerOf,
+} from '../jobs/call-context.js';
 import { settleAndDeliver } from '../jobs/delivery-core.js';
 import type { Job } from '../jobs/types.js';
 import {
@@ -51,7 +56,7 @@ export async function deliverResult(
   jobId: string,
   reservationId: string,
 ): Promise<JobOutcome> {
-  const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode, reservationId };
+  const owner = { ...ownerOf(ctx), reservationId };
   const job = await databaseRead(() => deps.queue.getOwned(jobId, owner));
   if (!job) {
     throw new ApiError('resource_missing', {

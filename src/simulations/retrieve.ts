@@ -2,7 +2,7 @@
 // again by its `sim_…` id. It is the same delivery given again, so nothing is charged (credits_charged 0).
 import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
-import type { CallContext } from '../jobs/call-context.js';
+import { type CallContext, ownerOf } from '../jobs/call-context.js';
 import { findOwnedDelivery, getResult } from '../results/result-store.js';
 import type { DeliveredSimulation } from './deliver.js';
 import type { SimulationDeps } from './types.js';
@@ -12,7 +12,7 @@ export async function retrieveSimulation(
   ctx: CallContext,
   simulationId: string,
 ): Promise<DeliveredSimulation> {
-  const owner = { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
+  const owner = ownerOf(ctx);
   const missing = () => new ApiError('resource_missing', { message: `No simulation ${simulationId}.` });
   return databaseRead(async () => {
     const delivery = await findOwnedDelivery(deps.sql, simulationId, owner);
