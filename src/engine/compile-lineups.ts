@@ -1,5 +1,6 @@
 // A side's lineup and player weights in the fixture table (compile.ts compileFixture): who starts, who
-// comes on, and each player's share of goals, assists, shots and cards, as integer sampling tables.
+// comes on, and each player's share of goals, assists, shots and cards, as integer sampling tables; and
+// the strength bucket of an XI as the engines read it from there (the in-play state and the market fit).
 import * as layout from '../engine-contract/layout.js';
 import {
   type PlayerProfile,
