@@ -18,12 +18,8 @@ export const FIT_TOLERANCE = 0.002;
 const MIN_BASE = 0.02;
 const MAX_BASE = 8;
 
-export interface MarketPrices {
-  home_win: number;
-  draw: number;
-  away_win: number;
-  over_2_5: number;
-}
+/** A market's four prices, named as its targets are (match-inputs.ts): what a fit reached, or the model's own. */
+export type MarketPrices = Record<keyof MarketInputs['targets'], number>;
 
 /** What a fit found: the document's `calibration` section is made from it (document.ts). */
 export interface MarketFit {
