@@ -180,3 +180,11 @@ if [ "$bytes" -gt "$MAX_BYTES" ]; then
   echo "gpu-bundle: larger than 60 MiB: the GPU host takes at most 64 MiB of files" >&2
   exit 1
 fi
+# A call to the GPU host carries the tracked tree and the bundle together, at most 64 MiB (docs/gpu.md).
+tree=$(git -C "$root" ls-files -z | (cd "$root" && xargs -0 stat -c %s) | awk '{ sum += $1 } END { print sum }')
+awk -v t="$tree" -v b="$bytes" \
+  'BEGIN { printf "gpu-bundle: with the tracked tree (%.1f MiB): %.1f of the 64 MiB a GPU call carries\n", t / 1048576, (t + b) / 1048576 }'
+if [ $((tree + bytes)) -gt $((64 * 1024 * 1024)) ]; then
+  echo "gpu-bundle: the tracked tree and the bundle pass 64 MiB: a GPU host call cannot carry them" >&2
+  exit 1
+fi
