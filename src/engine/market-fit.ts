@@ -257,7 +257,8 @@ function solveMixture(
   let known: Vector | null = null;
   // The mixture's prices minus the pass's, at the last point the mixture was priced.
   let difference: PassPrices | null = null;
-  let previous: { x: Vector; pass: PassPrices } | null = null;
+  // The pass's prices at the round before's solution.
+  let previousPass: PassPrices | null = null;
   for (let round = 0; ; round++) {
     const c = correction;
     let last: PassPrices | null = null;
@@ -274,22 +275,21 @@ function solveMixture(
       round === 0 && !prices.single ? FIRST_ROUND_TOLERANCE : SOLVE_TOLERANCE,
     );
     // The pass's prices at the round's solution (when the solver took no step there, the round before's).
-    const pass: PassPrices = last ?? previous?.pass ?? prices.approximate(fromLog(solved.x));
-    const moved = previous ? Math.max(Math.abs(solved.x[0] - x[0]), Math.abs(solved.x[1] - x[1])) : Infinity;
+    const pass: PassPrices = last ?? previousPass ?? prices.approximate(fromLog(solved.x));
+    const moved = Math.max(Math.abs(solved.x[0] - x[0]), Math.abs(solved.x[1] - x[1]));
     x = solved.x;
     jacobian = solved.jacobian;
     // One strength pair: the pass is the prices.
     if (prices.single) return { x, prices: pass };
+    // From the second round on there is a difference: the last round always ends here.
     if (difference && (moved < MIXTURE_SETTLED || round === MIXTURE_ROUNDS)) {
       return { x, prices: addPrices(pass, difference) };
     }
     const mixture = prices.exact(fromLog(x));
     const r = residual(mixture);
-    if (Math.max(Math.abs(r[0]), Math.abs(r[1])) < SOLVE_TOLERANCE || round === MIXTURE_ROUNDS) {
-      return { x, prices: mixture };
-    }
+    if (Math.max(Math.abs(r[0]), Math.abs(r[1])) < SOLVE_TOLERANCE) return { x, prices: mixture };
     difference = addPrices(mixture, pass, -1);
-    previous = { x, pass };
+    previousPass = pass;
     // The mixture's residual minus the pass's at x (the round's function, c of it the correction's).
     correction = [c[0] + r[0] - solved.residual[0], c[1] + r[1] - solved.residual[1]];
     // With it the round's function at x is the mixture's residual there.
@@ -299,11 +299,9 @@ function solveMixture(
 
 /** a + sign × b, price by price. */
 function addPrices(a: PassPrices, b: PassPrices, sign = 1): PassPrices {
-  const homeWin = a.homeWin + sign * b.homeWin;
-  const draw = a.draw + sign * b.draw;
   return {
-    homeWin,
-    draw,
+    homeWin: a.homeWin + sign * b.homeWin,
+    draw: a.draw + sign * b.draw,
     awayWin: a.awayWin + sign * b.awayWin,
     over25: a.over25 + sign * b.over25,
     goals: [a.goals[0] + sign * b.goals[0], a.goals[1] + sign * b.goals[1]],
