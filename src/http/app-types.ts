@@ -32,6 +32,11 @@ declare module 'fastify' {
     scope?: Scope;
     /** Which per-minute limit the route counts against (docs/decisions.md §3). */
     rateGroup?: RateGroup;
+    /**
+     * A route that submits or quotes work: the same request repeated too often within seconds is refused
+     * with 429 loop_guard before its handler runs (docs/decisions.md §3; app.ts installLoopGuard).
+     */
+    loopGuard?: boolean;
     /** An operators' probe (/healthz, /readyz, /metrics): answered under back-pressure and while closing. */
     probe?: boolean;
     /**

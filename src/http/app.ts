@@ -21,6 +21,7 @@ import { makeAuthenticator } from './auth.js';
 import { installBackPressure } from './back-pressure.js';
 import { ONE_OFF_GZIP_LEVEL } from './document-gzip.js';
 import { installErrorHandling } from './error-handler.js';
+import { requestBodyHash } from './idempotent.js';
 import { recordDocumentedRoutes } from './openapi/documents.js';
 import { isPagePath, setPageSecurityHeaders } from './page-security.js';
 import { perMinuteStore } from './per-minute-store.js';
@@ -95,6 +96,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await installBackPressure(app, deps, lifecycle);
   installRequestHooks(app, deps, keyCache);
   await installRateLimits(app, deps);
+  installLoopGuard(app, deps);
   await app.register(swagger, openApiOptions());
   // Bodies of 1 KiB and more leave compressed when the client accepts it (docs/api.md §1): brotli at a
   // quality cheap enough to run per response, else gzip at a level chosen the same way (docs/decisions.md
@@ -228,6 +230,26 @@ async function installRateLimits(app: App, deps: AppDeps): Promise<void> {
       });
       return Object.assign(error, { statusCode: 429 });
     },
+  });
+}
+
+/**
+ * docs/decisions.md §3: the same request (organisation, method, path, body bytes) repeated too often within
+ * seconds is refused, on the routes whose config says loopGuard. After validation, as a handler would be,
+ * and before idempotency and the use case, so a refused repeat holds and replays nothing.
+ */
+function installLoopGuard(app: App, deps: AppDeps): void {
+  const { usage } = deps.services;
+  app.addHook('preHandler', (request, _reply, done) => {
+    if (!routeOf(request).config.loopGuard) return done();
+    usage
+      .checkLoopGuard({
+        orgId: request.auth!.org.id,
+        method: request.method,
+        path: request.url,
+        bodyHash: requestBodyHash(request.rawBody),
+      })
+      .then(() => done(), done);
   });
 }
 

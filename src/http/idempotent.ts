@@ -6,7 +6,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { StoredDocument } from '../engine/stored-document.js';
 import { ApiError, errorBody } from '../errors.js';
-import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '../idempotency/store.js';
+import type { IdempotencyRecord, StoredResponse } from '../idempotency/store.js';
+import type { AppDeps } from './app-types.js';
 import { sendDocumentBody } from './document-gzip.js';
 import { errorResponseSchema } from './schemas/common.js';
 import { type SplicedJson, sendSerialized, serializeThrough, splicedText } from './serialize.js';
@@ -112,9 +113,8 @@ async function replayBody(
 export async function sendIdempotent(
   request: FastifyRequest,
   reply: FastifyReply,
+  deps: AppDeps,
   options: {
-    store: IdempotencyStore;
-    docsUrl: string;
     schemas: Record<number, z.ZodType>;
     /** For routes whose 200 carries a stored document (stored once, named by the record). */
     storedDocument?: StoredDocumentOf;
@@ -127,13 +127,14 @@ export async function sendIdempotent(
     if (!schema) throw new Error(`no response schema for status ${response.status}`);
     return serializeThrough(schema, response.body);
   };
+  const store = deps.services.idempotency;
   const auth = request.auth!;
   const key = parseIdempotencyKey(request.headers['idempotency-key']);
   if (!key) {
     const response = await options.run(null);
     return sendJson(request, reply, { ...response, body: serialize(response) });
   }
-  const start = await options.store.begin({
+  const start = await store.begin({
     orgId: auth.org.id,
     mode: auth.mode,
     method: request.method,
@@ -159,20 +160,20 @@ export async function sendIdempotent(
     stored = storedForm(response, result);
   } catch (error) {
     if (!(error instanceof ApiError)) {
-      await options.store.release(record).catch(() => {});
+      await store.release(record).catch(() => {});
       throw error;
     }
     const body = serializeThrough(
       errorResponseSchema,
-      errorBody(error, { requestId: request.id, docsUrl: options.docsUrl }),
+      errorBody(error, { requestId: request.id, docsUrl: deps.config.docsUrl }),
     );
-    await options.store.complete(record, { status: error.status, headers: {}, body }).catch(() => {});
+    await store.complete(record, { status: error.status, headers: {}, body }).catch(() => {});
     throw error;
   }
   // The response is what happened (a delivery charged, a job created): a record that cannot be stored
   // (the store already tried twice) must not turn it into a 503 that says nothing was charged. The key
   // then stays in flight until its lease ends, and a retry continues with the record's job.
-  await options.store.complete(record, stored).catch((error: unknown) => {
+  await store.complete(record, stored).catch((error: unknown) => {
     request.log.warn({ err: error }, 'idempotency record not completed; answering what happened');
   });
   return sendJson(request, reply, response);

@@ -99,6 +99,25 @@ describe('the OpenAPI documents', () => {
     expect(batch.parameters.map((p: Json) => p.name)).toContain('idempotency-key');
   });
 
+  it('document loop_guard on exactly the routes that submit or quote work (config.loopGuard)', () => {
+    const guarded = operations(customer)
+      .filter(
+        ([, , operation]) =>
+          'loop_guard' in (operation.responses['429']?.content['application/json'].examples ?? {}),
+      )
+      .map(([path, method]) => `${method} ${path}`)
+      .sort();
+    expect(guarded).toEqual([
+      'post /v1/projections',
+      'post /v1/projections/quote',
+      'post /v1/simulations',
+      'post /v1/simulations/batch',
+      'post /v1/simulations/path',
+      'post /v1/simulations/path/quote',
+      'post /v1/simulations/quote',
+    ]);
+  });
+
   it('document enums that may grow as open and response objects as extensible', () => {
     const code = customer.components.schemas.Error.properties.error.properties.code;
     expect(code.anyOf).toEqual(expect.arrayContaining([{ type: 'string' }]));

@@ -105,6 +105,19 @@ describe('season projections', () => {
     expect(capped.json().price).toEqual({ seasons: 10_000, remaining_fixtures: 5, credits: '0.000' });
   });
 
+  it('refuses a burst of the same request with loop_guard, as simulations do (config.loopGuard)', async () => {
+    const { auth } = await t.newOrg({ plan: 'plus' });
+    for (let i = 0; i < 7; i++) {
+      expect((await post(auth, '/v1/projections/quote', { competition_id: COMPETITION })).statusCode).toBe(
+        200,
+      );
+    }
+    const looped = await post(auth, '/v1/projections/quote', { competition_id: COMPETITION });
+    expect(looped.statusCode).toBe(429);
+    expect(looped.json().error).toMatchObject({ code: 'loop_guard', rule: 'loop_guard' });
+    expect(looped.headers['retry-after']).toBe('10');
+  });
+
   it('delivers within the wait, charges the quoted price once and states the table from the results', async () => {
     const { auth, orgId } = await t.newOrg({ plan: 'plus' });
     const before = await t.graph.ledger.balance(orgId);

@@ -42,6 +42,7 @@ export function routeErrorCodes(
   if (config.access === 'admin') for (const code of ADMIN) codes.add(code);
   if (config.scope) codes.add('scope_missing');
   if (config.rateGroup) codes.add('rate_limited');
+  if (config.loopGuard) codes.add('loop_guard');
   return [...codes].sort((a, b) => ERRORS[a].status - ERRORS[b].status || a.localeCompare(b));
 }
 

@@ -1,10 +1,9 @@
 // POST /v1/projections, /v1/projections/quote, the projection result path and GET /v1/projections/{id}
-// (docs/api.md §4.12). Thin: the loop guard and idempotency as for simulations, then one use case of
-// src/projections and its view.
-import type { FastifyRequest } from 'fastify';
+// (docs/api.md §4.12). Thin: the loop guard (config.loopGuard) and idempotency as for simulations, then
+// one use case of src/projections and its view.
 import type { ErrorCode } from '../../errors.js';
 import type { App, AppDeps } from '../app-types.js';
-import { requestBodyHash, sendIdempotent } from '../idempotent.js';
+import { sendIdempotent } from '../idempotent.js';
 import { idempotencyHeadersSchema } from '../schemas/common.js';
 import {
   projectionBodySchema,
@@ -16,7 +15,7 @@ import {
   projectionSchema,
 } from '../schemas/projections.js';
 import { projectionJobView, projectionQuoteView, projectionView } from '../views/projections.js';
-import { callContext, sim } from './simulations.js';
+import { callContext, pendingHeaders, sim } from './job-routing.js';
 
 const tags = ['projections'];
 
@@ -26,7 +25,6 @@ const COMPETITION_ERRORS: ErrorCode[] = [
   'competition_not_covered',
   'competition_inputs_missing',
   'refreshing',
-  'loop_guard',
 ];
 const SUBMISSION_ERRORS: ErrorCode[] = [
   'balance_too_low',
@@ -41,24 +39,17 @@ const DELIVERY_ERRORS: ErrorCode[] = [
   'settlement_unknown',
 ];
 
-function pendingHeaders(job: { result_url: string; retry_after_seconds: number }) {
-  return { location: job.result_url, 'retry-after': String(job.retry_after_seconds) };
-}
-
 export function registerProjectionRoutes(app: App, deps: AppDeps) {
   const service = deps.services.projections;
-  const loopGuard = (request: FastifyRequest) =>
-    deps.services.usage.checkLoopGuard({
-      orgId: request.auth!.org.id,
-      method: request.method,
-      path: request.url,
-      bodyHash: requestBodyHash(request.rawBody),
-    });
 
   app.post(
     '/v1/projections',
     {
-      config: { ...sim, errors: [...COMPETITION_ERRORS, ...SUBMISSION_ERRORS, ...DELIVERY_ERRORS] },
+      config: {
+        ...sim,
+        loopGuard: true,
+        errors: [...COMPETITION_ERRORS, ...SUBMISSION_ERRORS, ...DELIVERY_ERRORS],
+      },
       schema: {
         operationId: 'runProjection',
         tags,
@@ -70,11 +61,8 @@ export function registerProjectionRoutes(app: App, deps: AppDeps) {
         response: { 200: projectionSchema, 202: projectionJobSchema },
       },
     },
-    async (request, reply) => {
-      await loopGuard(request);
-      return sendIdempotent(request, reply, {
-        store: deps.services.idempotency,
-        docsUrl: deps.config.docsUrl,
+    (request, reply) =>
+      sendIdempotent(request, reply, deps, {
         schemas: { 200: projectionSchema, 202: projectionJobSchema },
         run: async (record) => {
           const outcome = await service.submit(callContext(request, record), request.body);
@@ -84,14 +72,13 @@ export function registerProjectionRoutes(app: App, deps: AppDeps) {
           }
           return { status: 200, body: projectionView(outcome.delivered) };
         },
-      });
-    },
+      }),
   );
 
   app.post(
     '/v1/projections/quote',
     {
-      config: { ...sim, errors: COMPETITION_ERRORS },
+      config: { ...sim, loopGuard: true, errors: COMPETITION_ERRORS },
       schema: {
         operationId: 'quoteProjection',
         tags,
@@ -101,10 +88,7 @@ export function registerProjectionRoutes(app: App, deps: AppDeps) {
         response: { 200: projectionQuoteSchema },
       },
     },
-    async (request) => {
-      await loopGuard(request);
-      return projectionQuoteView(await service.quote(request.auth!, request.body));
-    },
+    async (request) => projectionQuoteView(await service.quote(request.auth!, request.body)),
   );
   registerProjectionReads(app, deps);
 }

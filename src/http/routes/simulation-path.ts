@@ -1,47 +1,19 @@
 // POST /v1/simulations/path and /v1/simulations/path/quote (docs/api.md §4.14): a match's
 // win-probability path, submitted as a batch of in-play runs (src/simulations/path-request.ts) and read
 // as a batch is; the quote prices it first.
-import type { FastifyRequest } from 'fastify';
-import { creditsNumber, formatCredits } from '../../billing/amounts.js';
-import type { PathQuote } from '../../simulations/path-request.js';
 import type { App, AppDeps } from '../app-types.js';
-import { requestBodyHash, sendIdempotent } from '../idempotent.js';
 import { idempotencyHeadersSchema } from '../schemas/common.js';
 import { pathBodySchema, pathQuoteSchema } from '../schemas/simulation-path.js';
 import { batchSchema } from '../schemas/simulations.js';
-import { batchRejectionView, batchView } from '../views/simulations.js';
-import { callContext, SELECTION_ERRORS, SUBMISSION_ERRORS, sim, tags } from './simulations.js';
-
-function pathQuoteView(quote: PathQuote) {
-  return {
-    object: 'path_quote' as const,
-    fixture_id: quote.fixtureId,
-    steps: quote.steps,
-    draws_per_step: quote.drawsPerStep,
-    price: { draws: quote.steps * quote.drawsPerStep, credits: formatCredits(quote.priceMilli) },
-    credits: creditsNumber(quote.priceMilli),
-    credits_charged: 0 as const,
-    rate_card: quote.rateCard,
-    livemode: quote.livemode,
-    data_version: quote.dataVersion,
-  };
-}
+import { pathQuoteView } from '../views/simulations.js';
+import { SELECTION_ERRORS, SUBMISSION_ERRORS, sendBatchSubmission, sim, tags } from './job-routing.js';
 
 export function registerSimulationPathRoutes(app: App, deps: AppDeps) {
-  const { usage, simulations } = deps.services;
-  /** docs/decisions.md §3: the same request repeated too often within seconds is refused. */
-  const loopGuard = (request: FastifyRequest) =>
-    usage.checkLoopGuard({
-      orgId: request.auth!.org.id,
-      method: request.method,
-      path: request.url,
-      bodyHash: requestBodyHash(request.rawBody),
-    });
-
+  const { simulations } = deps.services;
   app.post(
     '/v1/simulations/path/quote',
     {
-      config: { ...sim, errors: SELECTION_ERRORS },
+      config: { ...sim, loopGuard: true, errors: SELECTION_ERRORS },
       schema: {
         operationId: 'quoteSimulationPath',
         tags,
@@ -52,10 +24,7 @@ export function registerSimulationPathRoutes(app: App, deps: AppDeps) {
         response: { 200: pathQuoteSchema },
       },
     },
-    async (request) => {
-      await loopGuard(request);
-      return pathQuoteView(await simulations.quotePath(request.auth!, request.body));
-    },
+    async (request) => pathQuoteView(await simulations.quotePath(request.auth!, request.body)),
   );
 
   app.post(
@@ -63,6 +32,7 @@ export function registerSimulationPathRoutes(app: App, deps: AppDeps) {
     {
       config: {
         ...sim,
+        loopGuard: true,
         errors: ['batch_rejected', 'fixture_lookup_incomplete', ...SELECTION_ERRORS, ...SUBMISSION_ERRORS],
       },
       schema: {
@@ -76,31 +46,7 @@ export function registerSimulationPathRoutes(app: App, deps: AppDeps) {
         response: { 202: batchSchema },
       },
     },
-    async (request, reply) => {
-      await loopGuard(request);
-      return sendIdempotent(request, reply, {
-        store: deps.services.idempotency,
-        docsUrl: deps.config.docsUrl,
-        schemas: { 202: batchSchema },
-        run: async (record) => {
-          const context = { requestId: request.id, docsUrl: deps.config.docsUrl };
-          const batch = await simulations
-            .submitPath(callContext(request, record), request.body)
-            .catch((error: unknown) => {
-              throw batchRejectionView(error, context);
-            });
-          request.log = request.log.child({ batch_id: batch.batch.id });
-          const body = batchView(batch, context);
-          return {
-            status: 202,
-            body,
-            headers: {
-              location: `/v1/simulations/batch/${body.batch_id}`,
-              'retry-after': String(simulations.batchRetryAfterSeconds(body.price.draws)),
-            },
-          };
-        },
-      });
-    },
+    (request, reply) =>
+      sendBatchSubmission(request, reply, deps, (context) => simulations.submitPath(context, request.body)),
   );
 }

@@ -28,7 +28,7 @@ import {
   jobListView,
   simulationWire,
 } from '../views/simulations.js';
-import { callContext, sim, tags } from './simulations.js';
+import { callContext, logAbout, sim, tags } from './job-routing.js';
 
 export function registerSimulationReadRoutes(app: App, deps: AppDeps) {
   registerResultsStream(app, deps);
@@ -86,7 +86,7 @@ function registerResultsStream(app: App, deps: AppDeps) {
       },
     },
     async (request, reply) => {
-      request.log = request.log.child({ batch_id: request.params.batch_id });
+      logAbout(request, { batch_id: request.params.batch_id });
       const { pages } = await deps.services.simulations.batchResults(
         callContext(request, null),
         request.params.batch_id,
@@ -123,7 +123,7 @@ function registerCancel(app: App, deps: AppDeps) {
       },
     },
     async (request) => {
-      request.log = request.log.child({ batch_id: request.params.batch_id });
+      logAbout(request, { batch_id: request.params.batch_id });
       const status = await deps.services.simulations.cancelBatch(
         callContext(request, null),
         request.params.batch_id,

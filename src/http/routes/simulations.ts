@@ -1,13 +1,11 @@
 // POST /v1/simulations, /v1/simulations/quote, /v1/simulations/batch, the result path and the batch
-// status (docs/api.md §4.3-4.5, §4.8; docs/decisions.md §6 and §7). Handlers apply the loop guard and
-// idempotency, call the simulation use cases and send their views through the route's schemas.
-import type { FastifyRequest } from 'fastify';
+// status (docs/api.md §4.3-4.5, §4.8; docs/decisions.md §6 and §7). Handlers apply idempotency (the
+// loop guard runs before them: config.loopGuard), call the simulation use cases and send their views
+// through the route's schemas.
 import type { ErrorCode } from '../../errors.js';
-import type { IdempotencyRecord } from '../../idempotency/store.js';
-import type { CallContext } from '../../jobs/call-context.js';
 import type { App, AppDeps } from '../app-types.js';
 import { sendDocumentBody } from '../document-gzip.js';
-import { requestBodyHash, sendIdempotent } from '../idempotent.js';
+import { sendIdempotent } from '../idempotent.js';
 import { idempotencyHeadersSchema } from '../schemas/common.js';
 import {
   batchBodySchema,
@@ -24,49 +22,25 @@ import {
 } from '../schemas/simulations.js';
 import { includedSections } from '../views/document-sections.js';
 import {
-  batchRejectionView,
   batchStatusView,
   batchSummaryView,
-  batchView,
   jobOutcomeView,
   jobView,
   quoteView,
   simulationWire,
   withResultUrl,
 } from '../views/simulations.js';
+import {
+  callContext,
+  logAbout,
+  pendingHeaders,
+  SELECTION_ERRORS,
+  SUBMISSION_ERRORS,
+  sendBatchSubmission,
+  sim,
+  tags,
+} from './job-routing.js';
 
-/** The config and tags every simulations route shares (routes/simulation-reads.ts too). */
-export const sim = {
-  access: 'api' as const,
-  scope: 'simulations.run' as const,
-  rateGroup: 'simulations' as const,
-};
-export const tags = ['simulations'];
-
-/** What choosing a fixture and its lineups can answer (select-fixture.ts, fixture-access.ts, lineups.ts). */
-export const SELECTION_ERRORS: ErrorCode[] = [
-  'fixture_not_found',
-  'fixture_ambiguous',
-  'fixture_lookup_incomplete',
-  'fixture_not_covered',
-  'refreshing',
-  'lineup_invalid',
-  'player_not_in_squad',
-  'market_unreachable',
-  'lineups_not_announced',
-  'lineup_cooldown',
-  'loop_guard',
-];
-/** What reserving credits and admitting work can answer (billing, limits, admission). */
-export const SUBMISSION_ERRORS: ErrorCode[] = [
-  'balance_too_low',
-  'max_credits_exceeded',
-  'idempotency_conflict',
-  'concurrency_limited',
-  'engine_cold_start',
-  'engine_unavailable',
-  'engine_overloaded',
-];
 /** What delivering and settling a finished job can answer (deliver.ts). */
 const DELIVERY_ERRORS: ErrorCode[] = [
   'resource_missing',
@@ -77,57 +51,24 @@ const DELIVERY_ERRORS: ErrorCode[] = [
   'settlement_unknown',
 ];
 
-/** docs/api.md §4.3: every 202 names where to look next and when. */
-function pendingHeaders(job: { result_url: string; retry_after_seconds: number }) {
-  return { location: job.result_url, 'retry-after': String(job.retry_after_seconds) };
-}
-
-export function callContext(request: FastifyRequest, record: IdempotencyRecord | null): CallContext {
-  return {
-    caller: request.auth!,
-    requestId: request.id,
-    idempotencyKey: record?.key ?? null,
-    idempotency: record,
-  };
-}
-
-/** The job or batch a request is about goes on its log lines, the closing `request` line included. */
-function logAbout(request: FastifyRequest, ids: { job_id: string } | { batch_id: string }): void {
-  request.log = request.log.child(ids);
-}
-
-/** Route plumbing the simulation routes share: the use cases, the loop guard, idempotency. */
-interface SimulationRouting {
-  deps: AppDeps;
-  loopGuard(request: FastifyRequest): Promise<void>;
-}
-
 export function registerSimulationRoutes(app: App, deps: AppDeps) {
-  const { usage } = deps.services;
-  const routing: SimulationRouting = {
-    deps,
-    /** docs/decisions.md §3: the same request repeated too often within seconds is refused. */
-    loopGuard: (request) =>
-      usage.checkLoopGuard({
-        orgId: request.auth!.org.id,
-        method: request.method,
-        path: request.url,
-        bodyHash: requestBodyHash(request.rawBody),
-      }),
-  };
-  registerRun(app, routing);
-  registerQuote(app, routing);
-  registerBatch(app, routing);
-  registerBatchStatus(app, routing);
-  registerBatchSummary(app, routing);
-  registerResultPath(app, routing);
+  registerRun(app, deps);
+  registerQuote(app, deps);
+  registerBatch(app, deps);
+  registerBatchStatus(app, deps);
+  registerBatchSummary(app, deps);
+  registerResultPath(app, deps);
 }
 
-function registerRun(app: App, routing: SimulationRouting) {
+function registerRun(app: App, deps: AppDeps) {
   app.post(
     '/v1/simulations',
     {
-      config: { ...sim, errors: [...SELECTION_ERRORS, ...SUBMISSION_ERRORS, ...DELIVERY_ERRORS] },
+      config: {
+        ...sim,
+        loopGuard: true,
+        errors: [...SELECTION_ERRORS, ...SUBMISSION_ERRORS, ...DELIVERY_ERRORS],
+      },
       schema: {
         operationId: 'runSimulation',
         tags,
@@ -139,15 +80,12 @@ function registerRun(app: App, routing: SimulationRouting) {
         response: { 200: simulationSchema, 202: jobSchema },
       },
     },
-    async (request, reply) => {
-      await routing.loopGuard(request);
-      return sendIdempotent(request, reply, {
-        store: routing.deps.services.idempotency,
-        docsUrl: routing.deps.config.docsUrl,
+    (request, reply) =>
+      sendIdempotent(request, reply, deps, {
         schemas: { 200: simulationSchema, 202: jobSchema },
-        storedDocument: (resultId) => routing.deps.services.simulations.storedDocument(resultId),
+        storedDocument: (resultId) => deps.services.simulations.storedDocument(resultId),
         run: async (record) => {
-          const outcome = await routing.deps.services.simulations
+          const outcome = await deps.services.simulations
             .submit(callContext(request, record), request.body)
             .catch((error: unknown) => {
               throw withResultUrl(error);
@@ -165,16 +103,15 @@ function registerRun(app: App, routing: SimulationRouting) {
             documentResultId: outcome.delivered.result.id,
           };
         },
-      });
-    },
+      }),
   );
 }
 
-function registerQuote(app: App, routing: SimulationRouting) {
+function registerQuote(app: App, deps: AppDeps) {
   app.post(
     '/v1/simulations/quote',
     {
-      config: { ...sim, errors: SELECTION_ERRORS },
+      config: { ...sim, loopGuard: true, errors: SELECTION_ERRORS },
       schema: {
         operationId: 'quoteSimulation',
         tags,
@@ -185,24 +122,21 @@ function registerQuote(app: App, routing: SimulationRouting) {
         response: { 200: quoteSchema },
       },
     },
-    async (request) => {
-      await routing.loopGuard(request);
-      return quoteView(await routing.deps.services.simulations.quote(request.auth!, request.body));
-    },
+    async (request) => quoteView(await deps.services.simulations.quote(request.auth!, request.body)),
   );
 }
 
-function registerBatch(app: App, routing: SimulationRouting) {
+function registerBatch(app: App, deps: AppDeps) {
   app.post(
     '/v1/simulations/batch',
     {
       config: {
         ...sim,
+        loopGuard: true,
         errors: [
           'batch_rejected',
           // An item's 4xx is its own error in the 202; its 429s and 503s answer the whole batch (submit-batch.ts).
           'lineup_cooldown',
-          'loop_guard',
           'fixture_lookup_incomplete',
           'refreshing',
           ...SUBMISSION_ERRORS,
@@ -219,37 +153,14 @@ function registerBatch(app: App, routing: SimulationRouting) {
         response: { 202: batchSchema },
       },
     },
-    async (request, reply) => {
-      await routing.loopGuard(request);
-      return sendIdempotent(request, reply, {
-        store: routing.deps.services.idempotency,
-        docsUrl: routing.deps.config.docsUrl,
-        schemas: { 202: batchSchema },
-        run: async (record) => {
-          const context = { requestId: request.id, docsUrl: routing.deps.config.docsUrl };
-          const batch = await routing.deps.services.simulations
-            .submitBatch(callContext(request, record), request.body)
-            .catch((error: unknown) => {
-              throw batchRejectionView(error, context);
-            });
-          logAbout(request, { batch_id: batch.batch.id });
-          const body = batchView(batch, context);
-          const retryAfter = routing.deps.services.simulations.batchRetryAfterSeconds(body.price.draws);
-          return {
-            status: 202,
-            body,
-            headers: {
-              location: `/v1/simulations/batch/${body.batch_id}`,
-              'retry-after': String(retryAfter),
-            },
-          };
-        },
-      });
-    },
+    (request, reply) =>
+      sendBatchSubmission(request, reply, deps, (context) =>
+        deps.services.simulations.submitBatch(context, request.body),
+      ),
   );
 }
 
-function registerBatchStatus(app: App, routing: SimulationRouting) {
+function registerBatchStatus(app: App, deps: AppDeps) {
   app.get(
     '/v1/simulations/batch/:batch_id',
     {
@@ -265,18 +176,15 @@ function registerBatchStatus(app: App, routing: SimulationRouting) {
     async (request) => {
       logAbout(request, { batch_id: request.params.batch_id });
       return batchStatusView(
-        await routing.deps.services.simulations.batchStatus(
-          callContext(request, null),
-          request.params.batch_id,
-        ),
-        { requestId: request.id, docsUrl: routing.deps.config.docsUrl },
+        await deps.services.simulations.batchStatus(callContext(request, null), request.params.batch_id),
+        { requestId: request.id, docsUrl: deps.config.docsUrl },
       );
     },
   );
 }
 
 /** A batch without its items (docs/api.md §4.8, "Summary"): what a poll of a large batch needs. */
-function registerBatchSummary(app: App, routing: SimulationRouting) {
+function registerBatchSummary(app: App, deps: AppDeps) {
   app.get(
     '/v1/simulations/batch/:batch_id/summary',
     {
@@ -294,16 +202,13 @@ function registerBatchSummary(app: App, routing: SimulationRouting) {
     async (request) => {
       logAbout(request, { batch_id: request.params.batch_id });
       return batchSummaryView(
-        await routing.deps.services.simulations.batchSummary(
-          callContext(request, null),
-          request.params.batch_id,
-        ),
+        await deps.services.simulations.batchSummary(callContext(request, null), request.params.batch_id),
       );
     },
   );
 }
 
-function registerResultPath(app: App, routing: SimulationRouting) {
+function registerResultPath(app: App, deps: AppDeps) {
   app.get(
     '/v1/simulations/jobs/:job_id',
     {
@@ -321,7 +226,7 @@ function registerResultPath(app: App, routing: SimulationRouting) {
     },
     async (request, reply) => {
       logAbout(request, { job_id: request.params.job_id });
-      const outcome = await routing.deps.services.simulations
+      const outcome = await deps.services.simulations
         .result(callContext(request, null), request.params.job_id, request.query.reservation_id)
         .catch((error: unknown) => {
           throw withResultUrl(error);

@@ -12,6 +12,7 @@ import {
 } from '../../simulations/batch-status.js';
 import type { DeliveredSimulation, JobOutcome } from '../../simulations/deliver.js';
 import type { Page } from '../../simulations/listings.js';
+import type { PathQuote } from '../../simulations/path-request.js';
 import type { Quote } from '../../simulations/quote.js';
 import type { RunPayload } from '../../simulations/run-payload.js';
 import { BatchRejectedError, type BatchSubmission } from '../../simulations/submit-batch.js';
@@ -148,6 +149,22 @@ export function quoteView(quote: Quote) {
     scope: quote.scope,
     inputs: quote.inputs,
     warnings: quote.warnings,
+    data_version: quote.dataVersion,
+  };
+}
+
+/** A path's price: its minutes times the draws of each (docs/api.md §4.14). */
+export function pathQuoteView(quote: PathQuote) {
+  return {
+    object: 'path_quote' as const,
+    fixture_id: quote.fixtureId,
+    steps: quote.steps,
+    draws_per_step: quote.drawsPerStep,
+    price: { draws: quote.steps * quote.drawsPerStep, credits: formatCredits(quote.priceMilli) },
+    credits: creditsNumber(quote.priceMilli),
+    credits_charged: 0 as const,
+    rate_card: quote.rateCard,
+    livemode: quote.livemode,
     data_version: quote.dataVersion,
   };
 }
