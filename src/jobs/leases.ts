@@ -6,7 +6,7 @@
 // §2), its reserved GPU-seconds are replaced by the measured time, and the requests waiting for it are
 // woken, all in the transaction of the status change.
 import type { TransactionSql } from '../db/connection.js';
-import { gpuSecondsToMs, settleGpuUsage } from '../limits/daily-usage.js';
+import { gpuSecondsToMs, settleGpuUsage, settleGpuUsages } from '../limits/daily-usage.js';
 import { announceFinished } from './job-news.js';
 import { holdEnd, jobColumns } from './job-store.js';
 import {
@@ -230,22 +230,17 @@ export async function completeJobs(
   return jobs;
 }
 
-/** The GPU-seconds the jobs used instead of those they reserved, summed by organisation and day. */
-async function settlePackGpuUsage(tx: TransactionSql, jobs: readonly Job[]): Promise<void> {
-  const usage = jobs
-    .map((job) => ({
-      org_id: job.orgId,
+/** The GPU time the jobs measured instead of what they reserved, on the days they reserved it from. */
+function settlePackGpuUsage(tx: TransactionSql, jobs: readonly Job[]): Promise<void> {
+  return settleGpuUsages(
+    tx,
+    jobs.map((job) => ({
+      orgId: job.orgId,
       day: job.usageDay,
-      delta: gpuSecondsToMs(job.gpuSecondsUsed ?? 0) - gpuSecondsToMs(job.gpuSecondsReserved),
-    }))
-    .filter((row) => row.delta !== 0);
-  if (usage.length === 0) return;
-  await tx`
-    UPDATE usage_days u SET gpu_ms = GREATEST(0, u.gpu_ms + d.delta)
-    FROM (SELECT org_id, day, sum(delta) AS delta
-          FROM json_to_recordset(${JSON.stringify(usage)}::text::json) AS r(org_id text, day date, delta bigint)
-          GROUP BY org_id, day) d
-    WHERE u.org_id = d.org_id AND u.day = d.day`;
+      reservedMs: gpuSecondsToMs(job.gpuSecondsReserved),
+      usedMs: gpuSecondsToMs(job.gpuSecondsUsed ?? 0),
+    })),
+  );
 }
 
 /** finishJob for jobs that ended together at `now`: one statement per table. */
@@ -254,8 +249,8 @@ async function finishJobs(deps: JobStoreDeps, tx: TransactionSql, jobs: readonly
   // What the ends change does not depend on one another: sent together (pipelined, a round trip each
   // fewer; a lost connection rejects them all, patches/postgres+3.4.9.patch). Each call sends its first
   // statement before it returns, so they go in this order, and the server takes their locks in the same
-  // order: the jobs room's own (the news, which locks no row; the GPU usage), then the holds' ends and the
-  // events, as finishJob does.
+  // order: the news (which locks no row), the day's GPU usage, then the holds' ends and the events, as
+  // finishJob does.
   await Promise.all([
     announceFinished(
       deps,

@@ -115,6 +115,34 @@ export async function settleGpuUsage(
     WHERE org_id = ${orgId} AND day = ${day}`;
 }
 
+/** A job's GPU time on the day it was reserved from: what it reserved and what it measured. */
+export interface GpuUsageSettlement {
+  orgId: string;
+  day: string;
+  reservedMs: number;
+  usedMs: number;
+}
+
+/**
+ * settleGpuUsage for jobs that ended together (a worker's pack of completions) in one statement: the
+ * differences summed by organisation and day first, so each day's row is updated once.
+ */
+export async function settleGpuUsages(
+  tx: TransactionSql,
+  settlements: readonly GpuUsageSettlement[],
+): Promise<void> {
+  const usage = settlements
+    .map((s) => ({ org_id: s.orgId, day: s.day, delta: s.usedMs - s.reservedMs }))
+    .filter((row) => row.delta !== 0);
+  if (usage.length === 0) return;
+  await tx`
+    UPDATE usage_days u SET gpu_ms = GREATEST(0, u.gpu_ms + d.delta)
+    FROM (SELECT org_id, day, sum(delta) AS delta
+          FROM json_to_recordset(${JSON.stringify(usage)}::text::json) AS r(org_id text, day date, delta bigint)
+          GROUP BY org_id, day) d
+    WHERE u.org_id = d.org_id AND u.day = d.day`;
+}
+
 export async function readDailyUsage(
   db: Sql | TransactionSql,
   orgId: string,
