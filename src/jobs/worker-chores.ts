@@ -25,9 +25,12 @@ export function startChores(options: ChoreOptions): () => Promise<void> {
   const { logger, workerId } = options;
   const failed = (name: string) => (error: unknown) =>
     logger.error({ err: error, worker_id: workerId }, `${name} failed`);
+  // The held jobs a heartbeat has named (cancelled or lost): each is logged once, not at every beat
+  // until the worker lets it go.
+  const named = new Set<string>();
   const stopHeartbeat = every(
     Math.max(10, Math.floor(options.leaseMs / 3)),
-    () => heartbeat(options),
+    () => heartbeat(options, named),
     failed('heartbeat'),
   );
   // A kind whose claim takes lapsed leases over and that sweeps no holds (projections) has none to do.
@@ -58,12 +61,17 @@ function every(ms: number, task: () => Promise<void>, onError: (error: unknown) 
   };
 }
 
-async function heartbeat({ queue, workerId, jobs, leaseMs, logger }: ChoreOptions): Promise<void> {
+async function heartbeat(
+  { queue, workerId, jobs, leaseMs, logger }: ChoreOptions,
+  named: Set<string>,
+): Promise<void> {
+  for (const id of named) if (!jobs.has(id)) named.delete(id);
   const ids = [...jobs.keys()];
   if (ids.length === 0) return;
   const held = new Set(await queue.heartbeat(workerId, ids, leaseMs));
-  const gone = ids.filter((id) => !held.has(id) && jobs.has(id));
+  const gone = ids.filter((id) => !held.has(id) && jobs.has(id) && !named.has(id));
   if (gone.length === 0) return;
+  for (const id of gone) named.add(id);
   // A batch's cancel takes the jobs a worker holds but has not begun: they leave the worker when their
   // start is refused (src/engine/start-gate.ts), and are no lost lease (docs/decisions.md §6, "Cancel").
   const cancelled = new Set(await queue.cancelledOf(gone));

@@ -198,6 +198,9 @@ describe('worker', () => {
     expect(seen.level).toBe('info');
     expect([...seen.ids].sort()).toEqual(jobs.map((job) => job.id).sort());
     expect(logged.filter((line) => line.level !== 'info')).toEqual([]);
+    // Later heartbeats (one each 100 ms) while the worker still holds them do not name them again.
+    await new Promise((resolve) => setTimeout(resolve, 450));
+    expect(logged.filter((line) => line.message === 'held jobs cancelled before they began')).toHaveLength(1);
     gate.resolve();
     // A job queued afterwards is claimed and run: the cancelled ones left the worker's hands.
     const next = await submitJob(parts, org, { inputs: { after: 'cancel' } });
