@@ -152,6 +152,25 @@ describe('batch views, headers, lists and isolation (no worker)', () => {
     expect(batches.data).toEqual([]);
   });
 
+  it("refuses the whole batch on an item's 429 (custom lineups locked), holding and queuing nothing", async () => {
+    const { auth, orgId } = await t.newOrg({ limits: ROOMY });
+    const customXi = { fixture_id: FX.upcoming, lineups: { home: { source: 'custom', xi: [101, 102] } } };
+    for (let i = 0; i < 5; i++) {
+      const quote = await post(t, '/v1/simulations/quote', auth, { ...customXi, draws: 100 + i });
+      expect(quote.statusCode).toBe(400);
+    }
+    const response = await post(t, '/v1/simulations/batch', auth, {
+      fixtures: [{ fixture_id: MANY_FIXTURES_FROM }, customXi, { fixture_id: MANY_FIXTURES_FROM + 1 }],
+    });
+    expect(response.statusCode, response.body.slice(0, 300)).toBe(429);
+    expect(response.json().error).toMatchObject({ code: 'lineup_cooldown', rule: 'lineup_cooldown' });
+    expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
+    const held = await money(t, orgId);
+    expect(held.holds.size).toBe(0);
+    expect((await get(t, '/v1/simulations/batches', auth)).json().data).toEqual([]);
+    expect((await get(t, '/v1/simulations/jobs', auth)).json().data).toEqual([]);
+  });
+
   it('sends Location and Retry-After with every 202, replays included, and echoes metadata', async () => {
     const { auth } = await t.newOrg({ limits: ROOMY });
     const payload = { fixture_id: FX.upcoming, wait_seconds: 0, metadata: { order: '42' } };
