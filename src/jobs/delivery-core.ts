@@ -3,10 +3,12 @@
 // recorded and the job marked delivered; a hold that ended first marks the job expired instead. A
 // simulation's result path, a batch's results page and a projection's result path all build their
 // delivery's facts here and settle by the same rule; what is a kind's own (its delivery table, its status
-// change, a simulation's fixture summary) it brings as `record` and `expire`.
+// change, a simulation's fixture summary) it brings as `record` and `expire`. A delivery's 503 names its
+// job the same way for every kind (withJobRecovery).
 import type { KeyMode } from '../accounts/keys.js';
 import type { Ledger } from '../billing/ledger.js';
 import type { TransactionSql } from '../db/connection.js';
+import { ApiError } from '../errors.js';
 import type { DeliveryRequest } from './call-context.js';
 
 /** What a delivery settles: the job's hold (its reservation), its organisation and key mode, its price. */
@@ -99,4 +101,18 @@ export async function settleAndDeliver<D, E>(
     : null;
   if (charge === 'expired') return { status: 'expired', expired: await kind.expire() };
   return { status: 'delivered', recorded: await (recorded ?? record(charge)) };
+}
+
+/**
+ * A delivery the database did not confirm (settlement_unknown) or could not run (503) names its job, so
+ * that a client without an Idempotency-Key can read the one true outcome at its result path
+ * (docs/decisions.md §7).
+ */
+export function withJobRecovery(error: unknown, job: Pick<HeldJob, 'id' | 'reservationId'>): unknown {
+  if (!(error instanceof ApiError) || error.status !== 503) return error;
+  return new ApiError(error.code, {
+    ...error.options,
+    message: error.message,
+    recovery: { ...error.options.recovery, job_id: job.id, reservation_id: job.reservationId },
+  });
 }

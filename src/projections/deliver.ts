@@ -7,7 +7,7 @@ import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { CallContext, DeliveryOutcome, DeliveryRequest } from '../jobs/call-context.js';
-import { settleAndDeliver } from '../jobs/delivery-core.js';
+import { settleAndDeliver, withJobRecovery } from '../jobs/delivery-core.js';
 import {
   findProjectionDeliveryForJob,
   getProjectionJob,
@@ -81,7 +81,7 @@ export async function deliverProjectionJob(
   const decided = await inTransaction(deps.sql, { onConnectionLost: 'settlement_unknown' }, (tx) =>
     deliverLocked(deps, ctx, tx, job.id),
   ).catch((error: unknown) => {
-    throw withProjectionRecovery(error, job);
+    throw withJobRecovery(error, job);
   });
   if (decided === 'pending') return pending(job);
   if (decided === 'expired') {
@@ -93,16 +93,6 @@ export async function deliverProjectionJob(
   const charged = decided.delivery.creditsChargedMilli;
   if (!decided.replayed && charged > 0) deps.onCharged?.(charged, true);
   return { kind: 'delivered', delivered: decided };
-}
-
-/** A 503 of a delivery names its job, so its result path can tell the one true outcome. */
-function withProjectionRecovery(error: unknown, job: ProjectionJob): unknown {
-  if (!(error instanceof ApiError) || error.status !== 503) return error;
-  return new ApiError(error.code, {
-    ...error.options,
-    message: error.message,
-    recovery: { ...error.options.recovery, job_id: job.id, reservation_id: job.reservationId },
-  });
 }
 
 async function deliverLocked(

@@ -4,7 +4,8 @@
 import { z } from 'zod';
 import stored from './projection-model.json' with { type: 'json' };
 
-const roundSummarySchema = z.object({
+/** A backtest round's summary, as the model file stores it and a projection's `model` section shows it. */
+export const roundSummarySchema = z.object({
   projections: z.number().int(),
   /** Brier scores of the title, top-four and relegation probabilities, and the RPS over final places. */
   model: z.record(z.string(), z.number()),

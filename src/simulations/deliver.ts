@@ -13,7 +13,7 @@ import {
   type DeliveryRequest,
   ownerOf,
 } from '../jobs/call-context.js';
-import { settleAndDeliver } from '../jobs/delivery-core.js';
+import { settleAndDeliver, withJobRecovery } from '../jobs/delivery-core.js';
 import type { Job } from '../jobs/types.js';
 import {
   type Delivery,
@@ -71,20 +71,6 @@ export async function deliverResult(
     throw withJobRecovery(error, job);
   });
   return asRead ? committedOutcome(deps, asRead) : deliverJob(deps, ctx, job);
-}
-
-/**
- * A delivery the database did not confirm (settlement_unknown) or could not run (503) names its job, so
- * that a client without an Idempotency-Key can read the one true outcome at its result path
- * (docs/decisions.md §7).
- */
-export function withJobRecovery(error: unknown, job: Pick<Job, 'id' | 'reservationId'>): unknown {
-  if (!(error instanceof ApiError) || error.status !== 503) return error;
-  return new ApiError(error.code, {
-    ...error.options,
-    message: error.message,
-    recovery: { ...error.options.recovery, job_id: job.id, reservation_id: job.reservationId },
-  });
 }
 
 export type LockedOutcome =

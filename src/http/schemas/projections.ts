@@ -1,5 +1,6 @@
 // The wire forms of season projections (docs/api.md §2.10, §2.11, §4.12): zod = validation = OpenAPI.
 import { z } from 'zod';
+import { roundSummarySchema } from '../../projections/projection-model.js';
 import { DEFAULT_SEASONS, MAX_SEASONS, MIN_SEASONS } from '../../projections/types.js';
 import { int4Id, opaqueId, waitSeconds } from './primitives.js';
 import { named, openEnum } from './registry.js';
@@ -76,13 +77,6 @@ const projectionTeamSchema = z.object({
   standard_error: z
     .object({ expected_points: z.number(), title: z.number() })
     .describe('Monte Carlo standard errors of expected_points and title.'),
-});
-
-const roundSummarySchema = z.object({
-  projections: z.number().int(),
-  model: z.record(z.string(), z.number()),
-  without_uncertainty: z.record(z.string(), z.number()),
-  table_as_it_stood: z.record(z.string(), z.number()),
 });
 
 export const projectionSchema = z
