@@ -1,7 +1,7 @@
 // What operators do, shared by the CLI and the admin HTTP API (docs/decisions.md §8): one function per
 // operation, returning domain values; views.ts turns them into the JSON both print.
 
-import { type ApiKey, createKey, type KeyMode, listKeys, revokeKey, type Scope } from '../accounts/keys.js';
+import { type ApiKey, createKey, listKeys, type NewKey, revokeKey } from '../accounts/keys.js';
 import {
   createOrg,
   listOrgs,
@@ -75,13 +75,7 @@ export function makeOperator(deps: OperatorDeps) {
       return org;
     },
 
-    async createKey(input: {
-      orgId: string;
-      mode: KeyMode;
-      scopes?: Scope[] | undefined;
-      expiresAt?: Date | null | undefined;
-      ipAllowlist?: string[] | undefined;
-    }): Promise<{ key: ApiKey; secret: string }> {
+    async createKey(input: NewKey): Promise<{ key: ApiKey; secret: string }> {
       return createKey(sql, input);
     },
 

@@ -5,6 +5,7 @@
 // goes through the job system's (src/jobs/job-news.ts): this process on commit, others by NOTIFY.
 import type { Sql, TransactionSql } from '../db/connection.js';
 import type { CompetitionSeason } from '../fixtures/competition-season.js';
+import type { DeliveryFacts } from '../jobs/delivery-core.js';
 import { claimFrom, type JobTable } from '../jobs/kind-queue.js';
 import type { JobRunFacts } from '../jobs/types.js';
 import type { ProjectionContent } from './projection-document.js';
@@ -56,16 +57,9 @@ export type NewProjectionJob = Pick<
   | 'idempotencyKey'
 >;
 
-export interface ProjectionDelivery {
+/** A projection_deliveries row: the facts every kind's delivery records (delivery-core.ts), and its id. */
+export interface ProjectionDelivery extends DeliveryFacts {
   id: string;
-  jobId: string;
-  orgId: string;
-  mode: 'live' | 'test';
-  creditsChargedMilli: number;
-  creditsRemainingMilli: number | null;
-  requestId: string;
-  idempotencyKey: string | null;
-  createdAt: Date;
 }
 
 type Db = Sql | TransactionSql;

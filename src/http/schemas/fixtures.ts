@@ -1,7 +1,7 @@
 // Wire schemas of the fixture routes (docs/api.md §2.2, §2.7, §2.8, §4.2, §4.6, §4.7) and of the
 // operators' feed load.
 import { z } from 'zod';
-import { PLAYER_POSITIONS } from '../../engine-contract/match-inputs.js';
+import { competitionLabelSchema, PLAYER_POSITIONS } from '../../engine-contract/match-inputs.js';
 import { FIXTURE_STATES } from '../../fixtures/fixture-inputs.js';
 import { DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS } from '../../fixtures/fixture-list.js';
 import { freshnessSchema, sideTeamSchema, teamSchema } from './common.js';
@@ -52,11 +52,7 @@ const fixtureItemSchema = z.object({
   kickoff: z.string().describe('ISO 8601 UTC.'),
   home: teamSchema,
   away: teamSchema,
-  competition: z.object({
-    competition_id: z.number().int(),
-    name: z.string(),
-    country: z.string(),
-    season: z.string(),
+  competition: competitionLabelSchema.extend({
     covered: z
       .boolean()
       .describe('False: listed only; squads, lineups and simulations answer fixture_not_covered.'),

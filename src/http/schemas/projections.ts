@@ -1,5 +1,6 @@
 // The wire forms of season projections (docs/api.md §2.10, §2.11, §4.12): zod = validation = OpenAPI.
 import { z } from 'zod';
+import { competitionLabelSchema } from '../../engine-contract/match-inputs.js';
 import { roundSummarySchema } from '../../projections/projection-model.js';
 import { DEFAULT_SEASONS, MAX_SEASONS, MIN_SEASONS } from '../../projections/types.js';
 import { int4Id, opaqueId, waitSeconds } from './primitives.js';
@@ -83,12 +84,7 @@ export const projectionSchema = z
   .object({
     object: z.literal('season_projection'),
     id: z.string(),
-    competition: z.object({
-      competition_id: z.number().int(),
-      name: z.string(),
-      country: z.string(),
-      season: z.string(),
-    }),
+    competition: competitionLabelSchema,
     as_of: z.string().nullable().describe('The latest capture time of the inputs used.'),
     data_version: z.string(),
     seasons: z.number().int(),
