@@ -7,7 +7,6 @@
 // the walk-forward ones of model/backtest.ts (each match rated on matches before its day only), the
 // constants fitted on the seasons before the first held-out one, as there.
 
-import type { ModelParams } from '../src/engine-contract/model-params.js';
 import {
   type Outcome,
   outcomeOf,
@@ -15,18 +14,14 @@ import {
   type ThreeWay,
   threeWayScores,
 } from './forecast-scores.js';
-import { prepareHeldOut } from './held-out.js';
+import { type HeldOutOptions, prepareHeldOut } from './held-out.js';
 import { SECOND_HALF_START, scoreDistribution, scoreDistributionFrom } from './minute-model.js';
 import { walkForward } from './walk-forward.js';
 
 const MAX_GOALS = 10;
 
-export interface InPlayBacktestOptions {
-  dataDir: string;
-  heldOutSeasons?: readonly number[];
-  competitions?: readonly string[];
-  /** The model's constants; default: fitted on the seasons before the first held-out one. */
-  params?: ModelParams;
+/** The held-out seasons and model of prepareHeldOut (held-out.ts), as the pre-match backtest takes them. */
+export interface InPlayBacktestOptions extends HeldOutOptions {
   onProgress?: (message: string) => void;
 }
 

@@ -9,6 +9,7 @@ import {
   type AddedTimeModel,
   categoricalTotal,
   type EventRates,
+  rateCell,
   rateFactors,
   setBaseGoals,
 } from './compile-rates.js';
@@ -126,16 +127,6 @@ for (let diff = -MAX_DIFF; diff <= MAX_DIFF; diff++) {
       MOVE_TO[i * MOVES + m] = stateIndex(d, n);
     });
   }
-}
-
-/** The rate cell of `side` in state (diff, men), both counted from home's side, within its (side, step) block. */
-function rateCell(side: number, diff: number, men: number): number {
-  // men = home's opponents sent off minus home's: > 0 means home has more players.
-  const own = side === 0 ? diff : -diff;
-  const score = Math.max(-2, Math.min(2, own)) + 2;
-  const sideMen = side === 0 ? men : -men;
-  const redBucket = sideMen < 0 ? 0 : sideMen === 0 ? 1 : 2;
-  return score * layout.RED_CARD_BUCKETS + redBucket;
 }
 
 /**

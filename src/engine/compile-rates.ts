@@ -127,6 +127,20 @@ function writeCell(
 }
 
 /**
+ * The (score, red) cell of `side` within its (side, strength, step) block of the threshold table, in the
+ * state (diff, men), both counted from home's side: diff is home's goals minus away's, men home's
+ * opponents sent off minus home's (> 0: home has more players). The calibration's and the market fit's
+ * passes (compile-calibration.ts, market-pass.ts) read the rates of a state here.
+ */
+export function rateCell(side: number, diff: number, men: number): number {
+  const own = side === 0 ? diff : -diff;
+  const score = Math.max(-2, Math.min(2, own)) + 2;
+  const sideMen = side === 0 ? men : -men;
+  const redBucket = sideMen < 0 ? 0 : sideMen === 0 ? 1 : 2;
+  return score * layout.RED_CARD_BUCKETS + redBucket;
+}
+
+/**
  * The cumulative `u < threshold` cut-offs of every (side, strength, step, score, red) cell. A cell's goals
  * are base goals * goal curve * score multiplier * red multiplier * strength multiplier, multiplied in
  * that order (floating-point products are rounded at each step, and the tables must keep their bits).

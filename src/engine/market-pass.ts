@@ -16,7 +16,7 @@ import {
   STEPS,
   XI_SIZE,
 } from '../engine-contract/layout.js';
-import { type AddedTimeModel, categoricalTotal, type EventRates } from './compile-rates.js';
+import { type AddedTimeModel, categoricalTotal, type EventRates, rateCell } from './compile-rates.js';
 
 /**
  * Margins beyond this count as this: a cell reads the margin only up to 2 either way, and a side 5 goals
@@ -39,14 +39,6 @@ const NEGLIGIBLE_MASS = 1e-10;
 
 function stateIndex(diff: number, total: number, men: number): number {
   return ((diff + MAX_DIFF) * TOTALS + total) * MEN_STATES + men + MAX_MEN_DIFF;
-}
-
-/** The rate cell of `side` in (diff, men), both counted from home's side (as compile-calibration.ts rateCell). */
-function rateCell(side: number, diff: number, men: number): number {
-  const own = side === 0 ? diff : -diff;
-  const score = Math.max(-2, Math.min(2, own)) + 2;
-  const sideMen = side === 0 ? men : -men;
-  return score * RED_CARD_BUCKETS + (sideMen < 0 ? 0 : sideMen === 0 ? 1 : 2);
 }
 
 // The geometry, built once. Per reachable state, the plan the pass reads (PLAN_WORDS words): the state,
