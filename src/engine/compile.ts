@@ -27,6 +27,7 @@ import { addedTimeModel, type EventRates, probabilityThreshold, thresholdTable }
 import { compileState } from './compile-state.js';
 import {
   createFitWork,
+  type FitSetting,
   type FitWork,
   fitMarket,
   type MarketFit,
@@ -178,18 +179,7 @@ function marketFitOf(
     cache!.fits.set(key, known);
     return known;
   }
-  const fit = fitMarket(
-    {
-      market: inputs.market,
-      params,
-      added: addedTimeModel(params),
-      modelBase: model.calibration.base,
-      modelRatedGoals: [model.ratedGoals.home, model.ratedGoals.away],
-      buckets,
-      multipliers: strengthMultipliersOf(params),
-    },
-    cache?.fitWork,
-  );
+  const fit = fitMarket({ market: inputs.market, ...pricedSetting(params, buckets, model) }, cache?.fitWork);
   if (cache) {
     if (cache.fits.size >= CALIBRATIONS_KEPT) cache.fits.delete(cache.fits.keys().next().value!);
     cache.fits.set(key, fit);
@@ -221,14 +211,25 @@ export function modelPricesOfInputs(
   cache: CalibrationCache | null = null,
 ): MarketPrices {
   const { params, fixture, model } = fitBasis(inputs, globalParams, cache);
-  return modelPrices({
+  return modelPrices(
+    pricedSetting(params, [strengthBuckets(fixture, 0), strengthBuckets(fixture, 1)], model),
+  );
+}
+
+/** What the fit's exact pass prices a fixture from (market-fit.ts FitSetting, less the market). */
+function pricedSetting(
+  params: ModelParams,
+  buckets: FitSetting['buckets'],
+  model: { ratedGoals: { home: number; away: number }; calibration: Calibration },
+): Omit<FitSetting, 'market'> {
+  return {
     params,
     added: addedTimeModel(params),
     modelBase: model.calibration.base,
     modelRatedGoals: [model.ratedGoals.home, model.ratedGoals.away],
-    buckets: [strengthBuckets(fixture, 0), strengthBuckets(fixture, 1)],
+    buckets,
     multipliers: strengthMultipliersOf(params),
-  });
+  };
 }
 
 /** What a fit of `inputs` starts from: the fixture's constants, its sides compiled, the model's calibration. */
