@@ -26,8 +26,8 @@ export function startChores(options: ChoreOptions): () => Promise<void> {
   const failed = (name: string) => (error: unknown) =>
     logger.error({ err: error, worker_id: workerId }, `${name} failed`);
   // The held jobs a heartbeat has named (cancelled or lost): each is logged once, not at every beat
-  // until the worker lets it go.
-  const named = new Set<string>();
+  // until the worker lets it go. Kept as the worker's own entries, so a job claimed again is new.
+  const named = new Set<LeasedJob>();
   const stopHeartbeat = every(
     Math.max(10, Math.floor(options.leaseMs / 3)),
     () => heartbeat(options, named),
@@ -63,15 +63,19 @@ function every(ms: number, task: () => Promise<void>, onError: (error: unknown) 
 
 async function heartbeat(
   { queue, workerId, jobs, leaseMs, logger }: ChoreOptions,
-  named: Set<string>,
+  named: Set<LeasedJob>,
 ): Promise<void> {
-  for (const id of named) if (!jobs.has(id)) named.delete(id);
+  for (const job of named) if (jobs.get(job.id) !== job) named.delete(job);
   const ids = [...jobs.keys()];
   if (ids.length === 0) return;
   const held = new Set(await queue.heartbeat(workerId, ids, leaseMs));
-  const gone = ids.filter((id) => !held.has(id) && jobs.has(id) && !named.has(id));
-  if (gone.length === 0) return;
-  for (const id of gone) named.add(id);
+  const goneJobs = ids.flatMap((id) => {
+    const job = jobs.get(id);
+    return !held.has(id) && job !== undefined && !named.has(job) ? [job] : [];
+  });
+  if (goneJobs.length === 0) return;
+  for (const job of goneJobs) named.add(job);
+  const gone = goneJobs.map((job) => job.id);
   // A batch's cancel takes the jobs a worker holds but has not begun: they leave the worker when their
   // start is refused (src/engine/start-gate.ts), and are no lost lease (docs/decisions.md §6, "Cancel").
   const cancelled = new Set(await queue.cancelledOf(gone));
