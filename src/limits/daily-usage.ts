@@ -3,14 +3,21 @@
 // that reserving an estimate and replacing it with the measured time is exact arithmetic.
 import type { Sql, TransactionSql } from '../db/connection.js';
 
-export interface DailyUsage {
+/** The day's three counters: as a row holds them, as a submission adds to them, as a plan caps them. */
+export interface UsageCounts {
+  submissions: number;
+  batches: number;
+  /**
+   * GPU time in whole ms; a row's is the reserved estimates of unfinished work plus the measured time of
+   * finished work.
+   */
+  gpuMs: number;
+}
+
+export interface DailyUsage extends UsageCounts {
   orgId: string;
   /** The UTC day, YYYY-MM-DD. */
   day: string;
-  submissions: number;
-  batches: number;
-  /** Reserved estimates of unfinished work plus the measured time of finished work. */
-  gpuMs: number;
 }
 
 /** The UTC day of an instant, YYYY-MM-DD. */
@@ -46,25 +53,13 @@ export async function lockDailyUsage(tx: TransactionSql, orgId: string, day: str
   return row!;
 }
 
-export interface UsageIncrement {
-  submissions: number;
-  batches: number;
-  gpuMs: number;
-}
-
-export interface UsageCeilings {
-  submissions: number;
-  batches: number;
-  gpuMs: number;
-}
-
 /** Adds to the day's counters only while every ceiling still holds; null when one would be passed. */
 export async function addDailyUsage(
   tx: TransactionSql,
   orgId: string,
   day: string,
-  add: UsageIncrement,
-  ceilings: UsageCeilings,
+  add: UsageCounts,
+  ceilings: UsageCounts,
 ): Promise<DailyUsage | null> {
   const [row] = await tx<DailyUsage[]>`
     UPDATE usage_days
@@ -87,7 +82,7 @@ export async function addSubmissionWithoutWork(
   tx: TransactionSql,
   orgId: string,
   day: string,
-  ceilings: Pick<UsageCeilings, 'submissions'>,
+  ceilings: Pick<UsageCounts, 'submissions'>,
 ): Promise<DailyUsage | null> {
   const [row] = await tx<DailyUsage[]>`
     INSERT INTO usage_days AS u (org_id, day, submissions)
