@@ -148,7 +148,7 @@ export function stateIssues(inputs: MatchInputs, params: ModelParams, added: Add
       message:
         'a minute of the match as the timeline labels it: "1" to "90", "45+1" to "45+10", "90+1" to "90+10"',
     });
-  } else if (addedTimeAtLeast(added, step) <= 0) {
+  } else if (added.stepPlayed[step]! <= 0) {
     issues.push({ path: 'from_state.minute', message: 'the model gives this much added time no chance' });
   }
   if (state.half_time) {
@@ -204,16 +204,6 @@ function firstNamedField(state: FromState, key: SideKey): string {
   if (state.sent_off?.[key]?.length) return 'sent_off';
   if (state.substitutions?.[key]?.length) return 'substitutions';
   return 'booked';
-}
-
-/** P(the step is played) under the added-time model: added time of at least its minute past 45 or 90. */
-function addedTimeAtLeast(added: AddedTimeModel, step: number): number {
-  if (step >= layout.FIRST_HALF_ADDED_START && step < layout.SECOND_HALF_START) {
-    return 1 - added.firstCumulative[step - layout.FIRST_HALF_ADDED_START]!;
-  }
-  if (step >= layout.SECOND_HALF_ADDED_START)
-    return 1 - added.secondCumulative[step - layout.SECOND_HALF_ADDED_START]!;
-  return 1;
 }
 
 /**

@@ -236,6 +236,19 @@ describe('an in-play state checked against its fixture', () => {
     expect(issues(announced, { minute: '45+11' })).toEqual(['from_state.minute']);
     expect(issues(announced, { minute: '60+1' })).toEqual(['from_state.minute']);
     expect(issues(announced, { minute: '0' })).toEqual(['from_state.minute']);
+    // An added minute the model gives no chance: here no first half runs past 45+3.
+    const shortFirstHalves = {
+      ...defaultModelParams,
+      added_time: { ...defaultModelParams.added_time, first_half: [1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0] },
+    };
+    const atMinute = (minute: string) =>
+      stateIssues(
+        { ...announced, from_state: { minute, score: { home: 0, away: 0 } } },
+        shortFirstHalves,
+        addedTimeModel(shortFirstHalves),
+      ).map((issue) => issue.message);
+    expect(atMinute('45+3')).toEqual([]);
+    expect(atMinute('45+4')).toEqual(['the model gives this much added time no chance']);
     // A player who came on twice.
     expect(
       issues(announced, {
