@@ -13,9 +13,8 @@ const PRIOR_SEASONS = 12;
 /** Shrinks each season's fit a little, as the walk-forward fit does (same scale). */
 const SEASON_FIT_PRIOR_SD = 0.5;
 
-export interface NewcomerPrior {
-  attack: number;
-  defence: number;
+/** The mean rating newcomers to a competition ended up with (its prior mean), and its evidence. */
+export interface NewcomerPrior extends TeamRating {
   /** Newcomer seasons (club × season) it was learned from. */
   clubs: number;
 }
