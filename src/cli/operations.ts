@@ -5,7 +5,7 @@
 // operation answers the view the admin API answers, so a command prints the same either way.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Scope } from '../accounts/keys.js';
+import type { NewKey } from '../accounts/keys.js';
 import type { OrgStatus, Plan } from '../accounts/orgs.js';
 import { makeLedger } from '../billing/ledger.js';
 import type { Config } from '../config.js';
@@ -41,14 +41,6 @@ export interface OrgChanges {
   status?: OrgStatus | undefined;
   /** null: back to the plan's default. */
   spendCapCredits?: number | null | undefined;
-}
-
-export interface NewKey {
-  orgId: string;
-  mode: 'live' | 'test';
-  scopes?: Scope[] | undefined;
-  expiresAt: Date | null;
-  ipAllowlist?: string[] | undefined;
 }
 
 export interface Operations {
