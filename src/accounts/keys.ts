@@ -12,6 +12,12 @@ export const SCOPES = ['simulations.run', 'data.read'] as const;
 export type Scope = (typeof SCOPES)[number];
 export type KeyMode = 'live' | 'test';
 
+/** Whose a thing is: an organisation and its key's mode (a test key sees test objects only). */
+export interface Owner {
+  orgId: string;
+  mode: KeyMode;
+}
+
 const SECRET_RANDOM_LENGTH = 40;
 /** Well formed: the prefix of a mode and at least 32 base62 characters (docs/decisions.md §1). */
 export const SECRET_PATTERN = /^ms_(live|test)_[0-9A-Za-z]{32,128}$/;
@@ -21,10 +27,8 @@ export function hashSecret(secret: string): string {
   return hash('sha256', secret, 'hex');
 }
 
-export interface ApiKey {
+export interface ApiKey extends Owner {
   id: string;
-  orgId: string;
-  mode: KeyMode;
   secretPrefix: string;
   scopes: Scope[];
   ipAllowlist: string[];
@@ -70,9 +74,7 @@ function keyColumns(sql: Sql) {
   return sql`id, org_id, mode, secret_prefix, scopes, ip_allowlist, expires_at, revoked_at, created_at`;
 }
 
-export interface NewKey {
-  orgId: string;
-  mode: KeyMode;
+export interface NewKey extends Owner {
   scopes?: Scope[] | undefined;
   expiresAt?: Date | null | undefined;
   ipAllowlist?: string[] | undefined;

@@ -15,7 +15,7 @@
 // decides what is storable; this module is the only code that touches the idempotency_keys table.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { KeyMode } from '../accounts/keys.js';
+import type { Owner } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { inTransaction, isTransientDatabaseError, translateDatabaseError } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
@@ -38,9 +38,7 @@ const RECORD_RETRY_BACKOFF_MS = 25;
 /** Retry-After of an in-flight conflict. */
 const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
 
-export interface IdempotencyScope {
-  orgId: string;
-  mode: KeyMode;
+export interface IdempotencyScope extends Owner {
   method: string;
   path: string;
   key: string;
@@ -95,24 +93,14 @@ export interface IdempotencyStoreDeps {
 }
 
 /** An idempotency_keys row. */
-interface RecordRow {
-  orgId: string;
-  mode: KeyMode;
-  method: string;
-  path: string;
-  key: string;
-  bodyHash: string;
+interface RecordRow extends IdempotencyRecord {
   state: 'in_flight' | 'complete' | 'open';
-  attempt: string;
   lockedUntil: Date | null;
-  jobId: string | null;
-  batchId: string | null;
   responseStatus: number | null;
   responseHeaders: Record<string, string> | null;
   responseBody: string | null;
   responseResultId: number | null;
   responseDocumentAt: number | null;
-  createdAt: Date;
   expiresAt: Date;
 }
 

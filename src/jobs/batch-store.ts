@@ -2,13 +2,13 @@
 // submission (job-store.ts insertBatch writes a batch with its metadata, custom ids and rejected items): the
 // cancellation of a batch's queued items, its items page by page for the results stream, and the
 // organisation's jobs and batches newest first.
+import type { Owner } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { announceFinished } from './job-news.js';
 import { jobColumns } from './job-store.js';
 import type { Batch, BatchJobTally, Job, JobStatus, JobStoreDeps, ListPage } from './types.js';
 
 type Db = Sql | TransactionSql;
-type Owner = { orgId: string; mode: Job['mode'] };
 
 /** The batch row when it belongs to `owner`; anyone else's costs what an unknown id costs. */
 export async function getOwnedBatch(db: Db, batchId: string, owner: Owner): Promise<Batch | null> {

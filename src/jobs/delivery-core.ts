@@ -5,17 +5,15 @@
 // delivery's facts here and settle by the same rule; what is a kind's own (its delivery table, its status
 // change, a simulation's fixture summary) it brings as `record` and `expire`. A delivery's 503 names its
 // job the same way for every kind (withJobRecovery).
-import type { KeyMode } from '../accounts/keys.js';
+import type { Owner } from '../accounts/keys.js';
 import type { Ledger } from '../billing/ledger.js';
 import type { TransactionSql } from '../db/connection.js';
 import { ApiError } from '../errors.js';
 import type { DeliveryRequest } from './call-context.js';
 
 /** What a delivery settles: the job's hold (its reservation), its organisation and key mode, its price. */
-export interface HeldJob {
+export interface HeldJob extends Owner {
   id: string;
-  orgId: string;
-  mode: KeyMode;
   reservationId: string;
   priceMilli: number;
 }
@@ -27,10 +25,8 @@ export interface ChargeFacts {
 }
 
 /** What every kind's delivery record says: whose, of which job, what it charged, for which request. */
-export interface DeliveryFacts {
-  orgId: string;
+export interface DeliveryFacts extends Owner {
   jobId: string;
-  mode: KeyMode;
   creditsChargedMilli: number;
   /** The organisation's available credits right after the charge; null without one (test keys). */
   creditsRemainingMilli: number | null;

@@ -1,6 +1,7 @@
 // Every statement on the jobs and batches tables that is not about running a job (leases.ts has those):
 // inserting jobs and batches in the submitting transaction, reading them, and the status changes of
 // delivery and expiry. A submission writes its jobs in the transaction that reserves their holds.
+import type { Owner } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { newId } from '../ids.js';
 import { utcDay } from '../limits/daily-usage.js';
@@ -203,7 +204,7 @@ export async function getJob(db: Sql | TransactionSql, jobId: string): Promise<J
 export async function getOwnedJob(
   db: Sql | TransactionSql,
   jobId: string,
-  owner: { orgId: string; mode: Job['mode']; reservationId: string },
+  owner: Owner & { reservationId: string },
 ): Promise<Job | null> {
   const [row] = await db<Job[]>`
     SELECT ${jobColumns(db)} FROM jobs
@@ -300,7 +301,7 @@ export async function sumQueuedDraws(db: Sql | TransactionSql): Promise<number> 
 export async function getBatch(
   db: Sql | TransactionSql,
   batchId: string,
-  owner: { orgId: string; mode: Batch['mode'] },
+  owner: Owner,
 ): Promise<{ batch: Batch; items: BatchStatusItem[] } | null> {
   const [batch] = await db<Batch[]>`
     SELECT * FROM batches WHERE id = ${batchId} AND org_id = ${owner.orgId} AND mode = ${owner.mode}`;

@@ -3,6 +3,7 @@
 // credit holds). The statements are in job-store.ts (inserts, reads, delivery and expiry), batch-store.ts
 // (batches, their pages and lists), delivery-locks.ts and leases.ts (claims, leases, completion);
 // waits.ts wakes waiters.
+import type { Owner } from '../accounts/keys.js';
 import type { Ledger } from '../billing/ledger.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import {
@@ -115,10 +116,7 @@ export interface JobQueue {
    * The batch of this organisation and key mode, with its items as its status shows them (each delivered
    * one with its charge); null for anyone else's.
    */
-  getBatch(
-    batchId: string,
-    owner: { orgId: string; mode: Batch['mode'] },
-  ): Promise<{ batch: Batch; items: BatchStatusItem[] } | null>;
+  getBatch(batchId: string, owner: Owner): Promise<{ batch: Batch; items: BatchStatusItem[] } | null>;
   /**
    * Cancels a batch of `owner` in `tx`: its jobs no engine has started (queued, or claimed and not yet
    * started) become cancelled, returned for the caller to release their holds in the same transaction;
@@ -127,15 +125,12 @@ export interface JobQueue {
   cancelUnstarted(
     tx: TransactionSql,
     batchId: string,
-    owner: { orgId: string; mode: Batch['mode'] },
+    owner: Owner,
   ): Promise<{ batch: Batch; cancelled: Job[] } | null>;
   /** Jobs waiting to run (the queue bound of admission). */
   countQueued(): Promise<number>;
   /** The job when it belongs to `owner` and carries its reservation; null for anyone else's. */
-  getOwned(
-    jobId: string,
-    owner: { orgId: string; mode: Job['mode']; reservationId: string },
-  ): Promise<Job | null>;
+  getOwned(jobId: string, owner: Owner & { reservationId: string }): Promise<Job | null>;
   /** A job's delivery lock, taken before its organisation's account (docs/decisions.md §6). */
   lockForDelivery(tx: TransactionSql, jobId: string): Promise<Job | null>;
   /** A results page's jobs locked for delivery in one statement, in id order. */
@@ -149,12 +144,12 @@ export interface JobQueue {
     status: DeliveryOutcome,
   ): Promise<Job[]>;
   /** The batch row of `owner`; null for anyone else's. */
-  getOwnedBatch(batchId: string, owner: { orgId: string; mode: Batch['mode'] }): Promise<Batch | null>;
+  getOwnedBatch(batchId: string, owner: Owner): Promise<Batch | null>;
   /** Up to `limit` of a batch's jobs from position `from`, in position order (a results page). */
   batchJobsFrom(batchId: string, from: number, limit: number): Promise<Job[]>;
   /** The organisation's jobs and batches (key mode `owner.mode`), newest first (docs/decisions.md §6). */
-  listJobs(owner: { orgId: string; mode: Job['mode'] }, page: ListPage): Promise<Job[]>;
-  listBatches(owner: { orgId: string; mode: Batch['mode'] }, page: ListPage): Promise<Batch[]>;
+  listJobs(owner: Owner, page: ListPage): Promise<Job[]>;
+  listBatches(owner: Owner, page: ListPage): Promise<Batch[]>;
   /** Each batch's jobs counted by status, and when its last one finished. */
   tallyBatchJobs(batchIds: readonly string[]): Promise<Map<string, BatchJobTally>>;
   /** Calls `onWork` when jobs are queued (this process directly; others by NOTIFY on a server). */

@@ -1,5 +1,5 @@
 // The records of the job queue (docs/decisions.md §6): jobs and the batches that group them.
-import type { KeyMode } from '../accounts/keys.js';
+import type { Owner } from '../accounts/keys.js';
 import type { Ledger } from '../billing/ledger.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import type { ResultScope } from '../results/result-store.js';
@@ -35,10 +35,8 @@ export interface JobRunFacts {
 }
 
 /** A jobs row. */
-export interface Job extends JobRunFacts {
+export interface Job extends JobRunFacts, Owner {
   id: string;
-  orgId: string;
-  mode: KeyMode;
   reservationId: string;
   batchId: string | null;
   batchPosition: number | null;
@@ -71,11 +69,9 @@ export interface Job extends JobRunFacts {
 /** Up to 16 string pairs a client attaches to a simulation or a batch (docs/api.md §4.5). */
 export type Metadata = Record<string, string>;
 
-export interface NewJob {
+export interface NewJob extends Owner {
   /** Chosen by the caller when it must be known before the insert; default a new `job_…`. */
   id?: string | undefined;
-  orgId: string;
-  mode: KeyMode;
   /** The hold's id for live keys (reserve it in the same transaction); a new `res_…` for test keys. */
   reservationId: string;
   batchId?: string | null | undefined;
@@ -106,10 +102,8 @@ export interface NewJob {
   metadata?: Metadata | null | undefined;
 }
 
-export interface NewBatch {
+export interface NewBatch extends Owner {
   id?: string | undefined;
-  orgId: string;
-  mode: KeyMode;
   draws: number;
   requestId: string;
   idempotencyKey?: string | null | undefined;
@@ -119,10 +113,8 @@ export interface NewBatch {
 }
 
 /** A batches row. */
-export interface Batch {
+export interface Batch extends Owner {
   id: string;
-  orgId: string;
-  mode: KeyMode;
   draws: number;
   itemCount: number;
   createdAt: Date;

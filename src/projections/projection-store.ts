@@ -3,6 +3,7 @@
 // the job system's, one implementation for every kind (src/jobs/kind-queue.ts) run on this table as
 // PROJECTION_JOBS_TABLE says. Its news (a job queued, a job finished)
 // goes through the job system's (src/jobs/job-news.ts): this process on commit, others by NOTIFY.
+import type { Owner } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import type { CompetitionSeason } from '../fixtures/competition-season.js';
 import type { DeliveryFacts } from '../jobs/delivery-core.js';
@@ -19,10 +20,8 @@ export function toStoredSeason(season: CompetitionSeason): StoredSeason {
   return { ...season, asOf: season.asOf ? season.asOf.toISOString() : null };
 }
 
-export interface ProjectionJob extends JobRunFacts {
+export interface ProjectionJob extends JobRunFacts, Owner {
   id: string;
-  orgId: string;
-  mode: 'live' | 'test';
   reservationId: string;
   competitionId: number;
   dataVersion: string;

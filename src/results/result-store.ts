@@ -5,7 +5,7 @@
 // organisation that ran it. A document is stored once; every delivery of it gets its own `sim_…` id,
 // receipt and charge, and keeps the facts of that delivery (when, to which request, what it charged,
 // the balance it left), so that the result path can give the same delivery again.
-import type { KeyMode } from '../accounts/keys.js';
+import type { KeyMode, Owner } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { type DocumentSummary, documentWireText } from '../engine/document-schema.js';
 import { type StoredDocument, storedDocument } from '../engine/stored-document.js';
@@ -448,7 +448,7 @@ export async function findDeliveryForJob(db: Sql | TransactionSql, jobId: string
 export async function findOwnedDelivery(
   db: Sql | TransactionSql,
   deliveryId: string,
-  owner: { orgId: string; mode: KeyMode },
+  owner: Owner,
 ): Promise<Delivery | null> {
   const [row] = await db<Delivery[]>`
     SELECT * FROM deliveries WHERE id = ${deliveryId} AND org_id = ${owner.orgId} AND mode = ${owner.mode}`;

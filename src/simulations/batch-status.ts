@@ -2,6 +2,7 @@
 // its status, counts and every item in submission order (rejected ones with their error), each job's
 // delivery charge and the freshness of its fixture; and GET .../summary, the same batch without its items.
 // The status and counts follow from the jobs.
+import type { Owner } from '../accounts/keys.js';
 import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { loadFreshnessFacts } from '../fixtures/fixture-record.js';
@@ -144,7 +145,7 @@ export async function batchSummary(
 export async function readCallersBatch<T>(
   ctx: CallContext,
   batchId: string,
-  read: (owner: { orgId: string; mode: Batch['mode'] }) => Promise<T | null>,
+  read: (owner: Owner) => Promise<T | null>,
 ): Promise<T> {
   const owner = ownerOf(ctx);
   const found = await databaseRead(() => read(owner));

@@ -1,7 +1,8 @@
 // Every statement on webhook_endpoints (docs/api.md §6): registration, reads by owner, changes,
 // rotation and the delivery outcomes that mark an endpoint failing or disabled.
+import type { Owner } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
-import type { EventType, Owner, WebhookEndpoint } from './types.js';
+import type { EventType, WebhookEndpoint } from './types.js';
 
 type Db = Sql | TransactionSql;
 

@@ -1,6 +1,7 @@
 // The webhook endpoint use cases (docs/api.md §6): register (at most 16 an organisation; the
 // URL checked by url-guard.ts), list, read, change, delete, rotate the secret. The secret is shown only
 // in the answers of registration and rotation; every other view leaves it out (src/http/views/webhooks.ts).
+import type { Owner } from '../accounts/keys.js';
 import type { Sql } from '../db/connection.js';
 import { databaseRead, databaseWrite, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
@@ -15,7 +16,7 @@ import {
   rotateSecret,
   updateEndpoint,
 } from './endpoint-store.js';
-import type { EventType, Owner, WebhookEndpoint } from './types.js';
+import type { EventType, WebhookEndpoint } from './types.js';
 import { checkEndpointUrl, type UrlPolicy } from './url-guard.js';
 
 /** docs/api.md §6: endpoints an organisation may have, live and test together. */

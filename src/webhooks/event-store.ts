@@ -1,7 +1,8 @@
 // Every statement on webhook_events (docs/api.md §6): the outbox's inserts, in the transaction of the
 // change each event reports; the reads of the events API (30 days back); the purge of older ones.
+import type { Owner } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
-import type { EventType, Owner, WebhookEvent } from './types.js';
+import type { EventType, WebhookEvent } from './types.js';
 
 type Db = Sql | TransactionSql;
 

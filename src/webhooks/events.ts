@@ -1,5 +1,6 @@
 // The events use cases (docs/api.md §6): the caller's events of the last 30 days, newest first,
 // optionally of one type; one event; and a resend of one event to one of the caller's endpoints.
+import type { Owner } from '../accounts/keys.js';
 import type { Sql } from '../db/connection.js';
 import { databaseRead, databaseWrite } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
@@ -7,7 +8,7 @@ import { type Page, pageOf } from '../simulations/listings.js';
 import { scheduleResend } from './delivery-store.js';
 import { getEndpoint } from './endpoint-store.js';
 import { EVENT_RETENTION_MS, getEvent, listEvents, purgeEventsBefore } from './event-store.js';
-import type { EventType, Owner, WebhookEvent } from './types.js';
+import type { EventType, WebhookEvent } from './types.js';
 
 export interface EventDeps {
   sql: Sql;

@@ -1,6 +1,7 @@
 // The webhooks room as the HTTP layer and the service graph see it (src/wiring.ts): endpoint and event
 // use cases bound to their dependencies, the credits.low threshold, and the outbox the job and ledger
 // transactions write into.
+import type { Owner } from '../accounts/keys.js';
 import { creditsNumber, creditsToMilli } from '../billing/amounts.js';
 import type { Sql } from '../db/connection.js';
 import { databaseRead, databaseWrite } from '../db/transactions.js';
@@ -14,7 +15,6 @@ import {
 } from './endpoints.js';
 import { listWebhookEvents, readEvent, resendEvent } from './events.js';
 import { creditsLowThreshold, setCreditsLowThreshold } from './settings-store.js';
-import type { Owner } from './types.js';
 import type { UrlPolicy } from './url-guard.js';
 
 export interface WebhookServiceDeps {

@@ -1,4 +1,6 @@
 // The webhooks room's values (docs/api.md §6): endpoints, events and their deliveries.
+import type { Owner } from '../accounts/keys.js';
+
 export const EVENT_TYPES = [
   'simulation.succeeded',
   'simulation.failed',
@@ -8,13 +10,9 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-export type Mode = 'live' | 'test';
-
 /** A webhook_endpoints row. */
-export interface WebhookEndpoint {
+export interface WebhookEndpoint extends Owner {
   id: string;
-  orgId: string;
-  mode: Mode;
   url: string;
   description: string | null;
   events: EventType[];
@@ -29,10 +27,8 @@ export interface WebhookEndpoint {
 }
 
 /** A webhook_events row: `body` is the event's JSON text, the bytes every delivery signs and sends. */
-export interface WebhookEvent {
+export interface WebhookEvent extends Owner {
   id: string;
-  orgId: string;
-  mode: Mode;
   type: EventType;
   objectId: string;
   body: string;
@@ -40,16 +36,8 @@ export interface WebhookEvent {
 }
 
 /** An event about to be written: its `data.object` already in its wire shape. */
-export interface NewEvent {
-  orgId: string;
-  mode: Mode;
+export interface NewEvent extends Owner {
   type: EventType;
   objectId: string;
   object: unknown;
-}
-
-/** Who is asking: an organisation and its key's mode (a test key sees test objects only). */
-export interface Owner {
-  orgId: string;
-  mode: Mode;
 }

@@ -1,7 +1,7 @@
 // The webhooks routes (docs/api.md §6): endpoints, events and the credits.low threshold. Each
 // answers only the organisation and key mode that made the resource; anyone else's is resource_missing.
 import type { FastifyRequest } from 'fastify';
-import type { Owner } from '../../webhooks/types.js';
+import type { Owner } from '../../accounts/keys.js';
 import type { App, AppDeps } from '../app-types.js';
 import { listPageOf } from '../schemas/simulations.js';
 import {
