@@ -2,7 +2,6 @@
 // delivers a job, how long a submission waits for its result, and what a delivery answers. Simulations and
 // season projections both take these from here, neither from the other.
 import type { Caller } from '../accounts/caller.js';
-import type { Owner } from '../accounts/keys.js';
 import type { TransactionSql } from '../db/connection.js';
 import { databaseRead } from '../db/transactions.js';
 import type { IdempotencyRecord } from '../idempotency/store.js';
@@ -23,11 +22,6 @@ export interface CallContext extends DeliveryRequest {
   caller: Caller;
   /** The idempotency record of this attempt, when the request carries a key. */
   idempotency: IdempotencyRecord | null;
-}
-
-/** Whose jobs a call may see: its organisation's, in its key's mode (live or test). */
-export function ownerOf(ctx: CallContext): Owner {
-  return { orgId: ctx.caller.org.id, mode: ctx.caller.mode };
 }
 
 /**

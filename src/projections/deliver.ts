@@ -2,6 +2,7 @@
 // finished job settles its hold, records the delivery and marks the job delivered in one transaction,
 // through the job system's delivery core (src/jobs/delivery-core.ts); a delivered job is given again,
 // charging nothing; a hold that ended first answers reservation_expired.
+import { belongsTo } from '../accounts/caller.js';
 import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
@@ -59,12 +60,7 @@ export async function deliverProjectionResult(
   reservationId: string,
 ): Promise<ProjectionOutcome> {
   const job = await databaseRead(() => getProjectionJob(deps.sql, jobId));
-  const owned =
-    job &&
-    job.orgId === ctx.caller.org.id &&
-    job.mode === ctx.caller.mode &&
-    job.reservationId === reservationId;
-  if (!owned) {
+  if (!job || !belongsTo(job, ctx.caller) || job.reservationId !== reservationId) {
     throw new ApiError('resource_missing', {
       message: `No projection job ${jobId} with reservation ${reservationId}.`,
     });

@@ -2,12 +2,13 @@
 // its status, counts and every item in submission order (rejected ones with their error), each job's
 // delivery charge and the freshness of its fixture; and GET .../summary, the same batch without its items.
 // The status and counts follow from the jobs.
+import { ownerOf } from '../accounts/caller.js';
 import type { Owner } from '../accounts/keys.js';
 import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { loadFreshnessFacts } from '../fixtures/fixture-record.js';
 import { type Freshness, freshnessOf } from '../fixtures/freshness.js';
-import { type CallContext, ownerOf } from '../jobs/call-context.js';
+import type { CallContext } from '../jobs/call-context.js';
 import type {
   Batch,
   BatchJobTally,
@@ -147,7 +148,7 @@ export async function readCallersBatch<T>(
   batchId: string,
   read: (owner: Owner) => Promise<T | null>,
 ): Promise<T> {
-  const owner = ownerOf(ctx);
+  const owner = ownerOf(ctx.caller);
   const found = await databaseRead(() => read(owner));
   if (!found) throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });
   return found;

@@ -2,9 +2,10 @@
 // items no engine has started (queued, or claimed by a worker and not yet started) become `cancelled` and
 // their holds are released in the same transaction, so nothing is charged for them; started items finish
 // and can still be delivered. Asking again changes nothing.
+import { ownerOf } from '../accounts/caller.js';
 import { inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
-import { type CallContext, ownerOf } from '../jobs/call-context.js';
+import type { CallContext } from '../jobs/call-context.js';
 import { gpuSecondsToMs, settleGpuUsage } from '../limits/daily-usage.js';
 import { type BatchStatus, batchStatus } from './batch-status.js';
 import type { SimulationDeps } from './types.js';
@@ -17,7 +18,7 @@ export async function cancelBatch(
   ctx: CallContext,
   batchId: string,
 ): Promise<BatchStatus> {
-  const owner = ownerOf(ctx);
+  const owner = ownerOf(ctx.caller);
   await inTransaction(deps.sql, {}, async (tx) => {
     const outcome = await deps.queue.cancelUnstarted(tx, batchId, owner);
     if (!outcome) throw new ApiError('resource_missing', { message: `No batch ${batchId}.` });

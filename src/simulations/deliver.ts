@@ -2,17 +2,13 @@
 // delivery and marks the job delivered in one transaction. When the database does not acknowledge that
 // transaction the outcome is unknown to us too: settlement_unknown, and a retry (same job, same hold)
 // gives the one true outcome. A delivered job is given again, charging nothing.
+import { ownerOf } from '../accounts/caller.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import { type FixtureSummary, recordFixtureSummary } from '../fixtures/fixture-list.js';
 import { newId } from '../ids.js';
-import {
-  type CallContext,
-  type DeliveryOutcome,
-  type DeliveryRequest,
-  ownerOf,
-} from '../jobs/call-context.js';
+import type { CallContext, DeliveryOutcome, DeliveryRequest } from '../jobs/call-context.js';
 import { settleAndDeliver, withJobRecovery } from '../jobs/delivery-core.js';
 import type { Job } from '../jobs/types.js';
 import {
@@ -56,7 +52,7 @@ export async function deliverResult(
   jobId: string,
   reservationId: string,
 ): Promise<JobOutcome> {
-  const owner = { ...ownerOf(ctx), reservationId };
+  const owner = { ...ownerOf(ctx.caller), reservationId };
   const job = await databaseRead(() => deps.queue.getOwned(jobId, owner));
   if (!job) {
     throw new ApiError('resource_missing', {

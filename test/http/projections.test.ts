@@ -212,6 +212,13 @@ describe('season projections', () => {
     const stranger = await t.newOrg({ plan: 'plus' });
     expect((await get(stranger.auth, job.result_url)).json().error.code).toBe('resource_missing');
     expect((await get(stranger.auth, `/v1/projections/${delivered.json().id}`)).statusCode).toBe(404);
+    // The same organisation's test key sees test objects only: the live job and projection are unknown to it.
+    const testKey = await t.operator.createKey({ orgId, mode: 'test' });
+    const testAuth = { authorization: `Bearer ${testKey.secret}` };
+    expect((await get(testAuth, job.result_url)).json().error.code).toBe('resource_missing');
+    expect((await get(testAuth, `/v1/projections/${delivered.json().id}`)).json().error.code).toBe(
+      'resource_missing',
+    );
   });
 
   it('writes a projection.succeeded event with the job as its result path shows it (docs/api.md §6)', async () => {

@@ -1,7 +1,6 @@
 // The webhooks routes (docs/api.md §6): endpoints, events and the credits.low threshold. Each
 // answers only the organisation and key mode that made the resource; anyone else's is resource_missing.
-import type { FastifyRequest } from 'fastify';
-import type { Owner } from '../../accounts/keys.js';
+import { ownerOf } from '../../accounts/caller.js';
 import type { App, AppDeps } from '../app-types.js';
 import { listPageOf } from '../schemas/simulations.js';
 import {
@@ -32,11 +31,6 @@ import {
 const hooks = { access: 'api' as const, scope: 'simulations.run' as const, rateGroup: 'data' as const };
 const tags = ['webhooks'];
 
-function ownerOf(request: FastifyRequest): Owner {
-  const auth = request.auth!;
-  return { orgId: auth.org.id, mode: auth.mode };
-}
-
 export function registerWebhookRoutes(app: App, deps: AppDeps) {
   registerEndpointWrites(app, deps);
   registerEndpointReads(app, deps);
@@ -60,7 +54,8 @@ function registerEndpointWrites(app: App, deps: AppDeps) {
         response: { 200: endpointWithSecretSchema },
       },
     },
-    async (request) => endpointWithSecretView(await webhooks.createEndpoint(ownerOf(request), request.body)),
+    async (request) =>
+      endpointWithSecretView(await webhooks.createEndpoint(ownerOf(request.auth!), request.body)),
   );
   app.patch(
     '/v1/webhook_endpoints/:endpoint_id',
@@ -76,7 +71,9 @@ function registerEndpointWrites(app: App, deps: AppDeps) {
       },
     },
     async (request) =>
-      endpointView(await webhooks.changeEndpoint(ownerOf(request), request.params.endpoint_id, request.body)),
+      endpointView(
+        await webhooks.changeEndpoint(ownerOf(request.auth!), request.params.endpoint_id, request.body),
+      ),
   );
   app.delete(
     '/v1/webhook_endpoints/:endpoint_id',
@@ -91,7 +88,7 @@ function registerEndpointWrites(app: App, deps: AppDeps) {
       },
     },
     async (request) => {
-      await webhooks.removeEndpoint(ownerOf(request), request.params.endpoint_id);
+      await webhooks.removeEndpoint(ownerOf(request.auth!), request.params.endpoint_id);
       return { object: 'webhook_endpoint' as const, id: request.params.endpoint_id, deleted: true as const };
     },
   );
@@ -110,7 +107,7 @@ function registerEndpointWrites(app: App, deps: AppDeps) {
       },
     },
     async (request) =>
-      endpointWithSecretView(await webhooks.rotateSecret(ownerOf(request), request.params.endpoint_id)),
+      endpointWithSecretView(await webhooks.rotateSecret(ownerOf(request.auth!), request.params.endpoint_id)),
   );
 }
 
@@ -129,7 +126,7 @@ function registerEndpointReads(app: App, deps: AppDeps) {
       },
     },
     async (request) => {
-      const page = await webhooks.listEndpoints(ownerOf(request), listPageOf(request.query));
+      const page = await webhooks.listEndpoints(ownerOf(request.auth!), listPageOf(request.query));
       return endpointListView(page);
     },
   );
@@ -146,7 +143,7 @@ function registerEndpointReads(app: App, deps: AppDeps) {
       },
     },
     async (request) =>
-      endpointView(await webhooks.readEndpoint(ownerOf(request), request.params.endpoint_id)),
+      endpointView(await webhooks.readEndpoint(ownerOf(request.auth!), request.params.endpoint_id)),
   );
 }
 
@@ -165,7 +162,7 @@ function registerEvents(app: App, deps: AppDeps) {
       },
     },
     async (request) => {
-      const page = await webhooks.listEvents(ownerOf(request), listPageOf(request.query));
+      const page = await webhooks.listEvents(ownerOf(request.auth!), listPageOf(request.query));
       return eventListView(page);
     },
   );
@@ -181,7 +178,7 @@ function registerEvents(app: App, deps: AppDeps) {
         response: { 200: eventSchema },
       },
     },
-    async (request) => eventView(await webhooks.readEvent(ownerOf(request), request.params.event_id)),
+    async (request) => eventView(await webhooks.readEvent(ownerOf(request.auth!), request.params.event_id)),
   );
   app.post(
     '/v1/events/:event_id/resend',
@@ -200,7 +197,7 @@ function registerEvents(app: App, deps: AppDeps) {
     },
     async (request) =>
       eventView(
-        await webhooks.resendEvent(ownerOf(request), request.params.event_id, request.body.endpoint_id),
+        await webhooks.resendEvent(ownerOf(request.auth!), request.params.event_id, request.body.endpoint_id),
       ),
   );
 }
