@@ -6,7 +6,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { NewKey } from '../accounts/keys.js';
-import type { OrgStatus, Plan } from '../accounts/orgs.js';
 import { makeLedger } from '../billing/ledger.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/connection.js';
@@ -17,7 +16,7 @@ import { ApiError, type ErrorCode } from '../errors.js';
 import { loadDemoData } from '../fixtures/demo-data.js';
 import { ingestFeed } from '../fixtures/feed-loader.js';
 import { DEMO_SEED } from '../operations/demo.js';
-import { makeOperator } from '../operations/operator.js';
+import { makeOperator, type OperatorNewOrg, type OperatorOrgChanges } from '../operations/operator.js';
 import { readServiceAddress, type ServiceAddress } from '../operations/service-address.js';
 import { creditsView, keyView, newKeyView, type orgDetailView, orgView } from '../operations/views.js';
 import { type OperatorProjection, projectCompetition } from '../projections/operator-projection.js';
@@ -29,19 +28,9 @@ type KeyView = ReturnType<typeof keyView>;
 type NewKeyView = ReturnType<typeof newKeyView>;
 type CreditsView = ReturnType<typeof creditsView>;
 
-export interface NewOrg {
-  name: string;
-  plan: Plan;
-  spendCapCredits: number | null;
-}
-
-export interface OrgChanges {
-  name?: string | undefined;
-  plan?: Plan | undefined;
-  status?: OrgStatus | undefined;
-  /** null: back to the plan's default. */
-  spendCapCredits?: number | null | undefined;
-}
+/** What the CLI sets of a new organisation and of an organisation's changes (the admin API takes more). */
+type NewOrg = Pick<OperatorNewOrg, 'name' | 'plan' | 'spendCapCredits'>;
+type OrgChanges = Pick<OperatorOrgChanges, 'name' | 'plan' | 'status' | 'spendCapCredits'>;
 
 export interface Operations {
   /** The running service the commands go through, or null on the database itself. */

@@ -24,16 +24,25 @@ export interface OperatorDeps {
 
 const toMilli = (credits: number | null | undefined) => (credits == null ? null : Math.round(credits * 1000));
 
+/** A new organisation as an operator gives it (the admin API, the CLI): its spend cap in credits. */
+export interface OperatorNewOrg {
+  name: string;
+  plan: Plan;
+  status?: OrgStatus | undefined;
+  spendCapCredits?: number | null | undefined;
+  limits?: Record<string, number> | undefined;
+}
+
+/** An organisation's changes as an operator gives them: OrgChanges with the spend cap in credits. */
+export type OperatorOrgChanges = Omit<OrgChanges, 'spendCapMilli'> & {
+  /** null: back to the plan's default. */
+  spendCapCredits?: number | null | undefined;
+};
+
 export function makeOperator(deps: OperatorDeps) {
   const { sql, ledger } = deps;
   return {
-    async createOrg(input: {
-      name: string;
-      plan: Plan;
-      status?: OrgStatus | undefined;
-      spendCapCredits?: number | null | undefined;
-      limits?: Record<string, number> | undefined;
-    }): Promise<Org> {
+    async createOrg(input: OperatorNewOrg): Promise<Org> {
       const org = await createOrg(sql, {
         name: input.name,
         plan: input.plan,
@@ -61,10 +70,7 @@ export function makeOperator(deps: OperatorDeps) {
       return { org, keys, balance: await ledger.balance(orgId) };
     },
 
-    async updateOrg(
-      orgId: string,
-      input: Omit<OrgChanges, 'spendCapMilli'> & { spendCapCredits?: number | null | undefined },
-    ): Promise<Org> {
+    async updateOrg(orgId: string, input: OperatorOrgChanges): Promise<Org> {
       const { spendCapCredits, ...rest } = input;
       const changes: OrgChanges = { ...rest };
       if (spendCapCredits !== undefined) changes.spendCapMilli = toMilli(spendCapCredits);
