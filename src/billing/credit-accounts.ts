@@ -6,17 +6,12 @@ import { ApiError } from '../errors.js';
 import { monthlyAllowanceMilli, spendCapMilli } from '../limits/plans.js';
 import { creditsNumber, formatCredits } from './amounts.js';
 import { periodStart } from './billing-period.js';
-import type { Balance, BalanceLowered, LedgerEntry } from './types.js';
+import type { Balance, BalanceLowered, LedgerEntry, LedgerSum } from './types.js';
 
 /** A credit_accounts row with the plan terms of its organisation (read in the same statement). */
-export interface AccountRow {
+export interface AccountRow extends LedgerSum {
   orgId: string;
   periodStart: Date;
-  monthlyRemaining: number;
-  topupRemaining: number;
-  monthlyHeld: number;
-  topupHeld: number;
-  spentThisMonth: number;
   plan: Plan;
   planActive: boolean;
   spendCapMilli: number | null;
