@@ -21,6 +21,7 @@ import {
   patchOrgBody,
   topUpBody,
 } from '../schemas/admin.js';
+import { COMPETITION_ERRORS } from './job-routing.js';
 
 const admin = { access: 'admin' as const };
 const tags = ['admin'];
@@ -63,15 +64,7 @@ function registerProjection(app: App, deps: AppDeps) {
   app.post(
     '/admin/v1/projections',
     {
-      config: {
-        ...admin,
-        errors: [
-          'competition_not_found',
-          'competition_not_covered',
-          'competition_inputs_missing',
-          'refreshing',
-        ],
-      },
+      config: { ...admin, errors: COMPETITION_ERRORS },
       schema: {
         tags,
         operationId: 'projectCompetition',

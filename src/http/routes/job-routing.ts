@@ -1,7 +1,8 @@
 // What the routes that submit, quote and deliver jobs share (simulations, their batches and paths, and
-// projections): the route config and error lists of the simulations scope, the call context a use case
-// gets, the headers of a 202, a batch submission's answer, and the log fields that name the job or
-// batch. One neutral module, so that no route file imports another's helpers.
+// projections): the route config and error lists of the simulations scope (the competition's list too,
+// which the operator's projection shares), the call context a use case gets, the headers of a 202, a batch
+// submission's answer, and the log fields that name the job or batch. One neutral module, so that no route
+// file imports another's helpers.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../../errors.js';
 import type { IdempotencyRecord } from '../../idempotency/store.js';
@@ -34,12 +35,23 @@ export const SELECTION_ERRORS: ErrorCode[] = [
   'lineups_not_announced',
   'lineup_cooldown',
 ];
+/** What reading a competition's season can answer (src/fixtures/competition-season.ts). */
+export const COMPETITION_ERRORS: ErrorCode[] = [
+  'competition_not_found',
+  'competition_not_covered',
+  'competition_inputs_missing',
+  'refreshing',
+];
 /** What reserving credits and admitting work can answer (billing, limits, admission). */
-export const SUBMISSION_ERRORS: ErrorCode[] = [
+export const ADMISSION_ERRORS: ErrorCode[] = [
   'balance_too_low',
   'max_credits_exceeded',
   'idempotency_conflict',
   'concurrency_limited',
+];
+/** A simulation's admission, and the engine's: what the GPU engine's state can answer before a job queues. */
+export const SUBMISSION_ERRORS: ErrorCode[] = [
+  ...ADMISSION_ERRORS,
   'engine_cold_start',
   'engine_unavailable',
   'engine_overloaded',

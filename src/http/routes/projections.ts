@@ -15,23 +15,10 @@ import {
   projectionSchema,
 } from '../schemas/projections.js';
 import { projectionJobView, projectionQuoteView, projectionView } from '../views/projections.js';
-import { callContext, pendingHeaders, sim } from './job-routing.js';
+import { ADMISSION_ERRORS, COMPETITION_ERRORS, callContext, pendingHeaders, sim } from './job-routing.js';
 
 const tags = ['projections'];
 
-/** What reading a competition's season can answer (src/fixtures/competition-season.ts). */
-const COMPETITION_ERRORS: ErrorCode[] = [
-  'competition_not_found',
-  'competition_not_covered',
-  'competition_inputs_missing',
-  'refreshing',
-];
-const SUBMISSION_ERRORS: ErrorCode[] = [
-  'balance_too_low',
-  'max_credits_exceeded',
-  'idempotency_conflict',
-  'concurrency_limited',
-];
 const DELIVERY_ERRORS: ErrorCode[] = [
   'resource_missing',
   'reservation_expired',
@@ -48,7 +35,7 @@ export function registerProjectionRoutes(app: App, deps: AppDeps) {
       config: {
         ...sim,
         loopGuard: true,
-        errors: [...COMPETITION_ERRORS, ...SUBMISSION_ERRORS, ...DELIVERY_ERRORS],
+        errors: [...COMPETITION_ERRORS, ...ADMISSION_ERRORS, ...DELIVERY_ERRORS],
       },
       schema: {
         operationId: 'runProjection',
