@@ -4,7 +4,21 @@
 const MILLI_PER_CREDIT = 1000;
 
 /** The price revision quotes carry (docs/api.md §2.5): one credit per 1,000 draws. */
-export const RATE_CARD = '2026-11-01';
+const RATE_CARD = '2026-11-01';
+
+/** What every quote states beside what it prices (docs/api.md §2.5): a simulation's, a path's, a season's. */
+export interface QuoteTerms {
+  /** Zero for test keys. */
+  priceMilli: number;
+  rateCard: string;
+  livemode: boolean;
+  dataVersion: string;
+}
+
+/** A quote's terms for a key of this mode: test keys pay nothing; the price is today's rate card's. */
+export function quoteTerms(livemode: boolean, priceMilli: number, dataVersion: string): QuoteTerms {
+  return { priceMilli: livemode ? priceMilli : 0, rateCard: RATE_CARD, livemode, dataVersion };
+}
 
 /** The exact decimal string with three places: 1000 => "1.000", 100 => "0.100", -2500 => "-2.500". */
 export function formatCredits(milli: number): string {

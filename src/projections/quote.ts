@@ -1,6 +1,6 @@
 // POST /v1/projections/quote (docs/api.md §4.12): the exact price of a projection; nothing is reserved.
 import type { Caller } from '../accounts/caller.js';
-import { priceOfProjectionMilli, RATE_CARD } from '../billing/amounts.js';
+import { priceOfProjectionMilli, type QuoteTerms, quoteTerms } from '../billing/amounts.js';
 import { databaseRead } from '../db/transactions.js';
 import { type CompetitionSeason, readCompetitionSeason } from '../fixtures/competition-season.js';
 import {
@@ -10,15 +10,10 @@ import {
   TEST_KEY_MAX_SEASONS,
 } from './types.js';
 
-export interface ProjectionQuote {
+export interface ProjectionQuote extends QuoteTerms {
   competitionId: number;
   seasons: number;
   remainingFixtures: number;
-  /** Zero for test keys. */
-  priceMilli: number;
-  rateCard: string;
-  livemode: boolean;
-  dataVersion: string;
 }
 
 /** The season to project and its price for this caller. */
@@ -42,9 +37,6 @@ export async function quoteProjection(
     competitionId: season.competition.competitionId,
     seasons,
     remainingFixtures: season.remaining.length,
-    priceMilli,
-    rateCard: RATE_CARD,
-    livemode: caller.livemode,
-    dataVersion: season.dataVersion,
+    ...quoteTerms(caller.livemode, priceMilli, season.dataVersion),
   };
 }

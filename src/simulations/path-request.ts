@@ -4,7 +4,7 @@
 // one item a minute named by it (custom_id), priced by its total draws and read as a batch is; its
 // states are checked as one request's before anything is held: the state after every event.
 import type { Caller } from '../accounts/caller.js';
-import { priceOfDrawsMilli, RATE_CARD } from '../billing/amounts.js';
+import { priceOfDrawsMilli, type QuoteTerms, quoteTerms } from '../billing/amounts.js';
 import { type PathEvent, pathEventSteps, pathStates } from '../engine/compile-path.js';
 import { stepOfMinute } from '../engine/compile-state.js';
 import { SECOND_HALF_ADDED_START, STEPS } from '../engine-contract/layout.js';
@@ -83,16 +83,11 @@ async function checkPath(
   return quote(deps, caller, { ...selector, draws: request.draws, from_state: states[0]! });
 }
 
-export interface PathQuote {
+export interface PathQuote extends QuoteTerms {
   fixtureId: number;
   /** Runs of the path, one a minute. */
   steps: number;
   drawsPerStep: number;
-  /** Zero for test keys. */
-  priceMilli: number;
-  rateCard: string;
-  livemode: boolean;
-  dataVersion: string;
 }
 
 export async function quotePath(
@@ -107,10 +102,7 @@ export async function quotePath(
     fixtureId: single.fixtureId,
     steps: states.length,
     drawsPerStep: single.draws,
-    priceMilli: caller.livemode ? priceOfDrawsMilli(draws) : 0,
-    rateCard: RATE_CARD,
-    livemode: caller.livemode,
-    dataVersion: single.dataVersion,
+    ...quoteTerms(caller.livemode, priceOfDrawsMilli(draws), single.dataVersion),
   };
 }
 
