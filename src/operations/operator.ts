@@ -5,10 +5,9 @@ import { type ApiKey, createKey, listKeys, type NewKey, revokeKey } from '../acc
 import {
   createOrg,
   listOrgs,
+  type NewOrg,
   type Org,
   type OrgChanges,
-  type OrgStatus,
-  type Plan,
   requireOrg,
   updateOrg,
 } from '../accounts/orgs.js';
@@ -24,14 +23,12 @@ export interface OperatorDeps {
 
 const toMilli = (credits: number | null | undefined) => (credits == null ? null : Math.round(credits * 1000));
 
-/** A new organisation as an operator gives it (the admin API, the CLI): its spend cap in credits. */
-export interface OperatorNewOrg {
-  name: string;
-  plan: Plan;
-  status?: OrgStatus | undefined;
+/** A new organisation as an operator gives it (the admin API, the CLI): NewOrg with its spend cap in credits. */
+export type OperatorNewOrg = Omit<NewOrg, 'spendCapMilli' | 'limitOverrides'> & {
   spendCapCredits?: number | null | undefined;
+  /** The organisation's limit overrides (NewOrg's limitOverrides). */
   limits?: Record<string, number> | undefined;
-}
+};
 
 /** An organisation's changes as an operator gives them: OrgChanges with the spend cap in credits. */
 export type OperatorOrgChanges = Omit<OrgChanges, 'spendCapMilli'> & {
