@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
+import { ownerOf } from '../accounts/caller.js';
 import type { StoredDocument } from '../engine/stored-document.js';
 import { ApiError, errorBody } from '../errors.js';
 import type { IdempotencyRecord, StoredResponse } from '../idempotency/store.js';
@@ -128,15 +129,13 @@ export async function sendIdempotent(
     return serializeThrough(schema, response.body);
   };
   const store = deps.services.idempotency;
-  const auth = request.auth!;
   const key = parseIdempotencyKey(request.headers['idempotency-key']);
   if (!key) {
     const response = await options.run(null);
     return sendJson(request, reply, { ...response, body: serialize(response) });
   }
   const start = await store.begin({
-    orgId: auth.org.id,
-    mode: auth.mode,
+    ...ownerOf(request.auth!),
     method: request.method,
     path: request.routeOptions.url ?? request.url,
     key,

@@ -2,6 +2,7 @@
 // one transaction, then a wait of up to wait_seconds; a projection ready in time is delivered and charged
 // in the same response, else the job (202) whose result path delivers it. A retry with the same
 // Idempotency-Key continues with the job its first attempt created (docs/decisions.md §7).
+import { ownerOf } from '../accounts/caller.js';
 import type { TransactionSql } from '../db/connection.js';
 import { inTransaction } from '../db/transactions.js';
 import { newId } from '../ids.js';
@@ -74,8 +75,7 @@ async function createProjectionJob(
       tx,
       {
         id: newId('pjob'),
-        orgId: caller.org.id,
-        mode: caller.mode,
+        ...ownerOf(caller),
         reservationId,
         competitionId: season.competition.competitionId,
         dataVersion: season.dataVersion,

@@ -1,5 +1,6 @@
 // What single runs and batches share on the way in: the engine and queue checks before anything is
 // reserved, and the job rows they write beside their holds.
+import { ownerOf } from '../accounts/caller.js';
 import { priceOfDrawsMilli } from '../billing/amounts.js';
 import { databaseRead } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
@@ -23,8 +24,7 @@ export async function assertQueueHasRoom(deps: SimulationDeps): Promise<void> {
 
 export function newJobFor(ctx: CallContext, run: PreparedRun, draws: number, extra: Partial<NewJob>): NewJob {
   return {
-    orgId: ctx.caller.org.id,
-    mode: ctx.caller.mode,
+    ...ownerOf(ctx.caller),
     reservationId: newId('res'),
     fixtureId: run.fixture.fixtureId,
     dataVersion: run.fixture.dataVersion,

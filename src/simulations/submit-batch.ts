@@ -5,6 +5,7 @@
 // The work is set-based, so its cost hardly grows with the items: their fixtures are read in one
 // snapshot, their cached results in one statement, and the submitting transaction writes the holds,
 // their ledger rows, the batch and its jobs in a fixed number of statements.
+import { ownerOf } from '../accounts/caller.js';
 import type { TransactionSql } from '../db/connection.js';
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
@@ -290,8 +291,7 @@ async function reserveAndEnqueue(
   const created = await deps.queue.enqueueBatch(
     tx,
     {
-      orgId: caller.org.id,
-      mode: caller.mode,
+      ...ownerOf(caller),
       draws,
       requestId: ctx.requestId,
       idempotencyKey: ctx.idempotencyKey,

@@ -1,5 +1,6 @@
 // POST /v1/simulations (docs/api.md §4.3): admission, the hold and the job in one transaction, then
 // a wait of up to wait_seconds; a result ready in time is delivered and charged in the same response.
+import { ownerOf } from '../accounts/caller.js';
 import { priceOfDrawsMilli } from '../billing/amounts.js';
 import type { TransactionSql } from '../db/connection.js';
 import {
@@ -135,7 +136,7 @@ async function submitCacheHit(
       : null;
     const charge = settled && { amount: settled.charge.amount, available: settled.available };
     const delivery = {
-      ...deliveryFacts({ id: jobId, orgId: caller.org.id, mode: caller.mode }, ctx, charge, now),
+      ...deliveryFacts({ id: jobId, ...ownerOf(caller) }, ctx, charge, now),
       id: newId('sim'),
       resultId: result.id,
     };
