@@ -11,6 +11,8 @@ const optionalUrl = z.url().optional();
 /** A time limit of the HTTP server in whole seconds (docs/decisions.md §10). */
 const seconds = (fallback: number) => z.coerce.number().int().min(1).max(3600).default(fallback);
 
+const YEAR_SECONDS = 366 * 86_400;
+
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -56,6 +58,8 @@ const envSchema = z.object({
   WEBHOOKS_ALLOW_PRIVATE: booleanString.default(false),
   /** Mean event-loop delay past which requests answer 503 with retry advice; 0 turns the check off. */
   MAX_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  /** The service's clock runs this far ahead of the host's (behind when negative): demos and tests of other days. */
+  CLOCK_OFFSET_SECONDS: z.coerce.number().int().min(-YEAR_SECONDS).max(YEAR_SECONDS).default(0),
 });
 
 /** The relations the time limits must keep; each violation names its variable. */
@@ -111,6 +115,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (production && base.MATCHSIM_DEMO === 'on') {
     throw new ConfigError('invalid configuration: MATCHSIM_DEMO: on is refused with NODE_ENV=production');
   }
+  // Leases, holds and the ledger's times follow the service's clock: production keeps the host's.
+  if (production && base.CLOCK_OFFSET_SECONDS !== 0) {
+    throw new ConfigError('invalid configuration: CLOCK_OFFSET_SECONDS: is refused with NODE_ENV=production');
+  }
   const demo = base.MATCHSIM_DEMO === 'on' || (base.MATCHSIM_DEMO === 'auto' && !production);
   return { ...base, baseUrl, docsUrl, production, demo };
+}
+
+/** The service's clock: the host's, moved by CLOCK_OFFSET_SECONDS. Every process of a service reads this one. */
+export function serviceClock(config: Pick<Config, 'CLOCK_OFFSET_SECONDS'>): () => Date {
+  const offsetMs = config.CLOCK_OFFSET_SECONDS * 1000;
+  return offsetMs === 0 ? () => new Date() : () => new Date(Date.now() + offsetMs);
 }

@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import type { Config } from './config.js';
+import { type Config, serviceClock } from './config.js';
 import { type Database, openDatabase } from './db/connection.js';
 import { runMigrations } from './db/migrations.js';
 import { createSimulationEngine, type SimulationEngine } from './engine/runner.js';
@@ -92,6 +92,8 @@ export interface ServiceOptions {
   terminal?: (line: string) => void;
   /** The JSON log; default stdout at LOG_LEVEL. */
   logger?: Logger;
+  /** The service's clock; default the host's moved by CLOCK_OFFSET_SECONDS (tests run other days). */
+  clock?: () => Date;
 }
 
 /** What a shutdown did: the jobs it put back in the queue because they outlived the timeout. */
@@ -141,7 +143,7 @@ export async function startService(
 ): Promise<RunningService> {
   const logger = options.logger ?? makeLogger(config, { role });
   const db = await openServiceDatabase(config);
-  const clock = () => new Date();
+  const clock = options.clock ?? serviceClock(config);
   const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL) : undefined;
   const counters = limitCounters(redis, logger);
   const metrics = makeMetrics();
@@ -154,7 +156,7 @@ export async function startService(
       ? await startApi({ ...deps, loggerInstance: logger }, options.terminal ?? (() => {}))
       : null;
   const operations = await startOperations(deps, logger);
-  const worker = engine ? startEngineWorker(db, graph, engine, logger, config.WORKER_CLAIM_DRAWS) : null;
+  const worker = engine ? startEngineWorker(deps, graph, engine, logger, config.WORKER_CLAIM_DRAWS) : null;
   // Worker processes deliver webhook events too (src/webhooks/delivery.ts), each under its own leases.
   const deliverer = worker ? graph.startDeliverer({ workerId: worker.workerId, logger }) : null;
   if (worker) logger.info({ worker_id: worker.workerId, engine: config.ENGINE }, 'worker running');
@@ -273,7 +275,7 @@ async function startApi(deps: AppDeps, terminal: (line: string) => void): Promis
 }
 
 function startEngineWorker(
-  db: Database,
+  { db, clock }: Pick<AppDeps, 'db' | 'clock'>,
   graph: ServiceGraph,
   engine: SimulationEngine,
   logger: Logger,
@@ -284,7 +286,7 @@ function startEngineWorker(
     sql: db.sql,
     knownResults: graph.knownResults,
     runBatch: engine.runBatch,
-    clock: () => new Date(),
+    clock,
     workerId: `${hostname()}:${process.pid}`,
     // PGlite serves one connection: fewer jobs in flight keep the API responsive beside the worker.
     concurrency: db.kind === 'server' ? 64 : 16,

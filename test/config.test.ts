@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig, serviceClock } from '../src/config.js';
 
 describe('configuration (docs/decisions.md §10)', () => {
   it('has the documented defaults', () => {
@@ -67,6 +67,21 @@ describe('configuration (docs/decisions.md §10)', () => {
       MAX_EVENT_LOOP_DELAY_MS: 1000,
     });
     expect(loadConfig({}).METRICS_PORT).toBeUndefined();
+  });
+
+  it("moves the service's clock by CLOCK_OFFSET_SECONDS, never in production", () => {
+    expect(loadConfig({}).CLOCK_OFFSET_SECONDS).toBe(0);
+    const ahead = serviceClock(loadConfig({ CLOCK_OFFSET_SECONDS: String(3 * 86_400) }))().getTime();
+    expect(ahead - Date.now()).toBeGreaterThan(3 * 86_400_000 - 60_000);
+    expect(ahead - Date.now()).toBeLessThanOrEqual(3 * 86_400_000);
+    const behind = serviceClock(loadConfig({ CLOCK_OFFSET_SECONDS: '-3600' }))().getTime();
+    expect(Date.now() - behind).toBeGreaterThanOrEqual(3_600_000);
+    expect(() => loadConfig({ CLOCK_OFFSET_SECONDS: String(400 * 86_400) })).toThrow(/CLOCK_OFFSET_SECONDS/);
+    expect(() => loadConfig({ CLOCK_OFFSET_SECONDS: '1.5' })).toThrow(/CLOCK_OFFSET_SECONDS/);
+    expect(() => loadConfig({ NODE_ENV: 'production', CLOCK_OFFSET_SECONDS: '60' })).toThrow(
+      /CLOCK_OFFSET_SECONDS/,
+    );
+    expect(loadConfig({ NODE_ENV: 'production', CLOCK_OFFSET_SECONDS: '0' }).production).toBe(true);
   });
 
   it('treats empty variables as unset', () => {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { NewKey } from '../accounts/keys.js';
 import { makeLedger } from '../billing/ledger.js';
-import type { Config } from '../config.js';
+import { type Config, serviceClock } from '../config.js';
 import type { Database } from '../db/connection.js';
 import { EmbeddedDatabaseInUse } from '../db/embedded-lock.js';
 import { runMigrations } from '../db/migrations.js';
@@ -63,14 +63,13 @@ export async function withOperations<T>(config: Config, work: (ops: Operations) 
     return work(throughService(address, adminToken(config)));
   }
   try {
-    return await work(onDatabase(db));
+    return await work(onDatabase(db, serviceClock(config)));
   } finally {
     await db.close();
   }
 }
 
-function onDatabase(db: Database): Operations {
-  const clock = () => new Date();
+function onDatabase(db: Database, clock: () => Date): Operations {
   const operator = makeOperator({ sql: db.sql, ledger: makeLedger({ sql: db.sql, clock }), clock });
   return {
     through: null,
@@ -85,7 +84,7 @@ function onDatabase(db: Database): Operations {
     revokeKey: async (keyId) => keyView(await operator.revokeKey(keyId)),
     topUp: async (orgId, credits) => creditsView(await operator.topUp(orgId, credits)),
     showCredits: async (orgId) => creditsView(await operator.showCredits(orgId)),
-    project: (competitionId, seasons) => projectCompetition(db.sql, competitionId, seasons),
+    project: (competitionId, seasons) => projectCompetition(db.sql, competitionId, seasons, clock()),
     simulate: (args) => operatorSimulation(db.sql, args),
   };
 }

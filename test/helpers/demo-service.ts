@@ -30,6 +30,8 @@ export async function startDemoService(env: Record<string, string> = {}): Promis
     CPU_THREADS: '1',
     MATCHSIM_DEMO: 'on',
     MAX_EVENT_LOOP_DELAY_MS: '0', // no back-pressure 503s on a loaded test machine
+    // CI runs the demo's readers on another day too (.ci/run); the demo is the same but its dates.
+    CLOCK_OFFSET_SECONDS: process.env.CLOCK_OFFSET_SECONDS ?? '',
     ...(database?.url ? { DATABASE_URL: database.url } : {}),
     ...env,
   });
