@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { type CliAnswer, runCli } from './cli-process.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+import { demoClockOffset } from './demo-day.js';
 
 export type CliRun = (args: string[]) => Promise<CliAnswer>;
 
@@ -18,6 +19,7 @@ export function cliOnDemoData(name: string): CliRun {
       ...process.env,
       DATA_DIR: dataDir,
       LOG_LEVEL: 'silent',
+      CLOCK_OFFSET_SECONDS: demoClockOffset(),
     };
     if (serverDb?.url) env.DATABASE_URL = serverDb.url;
     else delete env.DATABASE_URL;

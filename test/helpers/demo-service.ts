@@ -7,6 +7,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { type RunningService, startService } from '../../src/server.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+import { demoClockOffset } from './demo-day.js';
 
 export interface DemoService {
   service: RunningService;
@@ -31,7 +32,7 @@ export async function startDemoService(env: Record<string, string> = {}): Promis
     MATCHSIM_DEMO: 'on',
     MAX_EVENT_LOOP_DELAY_MS: '0', // no back-pressure 503s on a loaded test machine
     // CI runs the demo's readers on another day too (.ci/run); the demo is the same but its dates.
-    CLOCK_OFFSET_SECONDS: process.env.CLOCK_OFFSET_SECONDS ?? '',
+    CLOCK_OFFSET_SECONDS: demoClockOffset(),
     ...(database?.url ? { DATABASE_URL: database.url } : {}),
     ...env,
   });
