@@ -63,7 +63,7 @@ describe('the CLI while a service holds the embedded database', () => {
     expect(refused.status).toBe(401);
     const human = await matchsim(['org', 'list']);
     expect(human.stdout).toContain('(through the service running at http://127.0.0.1:');
-  });
+  }, 120_000); // a dozen CLI processes, each a Node start with tsx, on a loaded 2-core machine
 
   it('loads a feed, projects a competition and says the migrations are the service’s', async () => {
     const feed = path.join(dataDir, 'feed.json');
