@@ -47,6 +47,9 @@ const ONE_BACKEND = [
   'test/cli/npm-start.test.ts',
   // The CLI beside a service on the embedded default, whatever DATABASE_URL says.
   'test/cli/cli-beside-service.test.ts',
+  // Usage and the README's Node line: no database.
+  'test/cli/usage.test.ts',
+  'test/cli/readme-node-line.test.ts',
 ];
 
 export const sharedTestOptions = {

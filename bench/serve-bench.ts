@@ -31,25 +31,54 @@ const EXIT = { ok: 0, failed: 1, noAdapter: 3, softwareAdapter: 4, deadline: 5, 
 /** Past the deadline, the run stops what it does and exits with what it wrote. */
 const HARD_STOP_GRACE_MS = 20_000;
 
+const USAGE =
+  'usage: serve-bench --out FILE [--deadline SECONDS] [--scale tiny|full] [--allow-software] [--backends embedded,server]';
+
+/**
+ * The run's options. `--help` or `-h` prints the usage and exits 0; a mistake (an unknown flag, a missing
+ * value, a bad scale) prints what is wrong and the usage, and exits 2: never a stack trace (the GPU
+ * bundle's run.sh passes its arguments here, and `--help` is an operator's first command on a GPU host).
+ */
 function options() {
-  const { values } = parseArgs({
-    options: {
-      out: { type: 'string' },
-      deadline: { type: 'string', default: '420' },
-      scale: { type: 'string', default: 'full' },
-      'allow-software': { type: 'boolean', default: false },
-      backends: { type: 'string', default: 'embedded,server' },
-    },
-  });
+  const refuse = (message: string): never => {
+    process.stderr.write(`serve-bench: ${message}\n\n${USAGE}\n`);
+    process.exit(2);
+  };
+  let values: {
+    out?: string | undefined;
+    deadline: string;
+    scale: string;
+    'allow-software': boolean;
+    backends: string;
+    help?: boolean | undefined;
+  };
+  try {
+    ({ values } = parseArgs({
+      options: {
+        out: { type: 'string' },
+        deadline: { type: 'string', default: '420' },
+        scale: { type: 'string', default: 'full' },
+        'allow-software': { type: 'boolean', default: false },
+        backends: { type: 'string', default: 'embedded,server' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    // node:util's first sentence ("Unknown option '--x'"); the rest is advice about `--`.
+    return refuse((error as Error).message.split('. ')[0]!);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
   const scale = SCALES[values.scale as Scale['name']];
   const deadline = Number(values.deadline);
   const backends = values.backends.split(',') as Backend[];
-  if (!values.out || !scale || !(deadline > 0) || backends.some((b) => b !== 'embedded' && b !== 'server')) {
-    process.stderr.write(
-      'usage: serve-bench --out FILE [--deadline SECONDS] [--scale tiny|full] [--allow-software] [--backends embedded,server]\n',
-    );
-    process.exit(2);
-  }
+  if (!values.out) return refuse('--out FILE is required');
+  if (!scale) return refuse(`--scale is one of ${Object.keys(SCALES).join(', ')}`);
+  if (!(deadline > 0)) return refuse('--deadline must be a number of seconds above 0');
+  if (backends.some((b) => b !== 'embedded' && b !== 'server'))
+    return refuse('--backends lists embedded, server or both');
   return { out: values.out, scale, deadline, backends, allowSoftware: values['allow-software'] };
 }
 

@@ -12,7 +12,12 @@ import {
 } from '../src/engine/compile.js';
 import type { MarketFitKind, MatchInputs } from '../src/engine-contract/match-inputs.js';
 import { defaultModelParams } from '../src/engine-contract/model-params.js';
-import { DEFAULT_MARGIN_METHOD, removeMargin } from '../src/market/margin-removal.js';
+import {
+  DEFAULT_MARGIN_METHOD,
+  MAX_OVERROUND,
+  MIN_OVERROUND,
+  removeMargin,
+} from '../src/market/margin-removal.js';
 import type { CommandOutput } from './league-commands.js';
 import type { LeagueMatch } from './league-results.js';
 import { referenceFixture } from './reference-fixture.js';
@@ -32,6 +37,12 @@ export interface MarketBacktest {
   matches: number;
   /** Held-out matches without both closing markets, left out. */
   withoutOdds: number;
+  /**
+   * Held-out matches whose closing 1X2 or total is not one bookmaker's market (its inverse odds add to
+   * less than 1, as best prices across books can, or to more than 1.5: src/market/margin-removal.ts
+   * refuses both), left out like those without odds.
+   */
+  notOneMarket: number;
   marginMethod: string;
   over25: OverScore[];
 }
@@ -74,6 +85,12 @@ function forecastOf(
   };
 }
 
+/** Whether `odds` are one market whose margin can be removed (MIN_OVERROUND to MAX_OVERROUND). */
+function isOneMarket(odds: readonly number[]): boolean {
+  const overround = odds.reduce((sum, price) => sum + 1 / price, 0);
+  return overround >= MIN_OVERROUND && overround <= MAX_OVERROUND;
+}
+
 /** Log loss and Brier score of `p` (each forecast's probability of over 2.5) against the outcomes. */
 function scored(
   name: OverScore['name'],
@@ -101,10 +118,15 @@ export function marketBacktest(
   const forecasts: Forecast[] = [];
   const cache = createCalibrationCache();
   let withoutOdds = 0;
+  let notOneMarket = 0;
   for (const [index, { match, rated: goals }] of rated.entries()) {
     const { closing } = match;
     if (!closing?.result || !closing.total) {
       withoutOdds++;
+      continue;
+    }
+    if (!isOneMarket(closing.result) || !isOneMarket(closing.total)) {
+      notOneMarket++;
       continue;
     }
     forecasts.push(
@@ -121,6 +143,7 @@ export function marketBacktest(
     heldOutSeasons: [...heldOutSeasons],
     matches: forecasts.length,
     withoutOdds,
+    notOneMarket,
     marginMethod: DEFAULT_MARGIN_METHOD,
     over25: [
       scored('model', forecasts, (f) => f.model),
@@ -146,17 +169,18 @@ export function marketBacktestCommand(options: {
   if (result.matches === 0) {
     const seasons = result.heldOutSeasons.join(', ');
     throw new Error(
-      result.withoutOdds === 0
+      result.withoutOdds + result.notOneMarket === 0
         ? `no match of seasons ${seasons} is in ${options.results}`
-        : `none of the ${result.withoutOdds} matches of seasons ${seasons} has closing 1X2 and over/under 2.5 ` +
-            "odds; football-data.co.uk's files carry them (matchsim results fetch; docs/feed.md)",
+        : `none of the ${result.withoutOdds + result.notOneMarket} matches of seasons ${seasons} has closing 1X2 and ` +
+            "over/under 2.5 odds that are one market each; football-data.co.uk's files carry them " +
+            '(matchsim results fetch; docs/feed.md)',
     );
   }
   const rows = result.over25.map(
     (row) => `${row.name.padEnd(18)} ${row.logLoss.toFixed(4)}   ${row.brier.toFixed(4)}`,
   );
   const human = [
-    `over 2.5 goals on ${result.matches} held-out matches with closing odds (seasons ${result.heldOutSeasons.join(', ')}; ${result.withoutOdds} without them left out; margins removed by ${result.marginMethod})`,
+    `over 2.5 goals on ${result.matches} held-out matches with closing odds (seasons ${result.heldOutSeasons.join(', ')}; ${result.withoutOdds} without them and ${result.notOneMarket} whose odds are not one market (inverse odds adding to under 1 or over 1.5) left out; margins removed by ${result.marginMethod})`,
     `${'priced by'.padEnd(18)} log loss  Brier`,
     ...rows,
   ].join('\n');

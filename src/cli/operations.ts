@@ -17,11 +17,11 @@ import { loadDemoData } from '../fixtures/demo-data.js';
 import { ingestFeed } from '../fixtures/feed-loader.js';
 import { DEMO_SEED } from '../operations/demo.js';
 import { makeOperator, type OperatorNewOrg, type OperatorOrgChanges } from '../operations/operator.js';
+import { operatorSimulation, type SimulateArguments } from '../operations/operator-simulation.js';
 import { readServiceAddress, type ServiceAddress } from '../operations/service-address.js';
 import { creditsView, keyView, newKeyView, type orgDetailView, orgView } from '../operations/views.js';
 import { type OperatorProjection, projectCompetition } from '../projections/operator-projection.js';
 import { openServiceDatabase } from '../server.js';
-import { operatorSimulation, type SimulateArguments } from './simulate-command.js';
 
 type OrgView = ReturnType<typeof orgView>;
 type KeyView = ReturnType<typeof keyView>;
@@ -165,10 +165,12 @@ function throughService(address: ServiceAddress, token: string): Operations {
     showCredits: async (orgId) => (await org(orgId)).credits,
     project: (competitionId, seasons) =>
       call('POST', '/projections', { competition_id: competitionId, seasons }),
-    simulate: async () => {
-      throw new Error(
-        `matchsim simulate runs on the database, which the service at ${address.url} holds: send POST /v1/simulations to it, or stop it first`,
-      );
-    },
+    simulate: (args) =>
+      call('POST', '/simulations', {
+        fixture_id: args.fixtureId,
+        draws: args.draws,
+        ...(args.market ? { market: args.market } : {}),
+        ...(args.fromState ? { from_state: args.fromState } : {}),
+      }),
   };
 }

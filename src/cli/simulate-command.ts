@@ -1,33 +1,15 @@
 // `matchsim simulate --fixture ID [--draws N] [--odds H,D,A [--total O,U] [--fit exact|supremacy]
-// [--margin-method M]]`: one simulation on the configured database, run here on the CPU engine with no
-// charge, optionally fitted to bookmaker odds (docs/api.md §4.3, "Fitted to the market"), printed as the
-// result, the goals and, for a fitted run, its calibration beside the targets.
-import { runWhole } from '../../fallback/cpu-engine.js';
-import type { Sql } from '../db/connection.js';
-import { compileFixture, marketFitOfInputs } from '../engine/compile.js';
-import { buildSimulationDocument, SAMPLE_PATHS } from '../engine/document.js';
+// [--margin-method M]] [--from-minute M [--score H-A] [--red-cards H-A]]`: its arguments, and the lines it
+// prints of src/operations/operator-simulation.ts's simulation (run on the database, or through the running
+// service's admin API): the result, the goals and, for a fitted run, its calibration beside the targets.
 import type { SimulationDocument } from '../engine/document-schema.js';
-import { loadModelStatus } from '../engine/model-status.js';
-import { seedFromHex } from '../engine-contract/layout.js';
 import { type FromState, MARKET_FITS, type MarketFitKind } from '../engine-contract/match-inputs.js';
-import { defaultModelParams } from '../engine-contract/model-params.js';
 import { MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from '../engine-contract/run.js';
-import { hasInputs, loadFixtures } from '../fixtures/fixture-record.js';
-import { resolveLineups } from '../fixtures/lineups.js';
-import { buildMatchInputs } from '../fixtures/match-inputs.js';
 import { MARGIN_METHODS, type MarginMethod } from '../market/margin-removal.js';
-import { checkMarketReachable, type MarketRequest, marketInputs } from '../simulations/market-request.js';
-import { checkFromState } from '../simulations/state-request.js';
+import { OPERATOR_DRAWS, type SimulateArguments } from '../operations/operator-simulation.js';
+import type { MarketRequest } from '../simulations/market-request.js';
 
 export class SimulateArgumentError extends Error {}
-
-export interface SimulateArguments {
-  fixtureId: number;
-  draws: number;
-  market?: MarketRequest;
-  /** The in-play state to run from (inPlayArguments). */
-  fromState?: FromState;
-}
 
 /** `--from-minute M [--score H-A] [--red-cards H-A]`: the in-play state (docs/api.md §4.3, "In play"). */
 export function inPlayArguments(flags: InPlayFlags): FromState | undefined {
@@ -74,7 +56,7 @@ function marketArguments(flags: MarketFlags): SimulateArguments {
   const fixtureId = Number(flags.fixture);
   if (!Number.isSafeInteger(fixtureId) || fixtureId < 1)
     throw new SimulateArgumentError('--fixture must be a fixture id');
-  const draws = flags.draws === undefined ? 10_000 : Number(flags.draws);
+  const draws = flags.draws === undefined ? OPERATOR_DRAWS : Number(flags.draws);
   if (!Number.isSafeInteger(draws) || draws < MIN_DRAWS_PER_JOB || draws > MAX_DRAWS_PER_JOB) {
     throw new SimulateArgumentError(
       `--draws must be a whole number from ${MIN_DRAWS_PER_JOB} to ${MAX_DRAWS_PER_JOB}`,
@@ -95,42 +77,6 @@ function marketArguments(flags: MarketFlags): SimulateArguments {
   if (flags.fit !== undefined) market.fit = flags.fit as MarketFitKind;
   if (method !== undefined) market.margin_method = method as MarginMethod;
   return { fixtureId, draws, market };
-}
-
-/**
- * The simulation: the fixture's current inputs with automatic lineups, its market read and checked as a
- * request's is (400s become errors here), compiled and run whole on this thread.
- */
-export async function operatorSimulation(sql: Sql, args: SimulateArguments): Promise<SimulationDocument> {
-  const fixture = (await loadFixtures(sql, [args.fixtureId])).get(args.fixtureId);
-  if (!fixture || !hasInputs(fixture))
-    throw new Error(`fixture ${args.fixtureId} has no inputs on this database`);
-  const match = buildMatchInputs(fixture, resolveLineups(fixture, undefined).lineups);
-  if (args.market) {
-    const market = marketInputs(args.market, '');
-    match.market = market;
-    const fitted = { ...match, market };
-    checkMarketReachable(fitted, marketFitOfInputs(fitted, defaultModelParams), '');
-  }
-  if (args.fromState) {
-    match.from_state = args.fromState;
-    checkFromState(match, fixture, defaultModelParams, '');
-  }
-  const compiled = compileFixture(match, defaultModelParams);
-  const seed = seedFromHex('0000000000000053');
-  const run = runWhole(compiled, { draws: args.draws, seed }, 'cpu-cli', SAMPLE_PATHS);
-  return buildSimulationDocument({
-    inputs: match,
-    params: defaultModelParams,
-    counts: run.counts,
-    samples: run.samples,
-    draws: args.draws,
-    seed,
-    basis: { as_of: fixture.inputsAsOf.toISOString(), data_version: fixture.dataVersion },
-    timing: { engine: 'cpu', backend: run.backend, queued_ms: 0, run_ms: Math.round(run.runMs) },
-    modelStatus: loadModelStatus(),
-    marketFit: compiled.marketFit,
-  });
 }
 
 const percent = (p: number) => `${(100 * p).toFixed(1)}%`;

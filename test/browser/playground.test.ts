@@ -5,7 +5,9 @@
 // buttons, its authentication box readable; no page loads anything from elsewhere, and under each page's
 // Content-Security-Policy (src/http/page-security.ts) nothing is refused. The playground's boxes
 // stay inside their cards at 1,280 × 800 and 390 px and its chart labels are neither cut nor overlapping
-// (both measured); every market is listed with its fair price; a run downloads as JSON and CSV, is
+// (both measured); at 390 px the win-probability path (its events labelled with their minutes, added
+// time as minutes of its own), the lines' legends, the top scorers and the sample match are whole on
+// screen with text of 11 px and more; every market is listed with its fair price; a run downloads as JSON and CSV, is
 // shared by its link and compared with a custom-lineup run made in the editor. Screenshots go to
 // test-output/ (kept out of git).
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -185,6 +187,39 @@ function labelProblems(page: Page): Promise<string[]> {
   return page.evaluate(chartLabelProblems, undefined);
 }
 
+/**
+ * What of a chart is not on screen without scrolling: each text and marker (`[data-event]`) of the chart
+ * in `selector` whose box leaves the viewport or the chart's visible box, and each text drawn under
+ * `minPx` pixels. A chart drawn to its container's width (charts.js drawnToWidth) has none.
+ */
+function offScreenProblems(page: Page, selector: string, minPx: number): Promise<string[]> {
+  return page.evaluate(
+    ({ selector, minPx }) => {
+      const problems: string[] = [];
+      const holder = document.querySelector(selector)!;
+      const chart = holder.querySelector('svg')!;
+      const visible = holder.getBoundingClientRect();
+      const scale = chart.getBoundingClientRect().width / chart.viewBox.baseVal.width;
+      for (const node of chart.querySelectorAll<SVGGraphicsElement>('text, [data-event]')) {
+        const name = node.textContent || node.getAttribute('data-event') || node.tagName;
+        const box = node.getBoundingClientRect();
+        if (
+          box.left < Math.max(0, visible.left) - 1 ||
+          box.right > Math.min(window.innerWidth, visible.right) + 1
+        )
+          problems.push(
+            `${selector}: "${name}" is off screen (${Math.round(box.left)}–${Math.round(box.right)})`,
+          );
+        const size = Number(node.getAttribute('font-size')) * scale;
+        if (node.tagName === 'text' && node.textContent !== '' && size < minPx - 0.05)
+          problems.push(`${selector}: "${name}" drawn at ${size.toFixed(1)}px`);
+      }
+      return problems;
+    },
+    { selector, minPx },
+  );
+}
+
 describe.skipIf(!present)('in chromium', () => {
   beforeAll(async () => {
     demo = await startDemoService();
@@ -250,6 +285,25 @@ describe.skipIf(!present)('in chromium', () => {
     expect(await layoutProblems(page)).toEqual([]);
     expect(await labelProblems(page)).toEqual([]);
     expect(await textSizeProblems(page)).toEqual([]);
+    // On a phone the lines' legends, the top scorers and the sample match are whole on screen, their
+    // text at 11 px and more (drawn again at the new width).
+    for (const id of ['state', 'xg', 'scorers', 'sample'])
+      await expect.poll(() => offScreenProblems(page, `#chart-${id}`, 11)).toEqual([]);
+    expect(await page.locator('#chart-sample svg [data-added-time]').count()).toBe(2);
+    // The goals chart is wider than a phone and scrolls; it opens on its legend, both sides named.
+    const legendOffScreen = await page.evaluate(() => {
+      const holder = document.querySelector('#chart-goals')!;
+      const right = Math.min(window.innerWidth, holder.getBoundingClientRect().right);
+      return [...holder.querySelectorAll('svg text')]
+        .slice(-2)
+        .filter((text) => text.getBoundingClientRect().right > right + 1)
+        .map((text) => text.textContent);
+    });
+    expect(legendOffScreen).toEqual([]);
+    await page
+      .locator('.charts')
+      .first()
+      .screenshot({ path: new URL('playground-phone-charts.png', OUTPUT).pathname });
     await page.screenshot({ path: new URL('playground-phone.png', OUTPUT).pathname, fullPage: true });
     await page.close();
   }, 240_000);
@@ -398,9 +452,33 @@ describe.skipIf(!present)('in chromium', () => {
     expect(await page.locator('#path-summary').textContent()).toMatch(/^70 minutes; at 60': home/);
     expect(await layoutProblems(page)).toEqual([]);
     expect(await textSizeProblems(page)).toEqual([]);
+    // Each step a minute of its own: the first half's ten added-time steps shaded under the axis, "+10".
+    const added = page.locator('#chart-worm svg [data-added-time]');
+    expect(await added.count()).toBe(1);
+    expect(await page.locator('#chart-worm svg text', { hasText: '+10' }).count()).toBe(1);
+    // The band's points, one a step (the upper line, then the lower one back): evenly spaced, the
+    // stretch ten of them wide.
+    const band = await page.locator('#chart-worm svg [data-band="home_win"]').getAttribute('points');
+    const xs = band!.split(' ').map((point) => Number(point.split(',')[0]));
+    const steps = xs.slice(0, 70);
+    const step = (steps[69]! - steps[0]!) / 69;
+    for (let i = 1; i < steps.length; i += 1) expect(steps[i]! - steps[i - 1]!).toBeCloseTo(step, 0);
+    expect(Number(await added.getAttribute('width'))).toBeCloseTo(10 * step, 0);
+    // Every marker labelled with its minute.
+    for (const minute of ['30', '60'])
+      expect(await page.locator(`#chart-worm svg [data-event-minute="${minute}"]`).textContent()).toBe(
+        `${minute}'`,
+      );
     await page.setViewportSize({ width: 390, height: 844 });
     expect(await layoutProblems(page)).toEqual([]);
     expect(await textSizeProblems(page)).toEqual([]);
+    // On a phone it opens on the whole path: every marker, minute label and legend entry on screen.
+    await expect.poll(() => offScreenProblems(page, '#chart-worm', 11)).toEqual([]);
+    expect(await labelProblems(page)).toEqual([]);
+    await page.locator('#chart-worm').scrollIntoViewIfNeeded();
+    await page
+      .locator('#chart-worm')
+      .screenshot({ path: new URL('playground-path-phone.png', OUTPUT).pathname });
     await page.setViewportSize({ width: 1280, height: 800 });
     mkdirSync(OUTPUT, { recursive: true });
     await page.locator('#path-title').scrollIntoViewIfNeeded();

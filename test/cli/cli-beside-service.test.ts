@@ -1,7 +1,7 @@
 // The operators' CLI beside a running service on the embedded default (docs/decisions.md §8): PGlite
 // belongs to the service, so each command goes through its admin API at the address it recorded in
 // DATA_DIR/service.json, with the admin token it generated, and prints what it prints on the database
-// itself; `demo` names what to do instead. Once the service stops, the same commands open the database.
+// itself (`simulate` too, fitted or in play: POST /admin/v1/simulations); `demo` names what to do instead. Once the service stops, the same commands open the database.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -63,7 +63,7 @@ describe('the CLI while a service holds the embedded database', () => {
     expect(refused.status).toBe(401);
     const human = await matchsim(['org', 'list']);
     expect(human.stdout).toContain('(through the service running at http://127.0.0.1:');
-  });
+  }, 120_000); // a dozen CLI processes, each a Node start with tsx, on a loaded 2-core machine
 
   it('loads a feed, projects a competition and says the migrations are the service’s', async () => {
     const feed = path.join(dataDir, 'feed.json');
@@ -88,6 +88,28 @@ describe('the CLI while a service holds the embedded database', () => {
     const demo = await matchsim(['demo']);
     expect(demo.code).toBe(1);
     expect(demo.stderr).toContain('stop the service and run matchsim demo');
+  }, 120_000);
+
+  it('simulates a fixture, fitted to odds and from an in-play state, through the admin API', async () => {
+    // A fixture of the demo on sale (not kicked off), whatever the day: fixture discovery is free and
+    // answers a live key, the demo's, printed on the terminal.
+    const liveKey = /live key: (ms_live_\w+)/.exec(service.stderr.join('\n'))?.[1];
+    const fixtures = await fetch(`${service.baseUrl}/v1/fixtures?status=fresh&limit=1`, {
+      headers: { authorization: `Bearer ${liveKey}` },
+    });
+    const fixtureId = String((await fixtures.json()).data[0].fixture_id);
+    const base = ['simulate', '--fixture', fixtureId, '--draws', '1000'];
+    const fitted = await json([...base, '--odds', '2.10,3.40,3.60', '--total', '1.90,1.95']);
+    expect(fitted.calibration.fitted_to).toEqual(['home_win_minus_away_win', 'over_2_5']);
+    const inPlay = await json([...base, '--from-minute', '67', '--score', '0-1', '--red-cards', '0-1']);
+    expect(inPlay.state).toMatchObject({ minute: '67', score: { home: 0, away: 1 } });
+    const table = await matchsim([...base, '--from-minute', '67', '--score', '0-2']);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout.split('\n')[0]).toContain("from 67' at 0-2");
+    expect(table.stdout).toContain('(through the service running at http://127.0.0.1:');
+    const refused = await matchsim([...base, '--odds', '1.98,40,1.98']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('cannot reproduce these prices');
   }, 120_000);
 
   it('opens the database itself once the service has stopped', async () => {

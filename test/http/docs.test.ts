@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../../src/errors.js';
 import { curlTour } from '../../src/http/views/curl-tour.js';
+import { EVENT_TYPES } from '../../src/webhooks/types.js';
 import { createTestContext, type TestContext } from '../helpers/app.js';
 
 let t: TestContext;
@@ -49,6 +50,21 @@ describe('GET /docs', () => {
         .replaceAll("'", '&#39;');
       expect(html).toContain(escaped);
     }
+  });
+
+  it('says in §4.8 of docs/api.md that a job’s end is learnt by polling or by the events of §6', () => {
+    const apiMd = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+    const start = apiMd.indexOf('### 4.8 ');
+    const section = apiMd.slice(start, apiMd.indexOf('\n### ', start + 1));
+    expect(apiMd).not.toMatch(/no callbacks/i);
+    const paragraph = section.split('\n\n').find((text) => text.includes('webhook endpoint (§6)'));
+    expect(paragraph).toContain('poll the result path');
+    // Every event type the paragraph names (`data.object` is the event's field) is one the service sends.
+    const named = [...paragraph!.matchAll(/`([a-z]+\.[a-z]+)`/g)]
+      .map((match) => match[1])
+      .filter((name) => name !== 'data.object');
+    expect(named).toEqual(['simulation.succeeded', 'simulation.failed', 'batch.completed']);
+    for (const type of named) expect(EVENT_TYPES).toContain(type);
   });
 
   it('keeps the curl tour of docs/api.md §4.11 the same as the page', () => {

@@ -42,6 +42,55 @@ function mount(container, root) {
   return root;
 }
 
+/** The narrowest a chart drawn to its container's width is drawn; a narrower container scrolls. */
+const MIN_FITTED_WIDTH = 300;
+
+/**
+ * Draws a chart at its container's width, one SVG unit to one CSS pixel, so that its text keeps the
+ * size it is given (12 px) on a phone as on a desktop, and every part of it (events, legends) is on
+ * screen without scrolling; `draw(width)` returns the <svg>. Drawn again when the container's width
+ * changes (a phone turned, a window resized).
+ */
+function drawnToWidth(container, preferred, draw) {
+  const render = () => {
+    const width = Math.max(MIN_FITTED_WIDTH, Math.floor(container.clientWidth) || preferred);
+    container.dataset.drawnWidth = String(width);
+    return mount(container, draw(width));
+  };
+  container.redrawChart = render;
+  if (!container.widthWatch && typeof ResizeObserver === 'function') {
+    container.widthWatch = new ResizeObserver(() => {
+      const width = Math.max(MIN_FITTED_WIDTH, Math.floor(container.clientWidth));
+      if (width !== Number(container.dataset.drawnWidth)) container.redrawChart();
+    });
+    container.widthWatch.observe(container);
+  }
+  return render();
+}
+
+/** About how wide `text` draws at `size` px (the playground's sans-serif: a little over half its size). */
+const textWidth = (text, size) => text.length * size * 0.62;
+
+/**
+ * A legend of coloured squares and names, laid left to right from `x` and wrapped onto another row where
+ * the next entry would pass `right`; returns the y below its last row.
+ */
+function legend(root, entries, x, y, right, size = 12) {
+  let left = x;
+  let row = y;
+  for (const [name, color] of entries) {
+    const width = 14 + textWidth(name, size) + 16;
+    if (left > x && left + width > right) {
+      left = x;
+      row += size + 8;
+    }
+    add(root, 'rect', { x: left, y: row - size + 2, width: 10, height: 10, fill: color });
+    add(root, 'text', { x: left + 14, y: row, 'font-size': size }, name);
+    left += width;
+  }
+  return row + 8;
+}
+
 /** Vertical bars: one per value, each with its label and percentage. */
 export function bars(container, items, label) {
   const width = 360;
@@ -181,103 +230,173 @@ export function goalDistributions(container, distributions, teams = { home: 'Hom
       goals === 6 ? '6+' : String(goals),
     );
   }
-  add(root, 'rect', { x: width - 190, y: 6, width: 10, height: 10, fill: HOME });
-  add(root, 'text', { x: width - 176, y: 15, 'font-size': 11 }, teams.home);
-  add(root, 'rect', { x: width - 95, y: 6, width: 10, height: 10, fill: AWAY });
-  add(root, 'text', { x: width - 81, y: 15, 'font-size': 11 }, teams.away);
+  // The legend at the left, where a phone's screen opens on a chart wider than it (mount).
+  legend(
+    root,
+    [
+      [teams.home, HOME],
+      [teams.away, AWAY],
+    ],
+    pad,
+    15,
+    width,
+    11,
+  );
   return mount(container, root);
 }
 
-/** Lines over the match's steps; `series` = [{ name, values, color }]. */
-export function lines(container, labels, series, label) {
-  const width = 420;
-  const height = 236; // the minute labels, then the legend in its own row below them
-  const root = svg(width, height, label);
-  const top = Math.max(...series.flatMap((line) => line.values), 0.0001);
-  const x = (index) => 30 + (index / (labels.length - 1)) * (width - 40);
-  const y = (value) => 190 - (value / top) * 170;
-  add(root, 'line', { x1: 30, y1: 190, x2: width - 10, y2: 190, stroke: '#999' });
-  for (const [index, text] of labels.entries()) {
-    if (text === '1' || text === '45' || text === '90' || text === '46') {
-      add(root, 'text', { x: x(index), y: 206, 'text-anchor': 'middle', 'font-size': 11 }, `${text}'`);
-    }
+/**
+ * The x of each of the match's steps from `left` to `right`, and the minute labels worth printing under
+ * them: 1', 15', 30', 45', 60', 75', 90', and where the steps hold added time (45+1 … 45+10, 90+1 …),
+ * its stretch as steps of its own with "+n" under it; a label that would meet the one before is left out.
+ */
+function minuteAxis(labels, left, right) {
+  const step = (right - left) / Math.max(1, labels.length - 1);
+  const x = (index) => left + index * step;
+  const added = [];
+  for (const [index, label] of labels.entries()) {
+    if (!label.includes('+')) continue;
+    const half = label.split('+')[0];
+    const stretch = added.at(-1);
+    if (stretch && stretch.half === half && stretch.last === index - 1) stretch.last = index;
+    else added.push({ half, first: index, last: index });
   }
-  add(root, 'text', { x: 2, y: 24, 'font-size': 11 }, top.toFixed(2));
-  series.forEach((line, n) => {
-    const points = line.values
-      .map((value, index) => `${x(index).toFixed(1)},${y(value).toFixed(1)}`)
-      .join(' ');
-    add(root, 'polyline', { points, fill: 'none', stroke: line.color, 'stroke-width': 2 });
-    add(root, 'text', { x: 30 + n * 125, y: height - 6, 'font-size': 12, fill: line.color }, line.name);
-  });
-  return mount(container, root);
+  // The added-time stretches' labels first, then the minutes' where they meet none already placed.
+  const candidates = [
+    ...added.map((s) => ({ x: (x(s.first) + x(s.last)) / 2, text: `+${s.last - s.first + 1}` })),
+    ...labels
+      .map((label, index) => ({ label, index }))
+      .filter(({ label }) => ['1', '15', '30', '45', '60', '75', '90'].includes(label))
+      .map(({ label, index }) => ({ x: x(index), text: `${label}'` })),
+  ];
+  const ticks = [];
+  for (const tick of candidates) {
+    const half = textWidth(tick.text, 11) / 2 + 2;
+    if (ticks.every((other) => Math.abs(other.x - tick.x) >= half + textWidth(other.text, 11) / 2 + 2))
+      ticks.push(tick);
+  }
+  return {
+    x,
+    ticks,
+    added: added.map((s) => ({ ...s, x1: x(s.first) - step / 2, x2: x(s.last) + step / 2 })),
+  };
 }
 
-/** Horizontal bars of the players most likely to score. */
+/** The minute axis under a chart: its line, the added-time stretches shaded, the labels at `y`. */
+function drawMinuteAxis(root, axis, baseline, y) {
+  for (const stretch of axis.added) {
+    add(root, 'rect', {
+      x: stretch.x1,
+      y: baseline + 1,
+      width: Math.max(1, stretch.x2 - stretch.x1),
+      height: 5,
+      fill: '#b8c4be',
+      'data-added-time': `${stretch.half}+`,
+    });
+  }
+  for (const tick of axis.ticks) {
+    add(root, 'text', { x: tick.x, y, 'text-anchor': 'middle', 'font-size': 11 }, tick.text);
+  }
+}
+
+/** Lines over the match's steps; `series` = [{ name, values, color }]. Drawn to its container's width. */
+export function lines(container, labels, series, label) {
+  return drawnToWidth(container, 420, (width) => {
+    const plotBottom = 190;
+    const entries = series.map((line) => [line.name, line.color]);
+    // The legend's rows below the minute labels decide the height: draw it on a scratch root first.
+    const height = legend(svg(width, 1, ''), entries, 30, plotBottom + 38, width - 4) + 2;
+    const root = svg(width, height, label);
+    const top = Math.max(...series.flatMap((line) => line.values), 0.0001);
+    const axis = minuteAxis(labels, 30, width - 10);
+    const y = (value) => plotBottom - (value / top) * 170;
+    add(root, 'line', { x1: 30, y1: plotBottom, x2: width - 10, y2: plotBottom, stroke: '#999' });
+    drawMinuteAxis(root, axis, plotBottom, plotBottom + 18);
+    add(root, 'text', { x: 2, y: 14, 'font-size': 11 }, top.toFixed(2));
+    for (const line of series) {
+      const points = line.values
+        .map((value, index) => `${axis.x(index).toFixed(1)},${y(value).toFixed(1)}`)
+        .join(' ');
+      add(root, 'polyline', { points, fill: 'none', stroke: line.color, 'stroke-width': 2 });
+    }
+    legend(root, entries, 30, plotBottom + 38, width - 4);
+    return root;
+  });
+}
+
+/**
+ * Horizontal bars of the players most likely to score, drawn to the container's width at 12 px: the
+ * name beside its bar where there is room, above it on a narrow screen.
+ */
 export function scorers(container, players, teams) {
   const top = [...players]
     .sort((a, b) => b.probabilities.anytime_scorer - a.probabilities.anytime_scorer)
     .slice(0, 8);
-  const width = 420;
-  const root = svg(width, top.length * 26 + 10, 'Top scorers');
-  top.forEach((player, index) => {
-    const p = player.probabilities.anytime_scorer;
-    const y = 8 + index * 26;
-    const name = player.name.length > 22 ? `${player.name.slice(0, 21)}…` : player.name;
-    add(root, 'text', { x: 3, y: y + 14, 'font-size': 12 }, `${name} (${teams[player.team]})`);
-    add(root, 'rect', {
-      x: 200,
-      y,
-      width: Math.max(1, p * 200),
-      height: 18,
-      fill: player.team === 'home' ? HOME : AWAY,
+  return drawnToWidth(container, 420, (width) => {
+    const stacked = width < 400;
+    const row = stacked ? 40 : 26;
+    const barLeft = stacked ? 3 : 200;
+    const barWidth = width - barLeft - 52; // room for "100.0%" beside a full bar
+    const root = svg(width, top.length * row + 10, 'Top scorers');
+    top.forEach((player, index) => {
+      const p = player.probabilities.anytime_scorer;
+      const y = 8 + index * row;
+      const name = player.name.length > 22 ? `${player.name.slice(0, 21)}…` : player.name;
+      add(root, 'text', { x: 3, y: y + 14, 'font-size': 12 }, `${name} (${teams[player.team]})`);
+      const barTop = stacked ? y + 19 : y;
+      add(root, 'rect', {
+        x: barLeft,
+        y: barTop,
+        width: Math.max(1, p * barWidth),
+        height: stacked ? 14 : 18,
+        fill: player.team === 'home' ? HOME : AWAY,
+      });
+      add(
+        root,
+        'text',
+        { x: barLeft + 5 + p * barWidth, y: barTop + (stacked ? 12 : 14), 'font-size': 12 },
+        percent(p),
+      );
     });
-    // Beside the bar, or inside its end when the bar reaches the edge.
-    const inside = p > 0.8;
+    return root;
+  });
+}
+
+/**
+ * One simulated match along its steps, drawn to the container's width: goals as dots, cards as squares,
+ * above (home) or below (away), the minute axis (added time as steps of its own) and the score under it.
+ */
+export function matchPath(container, sample, labels) {
+  return drawnToWidth(container, 720, (width) => {
+    const root = svg(width, 140, `Sample match ending ${sample.score.home}-${sample.score.away}`);
+    const axis = minuteAxis(labels, 20, width - 20);
+    const x = (minuteLabel) => axis.x(Math.max(0, labels.indexOf(minuteLabel)));
+    add(root, 'line', { x1: 20, y1: 60, x2: width - 20, y2: 60, stroke: '#555', 'stroke-width': 2 });
+    drawMinuteAxis(root, axis, 100, 116);
+    add(root, 'line', { x1: 20, y1: 100, x2: width - 20, y2: 100, stroke: '#ccc' });
     add(
       root,
       'text',
-      {
-        x: inside ? 195 + p * 200 : 205 + p * 200,
-        y: y + 14,
-        'font-size': 12,
-        ...(inside ? { 'text-anchor': 'end', fill: '#fff' } : {}),
-      },
-      percent(p),
+      { x: 20, y: 134, 'font-size': 12 },
+      `Final ${sample.score.home}-${sample.score.away} (half time ${sample.half_time.home}-${sample.half_time.away})`,
     );
+    for (const event of sample.events) {
+      const cx = x(event.minute_label);
+      const cy = event.team === 'home' ? 35 : 85;
+      const color = event.team === 'home' ? HOME : AWAY;
+      if (event.type === 'goal') add(root, 'circle', { cx, cy, r: 7, fill: color });
+      else if (event.type.endsWith('card'))
+        add(root, 'rect', {
+          x: cx - 4,
+          y: cy - 6,
+          width: 8,
+          height: 12,
+          fill: event.type === 'red_card' ? '#c62828' : '#e6b800',
+        });
+      else add(root, 'line', { x1: cx, y1: cy - 5, x2: cx, y2: cy + 5, stroke: color });
+    }
+    return root;
   });
-  return mount(container, root);
-}
-
-/** One simulated match along the 110 steps: goals as dots, cards as squares, above (home) or below (away). */
-export function matchPath(container, sample, labels) {
-  const width = 720;
-  const root = svg(width, 120, `Sample match ending ${sample.score.home}-${sample.score.away}`);
-  const x = (minuteLabel) =>
-    20 + (Math.max(0, labels.indexOf(minuteLabel)) / (labels.length - 1)) * (width - 40);
-  add(root, 'line', { x1: 20, y1: 60, x2: width - 20, y2: 60, stroke: '#555', 'stroke-width': 2 });
-  add(
-    root,
-    'text',
-    { x: 20, y: 112, 'font-size': 12 },
-    `Final ${sample.score.home}-${sample.score.away} (half time ${sample.half_time.home}-${sample.half_time.away})`,
-  );
-  for (const event of sample.events) {
-    const cx = x(event.minute_label);
-    const cy = event.team === 'home' ? 35 : 85;
-    const color = event.team === 'home' ? HOME : AWAY;
-    if (event.type === 'goal') add(root, 'circle', { cx, cy, r: 7, fill: color });
-    else if (event.type.endsWith('card'))
-      add(root, 'rect', {
-        x: cx - 4,
-        y: cy - 6,
-        width: 8,
-        height: 12,
-        fill: event.type === 'red_card' ? '#c62828' : '#e6b800',
-      });
-    else add(root, 'line', { x1: cx, y1: cy - 5, x2: cx, y2: cy + 5, stroke: color });
-  }
-  return mount(container, root);
 }
 
 /**
@@ -358,82 +477,109 @@ export function cumulative(values) {
 
 /**
  * A win-probability path (the "worm"): at each minute the home win (bottom), draw and away win (top)
- * stacked to 1, with the events marked above the minute they happened in. `points` = [{ minute, result }]
- * in minute order; `events` = [{ minute, type, team }].
+ * stacked to 1, with the events marked above the minute they happened in, each with its minute. Drawn
+ * to the container's width, so on a phone the whole path and every event are on screen at once; each
+ * step is a minute of its own, added time included (its stretches shaded under the axis, "+10" under
+ * them). `points` = [{ minute, result }]; `events` = [{ minute, type, team }].
  */
 export function worm(container, points, events, teams = { home: 'Home', away: 'Away' }) {
-  const width = 720;
-  const height = 250;
-  const top = 30;
-  const bottom = 200;
-  const root = svg(width, height, `Win probability by minute, ${points.length} minutes`);
-  const x = (index) => 40 + (index / Math.max(1, points.length - 1)) * (width - 60);
-  const y = (p) => bottom - p * (bottom - top);
-  const band = (lower, upper, fill, name) => {
-    const upperLine = points.map((point, i) => `${x(i).toFixed(1)},${y(upper(point.result)).toFixed(1)}`);
-    const lowerLine = points
-      .map((point, i) => `${x(i).toFixed(1)},${y(lower(point.result)).toFixed(1)}`)
-      .reverse();
-    add(root, 'polygon', { points: [...upperLine, ...lowerLine].join(' '), fill, 'data-band': name });
+  // The timeline's order (1 … 45, 45+1 … 45+10, 46 … 90, 90+1 …), whatever order the results came in.
+  const order = (label) => {
+    const [minute, extra] = label.split('+').map(Number);
+    return minute + (minute > 45 ? 10 : 0) + (extra ?? 0);
   };
-  band(
-    () => 0,
-    (r) => r.home_win,
-    HOME,
-    'home_win',
-  );
-  band(
-    (r) => r.home_win,
-    (r) => r.home_win + r.draw,
-    DRAW,
-    'draw',
-  );
-  band(
-    (r) => r.home_win + r.draw,
-    () => 1,
-    AWAY,
-    'away_win',
-  );
-  for (const p of [0, 0.5, 1]) {
-    add(root, 'text', { x: 34, y: y(p) + 4, 'text-anchor': 'end', 'font-size': 11 }, `${p * 100}%`);
-  }
-  for (const [index, point] of points.entries()) {
-    if (['1', '45', '46', '90'].includes(point.minute)) {
-      add(
-        root,
-        'text',
-        { x: x(index), y: bottom + 16, 'text-anchor': 'middle', 'font-size': 11 },
-        `${point.minute}'`,
+  const ordered = [...points].sort((a, b) => order(a.minute) - order(b.minute));
+  const labels = ordered.map((point) => point.minute);
+  return drawnToWidth(container, 720, (width) => {
+    const entries = [
+      [`${teams.home} win`, HOME],
+      ['Draw', DRAW],
+      [`${teams.away} win`, AWAY],
+    ];
+    const bottom = 230;
+    const height = legend(svg(width, 1, ''), entries, 40, bottom + 40, width - 4) + 2;
+    const root = svg(width, height, `Win probability by minute, ${ordered.length} minutes`);
+    // Two rows of minute labels and the markers above the plot (eventMarkers).
+    const top = 56;
+    const axis = minuteAxis(labels, 40, width - 12);
+    const y = (p) => bottom - p * (bottom - top);
+    const band = (lower, upper, fill, name) => {
+      const upperLine = ordered.map(
+        (point, i) => `${axis.x(i).toFixed(1)},${y(upper(point.result)).toFixed(1)}`,
       );
+      const lowerLine = ordered
+        .map((point, i) => `${axis.x(i).toFixed(1)},${y(lower(point.result)).toFixed(1)}`)
+        .reverse();
+      add(root, 'polygon', { points: [...upperLine, ...lowerLine].join(' '), fill, 'data-band': name });
+    };
+    band(
+      () => 0,
+      (r) => r.home_win,
+      HOME,
+      'home_win',
+    );
+    band(
+      (r) => r.home_win,
+      (r) => r.home_win + r.draw,
+      DRAW,
+      'draw',
+    );
+    band(
+      (r) => r.home_win + r.draw,
+      () => 1,
+      AWAY,
+      'away_win',
+    );
+    for (const p of [0, 0.5, 1]) {
+      add(root, 'text', { x: 34, y: y(p) + 4, 'text-anchor': 'end', 'font-size': 11 }, `${p * 100}%`);
     }
-  }
-  // An event shows from the minute after it (the state at a minute holds the events before it).
+    drawMinuteAxis(root, axis, bottom, bottom + 20);
+    eventMarkers(root, events, labels, axis, { width, bottom });
+    legend(root, entries, 40, bottom + 40, width - 4);
+    return root;
+  });
+}
+
+/**
+ * The worm's events: a marker above the minute after each (the state at a minute holds the events before
+ * it), a dashed line down to the axis, and the event's minute above the marker, in the first of two rows
+ * where it meets no other label, kept inside the chart's edges.
+ */
+function eventMarkers(root, events, labels, axis, { width, bottom }) {
+  const labelRows = [12, 26];
+  const markerY = 42;
+  const rowRight = labelRows.map(() => -Infinity);
   for (const event of events) {
-    const index = points.findIndex((point) => point.minute === event.minute);
+    const index = labels.indexOf(event.minute);
     if (index < 0) continue;
-    const cx = x(Math.min(index + 1, points.length - 1));
+    const cx = axis.x(Math.min(index + 1, labels.length - 1));
     const color = event.team === 'home' ? HOME : AWAY;
-    add(root, 'line', { x1: cx, y1: top - 4, x2: cx, y2: bottom, stroke: '#222', 'stroke-dasharray': '3 3' });
+    add(root, 'line', {
+      x1: cx,
+      y1: markerY + 6,
+      x2: cx,
+      y2: bottom,
+      stroke: '#222',
+      'stroke-dasharray': '3 3',
+    });
     const marker =
       event.type === 'goal'
-        ? add(root, 'circle', { cx, cy: top - 12, r: 6, fill: color })
+        ? add(root, 'circle', { cx, cy: markerY, r: 6, fill: color })
         : add(root, 'rect', {
             x: cx - 4,
-            y: top - 19,
+            y: markerY - 6,
             width: 8,
             height: 12,
             fill: event.type === 'red_card' ? '#c62828' : event.type === 'yellow_card' ? '#e6b800' : color,
           });
     marker.setAttribute('data-event', `${event.type} ${event.team} ${event.minute}`);
+    const text = `${event.minute}'`;
+    const half = textWidth(text, 11) / 2;
+    const center = Math.min(Math.max(cx, half + 2), width - half - 2);
+    const row = rowRight.findIndex((right) => center - half > right + 3);
+    const at = row < 0 ? rowRight.indexOf(Math.min(...rowRight)) : row;
+    rowRight[at] = center + half;
+    const attributes = { x: center, y: labelRows[at], 'text-anchor': 'middle', 'font-size': 11 };
+    add(root, 'text', { ...attributes, 'data-event-minute': event.minute }, text);
   }
-  const legend = [
-    [`${teams.home} win`, HOME],
-    ['Draw', DRAW],
-    [`${teams.away} win`, AWAY],
-  ];
-  legend.forEach(([name, color], n) => {
-    add(root, 'rect', { x: 40 + n * 200, y: height - 20, width: 10, height: 10, fill: color });
-    add(root, 'text', { x: 54 + n * 200, y: height - 11, 'font-size': 12 }, name);
-  });
-  return mount(container, root);
 }

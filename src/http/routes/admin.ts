@@ -1,6 +1,8 @@
 // The operators' HTTP API under /admin/v1 (docs/decisions.md §8). It exists only when ADMIN_TOKEN is set.
 import type { KeyCache } from '../../accounts/key-cache.js';
+import { simulationDocumentSchema } from '../../engine/document-schema.js';
 import type { Operator } from '../../operations/operator.js';
+import { OPERATOR_DRAWS, operatorSimulation } from '../../operations/operator-simulation.js';
 import { creditsView, keyView, newKeyView, orgDetailView, orgView } from '../../operations/views.js';
 import { projectCompetition } from '../../projections/operator-projection.js';
 import { DEFAULT_SEASONS } from '../../projections/types.js';
@@ -14,6 +16,7 @@ import {
   adminOrgSchema,
   adminProjectionBody,
   adminProjectionSchema,
+  adminSimulationBody,
   createKeyBody,
   createOrgBody,
   keyIdParams,
@@ -42,6 +45,7 @@ export function registerAdminRoutes(app: App, deps: AppDeps, keyCache: KeyCache)
   registerTopUp(app, routing);
   registerListOrgs(app, routing);
   registerProjection(app, deps);
+  registerSimulation(app, deps);
 }
 
 function registerListOrgs(app: App, { operator }: AdminRouting) {
@@ -83,6 +87,35 @@ function registerProjection(app: App, deps: AppDeps) {
         request.body.seasons ?? DEFAULT_SEASONS,
         deps.clock(),
       ),
+  );
+}
+
+function registerSimulation(app: App, deps: AppDeps) {
+  app.post(
+    '/admin/v1/simulations',
+    {
+      config: { ...admin, errors: ['fixture_not_found', 'market_unreachable'] },
+      schema: {
+        tags,
+        operationId: 'simulateFixture',
+        summary: 'Simulate a fixture now, without a charge, as `matchsim simulate`',
+        description:
+          "The fixture's current inputs with automatic lineups, fitted to `market` or run from `from_state` " +
+          "when given (checked as a customer's request is, docs/api.md §4.3), run whole on the CPU engine " +
+          'on a thread of this process with a fixed seed: no job, hold or charge. The answer is the document.',
+        body: adminSimulationBody,
+        response: { 200: simulationDocumentSchema },
+      },
+    },
+    async (request) => {
+      const { fixture_id, draws, market, from_state } = request.body;
+      return operatorSimulation(deps.db.sql, {
+        fixtureId: fixture_id,
+        draws: draws ?? OPERATOR_DRAWS,
+        ...(market ? { market } : {}),
+        ...(from_state ? { fromState: from_state } : {}),
+      });
+    },
   );
 }
 

@@ -4,9 +4,20 @@
 import { z } from 'zod';
 import { SCOPES } from '../../accounts/keys.js';
 import { LIMIT_NAMES, ORG_STATUSES, PLANS } from '../../accounts/orgs.js';
-import { boundedText, creditAmount, isoDateTime, limitValue, positiveCreditAmount } from './primitives.js';
+import { MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from '../../engine-contract/run.js';
+import { OPERATOR_DRAWS } from '../../operations/operator-simulation.js';
+import { fromStateRequestSchema } from './in-play.js';
+import {
+  boundedText,
+  creditAmount,
+  int4Id,
+  isoDateTime,
+  limitValue,
+  positiveCreditAmount,
+} from './primitives.js';
 import { projectionBodySchema, projectionSchema } from './projections.js';
 import { named } from './registry.js';
+import { marketRequestSchema } from './simulations.js';
 
 const MAX_ALLOWLIST_ENTRIES = 100;
 const MAX_ID_LENGTH = 64;
@@ -136,3 +147,17 @@ named('ApiKey', adminKeySchema);
 named('NewApiKey', adminNewKeySchema);
 named('OrgCredits', adminOrgCreditsSchema);
 named('OrgDetail', adminOrgDetailSchema);
+
+/** `matchsim simulate`'s run through the admin API: a fixture, its draws and the CLI's market or state. */
+export const adminSimulationBody = z.strictObject({
+  fixture_id: int4Id.describe('The fixture to simulate, with its current inputs and automatic lineups.'),
+  draws: z
+    .number()
+    .int()
+    .min(MIN_DRAWS_PER_JOB)
+    .max(MAX_DRAWS_PER_JOB)
+    .optional()
+    .describe(`Simulated matches, ${MIN_DRAWS_PER_JOB} to ${MAX_DRAWS_PER_JOB}; default ${OPERATOR_DRAWS}.`),
+  market: marketRequestSchema.optional(),
+  from_state: fromStateRequestSchema.optional(),
+});
