@@ -43,7 +43,11 @@ const ONE_BACKEND = [
   'test/model/**/*.test.ts',
   'test/projections/season-sampler.test.ts',
   'test/browser/**/*.test.ts',
-  'test/clients/**/*.test.ts',
+  // The typed clients' packages and the TypeScript client; the Python client's live tests
+  // (test/clients/python-client.test.ts) run on both back ends.
+  'test/clients/client-package.test.ts',
+  'test/clients/typescript-client.test.ts',
+  'test/clients/python-package.test.ts',
   'test/cli/npm-start.test.ts',
   // The CLI beside a service on the embedded default, whatever DATABASE_URL says.
   'test/cli/cli-beside-service.test.ts',
