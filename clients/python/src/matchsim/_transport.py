@@ -41,6 +41,9 @@ logger = logging.getLogger("matchsim")
 
 VERSION = "2.0.0"
 
+#: The most bytes of a stream read from the socket at once.
+STREAM_CHUNK_BYTES = 64 * 1024
+
 #: Item states after which a line of a batch's results stream no longer changes.
 FINAL_ITEM_STATES = frozenset({"delivered", "failed", "expired", "cancelled", "rejected"})
 
@@ -162,16 +165,31 @@ class Transport:
     def stream_lines(
         self, operation: str, *, path: Mapping[str, Any], query: Mapping[str, Any]
     ) -> Iterator[bytes]:
-        """The lines of an NDJSON answer as they come off the socket; the body is never held whole."""
+        """The lines of an NDJSON answer as they come off the socket: what has arrived is read (`read1`, a
+        chunk at a time; `readline` reads a chunked body a byte at a time) and split at its newlines, so
+        no more than a line and a chunk is ever held, never the body. A connection lost on the way raises
+        APIConnectionError."""
         method, template = self.operations[operation]
         self._called(operation)
-        reply = self._send(method, self._target(template, path, query), None, None, stream=True)
+        target = self._target(template, path, query)
+        reply = self._send(method, target, None, None, stream=True)
         response = reply.response
         assert response is not None
         with response:
-            for line in iter(response.readline, b""):
-                if line.strip():
-                    yield line
+            pending = b""
+            try:
+                while True:
+                    chunk = response.read1(STREAM_CHUNK_BYTES)
+                    if not chunk:
+                        break
+                    *lines, pending = (pending + chunk).split(b"\n")
+                    for line in lines:
+                        if line.strip():
+                            yield line
+            except (OSError, http.client.HTTPException) as error:
+                raise APIConnectionError(f"{method} {target}: the stream broke off: {error!r}") from error
+            if pending.strip():
+                yield pending
 
     # ---- the exchange and its retries ------------------------------------------------------------------
 
@@ -300,7 +318,7 @@ def _retry_after(headers: Mapping[str, str], error: Mapping[str, Any]) -> Option
 
 class BatchResults(Generic[T]):
     """A batch's results, each item once it has ended, read line by line from the NDJSON results stream
-    (docs/api.md §4.6): delivered items with their simulation (the stream settles each, charging draws /
+    (docs/api.md §4.10): delivered items with their simulation (the stream settles each, charging draws /
     1000 credits once), the others with their error. While items are still queued or running the stream
     is read again, `poll_interval` apart; only the positions already given are kept, never the items.
     Iterate it, or `to_frame()` for a DataFrame (needs pandas)."""
@@ -325,20 +343,32 @@ class BatchResults(Generic[T]):
             yield self._convert(item)
 
     def _raw(self) -> Iterator[Tuple[int, Dict[str, Any]]]:
-        """Each item once it has ended, with its position in the batch (items end in any order)."""
+        """Each item once it has ended, with its position in the batch (items end in any order). A stream
+        that breaks off is read again (`max_retries` times in a row at most): the items given stay given,
+        and a delivered item is delivered again free (docs/api.md §4.10)."""
         given_positions: Set[int] = set()
+        broken = 0
         while True:
             count = 0
-            for line in self._transport.stream_lines(self._operation, path=self._path, query=self._query):
-                position = count
-                count += 1
-                if position in given_positions:
-                    continue
-                item = json.loads(line)
-                if item.get("status") not in FINAL_ITEM_STATES:
-                    continue
-                given_positions.add(position)
-                yield position, item
+            lines = self._transport.stream_lines(self._operation, path=self._path, query=self._query)
+            try:
+                for line in lines:
+                    position = count
+                    count += 1
+                    if position in given_positions:
+                        continue
+                    item = json.loads(line)
+                    if item.get("status") not in FINAL_ITEM_STATES:
+                        continue
+                    given_positions.add(position)
+                    yield position, item
+            except APIConnectionError as lost:
+                broken += 1
+                if broken > self._transport.max_retries:
+                    raise
+                logger.info("reading the results again: %s", lost)
+                continue
+            broken = 0
             if len(given_positions) == count:
                 return
             time.sleep(self._transport.poll_interval)
