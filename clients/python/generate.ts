@@ -15,7 +15,8 @@ export const PYTHON_RESOURCES = 'clients/python/src/matchsim/_resources.py';
 
 interface Schema {
   $ref?: string;
-  type?: string;
+  /** One type, or several (`["string", "null"]`): read as an anyOf of each. */
+  type?: string | string[];
   properties?: Record<string, Schema>;
   required?: string[];
   additionalProperties?: Schema | boolean;
@@ -138,6 +139,12 @@ function withoutNull(members: Schema[]): { members: Schema[]; nullable: boolean 
   return { members: rest, nullable: rest.length < members.length };
 }
 
+/** A schema of several types as the anyOf of one schema per type. */
+function eachType(schema: Schema): Schema {
+  const types = schema.type as string[];
+  return { anyOf: types.map((type) => ({ ...schema, type })) };
+}
+
 class Generator {
   private readonly classes: string[] = [];
   private readonly typedDicts: string[] = [];
@@ -170,6 +177,7 @@ class Generator {
 
   /** The Python type of a response value, and how its raw JSON becomes it (null: used as it is). */
   private responseType(schema: Schema, name: string): { type: string; convert: string | null } {
+    if (Array.isArray(schema.type)) return this.responseType(eachType(schema), name);
     if (schema.$ref) {
       const [component, target] = this.component(schema.$ref);
       if (target.type === 'object' && target.properties) {
@@ -310,6 +318,7 @@ class Generator {
   // ---- requests: TypedDicts for the objects a body nests ---------------------------------------------
 
   private requestType(schema: Schema, name: string): string {
+    if (Array.isArray(schema.type)) return this.requestType(eachType(schema), name);
     if (schema.$ref) {
       const [component, target] = this.component(schema.$ref);
       if (target.type === 'object' && target.properties) {

@@ -44,9 +44,6 @@ class Model:
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other._data == self._data  # type: ignore[attr-defined]
 
-    def __hash__(self) -> int:
-        return id(self)
-
     def __repr__(self) -> str:
         text = json.dumps(self._data)
         return f"{type(self).__name__}({text if len(text) <= 200 else text[:197] + '...'})"

@@ -150,12 +150,12 @@ class SimulationReceipt(Model):
         return cast('str', self._data["request_id"])
 
     @property
-    def delivery_request_id(self) -> Any:
-        return self._data["delivery_request_id"]
+    def delivery_request_id(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["delivery_request_id"])
 
     @property
-    def idempotency_key(self) -> Any:
-        return self._data["idempotency_key"]
+    def idempotency_key(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["idempotency_key"])
 
     @property
     def price(self) -> Price:
@@ -166,12 +166,12 @@ class SimulationReceipt(Model):
         return cast('float', self._data["credits_charged"])
 
     @property
-    def credits_remaining(self) -> Any:
-        return self._data["credits_remaining"]
+    def credits_remaining(self) -> Optional[float]:
+        return cast('Optional[float]', self._data["credits_remaining"])
 
     @property
-    def inputs_hash(self) -> Any:
-        return self._data["inputs_hash"]
+    def inputs_hash(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["inputs_hash"])
 
     @property
     def job_id(self) -> str:
@@ -950,8 +950,8 @@ class SimulationDocumentLineupsHome(Model):
         return cast('Literal["predicted", "announced", "custom"]', self._data["source"])
 
     @property
-    def formation(self) -> Any:
-        return self._data["formation"]
+    def formation(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["formation"])
 
     @property
     def xi(self) -> ModelList[SimulationDocumentLineupsHomeXiItem]:
@@ -1010,8 +1010,8 @@ class SimulationDocumentLineupsAway(Model):
         return cast('Literal["predicted", "announced", "custom"]', self._data["source"])
 
     @property
-    def formation(self) -> Any:
-        return self._data["formation"]
+    def formation(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["formation"])
 
     @property
     def xi(self) -> ModelList[SimulationDocumentLineupsAwayXiItem]:
@@ -1306,8 +1306,8 @@ class SimulationDocumentValueValue(Model):
         return cast('float', self._data["probability"])
 
     @property
-    def fair_odds(self) -> Any:
-        return self._data["fair_odds"]
+    def fair_odds(self) -> Optional[float]:
+        return cast('Optional[float]', self._data["fair_odds"])
 
     @property
     def edge(self) -> float:
@@ -1606,8 +1606,8 @@ class Simulation(Model):
         return SimulationReceipt(self._data["receipt"])
 
     @property
-    def custom_id(self) -> Any:
-        return self._data["custom_id"]
+    def custom_id(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["custom_id"])
 
     @property
     def metadata(self) -> Dict[str, str]:
@@ -1843,8 +1843,8 @@ class Freshness(Model):
         return cast('float', self._data["evaluatedAt"])
 
     @property
-    def validUntil(self) -> Any:
-        return self._data["validUntil"]
+    def validUntil(self) -> Optional[float]:
+        return cast('Optional[float]', self._data["validUntil"])
 
     @property
     def inputsAsOf(self) -> Optional[float]:
@@ -1863,8 +1863,8 @@ class BatchItemError(Model):
         return cast('str', self._data["message"])
 
     @property
-    def param(self) -> Optional[Any]:
-        return self._data.get("param")
+    def param(self) -> Optional[str]:
+        return cast('Optional[str]', self._data.get("param"))
 
     @property
     def recovery(self) -> Optional[Dict[str, Any]]:
@@ -1879,8 +1879,8 @@ class BatchItem(Model):
     """`BatchItem` of the API."""
 
     @property
-    def custom_id(self) -> Any:
-        return self._data["custom_id"]
+    def custom_id(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["custom_id"])
 
     @property
     def fixture(self) -> Optional[int]:
@@ -1975,20 +1975,20 @@ class Batch(Model):
         return cast('str', self._data["created_at"])
 
     @property
-    def completed_at(self) -> Any:
-        return self._data["completed_at"]
+    def completed_at(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["completed_at"])
 
     @property
-    def cancel_requested_at(self) -> Any:
-        return self._data["cancel_requested_at"]
+    def cancel_requested_at(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["cancel_requested_at"])
 
     @property
     def items(self) -> ModelList[BatchItem]:
         return _list(BatchItem, self._data["items"])
 
     @property
-    def validUntil(self) -> Any:
-        return self._data["validUntil"]
+    def validUntil(self) -> Optional[float]:
+        return cast('Optional[float]', self._data["validUntil"])
 
     @property
     def credits_reserved_total(self) -> float:
@@ -2075,12 +2075,12 @@ class BatchSummary(Model):
         return cast('str', self._data["created_at"])
 
     @property
-    def completed_at(self) -> Any:
-        return self._data["completed_at"]
+    def completed_at(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["completed_at"])
 
     @property
-    def cancel_requested_at(self) -> Any:
-        return self._data["cancel_requested_at"]
+    def cancel_requested_at(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["cancel_requested_at"])
 
     @property
     def credits_reserved_total(self) -> float:
@@ -2107,12 +2107,12 @@ class SimulationReadReceipt(Model):
         return cast('str', self._data["request_id"])
 
     @property
-    def delivery_request_id(self) -> Any:
-        return self._data["delivery_request_id"]
+    def delivery_request_id(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["delivery_request_id"])
 
     @property
-    def idempotency_key(self) -> Any:
-        return self._data["idempotency_key"]
+    def idempotency_key(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["idempotency_key"])
 
     @property
     def price(self) -> Price:
@@ -2123,12 +2123,12 @@ class SimulationReadReceipt(Model):
         return cast('float', self._data["credits_charged"])
 
     @property
-    def credits_remaining(self) -> Any:
-        return self._data["credits_remaining"]
+    def credits_remaining(self) -> Optional[float]:
+        return cast('Optional[float]', self._data["credits_remaining"])
 
     @property
-    def inputs_hash(self) -> Any:
-        return self._data["inputs_hash"]
+    def inputs_hash(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["inputs_hash"])
 
     @property
     def job_id(self) -> str:
@@ -2907,8 +2907,8 @@ class SimulationDocumentSectionsLineupsHome(Model):
         return cast('Literal["predicted", "announced", "custom"]', self._data["source"])
 
     @property
-    def formation(self) -> Any:
-        return self._data["formation"]
+    def formation(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["formation"])
 
     @property
     def xi(self) -> ModelList[SimulationDocumentSectionsLineupsHomeXiItem]:
@@ -2967,8 +2967,8 @@ class SimulationDocumentSectionsLineupsAway(Model):
         return cast('Literal["predicted", "announced", "custom"]', self._data["source"])
 
     @property
-    def formation(self) -> Any:
-        return self._data["formation"]
+    def formation(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["formation"])
 
     @property
     def xi(self) -> ModelList[SimulationDocumentSectionsLineupsAwayXiItem]:
@@ -3263,8 +3263,8 @@ class SimulationDocumentSectionsValueValue(Model):
         return cast('float', self._data["probability"])
 
     @property
-    def fair_odds(self) -> Any:
-        return self._data["fair_odds"]
+    def fair_odds(self) -> Optional[float]:
+        return cast('Optional[float]', self._data["fair_odds"])
 
     @property
     def edge(self) -> float:
@@ -3563,8 +3563,8 @@ class SimulationRead(Model):
         return SimulationReadReceipt(self._data["receipt"])
 
     @property
-    def custom_id(self) -> Any:
-        return self._data["custom_id"]
+    def custom_id(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["custom_id"])
 
     @property
     def metadata(self) -> Dict[str, str]:
@@ -3736,8 +3736,8 @@ class SimulationJob(Model):
         return cast('Optional[List[str]]', self._data.get("warnings"))
 
     @property
-    def custom_id(self) -> Any:
-        return self._data["custom_id"]
+    def custom_id(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["custom_id"])
 
     @property
     def metadata(self) -> Dict[str, str]:
@@ -3756,8 +3756,8 @@ class SimulationBatchResultError(Model):
         return cast('str', self._data["message"])
 
     @property
-    def param(self) -> Optional[Any]:
-        return self._data.get("param")
+    def param(self) -> Optional[str]:
+        return cast('Optional[str]', self._data.get("param"))
 
     @property
     def recovery(self) -> Optional[Dict[str, Any]]:
@@ -3776,16 +3776,16 @@ class SimulationBatchResult(Model):
         return cast('Literal["simulation_batch_result"]', self._data["object"])
 
     @property
-    def custom_id(self) -> Any:
-        return self._data["custom_id"]
+    def custom_id(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["custom_id"])
 
     @property
     def fixture(self) -> Optional[int]:
         return cast('Optional[int]', self._data["fixture"])
 
     @property
-    def job_id(self) -> Any:
-        return self._data["job_id"]
+    def job_id(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["job_id"])
 
     @property
     def status(self) -> str:
@@ -3892,8 +3892,8 @@ class SeasonProjectionReceipt(Model):
         return cast('str', self._data["delivery_request_id"])
 
     @property
-    def idempotency_key(self) -> Any:
-        return self._data["idempotency_key"]
+    def idempotency_key(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["idempotency_key"])
 
     @property
     def price(self) -> ProjectionPrice:
@@ -3904,8 +3904,8 @@ class SeasonProjectionReceipt(Model):
         return cast('float', self._data["credits_charged"])
 
     @property
-    def credits_remaining(self) -> Any:
-        return self._data["credits_remaining"]
+    def credits_remaining(self) -> Optional[float]:
+        return cast('Optional[float]', self._data["credits_remaining"])
 
     @property
     def job_id(self) -> str:
@@ -4108,8 +4108,8 @@ class SeasonProjection(Model):
         return SeasonProjectionCompetition(self._data["competition"])
 
     @property
-    def as_of(self) -> Any:
-        return self._data["as_of"]
+    def as_of(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["as_of"])
 
     @property
     def data_version(self) -> str:
@@ -4260,8 +4260,8 @@ class WebhookEndpointWithSecret(Model):
         return cast('str', self._data["url"])
 
     @property
-    def description(self) -> Any:
-        return self._data["description"]
+    def description(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["description"])
 
     @property
     def events(self) -> List[str]:
@@ -4276,12 +4276,12 @@ class WebhookEndpointWithSecret(Model):
         return cast('str', self._data["status"])
 
     @property
-    def failing_since(self) -> Any:
-        return self._data["failing_since"]
+    def failing_since(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["failing_since"])
 
     @property
-    def disabled_reason(self) -> Any:
-        return self._data["disabled_reason"]
+    def disabled_reason(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["disabled_reason"])
 
     @property
     def livemode(self) -> bool:
@@ -4312,8 +4312,8 @@ class WebhookEndpoint(Model):
         return cast('str', self._data["url"])
 
     @property
-    def description(self) -> Any:
-        return self._data["description"]
+    def description(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["description"])
 
     @property
     def events(self) -> List[str]:
@@ -4328,12 +4328,12 @@ class WebhookEndpoint(Model):
         return cast('str', self._data["status"])
 
     @property
-    def failing_since(self) -> Any:
-        return self._data["failing_since"]
+    def failing_since(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["failing_since"])
 
     @property
-    def disabled_reason(self) -> Any:
-        return self._data["disabled_reason"]
+    def disabled_reason(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["disabled_reason"])
 
     @property
     def livemode(self) -> bool:
@@ -4404,8 +4404,8 @@ class CreditsLowThreshold(Model):
         return cast('Literal["credits_low_threshold"]', self._data["object"])
 
     @property
-    def threshold(self) -> Any:
-        return self._data["threshold"]
+    def threshold(self) -> Optional[float]:
+        return cast('Optional[float]', self._data["threshold"])
 
 
 class Team(Model):
@@ -4700,8 +4700,8 @@ class ExpectedLineupHome(Model):
         return _list(ExpectedPlayer, self._data["bench"])
 
     @property
-    def expected_formation(self) -> Any:
-        return self._data["expected_formation"]
+    def expected_formation(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["expected_formation"])
 
 
 class ExpectedLineupAway(Model):
@@ -4720,8 +4720,8 @@ class ExpectedLineupAway(Model):
         return _list(ExpectedPlayer, self._data["bench"])
 
     @property
-    def expected_formation(self) -> Any:
-        return self._data["expected_formation"]
+    def expected_formation(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["expected_formation"])
 
 
 class ExpectedLineupModel(Model):
@@ -4740,8 +4740,8 @@ class ExpectedLineupFirstDelivery(Model):
     """`ExpectedLineupFirstDelivery` of the API."""
 
     @property
-    def request_id(self) -> Any:
-        return self._data["request_id"]
+    def request_id(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["request_id"])
 
     @property
     def delivered_at(self) -> str:
@@ -4908,8 +4908,8 @@ class ErrorErrorRetry(Model):
         return cast('bool', self._data["retryable"])
 
     @property
-    def after_seconds(self) -> Any:
-        return self._data["after_seconds"]
+    def after_seconds(self) -> Optional[float]:
+        return cast('Optional[float]', self._data["after_seconds"])
 
     @property
     def strategy(self) -> str:
@@ -4944,16 +4944,16 @@ class ErrorError(Model):
         return cast('Optional[str]', self._data.get("fix"))
 
     @property
-    def param(self) -> Any:
-        return self._data["param"]
+    def param(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["param"])
 
     @property
     def doc_url(self) -> str:
         return cast('str', self._data["doc_url"])
 
     @property
-    def request_id(self) -> Any:
-        return self._data["request_id"]
+    def request_id(self) -> Optional[str]:
+        return cast('Optional[str]', self._data["request_id"])
 
     @property
     def retry(self) -> ErrorErrorRetry:
