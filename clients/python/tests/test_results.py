@@ -16,17 +16,20 @@ import pytest
 import matchsim
 from matchsim.models import BatchRequestFixturesItemParam, Fixture
 
+#: 100 in the fast tier, 1,000 in the slow one (vitest.config.ts SIZED).
 ITEMS = int(os.environ.get("MATCHSIM_STREAM_ITEMS", "100"))
 has_pandas = importlib.util.find_spec("pandas") is not None
 
 
 def test_a_batch_streams_with_memory_flat(client: matchsim.Client, fresh: List[Fixture]) -> None:
-    # Distinct selectors (a batch refuses repeats): each fixture from a different minute in play.
+    # Distinct selectors (a batch refuses repeats): each fixture from a different minute in play, and from
+    # another score once the minutes run out.
+    n = len(fresh)
     items: List[BatchRequestFixturesItemParam] = [
         {
-            "fixture_id": fresh[i % len(fresh)].fixture_id,
+            "fixture_id": fresh[i % n].fixture_id,
             "custom_id": f"item-{i}",
-            "from_state": {"minute": str(1 + i // len(fresh)), "score": {"home": 0, "away": 0}},
+            "from_state": {"minute": str(1 + (i // n) % 85), "score": {"home": i // (n * 85), "away": 0}},
         }
         for i in range(ITEMS)
     ]
