@@ -12,7 +12,7 @@ import { type DemoService, startDemoService } from '../helpers/demo-service.js';
 const run = promisify(execFile);
 const root = new URL('../../', import.meta.url).pathname;
 /** Debian's interpreter: its python3-pytest and python3-mypy are found by it, not by another python3. */
-export const PYTHON = '/usr/bin/python3';
+const PYTHON = '/usr/bin/python3';
 const hasPytest = spawnSync(PYTHON, ['-c', 'import pytest'], { stdio: 'ignore' }).status === 0;
 if (!hasPytest) {
   console.warn(`skipped: ${PYTHON} has no pytest (apt-get install python3-pytest, as .ci/run does)`);

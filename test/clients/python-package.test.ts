@@ -20,7 +20,7 @@ const has = (module: string) =>
 const work = mkdtempSync(path.join(tmpdir(), 'matchsim-python-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-const tools = { mypy: has('mypy'), build: has('build') && has('hatchling') && has('venv') };
+const tools = { mypy: has('mypy'), build: has('build') && has('hatchling') && has('ensurepip') };
 for (const [tool, present] of Object.entries(tools)) {
   if (!present) console.warn(`skipped: ${PYTHON} has no ${tool} (Debian's packages, as .ci/run installs)`);
 }
