@@ -22,6 +22,8 @@ export const SIZED: Record<string, { variable: string; fast: string; slow: strin
   'test/http/batch-stream.test.ts': { variable: 'BATCH_STREAM_ITEMS', fast: '100', slow: '1000' },
   // Hostile requests over every route: ~44 s for 5,000.
   'test/http/fuzz.test.ts': { variable: 'FUZZ_RUNS', fast: '500', slow: '5000' },
+  // The Python client's suite, its batch streamed with memory flat at this many items: ~150 s at 1,000.
+  'test/clients/python-client.test.ts': { variable: 'MATCHSIM_STREAM_ITEMS', fast: '100', slow: '1000' },
 };
 
 /** The sizes of a tier; a size given in the environment wins (FUZZ_RUNS=20000 npm test). */
@@ -43,7 +45,11 @@ const ONE_BACKEND = [
   'test/model/**/*.test.ts',
   'test/projections/season-sampler.test.ts',
   'test/browser/**/*.test.ts',
-  'test/clients/**/*.test.ts',
+  // The typed clients' packages and the TypeScript client; the Python client's live tests
+  // (test/clients/python-client.test.ts) run on both back ends.
+  'test/clients/client-package.test.ts',
+  'test/clients/typescript-client.test.ts',
+  'test/clients/python-package.test.ts',
   'test/cli/npm-start.test.ts',
   // The CLI beside a service on the embedded default, whatever DATABASE_URL says.
   'test/cli/cli-beside-service.test.ts',

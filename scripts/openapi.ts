@@ -4,12 +4,16 @@
 //                                     real response per named response schema in
 //                                     src/http/openapi/examples.json;
 //   tsx scripts/openapi.ts write      writes docs/openapi/openapi.json and docs/openapi/admin-openapi.json;
-//   tsx scripts/openapi.ts client     writes the client's types, clients/typescript/src/schema.ts.
+//   tsx scripts/openapi.ts client     writes the clients' generated code: the TypeScript client's types,
+//                                     clients/typescript/src/schema.ts, and the Python client's models and
+//                                     operations, clients/python/src/matchsim/models.py and _resources.py.
 // `npm run client:generate` runs the three in this order.
-// test/http/openapi-documents.test.ts fails when the stored documents or the client types are stale.
+// test/http/openapi-documents.test.ts fails when the stored documents or the TypeScript client's types are
+// stale, test/clients/python-package.test.ts when the Python client's modules are.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { PYTHON_MODELS, PYTHON_RESOURCES, pythonSources } from '../clients/python/generate.js';
 import { schemaSource } from '../clients/typescript/generate.js';
 import { loadConfig } from '../src/config.js';
 import { startService } from '../src/server.js';
@@ -173,6 +177,9 @@ async function main(command: string | undefined): Promise<void> {
   } else if (command === 'client') {
     const document = JSON.parse(readFileSync(path.join(root, 'docs/openapi/openapi.json'), 'utf8'));
     writeFileSync(path.join(root, 'clients/typescript/src/schema.ts'), await schemaSource(document));
+    const python = pythonSources(document);
+    writeFileSync(path.join(root, PYTHON_MODELS), python.models);
+    writeFileSync(path.join(root, PYTHON_RESOURCES), python.resources);
   } else {
     throw new Error('usage: tsx scripts/openapi.ts examples|write|client');
   }
