@@ -546,6 +546,28 @@ describe('the examples of the documents', () => {
     }
   });
 
+  it("uses fixtures whose state is the same on any day: the examples' figures hold whatever the date", () => {
+    // 1041 kicks off within the hour with its team sheets out; 1051, 1052 and 1055 are of next week's round.
+    const expected = {
+      1041: 'lineups_announced',
+      1051: 'provisional',
+      1052: 'provisional',
+      1055: 'provisional',
+    };
+    const seen = new Map<number, string>();
+    const start = Date.parse('2026-12-07T00:00:00Z');
+    for (let hour = 0; hour < 14 * 24; hour += 17) {
+      const feed = generateDemoFeed({ seed: DEMO_SEED, now: new Date(start + hour * 3_600_000) });
+      for (const [id, state] of Object.entries(expected)) {
+        const fixture = feed.fixtures.find((candidate) => candidate.fixture_id === Number(id))!;
+        expect(fixture.state, `fixture ${id} at hour ${hour}`).toBe(state);
+        const clubs = `${fixture.home_team_id}-${fixture.away_team_id}`;
+        expect(seen.get(Number(id)) ?? clubs, `fixture ${id}'s clubs`).toBe(clubs);
+        seen.set(Number(id), clubs);
+      }
+    }
+  });
+
   for (const example of examples) {
     if (example.marker.kind !== 'run') continue;
     const { name } = example.marker;
