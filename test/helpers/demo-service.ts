@@ -1,7 +1,7 @@
 // The service as `npm start` runs it (role all: API and CPU worker), listening on a free port of
 // 127.0.0.1 with the first-start demo: fixtures on sale, a live and a test key. For the tests that call it
 // over real HTTP: the typed client and the browser.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
@@ -14,6 +14,8 @@ export interface DemoService {
   baseUrl: string;
   liveKey: string;
   testKey: string;
+  /** The admin API's bearer token, generated into DATA_DIR/admin-token at the first start. */
+  adminToken: string;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function startDemoService(env: Record<string, string> = {}): Promis
     baseUrl: `http://127.0.0.1:${port}`,
     liveKey: /live key: (ms_live_\w+)/.exec(text)?.[1] ?? '',
     testKey: /test key: (ms_test_\w+)/.exec(text)?.[1] ?? '',
+    adminToken: config.ADMIN_TOKEN ?? readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim(),
     async close() {
       await service.stop();
       await database?.close();
