@@ -32,6 +32,14 @@ export interface JobTable {
    * index; a projection's worker runs one job at a time and takes the lapsed one over in its claim.
    */
   lapsed: 'rescued' | 'taken over';
+  /**
+   * Whether a job is background work, of the table not aliased: within an organisation's lane its
+   * interactive jobs are claimed before its background ones (claimFrom). Simulations: a batch's items
+   * (paths included); projections: none.
+   */
+  background(db: Db): Fragment;
+  /** A job's place among those queued with it (a batch's items in the batch's order), of the table not aliased. */
+  position(db: Db): Fragment;
   /** The columns a claim returns, of the table aliased `j`. */
   claimed(db: Db): Fragment;
   /** The columns returned of the jobs whose run the queue ended (rescueLapsed), of the table aliased `j`. */
@@ -77,10 +85,18 @@ export interface ClaimRequest {
 }
 
 /**
- * Claims up to `n` jobs of the kind, oldest first, under `workerId`'s lease: those whose weight claimed
- * before them, in this claim, is below `room`, so the first is always taken and a claim ends past its room
- * by one job at most. One statement (after River): pick, lock and lease, skipping rows other workers hold.
- * A window function may not stand beside FOR UPDATE: the weights are summed over the rows locked.
+ * Claims up to `n` jobs of the kind under `workerId`'s lease, in the engine's fair order (docs/decisions.md
+ * §6 "Fair shares"), those whose weight claimed before them, in this claim, is below `room`: the first is
+ * always taken, and a claim ends past its room by one job at most. One statement (after River): pick, lock
+ * and lease, skipping rows other workers hold. A window function may not stand beside FOR UPDATE: the
+ * order is worked out on the candidates first, and the weights are summed over the rows locked.
+ *
+ * The fair order is weighted fair queuing by lane, a lane being an organisation's live work, or all test
+ * keys' work together: a queued job's tag is its lane's weight running now plus the weights of its lane's
+ * queued jobs up to and including it, its lane's interactive jobs (no batch) before its batch items, each
+ * oldest first and a batch's items in its order; the smallest tag goes first. So a lane with nothing running gets its small job ahead of
+ * another lane's large ones, lanes that both wait take turns by weight, and an organisation's single run
+ * goes ahead of its own batch. Every worker process claims by the same rule, in the same statement.
  */
 export async function claimFrom<J extends { createdAt: Date }>(
   sql: Sql,
@@ -95,18 +111,45 @@ export async function claimFrom<J extends { createdAt: Date }>(
       ? Math.max(1, Math.floor(claim.room))
       : Number.MAX_SAFE_INTEGER;
   const weight = table.weight === null ? sql`1` : sql(table.weight);
+  const lane = sql`CASE WHEN mode = 'test' THEN 'test' ELSE org_id END`;
+  const background = table.background(sql);
+  const position = table.position(sql);
   const lapsed =
     table.lapsed === 'taken over' ? sql`OR (status = 'running' AND lease_expires_at < ${now})` : sql``;
-  const rows = await sql<J[]>`
-    WITH next AS (
-      SELECT id, ${weight} AS weight, created_at FROM ${sql(table.name)}
-      WHERE status = 'queued' ${lapsed}
-      ORDER BY created_at, id
+  const rows = await sql<(J & { claimPlace?: string })[]>`
+    WITH owners AS (
+      SELECT DISTINCT org_id, mode FROM ${sql(table.name)} WHERE status = 'queued' ${lapsed}
+    ), running AS (
+      SELECT ${lane} AS lane, sum(${weight}) AS load FROM ${sql(table.name)}
+      WHERE status = 'running' GROUP BY 1
+    ), candidates AS (
+      SELECT c.* FROM owners o CROSS JOIN LATERAL (
+        SELECT id, ${weight} AS weight, created_at, ${lane} AS lane, ${background} AS background,
+               ${position} AS position
+        FROM ${sql(table.name)}
+        WHERE (status = 'queued' ${lapsed}) AND org_id = o.org_id AND mode = o.mode
+        ORDER BY background, created_at, position, id
+        LIMIT ${claim.n}
+      ) c
+    ), tagged AS (
+      SELECT c.id, c.weight, c.created_at,
+             COALESCE(r.load, 0)
+               + sum(c.weight) OVER (
+                   PARTITION BY c.lane ORDER BY c.background, c.created_at, c.position, c.id
+                 ) AS tag, c.position
+      FROM candidates c LEFT JOIN running r ON r.lane = c.lane
+    ), next AS (
+      SELECT j.id, t.weight, t.tag, t.created_at, t.position
+      FROM ${sql(table.name)} j JOIN tagged t ON t.id = j.id
+      WHERE j.status = 'queued' ${lapsed}
+      ORDER BY t.tag, t.created_at, t.position, j.id
       LIMIT ${claim.n}
-      FOR UPDATE SKIP LOCKED
+      FOR UPDATE OF j SKIP LOCKED
     ), fits AS (
-      SELECT id FROM (
-        SELECT id, sum(weight) OVER (ORDER BY created_at, id) - weight AS before FROM next
+      SELECT id, place FROM (
+        SELECT id, sum(weight) OVER (ORDER BY tag, created_at, position, id) - weight AS before,
+               row_number() OVER (ORDER BY tag, created_at, position, id) AS place
+        FROM next
       ) summed
       WHERE before < ${room}::bigint
     )
@@ -115,8 +158,11 @@ export async function claimFrom<J extends { createdAt: Date }>(
         attempts = j.attempts + 1, started_at = COALESCE(j.started_at, ${now})
         ${table.runEnded(sql, sql`FALSE`)}
     FROM fits WHERE j.id = fits.id
-    RETURNING ${table.claimed(sql)}`;
-  return rows.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+    RETURNING ${table.claimed(sql)}, fits.place AS "claimPlace"`;
+  // In the fair order: the worker begins them as they come.
+  rows.sort((a, b) => Number(a.claimPlace) - Number(b.claimPlace));
+  for (const row of rows) delete row.claimPlace;
+  return rows;
 }
 
 /**

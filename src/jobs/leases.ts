@@ -50,6 +50,8 @@ export const JOBS_TABLE: JobTable = {
   name: 'jobs',
   weight: 'draws',
   lapsed: 'rescued',
+  background: (db) => db`(batch_id IS NOT NULL)`,
+  position: (db) => db`batch_position`,
   claimed: (db) => jobColumns(db, 'j', 'engine'),
   ended: (db) => jobColumns(db, 'j'),
   runEnded: (db, failed) => db`
@@ -58,7 +60,7 @@ export const JOBS_TABLE: JobTable = {
 };
 
 /**
- * Claims up to `n` queued jobs, oldest first, under `workerId`'s lease, while the draws claimed before each
+ * Claims up to `n` queued jobs, in the fair order (kind-queue.ts claimFrom), under `workerId`'s lease, while the draws claimed before each
  * are fewer than `draws` (the worker's room, docs/decisions.md §6 "Claims"; kind-queue.ts claimFrom). The
  * rows the claim locked and left stay queued. A claimed job is not started yet (run_started_at null): a
  * batch's cancel may take it until the worker marks it started (startJobs).

@@ -123,6 +123,8 @@ export const PROJECTION_JOBS_TABLE: JobTable = {
   name: 'projection_jobs',
   weight: null,
   lapsed: 'taken over',
+  background: (db) => db`FALSE`,
+  position: (db) => db`NULL::integer`,
   claimed: (db) => db`j.*`,
   ended: (db) => db`j.*`,
   runEnded: (db) => db``,

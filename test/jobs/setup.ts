@@ -106,26 +106,33 @@ export async function submitJob(parts: SimParts, orgId: string, options: SubmitO
 }
 
 /**
- * A live batch of `items` jobs of 1,000 draws as a batch submission makes it: each item's hold and the
- * batch with its jobs in one transaction. Item i runs fixture `fixtureFrom` + i with inputs `{ orgId, i }`.
+ * A live batch of `items` jobs of `draws` draws (1,000) as a batch submission makes it: each item's hold
+ * and the batch with its jobs in one transaction. Item i runs fixture `fixtureFrom` + i with inputs
+ * `{ orgId, i }`.
  */
-export async function submitLiveBatch(parts: SimParts, orgId: string, items: number, fixtureFrom = 2000) {
+export async function submitLiveBatch(
+  parts: SimParts,
+  orgId: string,
+  items: number,
+  fixtureFrom = 2000,
+  draws = 1000,
+) {
   return parts.sql.begin(async (tx) => {
     const jobs: NewJob[] = [];
     for (let i = 0; i < items; i++) {
       const reservationId = newId('res');
-      await parts.ledger.reserve(orgId, 1000, { holdId: reservationId, requestId: 'req_batch', tx });
+      await parts.ledger.reserve(orgId, draws, { holdId: reservationId, requestId: 'req_batch', tx });
       jobs.push(
         newJob(orgId, {
           reservationId,
-          draws: 1000,
+          draws,
           mode: 'live',
           inputs: { orgId, i },
           fixtureId: fixtureFrom + i,
         }),
       );
     }
-    return parts.queue.enqueueBatch(tx, { orgId, mode: 'live', draws: 1000, requestId: 'req_batch' }, jobs);
+    return parts.queue.enqueueBatch(tx, { orgId, mode: 'live', draws, requestId: 'req_batch' }, jobs);
   });
 }
 
