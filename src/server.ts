@@ -292,6 +292,7 @@ function startEngineWorker(
     concurrency: db.kind === 'server' ? 64 : 16,
     // And at most what the engine can begin soon, counted in draws (docs/decisions.md §6 "Claims").
     claimDraws: claimDraws > 0 ? () => claimDraws : engine.drawsAhead,
+    smallDraws: engine.smallDraws,
     sweeper: graph.sweeper,
     logger,
     onJobFinished: graph.onJobFinished,

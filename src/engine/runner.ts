@@ -3,7 +3,7 @@
 // simulation document. It also keeps the measured seconds per draw that GPU-seconds admission uses. The
 // engine knows nothing of the queue, the database or HTTP: a job comes in as an EngineJob and leaves as a
 // RunOutcome; the worker maps its queue jobs to and from these.
-import { type CpuEngine, createCpuEngine } from '../../fallback/cpu-engine.js';
+import { type CpuEngine, createCpuEngine, WHOLE_RUN_MAX_DRAWS } from '../../fallback/cpu-engine.js';
 import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/engine.js';
 import { seedFromHex } from '../engine-contract/layout.js';
 import type { MarketInputs, MatchInputs } from '../engine-contract/match-inputs.js';
@@ -104,6 +104,12 @@ export interface SimulationEngine {
    * claimDraws; docs/decisions.md §6 "Claims").
    */
   drawsAhead(): number;
+  /**
+   * The draws of a run the engine begins beside large ones at once: the CPU engine counts such a run whole
+   * on a job thread, not on the pool the large ones hold (fallback/cpu-engine.ts spreadOf). A worker claims
+   * one even while its held draws leave no room (src/jobs/claim-loop.ts; docs/decisions.md §6 "Fair shares").
+   */
+  smallDraws: number;
   health(): EngineHealth;
   /** A fitted run's market fit, on a job thread (job-threads.ts fitMarket): its reach, before a hold. */
   fitMarket(match: MatchInputs & { market: MarketInputs }): Promise<MarketFit>;
@@ -153,6 +159,7 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
       return draws * (usingGpu(deps) ? deps.secondsPerDraw.gpu : deps.secondsPerDraw.cpu);
     },
     drawsAhead: () => drawsAhead(deps),
+    smallDraws: WHOLE_RUN_MAX_DRAWS,
     health: () => engineHealth(deps),
     fitMarket: (match) => jobThreads.fitMarket(match),
     async ready() {

@@ -21,10 +21,17 @@ export interface ClaimLoopOptions {
   jobsHeld(): number;
   drawsHeld?: (() => number) | undefined;
   /**
-   * Claims up to `free` jobs, while the draws claimed before each are fewer than `draws`, and starts
-   * them: how many jobs and draws it claimed, or null when the claim failed.
+   * A run of at most these draws is claimed even while the draws held leave no room: a small run beside
+   * large ones, which the engine begins at once (the CPU engine counts it whole on a job thread, not on
+   * the pool the large ones hold; docs/decisions.md §6 "Fair shares"). Absent: none.
    */
-  claim(free: number, draws: number): Promise<{ jobs: number; draws: number } | null>;
+  smallDraws?: number | undefined;
+  /**
+   * Claims up to `free` jobs, while the draws claimed before each are fewer than `draws` (with
+   * `maxDraws`, only jobs of at most that many), and starts them: how many jobs and draws it claimed, or
+   * null when the claim failed.
+   */
+  claim(free: number, draws: number, maxDraws?: number): Promise<{ jobs: number; draws: number } | null>;
 }
 
 export interface ClaimLoop {
@@ -81,7 +88,11 @@ export function makeClaimLoop(options: ClaimLoopOptions): ClaimLoop {
   async function claimFree(): Promise<boolean> {
     const held = options.jobsHeld();
     const free = concurrency - held;
-    if (free <= 0 || (held > 0 && (free < packSize || drawsRoom() <= 0))) return false;
+    if (free <= 0 || (held > 0 && free < packSize)) return false;
+    if (held > 0 && drawsRoom() <= 0) {
+      await claimSmall(free);
+      return false;
+    }
     // With nothing held the claim takes a job whatever its draws.
     const room = Math.max(1, drawsRoom());
     const claimed = await options.claim(free, room);
@@ -92,6 +103,17 @@ export function makeClaimLoop(options: ClaimLoopOptions): ClaimLoop {
     const full = claimed.jobs === free || claimed.draws >= room;
     if (!full) queueDrained = true;
     return full;
+  }
+
+  /**
+   * With the draws held leaving no room: small runs only, up to `smallDraws` in all (the first always),
+   * so that a small run queued behind large ones held waits for no large one to end. Whatever it finds,
+   * the queue is not drained: large jobs may still be queued for the room a stored outcome frees.
+   */
+  async function claimSmall(free: number): Promise<void> {
+    const small = options.smallDraws;
+    if (small === undefined || small <= 0) return;
+    await options.claim(free, small, small);
   }
 
   async function loop(): Promise<void> {

@@ -59,8 +59,11 @@ export interface LeasedJob {
 
 /** A kind's queue as its worker uses it: the statements of kind-queue.ts on the kind's table. */
 export interface KindQueue<J extends LeasedJob> {
-  /** Claims up to `n` jobs under this worker's lease, while the weight claimed before each is below `room`. */
-  claim(workerId: string, n: number, leaseMs: number, room: number): Promise<J[]>;
+  /**
+   * Claims up to `n` jobs under this worker's lease, while the weight claimed before each is below `room`;
+   * with `maxWeight`, only jobs of that weight or less.
+   */
+  claim(workerId: string, n: number, leaseMs: number, room: number, maxWeight?: number): Promise<J[]>;
   /** Extends the leases this worker still holds; the ids it still holds. */
   heartbeat(workerId: string, jobIds: readonly string[], leaseMs: number): Promise<string[]>;
   /**
@@ -82,6 +85,8 @@ export interface ClaimRequest {
   now: Date;
   /** The weight the claim may take: jobs are claimed while the weight claimed before each is below it. */
   room?: number | undefined;
+  /** Only jobs of this weight or less (a small run claimed beside large ones held, claim-loop.ts). */
+  maxWeight?: number | undefined;
 }
 
 /**
@@ -116,6 +121,7 @@ export async function claimFrom<J extends { createdAt: Date }>(
   const position = table.position(sql);
   const lapsed =
     table.lapsed === 'taken over' ? sql`OR (status = 'running' AND lease_expires_at < ${now})` : sql``;
+  const small = claim.maxWeight === undefined ? sql`` : sql`AND ${weight} <= ${claim.maxWeight}`;
   const rows = await sql<(J & { claimPlace?: string })[]>`
     WITH owners AS (
       SELECT DISTINCT org_id, mode FROM ${sql(table.name)} WHERE status = 'queued' ${lapsed}
@@ -127,7 +133,7 @@ export async function claimFrom<J extends { createdAt: Date }>(
         SELECT id, ${weight} AS weight, created_at, ${lane} AS lane, ${background} AS background,
                ${position} AS position
         FROM ${sql(table.name)}
-        WHERE (status = 'queued' ${lapsed}) AND org_id = o.org_id AND mode = o.mode
+        WHERE (status = 'queued' ${lapsed}) AND org_id = o.org_id AND mode = o.mode ${small}
         ORDER BY background, created_at, position, id
         LIMIT ${claim.n}
       ) c
@@ -300,8 +306,8 @@ export function tableQueue<J extends LeasedJob & { createdAt: Date }>(
 ): KindQueue<J> {
   const { sql, clock } = deps;
   return {
-    claim: (workerId, n, leaseMs, room) =>
-      claimFrom<J>(sql, table, { workerId, n, leaseMs, room, now: clock() }),
+    claim: (workerId, n, leaseMs, room, maxWeight) =>
+      claimFrom<J>(sql, table, { workerId, n, leaseMs, room, maxWeight, now: clock() }),
     heartbeat: (workerId, jobIds, leaseMs) =>
       extendLeases(sql, table, { workerId, jobIds, leaseEnd: new Date(clock().getTime() + leaseMs) }),
     cancelledOf: (jobIds) => cancelledOf(sql, table, jobIds),

@@ -55,6 +55,8 @@ export interface KindWorkerOptions<J extends LeasedJob> {
   clock: () => Date;
   /** The weight the worker may hold (claimed, not yet stored), read before each claim; absent: no bound. */
   room?: (() => number) | undefined;
+  /** A job of at most this weight is claimed even while the weight held leaves no room (claim-loop.ts). */
+  smallWeight?: number | undefined;
   sweeper?: HoldSweeper | undefined;
   /** The news of jobs queued (made in src/wiring.ts); without it the worker finds work by polling. */
   waits?: Pick<JobWaits, 'listenForWork'> | undefined;
@@ -129,9 +131,10 @@ export function startKindWorker<J extends LeasedJob>(options: KindWorkerOptions<
     drawsBudget: options.room,
     jobsHeld: () => held.jobs.size,
     drawsHeld: held.weight,
-    claim: async (free, room) => {
+    smallDraws: options.smallWeight,
+    claim: async (free, room, maxWeight) => {
       try {
-        const jobs = await kind.queue.claim(workerId, free, options.leaseMs, room);
+        const jobs = await kind.queue.claim(workerId, free, options.leaseMs, room, maxWeight);
         if (jobs.length > 0) track(jobs);
         return { jobs: jobs.length, draws: jobs.reduce((sum, job) => sum + weight(job), 0) };
       } catch (error) {

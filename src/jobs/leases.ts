@@ -71,8 +71,10 @@ export async function claimJobs(
   n: number,
   leaseMs: number,
   draws: number = Number.MAX_SAFE_INTEGER,
+  maxDraws?: number,
 ): Promise<Job[]> {
-  return claimFrom<Job>(deps.sql, JOBS_TABLE, { workerId, n, leaseMs, now: deps.clock(), room: draws });
+  const claim = { workerId, n, leaseMs, now: deps.clock(), room: draws, maxWeight: maxDraws };
+  return claimFrom<Job>(deps.sql, JOBS_TABLE, claim);
 }
 
 /**

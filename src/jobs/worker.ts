@@ -46,6 +46,12 @@ export interface WorkerOptions {
    */
   claimDraws?: (() => number) | undefined;
   /**
+   * A job of at most these draws is claimed even while the draws held leave no room: a small run is
+   * begun beside large ones rather than after them (the engine's smallDraws; docs/decisions.md §6 "Fair
+   * shares"). Default none.
+   */
+  smallDraws?: number | undefined;
+  /**
    * While jobs are in flight, a claim waits until this many slots are free (default a quarter of
    * `concurrency`): the engine runs packs, and the next pack is claimed while the others still run.
    */
@@ -345,6 +351,7 @@ export function startWorker(options: WorkerOptions): Worker {
     maintenanceMs: options.maintenanceMs ?? 5_000,
     clock: context.clock,
     room: options.claimDraws ?? (() => DEFAULT_CLAIM_DRAWS),
+    smallWeight: options.smallDraws,
     sweeper: options.sweeper,
     waits: options.queue,
   });

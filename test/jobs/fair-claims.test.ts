@@ -81,6 +81,17 @@ describe('the fair claim', () => {
     expect(ids(claimed)).toEqual([a1.id, live.id, a2.id, b1.id]);
   });
 
+  it('takes only runs of at most the draws asked, in the fair order, when a claim asks for small ones', async () => {
+    const big = await insertOrg(db.sql, { plan: 'pro' });
+    const small = await insertOrg(db.sql, { plan: 'pro' });
+    const { jobs: path } = await later(() => submitLiveBatch(parts, big, 2, 3500, 100_000));
+    expect(await parts.queue.claim('w1', 4, 30_000, 20_000, 20_000)).toEqual([]);
+    const lone = await later(() => submitJob(parts, small, { draws: 1000 }));
+    const mine = await later(() => submitJob(parts, big, { draws: 2000 }));
+    expect(ids(await parts.queue.claim('w1', 4, 30_000, 20_000, 20_000))).toEqual([lone.id, mine.id]);
+    expect(ids(await parts.queue.claim('w1', 4, 30_000))).toEqual(ids(path));
+  });
+
   it('still ends a claim at its room of draws, the first job always taken', async () => {
     const org = await insertOrg(db.sql, { plan: 'pro' });
     const { jobs } = await later(() => submitLiveBatch(parts, org, 3, 3400, 50_000));

@@ -74,6 +74,8 @@ function askingEngine(runs: string[]): RunBatch {
   };
 }
 
+const ids = (jobs: readonly { id: string }[]) => jobs.map((job) => job.id);
+
 function deferred() {
   let resolve!: () => void;
   const promise = new Promise<void>((done) => {
@@ -212,6 +214,47 @@ describe('worker', () => {
       SELECT run_started_at FROM jobs WHERE id = ${next.id}`;
     expect(lone!.runStartedAt).toBeNull();
     for (const job of jobs) expect((await parts.queue.get(job.id))?.status).toBe('cancelled');
+  });
+
+  it("begins another organisation's small run beside large ones that hold its room, and claims no large one then", async () => {
+    const busy = await insertOrg(db.sql, { plan: 'pro' });
+    const other = await insertOrg(db.sql, { plan: 'pro' });
+    const large = [];
+    for (const n of [1, 2, 3])
+      large.push(await submitJob(parts, busy, { draws: 5000, inputs: { beside: n } }));
+    const release = deferred();
+    const packs: string[][] = [];
+    const engine = deterministicEngine();
+    worker({
+      workerId: 'beside',
+      concurrency: 8,
+      packSize: 1,
+      claimDraws: () => 4000,
+      smallDraws: 1000,
+      // The large jobs hold the engine until the test lets them go; the small run is counted at once.
+      runBatch: async (pack, context) => {
+        packs.push(pack.map((job) => job.id));
+        if (pack.some((job) => job.draws > 1000)) await release.promise;
+        return engine(pack, context);
+      },
+    });
+    try {
+      await waitUntil(async () => packs.length > 0, 'the first large job claimed');
+      const first = packs[0]![0]!;
+      expect(packs).toEqual([[first]]);
+      expect(ids(large)).toContain(first);
+      // The room (4,000 draws) is held by the first large job: a small run queued now is claimed and
+      // stored while it runs, and the other large jobs stay queued.
+      const small = await submitJob(parts, other, { draws: 1000, inputs: { beside: 'small' } });
+      expect((await parts.queue.waitFor(small.id, 10_000))?.status).toBe('succeeded');
+      expect(packs).toEqual([[first], [small.id]]);
+      const others = large.filter((job) => job.id !== first);
+      for (const job of others) expect((await parts.queue.get(job.id))?.status).toBe('queued');
+    } finally {
+      release.resolve();
+    }
+    const done = await Promise.all(large.map((job) => parts.queue.waitFor(job.id, 10_000)));
+    expect(done.map((job) => job?.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
   });
 
   it('stores each outcome as the engine gives it, and claims the next pack while the first still runs', async () => {
