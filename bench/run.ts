@@ -1,8 +1,9 @@
 // `npm run bench`: every figure the issues ask for, each next to its reference measured in the same run.
-// BENCH_ONLY=engine,gpu,host,http,projections,simulations,webhooks runs a subset. Set DATABASE_URL to measure the HTTP figures on a
+// BENCH_ONLY=engine,fair,gpu,host,http,projections,simulations,webhooks runs a subset. Set DATABASE_URL to measure the HTTP figures on a
 // PostgreSQL server (the goals are stated for one); without it they run on the embedded PGlite.
 // BENCH_JSON=file also writes every row there as JSON (bench/report.ts).
 import { benchEngine } from './engine.js';
+import { benchFairShares } from './fair-shares.js';
 import { benchGpu } from './gpu.js';
 import { benchHost } from './host.js';
 import { benchHttp } from './http.js';
@@ -15,6 +16,7 @@ import { benchWebhooks } from './webhooks.js';
 type Bench = () => Promise<BenchRow[]>;
 const benches: Record<string, Bench> = {
   engine: benchEngine,
+  fair: benchFairShares,
   gpu: benchGpu,
   host: benchHost,
   http: benchHttp,
