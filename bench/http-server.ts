@@ -40,14 +40,16 @@ if (mode === 'bare') {
     HOST: '127.0.0.1',
     DATA_DIR: process.env.DATABASE_URL ? './data' : mkdtempSync(path.join(tmpdir(), 'matchsim-bench-')),
   });
-  // BENCH_ROLE=api: a second API process beside one that already runs the worker.
-  const service = await startService(config, process.env.BENCH_ROLE === 'api' ? 'api' : 'all');
+  // BENCH_ROLE=api: a second API process beside one that already runs the worker; BENCH_ROLE=second: a
+  // second API and worker process on the same PostgreSQL database as the first (it makes no data).
+  const role = process.env.BENCH_ROLE;
+  const service = await startService(config, role === 'api' ? 'api' : 'all');
   // A PostgreSQL database keeps what earlier runs left: jobs still open there (a run stopped before its
   // batch finished) are run beside this run's and timed as its work. Said, not refused: a section may
   // start a service while the one before winds down.
   const [open] = await service.db.sql<{ n: number }[]>`
     SELECT count(*)::int AS n FROM jobs WHERE status IN ('queued', 'running')`;
-  if (open!.n > 0 && process.env.BENCH_ROLE !== 'api') {
+  if (open!.n > 0 && role !== 'api' && role !== 'second') {
     console.error(
       `bench: ${open!.n} jobs are queued or running in this database, left by an earlier run; ` +
         "their work is timed with this run's. Let a service finish them, or use a fresh database.",
