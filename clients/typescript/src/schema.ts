@@ -659,7 +659,31 @@ export interface components {
                     fit?: "exact" | "supremacy";
                 };
                 offered_odds?: {
-                    [key: string]: number;
+                    home_win?: number;
+                    draw?: number;
+                    away_win?: number;
+                    home_or_draw?: number;
+                    home_or_away?: number;
+                    draw_or_away?: number;
+                    over_0_5?: number;
+                    under_0_5?: number;
+                    over_1_5?: number;
+                    under_1_5?: number;
+                    over_2_5?: number;
+                    under_2_5?: number;
+                    over_3_5?: number;
+                    under_3_5?: number;
+                    over_4_5?: number;
+                    under_4_5?: number;
+                    over_5_5?: number;
+                    under_5_5?: number;
+                    over_6_5?: number;
+                    under_6_5?: number;
+                    btts_yes?: number;
+                    btts_no?: number;
+                    half_time_home_win?: number;
+                    half_time_draw?: number;
+                    half_time_away_win?: number;
                 };
                 from_state?: {
                     minute: string;
@@ -2003,7 +2027,31 @@ export interface components {
                 fit?: "exact" | "supremacy";
             };
             offered_odds?: {
-                [key: string]: number;
+                home_win?: number;
+                draw?: number;
+                away_win?: number;
+                home_or_draw?: number;
+                home_or_away?: number;
+                draw_or_away?: number;
+                over_0_5?: number;
+                under_0_5?: number;
+                over_1_5?: number;
+                under_1_5?: number;
+                over_2_5?: number;
+                under_2_5?: number;
+                over_3_5?: number;
+                under_3_5?: number;
+                over_4_5?: number;
+                under_4_5?: number;
+                over_5_5?: number;
+                under_5_5?: number;
+                over_6_5?: number;
+                under_6_5?: number;
+                btts_yes?: number;
+                btts_no?: number;
+                half_time_home_win?: number;
+                half_time_draw?: number;
+                half_time_away_win?: number;
             };
             from_state?: {
                 minute: string;
