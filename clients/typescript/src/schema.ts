@@ -130,7 +130,7 @@ export interface paths {
         };
         /**
          * Result path: deliver and settle a job or batch item
-         * @description queued or running: 202 with progress; succeeded: settles the hold and answers 200 with the simulation; delivered: the same delivery again with credits_charged 0; failed: 500 simulation_failed; hold ended: 409 reservation_expired.
+         * @description queued or running: 202 with progress; succeeded: settles the hold and answers 200 with the simulation; delivered: the same delivery again with credits_charged 0 (If-None-Match with its ETag: 304); failed: 500 simulation_failed; hold ended: 409 reservation_expired.
          */
         get: operations["getSimulationJob"];
         put?: never;
@@ -190,7 +190,7 @@ export interface paths {
         };
         /**
          * A delivered simulation again, by its id
-         * @description The same delivery as its first answer, with credits_charged 0.
+         * @description The same delivery as its first answer, with credits_charged 0. Tagged with an ETag: If-None-Match with it answers 304.
          */
         get: operations["getSimulation"];
         put?: never;
@@ -2830,7 +2830,9 @@ export interface operations {
                 reservation_id: string;
                 include?: string;
             };
-            header?: never;
+            header?: {
+                "if-none-match"?: string;
+            };
             path: {
                 job_id: string;
             };
@@ -2857,6 +2859,14 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SimulationJob"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names this answer's ETag. No body; nothing charged. */
+            304: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Bad request. Codes: [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */
             400: {
@@ -2947,7 +2957,9 @@ export interface operations {
             query?: {
                 include?: string;
             };
-            header?: never;
+            header?: {
+                "if-none-match"?: string;
+            };
             path: {
                 batch_id: string;
             };
@@ -2955,7 +2967,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description application/x-ndjson: one simulation_batch_result object per line. */
+            /** @description application/x-ndjson: one simulation_batch_result object per line. Once every item has ended (delivered, failed, expired, cancelled) the stream carries an ETag. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -2964,6 +2976,14 @@ export interface operations {
                 content: {
                     "application/x-ndjson": components["schemas"]["SimulationBatchResult"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names this answer's ETag. No body; nothing charged. */
+            304: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Bad request. Codes: [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */
             400: {
@@ -3149,7 +3169,9 @@ export interface operations {
             query?: {
                 include?: string;
             };
-            header?: never;
+            header?: {
+                "if-none-match"?: string;
+            };
             path: {
                 simulation_id: string;
             };
@@ -3166,6 +3188,14 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SimulationRead"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names this answer's ETag. No body; nothing charged. */
+            304: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Bad request. Codes: [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */
             400: {
