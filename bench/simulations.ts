@@ -5,6 +5,8 @@
 import { request } from 'node:http';
 import { cpuFields, cpuPerJob, cpuReading } from './cpu.js';
 import { engineAloneSeconds as engineAloneOf } from './engine-alone.js';
+import { pathQuoteRow } from './path-quote.js';
+import { reReadRows } from './re-reads.js';
 import type { BenchRow } from './report.js';
 import { type ServerInfo, startServer } from './servers.js';
 
@@ -76,6 +78,8 @@ export async function benchSimulations(): Promise<BenchRow[]> {
   const rows = apiRows(reference, misses, hits, note);
   rows.push(...spreadRows(reference, spreadHits));
   rows.push(await documentSizeRow(api, fixtureIds[0]!));
+  rows.push(await pathQuoteRow(api, fixtureIds[0]!));
+  rows.push(...(await reReadRows(api, fixtureIds[0]!, service.info.secrets[1] ?? service.info.secret)));
   if (batchFixtures) {
     const batch = await batchRow(api, batchFixtures, service.pid, service.info.database);
     rows.push(await collectionRow(api, batchFixtures));

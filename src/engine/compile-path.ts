@@ -10,11 +10,16 @@ import {
   minuteLabel,
   SECOND_HALF_START,
 } from '../engine-contract/layout.js';
-import { type FromState, type MatchInputs, paramsForFixture } from '../engine-contract/match-inputs.js';
+import {
+  type FromState,
+  type MatchInputs,
+  paramsForFixture,
+  type SideInputs,
+} from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
 import { compileFixture } from './compile.js';
 import { type AddedTimeModel, addedTimeModel } from './compile-rates.js';
-import { compileState, stepOfMinute } from './compile-state.js';
+import { compileState, MAX_RED_CARDS, stepOfMinute } from './compile-state.js';
 
 export const PATH_EVENT_TYPES = ['goal', 'red_card', 'yellow_card', 'substitution'] as const;
 
@@ -50,6 +55,144 @@ export function pathEventSteps(events: readonly PathEvent[]): number[] | PathEve
     steps.push(step);
   }
   return steps;
+}
+
+/** A side as the events so far leave it, where its XI is known: who is on the pitch, and how others left. */
+interface SideOnPitch {
+  squad: Set<number>;
+  onPitch: Set<number>;
+  appeared: Set<number>;
+  /** Players who left the pitch: sent off or substituted, and the index of the event that made them go. */
+  left: Map<number, { how: 'sent off' | 'substituted'; event: number }>;
+  yellows: Map<number, number>;
+  substitutions: number;
+}
+
+function sideOnPitch(side: SideInputs): SideOnPitch {
+  return {
+    squad: new Set(side.players.map((player) => player.player_id)),
+    onPitch: new Set(side.lineup.xi),
+    appeared: new Set(side.lineup.xi),
+    left: new Map(),
+    yellows: new Map(),
+    substitutions: 0,
+  };
+}
+
+/** Why `player` cannot play a part in an event now, in the event's words; null when he is on the pitch. */
+function offPitchReason(side: SideOnPitch, team: string, player: number, events: readonly PathEvent[]) {
+  if (side.onPitch.has(player)) return null;
+  if (!side.squad.has(player)) return `player ${player} is not in the ${team} squad`;
+  const left = side.left.get(player);
+  if (left) return `player ${player} was ${left.how} at ${events[left.event]!.minute} (events.${left.event})`;
+  return `player ${player} is on the bench and has not come on`;
+}
+
+/**
+ * The first event, in the order of the match, that cannot have happened, said in the event's own terms
+ * (docs/api.md §4.14): an event after `lastStep`; a goal or card for a player who is not on the pitch (on
+ * the bench, substituted, sent off: a third yellow card is a card for a player sent off at his second); a
+ * substitution of a player who is not on the pitch, or of one who already played, or one too many; a red
+ * card past MAX_RED_CARDS; goals past a finished fixture's `final` score; players named for a side whose
+ * XI is not known. The event's index and why; null when every event can have happened. `steps` are
+ * pathEventSteps'.
+ */
+export function pathEventIssue(
+  events: readonly PathEvent[],
+  steps: readonly number[],
+  lastStep: number,
+  match: Pick<MatchInputs, 'home' | 'away'>,
+  maxSubstitutions: number,
+  final: { home: number; away: number } | null,
+): { index: number; message: string } | null {
+  const order = events.map((_, i) => i).sort((a, b) => steps[a]! - steps[b]!);
+  const sides = {
+    home: match.home.lineup.source === 'predicted' ? null : sideOnPitch(match.home),
+    away: match.away.lineup.source === 'predicted' ? null : sideOnPitch(match.away),
+  };
+  const goals = { home: 0, away: 0 };
+  const redCards = { home: 0, away: 0 };
+  for (const i of order) {
+    const event = events[i]!;
+    const issue = (message: string) => ({ index: i, message });
+    if (steps[i]! > lastStep)
+      return issue(`after \`through\` (${minuteLabel(lastStep)}), where the path ends`);
+    const team = event.team;
+    const side = sides[team];
+    if (event.type === 'goal' && final && ++goals[team] > final[team]) {
+      return issue(
+        `the fixture finished ${final.home}-${final.away}: more goals than the ${team} side scored`,
+      );
+    }
+    if (event.type === 'goal' && event.player_id === undefined) continue;
+    if (!side) {
+      // A predicted XI is drawn per draw: a scorer can be checked against the squad only.
+      if (event.type === 'goal') {
+        if (match[team].players.some((player) => player.player_id === event.player_id)) continue;
+        return issue(`player ${event.player_id} is not in the ${team} squad`);
+      }
+      if (event.type === 'red_card' && event.player_id === undefined) {
+        if (++redCards[team] > MAX_RED_CARDS) return issue(tooManyRedCards);
+        continue;
+      }
+      if (event.player_id === undefined) continue;
+      return issue(`naming a player needs the ${team} side's XI (an announced or custom lineup)`);
+    }
+    const reason = eventOnSide(event, i, side, team, events, maxSubstitutions);
+    if (reason) return issue(reason);
+    if (
+      event.type === 'red_card' ||
+      (event.type === 'yellow_card' && side.yellows.get(event.player_id!) === 2)
+    ) {
+      if (++redCards[team] > MAX_RED_CARDS) return issue(tooManyRedCards);
+    }
+  }
+  return null;
+}
+
+const tooManyRedCards = `more than ${MAX_RED_CARDS} red cards for the side: below seven players a match is abandoned`;
+
+/**
+ * Why `event` (the `index`th) cannot have happened to a side with a known XI, or null; when it can, the
+ * side is moved past it (who is on the pitch, booked, sent off).
+ */
+function eventOnSide(
+  event: PathEvent,
+  index: number,
+  side: SideOnPitch,
+  team: string,
+  events: readonly PathEvent[],
+  maxSubstitutions: number,
+): string | null {
+  const player = event.player_id;
+  if (event.type === 'substitution') {
+    const off = event.player_off_id!;
+    const offReason = offPitchReason(side, team, off, events);
+    if (offReason) return `${offReason}, so cannot go off`;
+    if (!side.squad.has(player!)) return `player ${player} is not in the ${team} squad`;
+    if (side.appeared.has(player!)) return `player ${player} has already played in this match`;
+    if (++side.substitutions > maxSubstitutions) return `more than ${maxSubstitutions} substitutions a side`;
+    side.onPitch.delete(off);
+    side.left.set(off, { how: 'substituted', event: index });
+    side.onPitch.add(player!);
+    side.appeared.add(player!);
+    return null;
+  }
+  if (player === undefined) return null;
+  if (event.type === 'yellow_card' && side.yellows.get(player) === 2) {
+    const second = side.left.get(player)!.event;
+    return `a third yellow card for player ${player}, sent off at his second (events.${second})`;
+  }
+  const reason = offPitchReason(side, team, player, events);
+  if (reason) return reason;
+  if (event.type === 'goal') return null;
+  const yellows = (side.yellows.get(player) ?? 0) + (event.type === 'yellow_card' ? 1 : 0);
+  side.yellows.set(player, yellows);
+  if (event.type === 'red_card' || yellows === 2) {
+    side.onPitch.delete(player);
+    side.left.set(player, { how: 'sent off', event: index });
+  }
+  return null;
 }
 
 /**

@@ -25,9 +25,14 @@ export const MAX_RED_CARDS = 4;
 const SIDES = ['home', 'away'] as const;
 type SideKey = (typeof SIDES)[number];
 
-/** The step a timeline label names ("1".."90", "45+1".."45+10", "90+1".."90+10"), or null. */
+/**
+ * The step a timeline label names ("1".."90", "45+1".."45+10", "90+1".."90+10"), or null. Only the label
+ * as the timeline writes it: "45+01" or "07" would name the same step in other words, and a state's minute
+ * is part of a run's inputs (its seed and cached result, src/simulations/prepare-run.ts), so one state
+ * would have two seeds.
+ */
 export function stepOfMinute(minute: string): number | null {
-  const match = /^(\d{1,2})(?:\+(\d{1,2}))?$/.exec(minute);
+  const match = /^([1-9]\d?)(?:\+([1-9]\d?))?$/.exec(minute);
   if (!match) return null;
   const regular = Number(match[1]);
   if (match[2] !== undefined) {
@@ -102,27 +107,37 @@ function sidePitch(
     appeared.add(on);
     cameOn.add(on);
   });
+  const sentOff = new Set<number>();
   for (const [i, id] of (state.sent_off?.[key] ?? []).entries()) {
     const at = pitch.indexOf(id);
     if (at < 0) {
       issues.push({
         path: `from_state.sent_off.${key}.${i}`,
-        message: `player ${id} is not on the pitch`,
+        message: sentOff.has(id) ? `player ${id} is already sent off` : `player ${id} is not on the pitch`,
       });
       continue;
     }
+    sentOff.add(id);
     // The last player on the list fills the hole, as the engines remove a player sent off.
     pitch[at] = pitch[pitch.length - 1]!;
     pitch.pop();
   }
   const booked = new Set<number>();
+  const listed = new Set<number>();
   for (const [i, id] of (state.booked?.[key] ?? []).entries()) {
     if (!appeared.has(id)) {
       issues.push({
         path: `from_state.booked.${key}.${i}`,
         message: `player ${id} has not played in this match`,
       });
+    } else if (listed.has(id)) {
+      // Two yellow cards are a red one: such a player is in sent_off, not on a yellow card twice.
+      issues.push({
+        path: `from_state.booked.${key}.${i}`,
+        message: `player ${id} is listed twice: a second yellow card is a red card (sent_off)`,
+      });
     } else if (pitch.includes(id)) booked.add(id);
+    listed.add(id);
   }
   return { pitch, cameOn, booked };
 }

@@ -11,6 +11,7 @@
 import zlib from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StoredDocument } from '../engine/stored-document.js';
+import { answeredNotModified, type BodyEncoding, splicedBodyTag } from './entity-tags.js';
 import { type SplicedJson, sendSerialized, splicedText } from './serialize.js';
 
 /**
@@ -49,6 +50,19 @@ function admits(accepted: Map<string, number>, encoding: string): boolean {
 /** Whether the request's Accept-Encoding admits gzip. */
 export function admitsGzip(request: FastifyRequest): boolean {
   return admits(acceptedEncodings(request), 'gzip');
+}
+
+/**
+ * The Content-Encoding a body carrying a document leaves in: gzip from the stored forms (`spliced`: this
+ * module writes it), else what @fastify/compress picks from its encodings (src/http/app.ts: brotli before
+ * gzip, the client's q first; such a body is always above its 1 KiB threshold).
+ */
+export function bodyEncoding(request: FastifyRequest, spliced: boolean): BodyEncoding {
+  if (spliced) return 'gzip';
+  const accepted = acceptedEncodings(request);
+  const q = (encoding: string) => accepted.get(encoding) ?? accepted.get('*') ?? 0;
+  if (q('br') > 0 && q('br') >= q('gzip')) return 'br';
+  return q('gzip') > 0 ? 'gzip' : 'identity';
 }
 
 /** A gzip member's trailer: the CRC-32 of its uncompressed bytes and their count, modulo 2^32. */
@@ -165,14 +179,22 @@ export function gzipSpliced(body: SplicedJson): Buffer | null {
 /**
  * Sends a JSON body that carries a stored document (serializeWithJsonField's form): gzip from the
  * document's stored form when the client accepts gzip, else its text as any body, which
- * @fastify/compress compresses as the client asks.
+ * @fastify/compress compresses as the client asks; tagged (ETag), and 304 when If-None-Match names
+ * the tag.
  */
 export function sendDocumentBody(
   request: FastifyRequest,
   reply: FastifyReply,
   body: SplicedJson,
 ): FastifyReply {
-  const gzip = admitsGzip(request) ? gzipSpliced(body) : null;
+  const spliced = admitsGzip(request) && typeof body.document !== 'string';
+  // A delivery read again is the same bytes: a client that holds them gets 304 (entity-tags.ts). Only
+  // a read: a POST's answer (a run delivered at once, a replay of one) is no copy of a resource.
+  if (request.method === 'GET' || request.method === 'HEAD') {
+    const tag = splicedBodyTag(body, bodyEncoding(request, spliced));
+    if (answeredNotModified(request, reply, tag)) return reply;
+  }
+  const gzip = spliced ? gzipSpliced(body) : null;
   if (!gzip) return sendSerialized(reply, splicedText(body));
   return sendSerialized(reply.header('content-encoding', 'gzip').header('vary', 'accept-encoding'), gzip);
 }

@@ -6,7 +6,7 @@
 import { databaseRead, inTransaction } from '../db/transactions.js';
 import { ApiError } from '../errors.js';
 import type { CallContext, DeliveryRequest } from '../jobs/call-context.js';
-import type { Batch, Job, RejectedBatchItem } from '../jobs/types.js';
+import type { Batch, Job, JobStatus, RejectedBatchItem } from '../jobs/types.js';
 import { readCallersBatch } from './batch-status.js';
 import { announceDeliveries, type DeliveredSimulation, type DeliveryDeps } from './deliver.js';
 import { deliverLockedPage, pageAsRead } from './deliver-page.js';
@@ -23,9 +23,18 @@ export type BatchResultItem =
 
 export interface BatchResults {
   batch: Batch;
+  /**
+   * The batch's jobs counted by status when every one has ended as a read leaves it (delivered, failed,
+   * expired, cancelled): then the stream says the same each time it is read, and these counts are what
+   * its lines follow from. Null while a job is queued, running, or succeeded and not yet delivered.
+   */
+  settled: Partial<Record<JobStatus, number>> | null;
   /** The items a page at a time; each page's deliveries are committed before it is given. */
   pages: AsyncGenerator<BatchResultItem[]>;
 }
+
+/** Job states a read of the stream can still change: it waits on the first two, and delivers the third. */
+const UNSETTLED: readonly JobStatus[] = ['queued', 'running', 'succeeded'];
 
 /** The ownership check happens here, before anything is sent; the pages follow as they are read. */
 export async function openBatchResults(
@@ -34,8 +43,11 @@ export async function openBatchResults(
   batchId: string,
 ): Promise<BatchResults> {
   const batch = await readCallersBatch(ctx, batchId, (owner) => deps.queue.getOwnedBatch(batchId, owner));
+  const tally = await databaseRead(() => deps.queue.tallyBatchJobs([batch.id]));
+  const counts = tally.get(batch.id)?.counts ?? {};
+  const settled = UNSETTLED.some((status) => (counts[status] ?? 0) > 0) ? null : counts;
   const request = { requestId: ctx.requestId, idempotencyKey: null };
-  return { batch, pages: resultPages(deps, request, batch) };
+  return { batch, settled, pages: resultPages(deps, request, batch) };
 }
 
 async function* resultPages(

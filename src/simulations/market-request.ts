@@ -27,6 +27,9 @@ export interface MarketRequest {
 /** `offered_odds`: decimal odds by the outcome names of document-value.ts VALUE_KEYS. */
 export type OfferedOdds = Record<string, number>;
 
+/** `offered_odds` as a request gives it (the body schema has an optional field per outcome). */
+export type OfferedOddsRequest = Readonly<Record<string, number | undefined>>;
+
 const join = (prefix: string, field: string) => (prefix ? `${prefix}.${field}` : field);
 
 /**
@@ -111,10 +114,11 @@ function describe(prices: {
  * `offered_odds` checked and put in the value section's order: every key an outcome the document prices
  * (VALUE_KEYS), every price decimal odds above 1.0 (400 parameter_invalid naming the key otherwise).
  */
-export function offeredOdds(offered: OfferedOdds, prefix: string): OfferedOdds {
+export function offeredOdds(offered: OfferedOddsRequest, prefix: string): OfferedOdds {
   const field = join(prefix, 'offered_odds');
   const known = new Set(VALUE_KEYS);
   for (const [key, odds] of Object.entries(offered)) {
+    if (odds === undefined) continue;
     if (!known.has(key)) {
       throw new ApiError('parameter_invalid', {
         param: `${field}.${key}`,
@@ -129,6 +133,9 @@ export function offeredOdds(offered: OfferedOdds, prefix: string): OfferedOdds {
     }
   }
   const ordered: OfferedOdds = {};
-  for (const key of VALUE_KEYS) if (offered[key] !== undefined) ordered[key] = offered[key];
+  for (const key of VALUE_KEYS) {
+    const odds = offered[key];
+    if (odds !== undefined) ordered[key] = odds;
+  }
   return ordered;
 }

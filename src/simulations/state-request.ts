@@ -3,7 +3,7 @@
 // its final score, which goals already scored cannot exceed. The first issue answers 400
 // parameter_invalid naming its field.
 import { addedTimeModel } from '../engine/compile-rates.js';
-import { stateIssues } from '../engine/compile-state.js';
+import { type StateIssue, stateIssues } from '../engine/compile-state.js';
 import { type MatchInputs, paramsForFixture } from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
 import { ApiError } from '../errors.js';
@@ -11,14 +11,14 @@ import type { FixtureRecord } from '../fixtures/fixture-record.js';
 
 const join = (prefix: string, field: string) => (prefix ? `${prefix}.${field}` : field);
 
-export function checkFromState(
+/** What makes the inputs' state impossible for this fixture, each with its field (empty: none). */
+export function fromStateIssues(
   match: MatchInputs,
   fixture: Pick<FixtureRecord, 'state' | 'score'>,
   params: ModelParams,
-  prefix: string,
-): void {
+): StateIssue[] {
   const state = match.from_state;
-  if (!state) return;
+  if (!state) return [];
   const issues = stateIssues(match, params, addedTimeModel(paramsForFixture(params, match.profile)));
   const final = fixture.state === 'finished' ? fixture.score : null;
   if (final) {
@@ -31,7 +31,16 @@ export function checkFromState(
       }
     }
   }
-  const issue = issues[0];
+  return issues;
+}
+
+export function checkFromState(
+  match: MatchInputs,
+  fixture: Pick<FixtureRecord, 'state' | 'score'>,
+  params: ModelParams,
+  prefix: string,
+): void {
+  const issue = fromStateIssues(match, fixture, params)[0];
   if (!issue) return;
   const param = join(prefix, issue.path);
   throw new ApiError('parameter_invalid', { param, message: `\`${param}\`: ${issue.message}.` });

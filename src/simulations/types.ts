@@ -13,7 +13,7 @@ import type { JobQueue } from '../jobs/queue.js';
 import type { Metadata } from '../jobs/types.js';
 import type { UsageLimits } from '../limits/usage.js';
 import type { KnownResults } from '../results/result-store.js';
-import type { MarketRequest, OfferedOdds } from './market-request.js';
+import type { MarketRequest, OfferedOddsRequest } from './market-request.js';
 
 /** Queued jobs beyond which new submissions answer engine_overloaded. */
 export const QUEUE_BOUND = 20_000;
@@ -29,7 +29,7 @@ export interface FixtureSelector {
   /** Bookmaker odds to fit the run to (market-request.ts). */
   market?: MarketRequest | undefined;
   /** Odds offered to the client, priced in the document's value section. */
-  offered_odds?: OfferedOdds | undefined;
+  offered_odds?: OfferedOddsRequest | undefined;
   /** The in-play state to simulate the rest of the match from (state-request.ts). */
   from_state?: FromState | undefined;
 }

@@ -6,7 +6,13 @@ import { createCpuEngine } from '../../fallback/cpu-engine.js';
 import { recordSamplePaths, simulateRange } from '../../fallback/engine.js';
 import { eventfulParams } from '../../src/cli/gpu-check/parity-cases.js';
 import { compileFixture } from '../../src/engine/compile.js';
-import { compilePath, type PathEvent, pathEventSteps, pathStates } from '../../src/engine/compile-path.js';
+import {
+  compilePath,
+  type PathEvent,
+  pathEventIssue,
+  pathEventSteps,
+  pathStates,
+} from '../../src/engine/compile-path.js';
 import { addedTimeModel } from '../../src/engine/compile-rates.js';
 import { stateIssues, stepOfMinute } from '../../src/engine/compile-state.js';
 import { buildSimulationDocument, SAMPLE_PATHS } from '../../src/engine/document.js';
@@ -21,6 +27,7 @@ import {
   finalizeCounters,
   GRID_SIZE,
   MAX_ADDED_MINUTES,
+  minuteLabel,
   P_APPEARANCES,
   P_MINUTES,
   P_REDS,
@@ -411,6 +418,46 @@ describe('the win-probability path', () => {
       path: 'events.0.minute',
       message: 'not a minute of the timeline',
     });
+  });
+
+  it('reads a minute only as the timeline labels it, so one state has one seed', () => {
+    for (let step = 0; step < STEPS; step++) expect(stepOfMinute(minuteLabel(step))).toBe(step);
+    for (const other of ['01', '07', '45+01', '090+4', '0', '45+0', '+1', '45+', ' 45']) {
+      expect(stepOfMinute(other), other).toBeNull();
+    }
+  });
+
+  it('finds the first event, in the order of the match, that cannot have happened', () => {
+    const max = defaultModelParams.substitutions.max_per_side;
+    const issue = (
+      more: PathEvent[],
+      lastStep = STEPS - 1,
+      final: { home: number; away: number } | null = null,
+    ) => {
+      const all = [...events, ...more];
+      return pathEventIssue(all, pathEventSteps(all) as number[], lastStep, announced, max, final);
+    };
+    expect(issue([])).toBeNull();
+    // awayXi[3] is sent off at 70 for his second yellow card (events.3).
+    expect(issue([{ minute: '75', type: 'yellow_card', team: 'away', player_id: awayXi[3]! }])).toEqual({
+      index: 5,
+      message: `a third yellow card for player ${awayXi[3]}, sent off at his second (events.3)`,
+    });
+    expect(issue([{ minute: '75', type: 'goal', team: 'away', player_id: awayXi[3]! }])!.message).toBe(
+      `player ${awayXi[3]} was sent off at 70 (events.3)`,
+    );
+    // The first in the match's order, not in the list's.
+    expect(
+      issue([
+        { minute: '85', type: 'goal', team: 'home', player_id: homeXi[9]! },
+        { minute: '20', type: 'red_card', team: 'home', player_id: homeBench[2]! },
+      ]),
+    ).toEqual({ index: 6, message: `player ${homeBench[2]} is on the bench and has not come on` });
+    expect(issue([], stepOfMinute('75')!)).toEqual({
+      index: 4,
+      message: 'after `through` (75), where the path ends',
+    });
+    expect(issue([], STEPS - 1, { home: 1, away: 0 })!.index).toBe(4);
   });
 
   it("compiles once: each step's tables are the single in-play run's, the threshold table shared", () => {

@@ -153,6 +153,24 @@ describe('a run from an in-play state', () => {
         'from_state.substitutions.home',
       ],
       [state({ booked: { home: [101], away: [] } }), FX.upcoming, 'from_state.booked.home'],
+      // A minute in other words than the timeline's would be a second seed and cached result of one state.
+      [state({ minute: '45+01' }), FX.announced, 'from_state.minute'],
+      [state({ minute: '07' }), FX.announced, 'from_state.minute'],
+      // Player ids are int4 ids, as everywhere in a body.
+      [state({ sent_off: { home: [], away: [0] } }), FX.announced, 'from_state.sent_off.away.0'],
+      [state({ booked: { home: [2_147_483_648], away: [] } }), FX.announced, 'from_state.booked.home.0'],
+      [
+        state({ substitutions: { home: [{ off: xi(3)[10], on: -1 }], away: [] } }),
+        FX.announced,
+        'from_state.substitutions.home.0.on',
+      ],
+      // On a yellow card twice: that is a red card (sent_off), and a third card is no card at all.
+      [state({ booked: { home: [xi(3)[2], xi(3)[2]], away: [] } }), FX.announced, 'from_state.booked.home.1'],
+      [
+        state({ sent_off: { home: [xi(3)[2], xi(3)[2]], away: [] }, red_cards: { home: 2, away: 0 } }),
+        FX.announced,
+        'from_state.sent_off.home.1',
+      ],
     ];
     for (const [from_state, fixture_id, param] of cases) {
       for (const url of ['/v1/simulations', '/v1/simulations/quote']) {
@@ -259,5 +277,166 @@ describe('a run from an in-play state', () => {
     }
     const balance = await t.services.ledger.balance(orgId);
     expect(balance).toMatchObject({ spentThisMonth: 0, held: 0 });
+  });
+
+  it('refuses each event that cannot have happened, naming it and saying why in its own terms, holding and charging nothing', async () => {
+    const { auth, orgId } = await t.newOrg({ plan: 'plus' });
+    const home = (minute: string, type: string, player_id?: number, extra: Json = {}) => ({
+      minute,
+      type,
+      team: 'home',
+      ...(player_id === undefined ? {} : { player_id }),
+      ...extra,
+    });
+    const sentOff = xi(3)[3]!;
+    const booked = xi(3)[2]!;
+    const cameOn = bench(3)[3]!;
+    const wentOff = xi(3)[10]!;
+    const cases: [string, Json, string, RegExp][] = [
+      [
+        'a yellow card for a player already sent off',
+        { events: [home('60', 'red_card', sentOff), home('70', 'yellow_card', sentOff)] },
+        'events.1',
+        /player \d+ was sent off at 60 \(events\.0\)/,
+      ],
+      [
+        'a red card for a player already sent off',
+        { events: [home('70', 'red_card', sentOff), home('60', 'red_card', sentOff)] },
+        'events.0',
+        /was sent off at 60 \(events\.1\)/,
+      ],
+      [
+        'a third yellow card',
+        {
+          events: [
+            home('20', 'yellow_card', booked),
+            home('40', 'yellow_card', booked),
+            home('80', 'yellow_card', booked),
+          ],
+        },
+        'events.2',
+        /a third yellow card for player \d+, sent off at his second \(events\.1\)/,
+      ],
+      ['a goal by a bench player', { events: [home('30', 'goal', cameOn)] }, 'events.0', /on the bench/],
+      [
+        'a yellow card for a bench player',
+        { events: [home('30', 'yellow_card', cameOn)] },
+        'events.0',
+        /on the bench/,
+      ],
+      [
+        'a red card for a bench player',
+        { events: [home('30', 'red_card', cameOn)] },
+        'events.0',
+        /on the bench/,
+      ],
+      [
+        'a goal by a player substituted before it',
+        {
+          events: [
+            home('50', 'substitution', cameOn, { player_off_id: wentOff }),
+            home('55', 'goal', wentOff),
+          ],
+        },
+        'events.1',
+        /was substituted at 50 \(events\.0\)/,
+      ],
+      [
+        'a goal by a player of the other side',
+        { events: [home('30', 'goal', xi(4)[10])] },
+        'events.0',
+        /not in the home squad/,
+      ],
+      [
+        'an event after `through`',
+        { events: [home('30', 'goal'), home('75', 'goal')], through: '70' },
+        'events.1',
+        /after `through` \(70\)/,
+      ],
+      ['a player id below 1', { events: [home('30', 'goal', 0)] }, 'events.0.player_id', /./],
+      [
+        'a player id above int4',
+        { events: [home('30', 'substitution', cameOn, { player_off_id: 2_147_483_648 })] },
+        'events.0.player_off_id',
+        /./,
+      ],
+      ['a minute in other words', { events: [home('45+01', 'goal')] }, 'events.0.minute', /./],
+      ['`through` in other words', { events: [], through: '070' }, 'through', /./],
+    ];
+    for (const [what, body, param, message] of cases) {
+      for (const url of ['/v1/simulations/path', '/v1/simulations/path/quote']) {
+        const response = await post(auth, { fixture_id: FX.announced, ...body }, url);
+        expect(response.statusCode, `${what}: ${response.body}`).toBe(400);
+        const { error } = response.json();
+        expect([error.code, error.param], what).toEqual(['parameter_invalid', param]);
+        expect(error.message, what).toMatch(message);
+        expect(error.message, what).not.toContain('from_state');
+        expect(error.credit_effect).toBe('not_charged');
+      }
+    }
+    // The same players where the events allow them: a goal by the substitute once he came on, a yellow
+    // card each for two players, a red card after one yellow.
+    const possible = await post(
+      auth,
+      {
+        fixture_id: FX.announced,
+        events: [
+          home('50', 'substitution', cameOn, { player_off_id: wentOff }),
+          home('55', 'goal', cameOn),
+          home('20', 'yellow_card', booked),
+          home('60', 'yellow_card', sentOff),
+          home('65', 'red_card', sentOff),
+        ],
+      },
+      '/v1/simulations/path/quote',
+    );
+    expect(possible.statusCode, possible.body).toBe(200);
+    const balance = await t.services.ledger.balance(orgId);
+    expect(balance).toMatchObject({ spentThisMonth: 0, held: 0 });
+  });
+
+  it("names the event on a finished fixture, in the event's terms, and its goals within the final score", async () => {
+    const { auth } = await t.newOrg({ plan: 'plus' });
+    // FX.finished: team 2 at home, team 1 away, finished 2-1, predicted lineups; custom XIs name players.
+    const lineups = {
+      home: { source: 'custom', xi: xi(2), bench: bench(2) },
+      away: { source: 'custom', xi: xi(1), bench: bench(1) },
+    };
+    const away = (minute: string, type: string, player_id: number) => ({
+      minute,
+      type,
+      team: 'away',
+      player_id,
+    });
+    const twice = await post(
+      auth,
+      {
+        fixture_id: FX.finished,
+        lineups,
+        events: [away('30', 'red_card', xi(1)[3]!), away('60', 'red_card', xi(1)[3]!)],
+      },
+      '/v1/simulations/path/quote',
+    );
+    expect(twice.statusCode, twice.body).toBe(400);
+    expect(twice.json().error.param).toBe('events.1');
+    expect(twice.json().error.message).toMatch(
+      /^`events\.1` \(red_card at 60\): player \d+ was sent off at 30/,
+    );
+    expect(twice.json().error.message).not.toContain('from_state');
+    const goals = ['20', '40', '60'].map((minute) => away(minute, 'goal', xi(1)[10]!));
+    const tooMany = await post(
+      auth,
+      { fixture_id: FX.finished, lineups, events: goals },
+      '/v1/simulations/path/quote',
+    );
+    expect(tooMany.statusCode, tooMany.body).toBe(400);
+    expect(tooMany.json().error.param).toBe('events.1');
+    expect(tooMany.json().error.message).toContain('finished 2-1');
+    const one = await post(
+      auth,
+      { fixture_id: FX.finished, lineups, events: goals.slice(0, 1) },
+      '/v1/simulations/path/quote',
+    );
+    expect(one.statusCode, one.body).toBe(200);
   });
 });

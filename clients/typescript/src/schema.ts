@@ -130,7 +130,7 @@ export interface paths {
         };
         /**
          * Result path: deliver and settle a job or batch item
-         * @description queued or running: 202 with progress; succeeded: settles the hold and answers 200 with the simulation; delivered: the same delivery again with credits_charged 0; failed: 500 simulation_failed; hold ended: 409 reservation_expired.
+         * @description queued or running: 202 with progress; succeeded: settles the hold and answers 200 with the simulation; delivered: the same delivery again with credits_charged 0 (If-None-Match with its ETag: 304); failed: 500 simulation_failed; hold ended: 409 reservation_expired.
          */
         get: operations["getSimulationJob"];
         put?: never;
@@ -190,7 +190,7 @@ export interface paths {
         };
         /**
          * A delivered simulation again, by its id
-         * @description The same delivery as its first answer, with credits_charged 0.
+         * @description The same delivery as its first answer, with credits_charged 0. Tagged with an ETag: If-None-Match with it answers 304.
          */
         get: operations["getSimulation"];
         put?: never;
@@ -659,7 +659,31 @@ export interface components {
                     fit?: "exact" | "supremacy";
                 };
                 offered_odds?: {
-                    [key: string]: number;
+                    home_win?: number;
+                    draw?: number;
+                    away_win?: number;
+                    home_or_draw?: number;
+                    home_or_away?: number;
+                    draw_or_away?: number;
+                    over_0_5?: number;
+                    under_0_5?: number;
+                    over_1_5?: number;
+                    under_1_5?: number;
+                    over_2_5?: number;
+                    under_2_5?: number;
+                    over_3_5?: number;
+                    under_3_5?: number;
+                    over_4_5?: number;
+                    under_4_5?: number;
+                    over_5_5?: number;
+                    under_5_5?: number;
+                    over_6_5?: number;
+                    under_6_5?: number;
+                    btts_yes?: number;
+                    btts_no?: number;
+                    half_time_home_win?: number;
+                    half_time_draw?: number;
+                    half_time_away_win?: number;
                 };
                 from_state?: {
                     minute: string;
@@ -2003,7 +2027,31 @@ export interface components {
                 fit?: "exact" | "supremacy";
             };
             offered_odds?: {
-                [key: string]: number;
+                home_win?: number;
+                draw?: number;
+                away_win?: number;
+                home_or_draw?: number;
+                home_or_away?: number;
+                draw_or_away?: number;
+                over_0_5?: number;
+                under_0_5?: number;
+                over_1_5?: number;
+                under_1_5?: number;
+                over_2_5?: number;
+                under_2_5?: number;
+                over_3_5?: number;
+                under_3_5?: number;
+                over_4_5?: number;
+                under_4_5?: number;
+                over_5_5?: number;
+                under_5_5?: number;
+                over_6_5?: number;
+                under_6_5?: number;
+                btts_yes?: number;
+                btts_no?: number;
+                half_time_home_win?: number;
+                half_time_draw?: number;
+                half_time_away_win?: number;
             };
             from_state?: {
                 minute: string;
@@ -2782,7 +2830,9 @@ export interface operations {
                 reservation_id: string;
                 include?: string;
             };
-            header?: never;
+            header?: {
+                "if-none-match"?: string;
+            };
             path: {
                 job_id: string;
             };
@@ -2809,6 +2859,14 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SimulationJob"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names this answer's ETag. No body; nothing charged. */
+            304: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Bad request. Codes: [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */
             400: {
@@ -2899,7 +2957,9 @@ export interface operations {
             query?: {
                 include?: string;
             };
-            header?: never;
+            header?: {
+                "if-none-match"?: string;
+            };
             path: {
                 batch_id: string;
             };
@@ -2907,7 +2967,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description application/x-ndjson: one simulation_batch_result object per line. */
+            /** @description application/x-ndjson: one simulation_batch_result object per line. Once every item has ended (delivered, failed, expired, cancelled) the stream carries an ETag. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
@@ -2916,6 +2976,14 @@ export interface operations {
                 content: {
                     "application/x-ndjson": components["schemas"]["SimulationBatchResult"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names this answer's ETag. No body; nothing charged. */
+            304: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Bad request. Codes: [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */
             400: {
@@ -3101,7 +3169,9 @@ export interface operations {
             query?: {
                 include?: string;
             };
-            header?: never;
+            header?: {
+                "if-none-match"?: string;
+            };
             path: {
                 simulation_id: string;
             };
@@ -3118,6 +3188,14 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SimulationRead"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names this answer's ETag. No body; nothing charged. */
+            304: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Bad request. Codes: [`parameter_invalid`](http://127.0.0.1:8080/docs#parameter_invalid), [`parameter_missing`](http://127.0.0.1:8080/docs#parameter_missing). */
             400: {

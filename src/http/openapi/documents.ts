@@ -9,6 +9,7 @@
 import type { FastifyContextConfig } from 'fastify';
 import { ApiError, ERRORS, type ErrorCode, errorBody } from '../../errors.js';
 import type { App } from '../app-types.js';
+import { notModifiedResponse } from '../schemas/common.js';
 import { codesByStatus, routeErrorCodes } from './route-errors.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: OpenAPI documents are JSON trees walked generically.
@@ -130,8 +131,10 @@ function finishOperation(
   docsUrl: string,
   schemas: Record<string, Json>,
 ) {
-  for (const response of Object.values(operation.responses ?? {}) as Json[]) {
+  for (const [status, response] of Object.entries(operation.responses ?? {}) as [string, Json][]) {
     response.headers = { 'Request-Id': REQUEST_ID, ...response.headers };
+    // A response without content (a null schema) loses its description on the way through @fastify/swagger.
+    if (status === '304') response.description = notModifiedResponse.description;
     const media = response.content?.['application/json'];
     if (!media) continue;
     if (response.description === 'Default Response')

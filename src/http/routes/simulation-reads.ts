@@ -3,9 +3,12 @@
 // jobs and batches. Every one answers only the organisation and key mode that made the resource; any
 // other caller gets 404 resource_missing, as for an unknown id.
 import { Readable } from 'node:stream';
+import { JOB_STATUSES, type JobStatus } from '../../jobs/types.js';
 import type { BatchResultItem } from '../../simulations/batch-results.js';
 import type { App, AppDeps } from '../app-types.js';
-import { admitsGzip, gzipLines, sendDocumentBody } from '../document-gzip.js';
+import { admitsGzip, bodyEncoding, gzipLines, sendDocumentBody } from '../document-gzip.js';
+import { answeredNotModified, type BodyEncoding, entityTag } from '../entity-tags.js';
+import { conditionalReadHeadersSchema, notModifiedResponse } from '../schemas/common.js';
 import {
   batchListQuerySchema,
   batchListSchema,
@@ -26,6 +29,7 @@ import {
   batchResultLine,
   batchStatusView,
   jobListView,
+  RESULT_LINES_VERSION,
   simulationWire,
 } from '../views/simulations.js';
 import { callContext, logAbout, sim, tags } from './job-routing.js';
@@ -64,6 +68,26 @@ async function* lineTexts(lines: AsyncIterable<string | SplicedJson>): AsyncGene
   for await (const line of lines) yield typeof line === 'string' ? line : splicedText(line);
 }
 
+/**
+ * The tag of a settled batch's results stream: what its lines follow from (the batch, its jobs' ends, the
+ * sections asked for, the documentation address in error lines) and RESULT_LINES_VERSION, which stands
+ * for how the lines are written.
+ */
+function resultsStreamTag(
+  batchId: string,
+  settled: Partial<Record<JobStatus, number>>,
+  include: ReadonlySet<string> | null,
+  docsUrl: string,
+  encoding: BodyEncoding,
+): string {
+  const ends = JOB_STATUSES.map((status) => `${status}=${settled[status] ?? 0}`).join(',');
+  const sections = include ? [...include].sort().join(',') : '*';
+  return entityTag(
+    ['batch-results', String(RESULT_LINES_VERSION), batchId, ends, sections, docsUrl],
+    encoding,
+  );
+}
+
 function registerResultsStream(app: App, deps: AppDeps) {
   app.get(
     '/v1/simulations/batch/:batch_id/results',
@@ -77,27 +101,44 @@ function registerResultsStream(app: App, deps: AppDeps) {
           'One line per item in submission order. A finished item is delivered and settled exactly as at its result path (charged once; later reads are free; reservation_expired once its hold ended). Repeatable; counts as one request against simulations_rpm.',
         params: batchParamsSchema,
         querystring: includeQuerySchema,
+        headers: conditionalReadHeadersSchema,
         response: {
           200: {
-            description: 'application/x-ndjson: one simulation_batch_result object per line.',
+            description:
+              'application/x-ndjson: one simulation_batch_result object per line. Once every item has ended (delivered, failed, expired, cancelled) the stream carries an ETag.',
             content: { 'application/x-ndjson': { schema: batchResultLineSchema } },
           },
+          304: notModifiedResponse,
         },
       },
     },
     async (request, reply) => {
       logAbout(request, { batch_id: request.params.batch_id });
-      const { pages } = await deps.services.simulations.batchResults(
+      const { batch, settled, pages } = await deps.services.simulations.batchResults(
         callContext(request, null),
         request.params.batch_id,
       );
+      const include = includedSections(request.query.include);
+      const gzip = admitsGzip(request);
+      // A stream whose every item has ended says the same at each read: tagged, and 304 to a client that
+      // holds it, before a page is read (entity-tags.ts).
+      if (settled) {
+        const tag = resultsStreamTag(
+          batch.id,
+          settled,
+          include,
+          deps.config.docsUrl,
+          bodyEncoding(request, gzip),
+        );
+        if (answeredNotModified(request, reply, tag)) return reply;
+      }
       const context = { requestId: request.id, docsUrl: deps.config.docsUrl };
-      const lines = ndjsonLines(pages, context, includedSections(request.query.include));
+      const lines = ndjsonLines(pages, context, include);
       reply.code(200).type('application/x-ndjson; charset=utf-8');
       // To a client that accepts gzip, the documents' stored forms spliced into one gzip member
       // (gzipLines), even where it would also take brotli, which would compress every document again;
       // otherwise as text, as any body (@fastify/compress: brotli, or none).
-      if (admitsGzip(request)) {
+      if (gzip) {
         reply.header('content-encoding', 'gzip').header('vary', 'accept-encoding');
         return reply.send(Readable.from(gzipLines(lines)) as never);
       }
@@ -142,10 +183,12 @@ function registerRetrieve(app: App, deps: AppDeps) {
         tags,
         operationId: 'getSimulation',
         summary: 'A delivered simulation again, by its id',
-        description: 'The same delivery as its first answer, with credits_charged 0.',
+        description:
+          'The same delivery as its first answer, with credits_charged 0. Tagged with an ETag: If-None-Match with it answers 304.',
         params: simulationParamsSchema,
         querystring: includeQuerySchema,
-        response: { 200: simulationReadSchema },
+        headers: conditionalReadHeadersSchema,
+        response: { 200: simulationReadSchema, 304: notModifiedResponse },
       },
     },
     async (request, reply) => {

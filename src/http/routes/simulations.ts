@@ -6,7 +6,11 @@ import type { ErrorCode } from '../../errors.js';
 import type { App, AppDeps } from '../app-types.js';
 import { sendDocumentBody } from '../document-gzip.js';
 import { sendIdempotent } from '../idempotent.js';
-import { idempotencyHeadersSchema } from '../schemas/common.js';
+import {
+  conditionalReadHeadersSchema,
+  idempotencyHeadersSchema,
+  notModifiedResponse,
+} from '../schemas/common.js';
 import {
   batchBodySchema,
   batchParamsSchema,
@@ -218,10 +222,11 @@ function registerResultPath(app: App, deps: AppDeps) {
         tags,
         summary: 'Result path: deliver and settle a job or batch item',
         description:
-          'queued or running: 202 with progress; succeeded: settles the hold and answers 200 with the simulation; delivered: the same delivery again with credits_charged 0; failed: 500 simulation_failed; hold ended: 409 reservation_expired.',
+          'queued or running: 202 with progress; succeeded: settles the hold and answers 200 with the simulation; delivered: the same delivery again with credits_charged 0 (If-None-Match with its ETag: 304); failed: 500 simulation_failed; hold ended: 409 reservation_expired.',
         params: jobParamsSchema,
         querystring: resultQuerySchema,
-        response: { 200: simulationReadSchema, 202: jobSchema },
+        headers: conditionalReadHeadersSchema,
+        response: { 200: simulationReadSchema, 202: jobSchema, 304: notModifiedResponse },
       },
     },
     async (request, reply) => {

@@ -12,6 +12,27 @@ import { named, openEnum } from './registry.js';
  */
 export const idempotencyHeadersSchema = z.object({ 'idempotency-key': z.string().optional() }).passthrough();
 
+/**
+ * The headers of a re-read of stored documents (docs/api.md §4.10, "Reading again"): If-None-Match with
+ * the ETag of a copy the client holds; src/http/entity-tags.ts answers it.
+ */
+export const conditionalReadHeadersSchema = z
+  .object({
+    'if-none-match': z
+      .string()
+      .optional()
+      .describe('The ETag of a copy you hold: 304 with no body when the answer would be the same bytes.'),
+  })
+  .passthrough();
+
+/**
+ * 304 to a conditional re-read: the same bytes as the copy the client holds, so none are sent. A null
+ * schema is a response without content in the OpenAPI document.
+ */
+export const notModifiedResponse = z
+  .null()
+  .describe("Not Modified: If-None-Match names this answer's ETag. No body; nothing charged.");
+
 export const priceSchema = named(
   'Price',
   z

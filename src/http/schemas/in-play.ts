@@ -3,8 +3,9 @@
 // this one describes each field to the client and refuses fields it does not know.
 import { z } from 'zod';
 import type { FromState } from '../../engine-contract/match-inputs.js';
+import { int4Id } from './primitives.js';
 
-const playerId = z.number().int().describe('A player_id of the side’s squad.');
+const playerId = int4Id.describe('A player_id of the side’s squad.');
 const goals = z.number().int().min(0).max(30);
 const bySide = <T extends z.ZodTypeAny>(schema: T, description: string) =>
   z.strictObject({ home: schema, away: schema }).describe(description);

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { PATH_EVENT_TYPES } from '../../engine/compile-path.js';
 import type { PathRequest } from '../../simulations/path-request.js';
 import { priceSchema } from './common.js';
+import { int4Id } from './primitives.js';
 import { named } from './registry.js';
 import { draws, metadataRequestSchema, selectorFields } from './simulations.js';
 
@@ -16,14 +17,12 @@ export const pathEventSchema = z
     minute: minute.describe('When it happened, as the timeline labels minutes: "23", "45+2", "90+4".'),
     type: z.enum(PATH_EVENT_TYPES),
     team: z.enum(['home', 'away']),
-    player_id: z
-      .number()
-      .int()
+    player_id: int4Id
       .optional()
       .describe(
         'The scorer, the player booked or sent off, the substitute coming on (required for a substitution).',
       ),
-    player_off_id: z.number().int().optional().describe("A substitution's player going off."),
+    player_off_id: int4Id.optional().describe("A substitution's player going off."),
   })
   .describe('A match event. A player’s second yellow card is his red card.');
 

@@ -103,8 +103,11 @@ export const marketRequestSchema = z
     "Fit the run to these market prices: the sides' goals are solved so that the model's own prices equal the odds' probabilities, margin removed; every other output follows.",
   ) satisfies z.ZodType<MarketRequest>;
 
+// One optional field per outcome, not a record: a record reads `{"__proto__": 2.1}` as no key at all
+// (zod leaves `__proto__` out of what it builds), where an object of known fields refuses it as it
+// refuses any unknown field.
 export const offeredOddsSchema = z
-  .record(z.string(), z.number())
+  .strictObject(Object.fromEntries(VALUE_KEYS.map((key) => [key, decimalOdds.optional()])))
   .describe(
     `Decimal odds you were offered, by outcome: ${VALUE_KEYS.join(', ')}. The document answers each in its \`value\` section.`,
   );

@@ -338,6 +338,14 @@ export function batchListView(page: Page<{ batch: Batch; summary: BatchSummary }
 }
 
 /**
+ * How the results stream's lines are written, as part of a settled stream's ETag (routes/simulation-reads.ts):
+ * a tag stands for the lines' bytes without reading them, so raise this when a line or a delivery comes
+ * to be written otherwise for the same facts (a field added, renamed or reordered), and clients' copies of
+ * earlier lines stop being answered 304.
+ */
+export const RESULT_LINES_VERSION = 1;
+
+/**
  * One line of the results stream (docs/api.md §4.10), serialised without its newline; a delivered item's
  * document spliced in.
  */
