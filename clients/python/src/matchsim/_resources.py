@@ -8,7 +8,7 @@ from typing import Any, Dict, Iterator, Literal, Mapping, Optional, Sequence, Tu
 
 from ._model import NOT_GIVEN, NotGiven
 from ._transport import BatchResults, Transport
-from .models import Batch, BatchRequestFixturesItemParam, BatchSummary, CreditBalance, CreditsLowThreshold, DeleteWebhookEndpointResponse200, Event, ExpectedLineup, Fixture, ImpliedProbabilities, LineupsParam, PathQuote, PathRequestEventsItemParam, PathRequestMarketParam, Price, ProjectionJob, ProjectionQuote, Quote, SeasonProjection, Simulation, SimulationBatchResult, SimulationJob, SimulationRead, SimulationRequestFromStateParam, SimulationRequestMarketParam, Squads, WebhookEndpoint, WebhookEndpointWithSecret
+from .models import Batch, BatchRequestFixturesItemParam, BatchSummary, CreditBalance, CreditsLowThreshold, DeleteWebhookEndpointResponse200, Event, ExpectedLineup, Fixture, ImpliedProbabilities, LineupsParam, PathQuote, PathRequestEventsItemParam, PathRequestMarketParam, Price, ProjectionJob, ProjectionQuote, Quote, SeasonProjection, Simulation, SimulationBatchResult, SimulationJob, SimulationRead, SimulationRequestFromStateParam, SimulationRequestMarketParam, SimulationRequestOfferedOddsParam, Squads, WebhookEndpoint, WebhookEndpointWithSecret
 
 
 class Credits:
@@ -57,7 +57,7 @@ class Simulations:
         date: Union[str, NotGiven] = NOT_GIVEN,
         lineups: Union[LineupsParam, NotGiven] = NOT_GIVEN,
         market: Union[SimulationRequestMarketParam, NotGiven] = NOT_GIVEN,
-        offered_odds: Union[Mapping[str, float], NotGiven] = NOT_GIVEN,
+        offered_odds: Union[SimulationRequestOfferedOddsParam, NotGiven] = NOT_GIVEN,
         from_state: Union[SimulationRequestFromStateParam, NotGiven] = NOT_GIVEN,
         metadata: Union[Mapping[str, str], NotGiven] = NOT_GIVEN,
         draws: Union[int, NotGiven] = NOT_GIVEN,
@@ -124,7 +124,7 @@ class Quotes:
         date: Union[str, NotGiven] = NOT_GIVEN,
         lineups: Union[LineupsParam, NotGiven] = NOT_GIVEN,
         market: Union[SimulationRequestMarketParam, NotGiven] = NOT_GIVEN,
-        offered_odds: Union[Mapping[str, float], NotGiven] = NOT_GIVEN,
+        offered_odds: Union[SimulationRequestOfferedOddsParam, NotGiven] = NOT_GIVEN,
         from_state: Union[SimulationRequestFromStateParam, NotGiven] = NOT_GIVEN,
         metadata: Union[Mapping[str, str], NotGiven] = NOT_GIVEN,
         draws: Union[int, NotGiven] = NOT_GIVEN,

@@ -5121,6 +5121,35 @@ class SimulationRequestMarketParam(_SimulationRequestMarketParamRequired, total=
     fit: Literal["exact", "supremacy"]
 
 
+class SimulationRequestOfferedOddsParam(TypedDict, total=False):
+    """A request's `SimulationRequestOfferedOddsParam`."""
+    home_win: float
+    draw: float
+    away_win: float
+    home_or_draw: float
+    home_or_away: float
+    draw_or_away: float
+    over_0_5: float
+    under_0_5: float
+    over_1_5: float
+    under_1_5: float
+    over_2_5: float
+    under_2_5: float
+    over_3_5: float
+    under_3_5: float
+    over_4_5: float
+    under_4_5: float
+    over_5_5: float
+    under_5_5: float
+    over_6_5: float
+    under_6_5: float
+    btts_yes: float
+    btts_no: float
+    half_time_home_win: float
+    half_time_draw: float
+    half_time_away_win: float
+
+
 class _SimulationRequestFromStateScoreParamRequired(TypedDict):
     home: int
     away: int
@@ -5228,6 +5257,35 @@ class BatchRequestFixturesItemMarketParam(_BatchRequestFixturesItemMarketParamRe
     fit: Literal["exact", "supremacy"]
 
 
+class BatchRequestFixturesItemOfferedOddsParam(TypedDict, total=False):
+    """A request's `BatchRequestFixturesItemOfferedOddsParam`."""
+    home_win: float
+    draw: float
+    away_win: float
+    home_or_draw: float
+    home_or_away: float
+    draw_or_away: float
+    over_0_5: float
+    under_0_5: float
+    over_1_5: float
+    under_1_5: float
+    over_2_5: float
+    under_2_5: float
+    over_3_5: float
+    under_3_5: float
+    over_4_5: float
+    under_4_5: float
+    over_5_5: float
+    under_5_5: float
+    over_6_5: float
+    under_6_5: float
+    btts_yes: float
+    btts_no: float
+    half_time_home_win: float
+    half_time_draw: float
+    half_time_away_win: float
+
+
 class _BatchRequestFixturesItemFromStateScoreParamRequired(TypedDict):
     home: int
     away: int
@@ -5330,7 +5388,7 @@ class BatchRequestFixturesItemParam(TypedDict, total=False):
     date: str
     lineups: LineupsParam
     market: BatchRequestFixturesItemMarketParam
-    offered_odds: Mapping[str, float]
+    offered_odds: BatchRequestFixturesItemOfferedOddsParam
     from_state: BatchRequestFixturesItemFromStateParam
     custom_id: str
 
