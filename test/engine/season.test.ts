@@ -1,7 +1,7 @@
 // Statistical check of the whole model: a simulated league season of plausible teams against the
-// reference figures of /work/shared/data/README.md (7 European leagues, 2009/10 to 2024/25). The
-// tolerances are the stated acceptance bands of the starting/fitted constants, not Monte Carlo noise
-// (81,000 simulated matches: standard errors near 0.2 percentage points).
+// reference figures of the football data (test/football-data/README.md: 7 European leagues, 2009/10 to
+// 2024/25). The tolerances are the stated acceptance bands of the starting/fitted constants, not Monte
+// Carlo noise (81,000 simulated matches: standard errors near 0.2 percentage points).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { defaultModelParams } from '../../src/engine-contract/model-params.js';
 import { type SeasonFigures, simulateSeason } from './season.js';

@@ -1,4 +1,5 @@
-// A simulated season of plausible teams, summarised in the figures /work/shared/data/README.md reports.
+// A simulated season of plausible teams, summarised in the reference figures of the football data
+// (test/football-data/README.md).
 
 import { simulateRange } from '../../fallback/engine.js';
 import { compileFixture } from '../../src/engine/compile.js';

@@ -1,13 +1,13 @@
-// A small walk-forward backtest on the real data (one league, one held-out season) with the shipped
-// constants, so it runs in seconds; the full backtest is `matchsim model backtest`.
+// A small walk-forward backtest on real data (test/football-data: one league, one held-out season) with
+// the shipped constants, so it runs in seconds; the full backtest is `matchsim model backtest`.
 import { describe, expect, it } from 'vitest';
 import { backtestModel } from '../../model/backtest.js';
-import { resolveDataDir } from '../../model/data-dir.js';
 import { loadLeagueMatches } from '../../model/league-results.js';
 import { walkForward } from '../../model/walk-forward.js';
 import { defaultModelParams } from '../../src/engine-contract/model-params.js';
+import { testDataDir } from '../helpers/football-data.js';
 
-const dataDir = resolveDataDir(process.env.MATCHSIM_DATA_DIR);
+const dataDir = testDataDir;
 
 describe('walkForward', () => {
   it('rates each held-out match only from matches before its day', () => {

@@ -3,13 +3,13 @@
 // against the Premier League's own statistics over the seasons its shipped league profile comes from.
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCpuEngine } from '../../fallback/cpu-engine.js';
-import { resolveDataDir } from '../../model/data-dir.js';
 import { engineForecast } from '../../model/engine-forecast.js';
 import { competitionProfile } from '../../model/league-profile.js';
 import { loadLeagueMatches } from '../../model/league-results.js';
 import { defaultModelParams } from '../../src/engine-contract/model-params.js';
+import { testDataDir } from '../helpers/football-data.js';
 
-const dataDir = resolveDataDir(process.env.MATCHSIM_DATA_DIR);
+const dataDir = testDataDir;
 const engine = createCpuEngine({ threads: 0 });
 afterAll(() => engine.close());
 

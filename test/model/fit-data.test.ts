@@ -1,6 +1,5 @@
-// Reading the shared football data, and the rate summaries the fit takes from it.
+// Reading the football data (the tests' cut of it, test/football-data/README.md), and the rate summaries the fit takes from it.
 import { describe, expect, it } from 'vitest';
-import { resolveDataDir } from '../../model/data-dir.js';
 import {
   bandWeightsFromMinutes,
   loadGoalMinutes,
@@ -8,8 +7,9 @@ import {
 } from '../../model/international-goals.js';
 import { competitionsIn, loadLeagueMatches, seasonStartYear } from '../../model/league-results.js';
 import { parseCsv } from '../../model/read-csv.js';
+import { testDataDir } from '../helpers/football-data.js';
 
-const dataDir = resolveDataDir(process.env.MATCHSIM_DATA_DIR);
+const dataDir = testDataDir;
 
 describe('parseCsv', () => {
   it('reads quoted cells with commas, doubled quotes and CRLF line ends', () => {

@@ -4,7 +4,6 @@
 // model backtest-in-play`.
 import { describe, expect, it } from 'vitest';
 import { simulateRange } from '../../fallback/engine.js';
-import { resolveDataDir } from '../../model/data-dir.js';
 import { backtestInPlay, poissonFromState } from '../../model/in-play-backtest.js';
 import { SECOND_HALF_START, scoreDistributionFrom } from '../../model/minute-model.js';
 import { referenceFixture } from '../../model/reference-fixture.js';
@@ -12,6 +11,7 @@ import { stepTableFromCompiled } from '../../model/step-rates.js';
 import { compileFixture } from '../../src/engine/compile.js';
 import { C_FT_GRID, COUNTER_WORDS, finalizeCounters, GRID_SIZE } from '../../src/engine-contract/layout.js';
 import { defaultModelParams } from '../../src/engine-contract/model-params.js';
+import { testDataDir } from '../helpers/football-data.js';
 
 describe('the forward pass from an in-play state', () => {
   it("gives the engine's in-play result from the same state within Monte Carlo error", () => {
@@ -56,7 +56,7 @@ describe('the forward pass from an in-play state', () => {
 describe('backtestInPlay', () => {
   it('scores the model from half time, the Poisson baseline and the pre-match forecast on the same matches', async () => {
     const result = await backtestInPlay({
-      dataDir: resolveDataDir(process.env.MATCHSIM_DATA_DIR),
+      dataDir: testDataDir,
       competitions: ['premier-league'],
       heldOutSeasons: [2022],
       params: defaultModelParams,

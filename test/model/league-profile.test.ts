@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { resolveDataDir } from '../../model/data-dir.js';
 import { modelVersionOf, withProfilesBefore } from '../../model/fit-model.js';
 import { fictionalTeamRatings, type LeagueProfile, leagueProfile } from '../../model/league-profile.js';
 import { type LeagueMatch, loadLeagueMatches } from '../../model/league-results.js';
 import { defaultModelParams, type ModelParams } from '../../src/engine-contract/model-params.js';
 import { seededUniform } from '../engine/plausible-teams.js';
+import { testDataDir } from '../helpers/football-data.js';
 
 const profile: LeagueProfile = {
   intercept: 0.1,
@@ -60,7 +60,7 @@ describe('modelVersionOf', () => {
 });
 
 describe('walk-forward league profiles (withProfilesBefore)', () => {
-  const matches = loadLeagueMatches(resolveDataDir(), ['serie-a']);
+  const matches = loadLeagueMatches(testDataDir, ['serie-a']);
   const yellows = (ms: readonly LeagueMatch[]) =>
     ms.reduce((s, m) => s + m.stats!.home.yellowCards, 0) / ms.length;
 

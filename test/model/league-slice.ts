@@ -1,17 +1,17 @@
-// A small slice of ../shared/data for the ratings and feed tests, made at test time (the data is never
-// copied into the repository): the Premier League's 2020/21 to 2022/23 season files in a temporary
-// folder laid out as `matchsim ratings --results` reads it, and the last ten rounds' worth of 2022/23.
+// A slice of the tests' football data (test/football-data) for the ratings and feed tests, made at test
+// time: the Premier League's 2020/21 to 2022/23 season files alone in a temporary folder laid out as
+// `matchsim ratings --results` reads it, and the last ten rounds' worth of 2022/23.
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveDataDir } from '../../model/data-dir.js';
+import { testDataDir } from '../helpers/football-data.js';
 
 export const SLICE_SEASONS = ['season-2021.csv', 'season-2122.csv', 'season-2223.csv'];
 /** The day the last 100 matches of 2022/23 start on: the worked example's fixtures (docs/feed.md). */
 export const EXAMPLE_AS_OF = '2023-04-04';
 
 export interface LeagueSlice {
-  /** Holds `leagues/premier-league/season-*.csv`, as ../shared/data does (the backtest's loader reads it). */
+  /** Holds `leagues/premier-league/season-*.csv`, as test/football-data does (the backtest's loader reads it). */
   dataDir: string;
   /** Its `leagues` folder: what `matchsim ratings --results` reads. */
   results: string;
@@ -21,7 +21,7 @@ export interface LeagueSlice {
 }
 
 export function makeLeagueSlice(): LeagueSlice {
-  const source = join(resolveDataDir(process.env.MATCHSIM_DATA_DIR), 'leagues', 'premier-league');
+  const source = join(testDataDir, 'leagues', 'premier-league');
   const root = mkdtempSync(join(tmpdir(), 'matchsim-slice-'));
   const folder = join(root, 'leagues', 'premier-league');
   mkdirSync(folder, { recursive: true });

@@ -1,17 +1,17 @@
 // The market backtest (model/market-backtest.ts, docs/model.md "Fitting to the market"): the Premier
-// League's 2020/21 to 2022/23 files from ../shared/data, copied at test time, with closing odds columns
+// League's 2020/21 to 2022/23 files of test/football-data, copied at test time, with closing odds columns
 // written into 2022/23 (the repository's data has none), as football-data.co.uk's files carry them.
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { resolveDataDir } from '../../model/data-dir.js';
 import { closingOddsOf } from '../../model/league-results.js';
 import { marketBacktest } from '../../model/market-backtest.js';
 import { readResultsFile, readResultsFolder } from '../../model/results-files.js';
 import { removeMargin } from '../../src/market/margin-removal.js';
+import { testDataDir } from '../helpers/football-data.js';
 
-const source = join(resolveDataDir(process.env.MATCHSIM_DATA_DIR), 'leagues', 'premier-league');
+const source = join(testDataDir, 'leagues', 'premier-league');
 const root = mkdtempSync(join(tmpdir(), 'matchsim-market-backtest-'));
 const folder = join(root, 'premier-league');
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -2,11 +2,11 @@
 // of a round and its final table, the scores of a projection, and the two baselines' sense.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { resolveDataDir } from '../../model/data-dir.js';
 import { leagueRules, projectCase, scoreProjection, seasonCase } from '../../model/projection-backtest.js';
 import { readResultsFolder } from '../../model/results-files.js';
+import { testDataDir } from '../helpers/football-data.js';
 
-const dataDir = resolveDataDir(process.env.MATCHSIM_DATA_DIR);
+const dataDir = testDataDir;
 const matches = readResultsFolder(path.join(dataDir, 'leagues'), ['premier-league']);
 
 describe('the projection backtest', () => {

@@ -1,6 +1,6 @@
 // `matchsim results fetch` (model/results-fetch.ts, docs/feed.md "Getting results") against a server of the
 // test's own on 127.0.0.1 that answers as football-data.co.uk does: the Premier League's 2021/22 and
-// 2022/23 files of ../shared/data rewritten into that site's layout (a Div column first, DD/MM/YYYY dates,
+// 2022/23 files of test/football-data rewritten into that site's layout (a Div column first, DD/MM/YYYY dates,
 // a kick-off time, odds columns, CRLF and a byte-order mark). The files land where `ratings` reads them,
 // and rate the clubs exactly as the originals do; a missing file, a page that is no results file and an
 // older file in Windows-1252 are handled as the docs say.
@@ -13,22 +13,22 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clubRatingsAsOf } from '../../model/club-ratings.js';
-import { resolveDataDir } from '../../model/data-dir.js';
 import { fetchResults, parseLeagues, parseSeasons, ResultsFetchError } from '../../model/results-fetch.js';
 import { readResultsFolder } from '../../model/results-files.js';
 import { runCli } from '../helpers/cli-process.js';
+import { testDataDir } from '../helpers/football-data.js';
 import { makeLeagueSlice } from './league-slice.js';
 
 const run = promisify(execFile);
-const shared = join(resolveDataDir(process.env.MATCHSIM_DATA_DIR), 'leagues', 'premier-league');
+const seasons = join(testDataDir, 'leagues', 'premier-league');
 const work = mkdtempSync(join(tmpdir(), 'matchsim-results-fetch-'));
 let server: Server;
 let source: string;
 const asked: string[] = [];
 
-/** A season file of ../shared/data as football-data.co.uk publishes it. */
+/** A season file of test/football-data as football-data.co.uk publishes it. */
 function asFootballData(season: string): Buffer {
-  const [header, ...rows] = readFileSync(join(shared, `season-${season}.csv`), 'utf8')
+  const [header, ...rows] = readFileSync(join(seasons, `season-${season}.csv`), 'utf8')
     .trimEnd()
     .split('\n');
   const lines = [
@@ -87,11 +87,11 @@ describe('results fetch', () => {
     ]);
     expect(asked).toContain('/mmz4281/2223/E0.csv');
     expect(readdirSync(join(to, 'premier-league')).sort()).toEqual(['season-2122.csv', 'season-2223.csv']);
-    // The same two seasons as ../shared/data has them, in the layout ratings reads.
+    // The same two seasons as test/football-data has them, in the layout ratings reads.
     const originals = join(work, 'originals', 'premier-league');
     mkdirSync(originals, { recursive: true });
     for (const season of ['2122', '2223'])
-      copyFileSync(join(shared, `season-${season}.csv`), join(originals, `season-${season}.csv`));
+      copyFileSync(join(seasons, `season-${season}.csv`), join(originals, `season-${season}.csv`));
     const fetched = clubRatingsAsOf(readResultsFolder(to), '2023-04-04');
     expect(fetched).toEqual(clubRatingsAsOf(readResultsFolder(join(work, 'originals')), '2023-04-04'));
     expect(fetched.competitions[0]!.clubs).toHaveLength(20);
@@ -111,7 +111,7 @@ describe('results fetch', () => {
     });
     const file = fetched[0]!.file;
     const { stdout } = await run('node', ['-e', snippet![1]!, file]);
-    // The same 100 fixtures the example's slice of ../shared/data makes (test/model/league-slice.ts).
+    // The same 100 fixtures the example's slice of test/football-data makes (test/model/league-slice.ts).
     const slice = makeLeagueSlice();
     expect(stdout).toBe(slice.fixturesCsv);
     slice.remove();
