@@ -15,6 +15,9 @@ import {
 } from './simulations.js';
 
 const LARGE_ITEMS = 8;
+/** The organisation's own batch in the within-organisation rows: 1,000 items of OWN_DRAWS draws. */
+const OWN_ITEMS = 1000;
+const OWN_DRAWS = 2000;
 const LARGE_DRAWS = 1_000_000;
 const SMALL_RUNS = 5;
 const SMALL_DRAWS = 1000;
@@ -109,9 +112,35 @@ function rows(outcome: Awaited<ReturnType<typeof scenario>>, where: string): Ben
   ];
 }
 
+/**
+ * Within one organisation: its single runs while its own 1,000-item batch runs, beside the same runs on an
+ * idle engine (measured before, in `scenario`). The singles go ahead of the organisation's batch items.
+ */
+async function ownBatchRow(
+  api: ServiceApi,
+  secret: string,
+  fixtures: number[],
+  idle: number[],
+): Promise<BenchRow> {
+  const items = fixtures.slice(LARGE_ITEMS + 1, LARGE_ITEMS + 1 + OWN_ITEMS);
+  const batch = largeBatch(api, items, OWN_DRAWS - (SALT % 100));
+  await new Promise((resolve) => setTimeout(resolve, SMALL_EVERY_MS));
+  const busy = await smallRuns(api, secret, fixtures[LARGE_ITEMS]!, 4);
+  const batchS = await batch;
+  return {
+    group: 'Fair shares',
+    name: `1,000-draw simulation while its own organisation's ${OWN_ITEMS.toLocaleString('en-US')}-item batch runs: p50`,
+    value: percentile(busy, 50),
+    unit: 'ms',
+    reference: { name: 'the same with the engine idle, p50', value: percentile(idle, 50) },
+    note: `one process; the batch ${OWN_ITEMS.toLocaleString('en-US')} × ${OWN_DRAWS.toLocaleString('en-US')} draws took ${batchS.toFixed(1)} s; max ${Math.round(busy.at(-1) ?? 0)} ms; goal: p50 ≤ 1,000 ms`,
+    fields: { busy_ms: busy.map(Math.round), batch_s: batchS },
+  };
+}
+
 export async function benchFairShares(): Promise<BenchRow[]> {
   const service = await startServer('service', {
-    BENCH_FIXTURES: String(LARGE_ITEMS + 1),
+    BENCH_FIXTURES: String(LARGE_ITEMS + 1 + OWN_ITEMS),
     BENCH_ORGS: '2',
   });
   const stops = [service.stop];
@@ -123,6 +152,7 @@ export async function benchFairShares(): Promise<BenchRow[]> {
     await untilServing(api, fixtures[LARGE_ITEMS]!);
     const one = await scenario(api, api, secret, fixtures, 0);
     const out = rows(one, `one process, database: ${service.info.database}`);
+    out.push(await ownBatchRow(api, service.info.secret, fixtures, one.idle));
     if (service.info.database === 'server') {
       // Two API and worker processes on one PostgreSQL: A's batch sent to the first, B's runs to the
       // second; both processes' workers claim from the one queue by the same rule.
