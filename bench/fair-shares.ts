@@ -3,7 +3,7 @@
 // path), and organisation B's five 1,000-draw simulations a second apart while it runs. Rows: B's answers
 // beside the same simulations with the engine idle, and A's batch beside the same batch alone, all in
 // this run on one service (ENGINE as configured: CPU here; DATABASE_URL for a PostgreSQL server).
-import type { BenchRow } from './report.js';
+import { type BenchRow, percentile } from './report.js';
 import { startServer } from './servers.js';
 import {
   readAllResults,
@@ -29,10 +29,6 @@ const SMALL_EVERY_MS = 1000;
 const SALT = Math.floor(Math.random() * 2500);
 const largeDraws = (scenario: number) => LARGE_DRAWS - 4 * SALT - scenario;
 const smallDraws = (scenario: number, i: number) => 900 + ((SALT * 20 + scenario * SMALL_RUNS + i) % 200);
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
 
 /** One 1,000-draw simulation waited for in its request: its time to the answer, in ms. */
 async function smallRun(api: ServiceApi, secret: string, fixtureId: number, draws: number): Promise<number> {

@@ -8,7 +8,7 @@
 //   all and by phase (submission, running, results stream), the bench's own client apart.
 // PGlite always; the PostgreSQL server too when DATABASE_URL is set. The service runs in its own process.
 import { type CpuReading, cpuFields, cpuPerJob, cpuReading, cpuSecondsOf } from './cpu.js';
-import { type BenchRow, round } from './report.js';
+import { type BenchRow, percentile, round } from './report.js';
 import { freePort, startServer } from './servers.js';
 import {
   engineAloneSeconds,
@@ -46,10 +46,6 @@ const GOALS = {
   eventLoopMs: 0.6,
   pgliteServiceMs: 5,
 };
-
-export function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
 
 export function median(values: number[]): number {
   return percentile(

@@ -15,6 +15,11 @@ export interface BenchRow {
   fields?: Record<string, unknown> | undefined;
 }
 
+/** The p-th percentile of ascending `sorted` (the value at that rank; 0 when empty). */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
 /** `value` to `digits` decimals, for figures written to JSON. */
 export const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 

@@ -4,8 +4,8 @@
 // measured, as gpu-check's records do).
 import { spawn } from 'node:child_process';
 import { cpuFields, cpuPerJob, cpuReading } from './cpu.js';
-import { median, percentile } from './host.js';
-import { round } from './report.js';
+import { median } from './host.js';
+import { percentile, round } from './report.js';
 import { type JobCounters, type RunningStack, readJobCounters, readJobCountersAfter } from './serve-stack.js';
 import {
   readAllResults,

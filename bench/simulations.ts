@@ -7,7 +7,7 @@ import { cpuFields, cpuPerJob, cpuReading } from './cpu.js';
 import { engineAloneSeconds as engineAloneOf } from './engine-alone.js';
 import { pathQuoteRow } from './path-quote.js';
 import { reReadRows } from './re-reads.js';
-import type { BenchRow } from './report.js';
+import { type BenchRow, percentile } from './report.js';
 import { type ServerInfo, startServer } from './servers.js';
 
 const SECONDS = Number(process.env.BENCH_SIM_SECONDS ?? 8);
@@ -16,10 +16,6 @@ const CONCURRENCY = 16;
 const ORGANISATIONS = 16;
 const BATCH_ITEMS = 1000;
 const BATCH_DRAWS = 10_000;
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
 
 /** `CONCURRENCY` loops sending requests for `SECONDS`; every answer must have the expected status. */
 async function drive(send: (i: number) => Promise<Response>, expect: number) {

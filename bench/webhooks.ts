@@ -17,14 +17,10 @@ import { makeWebhookDeliverer } from '../src/webhooks/delivery.js';
 import { insertEndpoint } from '../src/webhooks/endpoint-store.js';
 import { makeWebhookOutbox } from '../src/webhooks/outbox.js';
 import { makeSender } from '../src/webhooks/sender.js';
-import type { BenchRow } from './report.js';
+import { type BenchRow, percentile } from './report.js';
 import { benchWebhookHog } from './webhook-hog.js';
 
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 1000);
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
 
 /** A receiver that notes when each event id arrived. */
 async function startReceiver() {
