@@ -439,14 +439,18 @@ describe.skipIf(!present)('in chromium', () => {
     await page.fill('#key', demo.testKey);
     await page.click('#load-fixtures');
     await expect.poll(() => page.locator('#fixture option').count()).toBeGreaterThan(1);
+    // The box's example ends with a goal at 75: past a path through 60, which the service refuses
+    // (docs/api.md §4.14), naming the event.
     await page.fill('#path-through', '60');
     await page.fill('#path-draws', '100');
+    await page.click('#path-quote');
+    await expect.poll(() => page.locator('#error').textContent()).toContain('events.2');
+    await page.fill('#path-events', '30 goal home\n60 red_card away');
     await page.click('#path-quote');
     await expect.poll(() => page.locator('#path-summary').textContent()).toContain('70 minutes × 100 draws');
     await page.click('#path-run');
     await page.locator('#chart-worm svg').waitFor({ timeout: 120_000 });
-    // Home win, draw and away win stacked; the goal at 30 and the red card at 60 marked (the goal at 75
-    // lies past the path's last minute).
+    // Home win, draw and away win stacked; the goal at 30 and the red card at 60 marked.
     expect(await page.locator('#chart-worm svg polygon').count()).toBe(3);
     expect(await page.locator('#chart-worm svg [data-event]').count()).toBe(2);
     expect(await page.locator('#path-summary').textContent()).toMatch(/^70 minutes; at 60': home/);
