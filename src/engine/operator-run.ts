@@ -4,7 +4,7 @@
 
 import type { MatchInputs } from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
-import { startModuleWorker } from '../engine-contract/module-worker.js';
+import { runOnThread } from '../engine-contract/module-worker.js';
 import type { SimulationDocument } from './document-schema.js';
 
 export interface OperatorRun {
@@ -17,19 +17,8 @@ export interface OperatorRun {
 }
 
 export function runOperatorSimulation(run: OperatorRun): Promise<SimulationDocument> {
-  return new Promise((resolve, reject) => {
-    const worker = startModuleWorker(import.meta.url, 'operator-run-thread');
-    const finish = () => void worker.terminate();
-    worker.once('message', (answer: { document?: SimulationDocument; error?: string }) => {
-      finish();
-      if (answer.document) resolve(answer.document);
-      else reject(new Error(answer.error ?? 'the simulation thread answered nothing'));
-    });
-    worker.once('error', (error) => {
-      finish();
-      reject(error);
-    });
-    worker.once('exit', (code) => reject(new Error(`the simulation thread exited with code ${code}`)));
-    worker.postMessage(run);
+  return runOnThread<SimulationDocument>(import.meta.url, 'operator-run-thread', run, {
+    key: 'document',
+    what: 'simulation',
   });
 }
