@@ -44,6 +44,14 @@ export interface CompileCacheStats {
   bytes: number;
   hits: number;
   misses: number;
+  /**
+   * Fixtures whose tables were compiled (rates, thresholds, event tables, into a slot): a fixture
+   * version's once while it stays in the cache, whatever the draws, seeds, offered odds and in-play states
+   * of its jobs.
+   */
+  compiles: number;
+  /** In-play jobs' fixture tables made from their pre-match entry (the state block alone, no compile). */
+  fromPreMatch: number;
   /** Compiled fixtures acquired and not yet released (jobs running, or a leak). */
   inUse: number;
   /** Slots the cache's pool made (compiled-slots.ts), and how many are free. */
@@ -219,8 +227,8 @@ function makeCompileCache(maxBytes: number, compiles: CacheCompiles) {
   type Entry = CacheEntry;
   const slots = createSlotPool();
   const entries = new Map<string, Entry>();
-  let hits = 0;
-  let misses = 0;
+  /** What the cache counts since its start (CompileCacheStats). */
+  const counted = { hits: 0, misses: 0, compiles: 0, fromPreMatch: 0 };
   let inUse = 0;
   let bytes = 0;
   const free = (entry: Entry) => freeEntry(slots, entry);
@@ -248,14 +256,19 @@ function makeCompileCache(maxBytes: number, compiles: CacheCompiles) {
    */
   async function make(entry: Entry, job: HostJob, whole: boolean): Promise<CompiledAndRunOrNot> {
     const done = await compiles.compile(job, entry.tables!, whole);
-    if (!('preMatch' in done)) return done;
+    if (!('preMatch' in done)) {
+      counted.compiles++;
+      return done;
+    }
     slots.give(entry.tables!);
     entry.tables = null;
     if (!entry.dropped) bytes += FROM_PRE_MATCH_BYTES - entry.bytes;
     entry.bytes = FROM_PRE_MATCH_BYTES;
     const preMatchJob = { ...job, key: done.preMatch.key, payloadJson: done.preMatch.payloadJson };
     entry.preMatch = await acquire(preMatchJob, false, false);
-    return compiles.fromPreMatch(job, entry.preMatch.compiled, whole);
+    const made = await compiles.fromPreMatch(job, entry.preMatch.compiled, whole);
+    counted.fromPreMatch++;
+    return made;
   }
   /**
    * With `whole`, a miss compiles and runs the job in one task; the run is this acquire's alone. A use
@@ -265,11 +278,11 @@ function makeCompileCache(maxBytes: number, compiles: CacheCompiles) {
     let entry = entries.get(job.key);
     let run: Promise<WholeJobRun | null> = Promise.resolve(null);
     if (entry) {
-      hits++;
+      counted.hits++;
       entries.delete(job.key);
       entries.set(job.key, entry);
     } else {
-      misses++;
+      counted.misses++;
       const made = { ...UNUSED_ENTRY, tables: slots.take() } as Entry;
       const compiling = make(made, job, whole);
       made.compiled = compiling.then((done) => done.compiled);
@@ -306,8 +319,7 @@ function makeCompileCache(maxBytes: number, compiles: CacheCompiles) {
     stats: (): CompileCacheStats => ({
       entries: entries.size,
       bytes,
-      hits,
-      misses,
+      ...counted,
       inUse,
       ...slots.stats(),
     }),

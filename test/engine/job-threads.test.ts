@@ -3,16 +3,18 @@
 // a thread shares a fixture version's calibration between its jobs whatever their lineups; the
 // compile cache is bounded in bytes; its slots (src/engine/compiled-slots.ts) are reused only once
 // no job uses them, and a compile into a used slot gives the bits of a compile into new memory; the
-// in-play jobs of a match (a win-probability path's minutes) share one pre-match compile.
+// in-play jobs of a match (a win-probability path's minutes) share one pre-match compile; every job of a
+// fixture version shares its compile whatever its draws, seed, offered odds or data version.
 import { afterAll, describe, expect, it } from 'vitest';
-import { compileFixture, compileKey } from '../../src/engine/compile.js';
+import { compileFixture, compileKey, matchTextOf } from '../../src/engine/compile.js';
+import { pathStates } from '../../src/engine/compile-path.js';
 import { createSlotPool } from '../../src/engine/compiled-slots.js';
 import { documentWireText } from '../../src/engine/document-schema.js';
 import { createJobThreads, type JobThreads } from '../../src/engine/job-threads.js';
-import { compileShared, createJobScratch, type HostJob } from '../../src/engine/job-work.js';
+import { compileShared, createJobScratch, type HostJob, preMatchJobOf } from '../../src/engine/job-work.js';
 import { loadModelStatus } from '../../src/engine/model-status.js';
 import { documentText } from '../../src/engine/stored-document.js';
-import { type EngineSeed, minuteLabel } from '../../src/engine-contract/layout.js';
+import { type EngineSeed, minuteLabel, STEPS } from '../../src/engine-contract/layout.js';
 import type { MatchInputs } from '../../src/engine-contract/match-inputs.js';
 import { defaultModelParams } from '../../src/engine-contract/model-params.js';
 import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
@@ -34,8 +36,12 @@ function hostJob(n: number, draws = 2000): HostJob {
   return hostJobOf(inputs, draws, { lo: n, hi: 0xabc });
 }
 
-function hostJobOf(inputs: MatchInputs, draws: number, seed: EngineSeed): HostJob {
-  const payloadJson = JSON.stringify({ match: inputs, as_of: '2026-11-26T12:00:00.000Z' });
+function hostJobOf(
+  inputs: MatchInputs,
+  draws: number,
+  seed: EngineSeed,
+  payloadJson = JSON.stringify({ match: inputs, as_of: '2026-11-26T12:00:00.000Z' }),
+): HostJob {
   return {
     key: compileKey(payloadJson, defaultModelParams),
     payloadJson,
@@ -284,6 +290,106 @@ describe('job threads', () => {
     } finally {
       await one.close();
     }
+  });
+
+  it('compile a fixture version once for all its jobs, whatever their draws, seeds, offered odds or data version', async () => {
+    const inputs = plausibleFixture(
+      44,
+      { teamId: 88, attack: 0.1, defence: 0 },
+      { teamId: 89, attack: 0, defence: 0.1 },
+    );
+    // As the queue stores payloads (src/jobs/job-store.ts): the match, its as_of, any offered odds.
+    const payloads = [
+      { match: inputs, as_of: '2026-11-26T12:00:00.000Z' },
+      { match: inputs, as_of: '2026-11-27T08:30:00.000Z' },
+      { match: inputs, as_of: '2026-11-26T12:00:00.000Z', offered_odds: { home: 2.1, draw: 3.4 } },
+    ].map((payload) => JSON.stringify(payload));
+    for (const payload of payloads) expect(matchTextOf(payload)).toBe(JSON.stringify(inputs));
+    const jobs = payloads.map((payload, i) =>
+      hostJobOf(inputs, 1000 * (i + 1), { lo: 44 + i, hi: 0xabc }, payload),
+    );
+    expect(new Set(jobs.map((job) => job.key)).size).toBe(1);
+    const before = onThreads.cacheStats();
+    const compiled = await Promise.all(jobs.map((job) => compiledOf(onThreads, job)));
+    expect(onThreads.cacheStats().compiles - before.compiles).toBe(1);
+    expect(new Set(compiled).size).toBe(1);
+    // A payload laid out otherwise, or with a member the compile does not know, is keyed by its whole
+    // text: a compile of its own, to the same tables.
+    const otherwise = [
+      JSON.stringify({ as_of: '2026-11-26T12:00:00.000Z', match: inputs }),
+      JSON.stringify({ match: inputs, as_of: '2026-11-26T12:00:00.000Z', request: { as_of: 'x' } }),
+    ];
+    for (const payload of otherwise) {
+      expect(matchTextOf(payload)).toBeNull();
+      const job = hostJobOf(inputs, 1000, { lo: 44, hi: 0xabc }, payload);
+      expect(job.key).not.toBe(jobs[0]!.key);
+      const own = await compiledOf(here, job);
+      expect(Array.from(own.thresholds)).toEqual(Array.from(compiled[0]!.thresholds));
+      expect(Array.from(own.fixture)).toEqual(Array.from(compiled[0]!.fixture));
+    }
+  });
+
+  it("compile a path's minutes from one compile of the match, shared with its pre-match jobs", async () => {
+    const fixture = plausibleFixture(
+      45,
+      { teamId: 90, attack: 0.1, defence: 0 },
+      { teamId: 91, attack: 0, defence: 0.1 },
+    );
+    const inputs = { ...fixture, home: withAnnouncedLineup(fixture.home) };
+    const states = pathStates([], [], STEPS - 1);
+    const jobs = states.map((from_state, step) =>
+      hostJobOf({ ...inputs, from_state }, 1000, { lo: step, hi: 0xabc }),
+    );
+    const preMatch = hostJobOf(
+      inputs,
+      5000,
+      { lo: 45, hi: 0xabc },
+      JSON.stringify({ match: inputs, as_of: '2026-11-26T12:00:00.000Z', offered_odds: { home: 1.9 } }),
+    );
+    const before = onThreads.cacheStats();
+    const used = await Promise.all([...jobs, preMatch].map((job) => onThreads.acquire(job)));
+    try {
+      const after = onThreads.cacheStats();
+      expect(after.compiles - before.compiles).toBe(1);
+      expect(after.fromPreMatch - before.fromPreMatch).toBe(jobs.length);
+      const shared = used.at(-1)!.compiled;
+      for (const step of [0, 45, 60, STEPS - 1]) {
+        const { compiled } = used[step]!;
+        // The same words of shared memory: a word changed in the pre-match tables shows in the minute's.
+        for (const table of ['thresholds', 'eventTables'] as const) {
+          const word = compiled[table][0]!;
+          shared[table][0] = word ^ 1;
+          expect(compiled[table][0]).toBe(word ^ 1);
+          shared[table][0] = word;
+        }
+        const own = compileFixture({ ...inputs, from_state: states[step]! }, defaultModelParams);
+        expect(Array.from(compiled.fixture)).toEqual(Array.from(own.fixture));
+        expect(Array.from(compiled.thresholds)).toEqual(Array.from(own.thresholds));
+      }
+    } finally {
+      for (const use of used) use.release();
+    }
+    expect(onThreads.cacheStats().inUse).toBe(before.inUse);
+  });
+
+  it("key an in-play job's pre-match job as a pre-match job of the same inputs, its text cut or written anew", () => {
+    const inputs = plausibleFixture(
+      46,
+      { teamId: 92, attack: 0.1, defence: 0 },
+      { teamId: 93, attack: 0, defence: 0.1 },
+    );
+    const from_state = { minute: '60', score: { home: 1, away: 0 } };
+    const preMatchKey = hostJobOf(inputs, 1000, { lo: 46, hi: 0xabc }).key;
+    // The state last, as submissions write it (its text cut out), and first (the match written anew).
+    for (const match of [
+      { ...inputs, from_state },
+      { from_state, ...inputs },
+    ]) {
+      const found = preMatchJobOf(setting, hostJobOf(match, 1000, { lo: 46, hi: 0xabc }));
+      expect(found?.key).toBe(preMatchKey);
+      expect(JSON.parse(found!.payloadJson).match).toEqual(inputs);
+    }
+    expect(preMatchJobOf(setting, hostJobOf(inputs, 1000, { lo: 46, hi: 0xabc }))).toBeNull();
   });
 
   it('share the calibration of a fixture version between its lineups, to the bits of a compile of their own', () => {
