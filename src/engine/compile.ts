@@ -49,7 +49,7 @@ const STRENGTH_BUCKET_RATIOS = [0.72, 0.87, 1, 1.13, 1.3] as const;
 const paramsJsonOf = new WeakMap<ModelParams, string>();
 
 /** How a job's payload text begins (job-work.ts JobPayload as src/jobs/job-store.ts stores it): its match first. */
-const PAYLOAD_MATCH_START = '{"match":';
+export const PAYLOAD_MATCH_START = '{"match":';
 /** Where the match ends in a payload's text: the as_of member that follows it. */
 const PAYLOAD_AS_OF = ',"as_of":"';
 /**

@@ -19,6 +19,7 @@ import {
   type JobWorkSetting,
   type PreMatchJob,
   performJobTask,
+  preMatchJobOfText,
   type RunFacts,
   type SharedCompiled,
   type WholeJobRun,
@@ -127,6 +128,7 @@ export function createJobThreads(options: {
   };
   const backend = `cpu-job-threads-${threads}`;
   const cache = makeCompileCache(options.cacheBytes ?? COMPILE_CACHE_BYTES, {
+    preMatchOf: (job) => preMatchJobOfText(options.setting, job),
     async compile(job, tables, whole) {
       if (!whole) {
         const done = await perform<SharedCompiled | { preMatch: PreMatchJob }>({
@@ -167,6 +169,8 @@ export function createJobThreads(options: {
 
 /** What the compile cache asks of the job threads. */
 interface CacheCompiles {
+  /** An in-play job's pre-match job as its text shows it (job-work.ts preMatchJobOfText), on the event loop. */
+  preMatchOf(job: HostJob): PreMatchJob | null;
   /** The job compiled into `tables` (and run, with `whole`), or for an in-play job its pre-match job. */
   compile(
     job: HostJob,
@@ -195,13 +199,45 @@ interface CacheEntry {
   dropped: boolean;
 }
 
-/** A new entry before its compile: a slot's bytes, no user yet (makeCompileCache sets the rest). */
-const UNUSED_ENTRY: Omit<CacheEntry, 'compiled' | 'tables'> = {
-  preMatch: null,
-  bytes: SLOT_BYTES,
-  users: 0,
-  dropped: false,
-};
+/**
+ * A new entry before its compile (its `compiled` set by makeCompileCache), no user yet: a slot of its
+ * own, or, for an in-play job known to be one, only its fixture table's bytes.
+ */
+function newEntry(slots: SlotPool, inPlay: boolean): Omit<CacheEntry, 'compiled'> {
+  return {
+    tables: inPlay ? null : slots.take(),
+    preMatch: null,
+    bytes: inPlay ? FROM_PRE_MATCH_BYTES : SLOT_BYTES,
+    users: 0,
+    dropped: false,
+  };
+}
+
+/**
+ * An entry found to be an in-play job's once its slot was taken (a thread's compile found out): the slot
+ * back to the pool. Returns the change in the bytes the cache holds.
+ */
+function slotGivenBack(slots: SlotPool, entry: CacheEntry): number {
+  slots.give(entry.tables!);
+  entry.tables = null;
+  const change = entry.dropped ? 0 : FROM_PRE_MATCH_BYTES - entry.bytes;
+  entry.bytes = FROM_PRE_MATCH_BYTES;
+  return change;
+}
+
+/** An entry's use, released once however often `release` is called. */
+function useOf(compiled: SharedCompiled, finished: WholeJobRun | null, end: () => void) {
+  let released = false;
+  return {
+    compiled,
+    finished,
+    release() {
+      if (released) return;
+      released = true;
+      end();
+    },
+  };
+}
 
 /** An entry out of the cache and out of use: its slot back to the pool, its pre-match entry released. */
 function freeEntry(slots: SlotPool, entry: CacheEntry): void {
@@ -218,10 +254,12 @@ function freeEntry(slots: SlotPool, entry: CacheEntry): void {
  * written while a job reads it. Slots come back to the pool, never to the system: the pool holds at most
  * the cache's bytes plus the fixtures in use.
  *
- * An in-play job (the minutes of a win-probability path, docs/model.md "In play") gives its slot back
- * at once: its entry uses the entry of its pre-match job (compiled once for every state of the match,
- * and shared with a pre-match run of the same inputs), whose threshold and event tables it reads, and
- * holds only its own fixture table; it keeps the pre-match entry in use until its own is freed.
+ * An in-play job (the minutes of a win-probability path, docs/model.md "In play") takes no slot: its
+ * entry uses the entry of its pre-match job (compiled once for every state of the match, and shared with
+ * a pre-match run of the same inputs), whose threshold and event tables it reads, and holds only its own
+ * fixture table; it keeps the pre-match entry in use until its own is freed. Its payload's text names
+ * its pre-match job, so its one task makes its fixture table (and runs it whole); where the text does
+ * not show it, a thread's compile finds it and the slot taken goes back.
  */
 function makeCompileCache(maxBytes: number, compiles: CacheCompiles) {
   type Entry = CacheEntry;
@@ -252,20 +290,26 @@ function makeCompileCache(maxBytes: number, compiles: CacheCompiles) {
   }
   /**
    * The entry's compile: into its slot; for an in-play job, from its pre-match entry (acquired, a
-   * compile into a slot of its own on a miss), the slot given back.
+   * compile into a slot of its own on a miss). `preMatch`: the job's pre-match job where its text
+   * showed it, and the entry has no slot; else a thread's compile finds out, and the slot goes back.
    */
-  async function make(entry: Entry, job: HostJob, whole: boolean): Promise<CompiledAndRunOrNot> {
-    const done = await compiles.compile(job, entry.tables!, whole);
-    if (!('preMatch' in done)) {
-      counted.compiles++;
-      return done;
+  async function make(
+    entry: Entry,
+    job: HostJob,
+    whole: boolean,
+    preMatch: PreMatchJob | null,
+  ): Promise<CompiledAndRunOrNot> {
+    let found = preMatch;
+    if (found === null) {
+      const done = await compiles.compile(job, entry.tables!, whole);
+      if (!('preMatch' in done)) {
+        counted.compiles++;
+        return done;
+      }
+      found = done.preMatch;
+      bytes += slotGivenBack(slots, entry);
     }
-    slots.give(entry.tables!);
-    entry.tables = null;
-    if (!entry.dropped) bytes += FROM_PRE_MATCH_BYTES - entry.bytes;
-    entry.bytes = FROM_PRE_MATCH_BYTES;
-    const preMatchJob = { ...job, key: done.preMatch.key, payloadJson: done.preMatch.payloadJson };
-    entry.preMatch = await acquire(preMatchJob, false, false);
+    entry.preMatch = await acquire({ ...job, key: found.key, payloadJson: found.payloadJson }, false, false);
     const made = await compiles.fromPreMatch(job, entry.preMatch.compiled, whole);
     counted.fromPreMatch++;
     return made;
@@ -283,8 +327,9 @@ function makeCompileCache(maxBytes: number, compiles: CacheCompiles) {
       entries.set(job.key, entry);
     } else {
       counted.misses++;
-      const made = { ...UNUSED_ENTRY, tables: slots.take() } as Entry;
-      const compiling = make(made, job, whole);
+      const preMatch = compiles.preMatchOf(job);
+      const made = newEntry(slots, preMatch !== null) as Entry;
+      const compiling = make(made, job, whole, preMatch);
       made.compiled = compiling.then((done) => done.compiled);
       run = compiling.then((done) => done.finished);
       entry = made;
@@ -297,16 +342,7 @@ function makeCompileCache(maxBytes: number, compiles: CacheCompiles) {
     if (byJob) inUse++;
     try {
       const [compiled, finished] = await Promise.all([used.compiled, run]);
-      let released = false;
-      return {
-        compiled,
-        finished,
-        release() {
-          if (released) return;
-          released = true;
-          release(used, byJob);
-        },
-      };
+      return useOf(compiled, finished, () => release(used, byJob));
     } catch (error) {
       // A compile that failed is not kept: the next job of those inputs tries (and fails) again.
       if (entries.get(job.key) === used) drop(job.key, used);

@@ -16,6 +16,7 @@ import {
   createCalibrationCache,
   marketFitOfInputs,
   matchTextOf,
+  PAYLOAD_MATCH_START,
 } from './compile.js';
 import { compileStateFrom } from './compile-path.js';
 import type { SlotTables } from './compiled-slots.js';
@@ -142,23 +143,44 @@ export interface PreMatchJob {
   payloadJson: string;
 }
 
+/** How a payload's match ends when it is an in-play job's: its from_state, last, as submissions write it. */
+const STATE_MEMBER = ',"from_state":';
+
 /**
- * The pre-match job of an in-play job (one whose inputs carry a from_state); null for any other. Its
- * match text is the job's without its from_state, cut out of the text where the payload ends its match
- * with it (as src/simulations/prepare-run.ts writes it: one JSON.stringify of the state, where a new
- * text of the whole match cost some 0.07 ms a job), else written anew.
+ * The pre-match job of an in-play job read from its payload's text, without a parse (the compile cache
+ * asks it on the event loop, job-threads.ts, so that the job's one task makes its tables): the match's
+ * text without its last member, a from_state, as src/simulations/prepare-run.ts writes it. Null for a
+ * job with no state, and for a text that does not show it so (a thread's compile then finds it,
+ * preMatchJobOf). A `,"` never stands inside a JSON string, so the member found is a from_state key, and
+ * its value read as one JSON value up to the match's end makes it the match's own last member.
+ */
+export function preMatchJobOfText(setting: JobWorkSetting, job: HostJob): PreMatchJob | null {
+  const matchText = matchTextOf(job.payloadJson);
+  const at = matchText?.lastIndexOf(STATE_MEMBER) ?? -1;
+  if (matchText === null || at < 0) return null;
+  const preMatchText = `${matchText.slice(0, at)}}`;
+  // A key twice (which JSON.stringify never writes) is left to the thread's parse.
+  if (preMatchText.includes('"from_state":')) return null;
+  try {
+    JSON.parse(matchText.slice(at + STATE_MEMBER.length, -1));
+  } catch {
+    return null;
+  }
+  // The payload's as_of and offered odds stay as they were: the compile key reads the match alone.
+  const afterMatch = job.payloadJson.slice(PAYLOAD_MATCH_START.length + matchText.length);
+  const payloadJson = `${PAYLOAD_MATCH_START}${preMatchText}${afterMatch}`;
+  return { key: compileKey(payloadJson, setting.params), payloadJson };
+}
+
+/**
+ * The pre-match job of an in-play job (one whose inputs carry a from_state), from its parsed payload:
+ * the match written anew without its state; null for any other job.
  */
 export function preMatchJobOf(setting: JobWorkSetting, job: HostJob): PreMatchJob | null {
   const { match, as_of } = payloadOf(job);
   if (match.from_state === undefined) return null;
-  const { from_state, ...preMatch } = match;
-  const stateMember = `,"from_state":${JSON.stringify(from_state)}}`;
-  const matchText = matchTextOf(job.payloadJson);
-  const cut = matchText?.endsWith(stateMember) ? `${matchText.slice(0, -stateMember.length)}}` : null;
-  // A text with a state left (a key twice, which JSON.stringify never writes) is written anew: a
-  // pre-match job's compile must not ask for a pre-match job of its own.
-  const preMatchText = cut !== null && !cut.includes('"from_state":') ? cut : JSON.stringify(preMatch);
-  const payloadJson = `{"match":${preMatchText},"as_of":${JSON.stringify(as_of)}}`;
+  const { from_state: _state, ...preMatch } = match;
+  const payloadJson = JSON.stringify({ match: preMatch, as_of } satisfies JobPayload);
   return { key: compileKey(payloadJson, setting.params), payloadJson };
 }
 

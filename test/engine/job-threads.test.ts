@@ -11,7 +11,13 @@ import { pathStates } from '../../src/engine/compile-path.js';
 import { createSlotPool } from '../../src/engine/compiled-slots.js';
 import { documentWireText } from '../../src/engine/document-schema.js';
 import { createJobThreads, type JobThreads } from '../../src/engine/job-threads.js';
-import { compileShared, createJobScratch, type HostJob, preMatchJobOf } from '../../src/engine/job-work.js';
+import {
+  compileShared,
+  createJobScratch,
+  type HostJob,
+  preMatchJobOf,
+  preMatchJobOfText,
+} from '../../src/engine/job-work.js';
 import { loadModelStatus } from '../../src/engine/model-status.js';
 import { documentText } from '../../src/engine/stored-document.js';
 import { type EngineSeed, minuteLabel, STEPS } from '../../src/engine-contract/layout.js';
@@ -346,12 +352,16 @@ describe('job threads', () => {
       { lo: 45, hi: 0xabc },
       JSON.stringify({ match: inputs, as_of: '2026-11-26T12:00:00.000Z', offered_odds: { home: 1.9 } }),
     );
-    const before = onThreads.cacheStats();
-    const used = await Promise.all([...jobs, preMatch].map((job) => onThreads.acquire(job)));
+    const threads = createJobThreads({ setting, threads: 2 });
     try {
-      const after = onThreads.cacheStats();
-      expect(after.compiles - before.compiles).toBe(1);
-      expect(after.fromPreMatch - before.fromPreMatch).toBe(jobs.length);
+      const used = await Promise.all([...jobs, preMatch].map((job) => threads.acquire(job)));
+      // One compile, into the one slot taken: the minutes took none, not even for a while.
+      expect(threads.cacheStats()).toMatchObject({
+        compiles: 1,
+        fromPreMatch: jobs.length,
+        slots: 8,
+        slotsFree: 7,
+      });
       const shared = used.at(-1)!.compiled;
       for (const step of [0, 45, 60, STEPS - 1]) {
         const { compiled } = used[step]!;
@@ -366,30 +376,41 @@ describe('job threads', () => {
         expect(Array.from(compiled.fixture)).toEqual(Array.from(own.fixture));
         expect(Array.from(compiled.thresholds)).toEqual(Array.from(own.thresholds));
       }
-    } finally {
       for (const use of used) use.release();
+      expect(threads.cacheStats().inUse).toBe(0);
+    } finally {
+      await threads.close();
     }
-    expect(onThreads.cacheStats().inUse).toBe(before.inUse);
   });
 
-  it("key an in-play job's pre-match job as a pre-match job of the same inputs, its text cut or written anew", () => {
+  it("key an in-play job's pre-match job as a pre-match job of the same inputs, from its text or its parse", () => {
     const inputs = plausibleFixture(
       46,
       { teamId: 92, attack: 0.1, defence: 0 },
       { teamId: 93, attack: 0, defence: 0.1 },
     );
-    const from_state = { minute: '60', score: { home: 1, away: 0 } };
-    const preMatchKey = hostJobOf(inputs, 1000, { lo: 46, hi: 0xabc }).key;
-    // The state last, as submissions write it (its text cut out), and first (the match written anew).
-    for (const match of [
-      { ...inputs, from_state },
-      { from_state, ...inputs },
-    ]) {
-      const found = preMatchJobOf(setting, hostJobOf(match, 1000, { lo: 46, hi: 0xabc }));
+    const from_state = {
+      minute: '60',
+      score: { home: 1, away: 0 },
+      booked: { home: [inputs.home.players[2]!.player_id], away: [] },
+    };
+    const seed = { lo: 46, hi: 0xabc };
+    const preMatchKey = hostJobOf(inputs, 1000, seed).key;
+    // The state last, as submissions write it: the event loop reads its pre-match job from the text.
+    const last = hostJobOf({ ...inputs, from_state }, 1000, seed);
+    // The state first: only a thread's parse finds it.
+    const first = hostJobOf({ from_state, ...inputs }, 1000, seed);
+    expect(preMatchJobOfText(setting, last)?.key).toBe(preMatchKey);
+    expect(preMatchJobOfText(setting, first)).toBeNull();
+    for (const job of [last, first]) {
+      const found = preMatchJobOf(setting, job);
       expect(found?.key).toBe(preMatchKey);
       expect(JSON.parse(found!.payloadJson).match).toEqual(inputs);
     }
-    expect(preMatchJobOf(setting, hostJobOf(inputs, 1000, { lo: 46, hi: 0xabc }))).toBeNull();
+    expect(JSON.parse(preMatchJobOfText(setting, last)!.payloadJson).match).toEqual(inputs);
+    for (const find of [preMatchJobOf, preMatchJobOfText]) {
+      expect(find(setting, hostJobOf(inputs, 1000, seed))).toBeNull();
+    }
   });
 
   it('share the calibration of a fixture version between its lineups, to the bits of a compile of their own', () => {
