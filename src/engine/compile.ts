@@ -79,15 +79,25 @@ export function matchTextOf(payloadJson: string): string | null {
  * wrongly).
  */
 export function compileKey(payloadJson: string, params: ModelParams): string {
+  const matchText = matchTextOf(payloadJson);
+  return matchText === null ? keyOf('payload', payloadJson, params) : compileKeyOfMatch(matchText, params);
+}
+
+/** compileKey of a payload whose match inputs are `matchText` (JSON.stringify of them, as submissions write it). */
+export function compileKeyOfMatch(matchText: string, params: ModelParams): string {
+  return keyOf('match', matchText, params);
+}
+
+function keyOf(kind: 'match' | 'payload', text: string, params: ModelParams): string {
   let paramsJson = paramsJsonOf.get(params);
   if (paramsJson === undefined) {
     paramsJson = JSON.stringify(params);
     paramsJsonOf.set(params, paramsJson);
   }
-  const matchText = matchTextOf(payloadJson);
   return createHash('sha256')
-    .update(matchText === null ? 'payload\n' : 'match\n')
-    .update(matchText ?? payloadJson)
+    .update(kind)
+    .update('\n')
+    .update(text)
     .update('\n')
     .update(paramsJson)
     .digest('hex');
@@ -301,15 +311,17 @@ function fitBasis(inputs: MatchInputs, globalParams: ModelParams, cache: Calibra
  * compileFixture, and its event tables (src/engine-contract/event-tables.ts) written into
  * `into.eventTables` from the stretches of steps whose rates are the same, which the compile knows: the
  * tables the engines read, where compileFixture leaves them to eventTablesOf. With `cache`, rates made
- * for another job of the same rates are taken from it (the same bits).
+ * for another job of the same rates are taken from it (the same bits). `knownFit`: the market fit of
+ * these very inputs, found before on another thread (job-threads.ts `fitMarket`), taken as it is.
  */
 export function compileWithEventTables(
   inputs: MatchInputs,
   globalParams: ModelParams,
   into: CompileInto & { eventTables: Uint32Array },
   cache: CalibrationCache | null = null,
+  knownFit: MarketFit | null = null,
 ): CompiledFixture & { eventTables: Uint32Array; marketFit?: MarketFit } {
-  const { compiled, rates, marketFit } = compileTables(inputs, globalParams, into, cache);
+  const { compiled, rates, marketFit } = compileTables(inputs, globalParams, into, cache, knownFit);
   return {
     ...compiled,
     eventTables: buildEventTables(compiled.thresholds, into.eventTables, rates),
@@ -322,6 +334,7 @@ function compileTables(
   globalParams: ModelParams,
   into: CompileInto,
   cache: CalibrationCache | null,
+  knownFit: MarketFit | null = null,
 ): { compiled: CompiledFixture; rates: EventRates; marketFit: MarketFit | null } {
   // The competition's card and shot rates replace the global ones (docs/model.md, "League profiles").
   const params = paramsForFixture(globalParams, inputs.profile);
@@ -347,13 +360,15 @@ function compileTables(
   if (inputs.market !== undefined) {
     // A fitted run (docs/model.md, "Fitting to the market"): the fit's base goals are the calibration,
     // and the rated goals they stand for replace the ratings' in everything after.
-    marketFit = marketFitOf(
-      { ...inputs, market: inputs.market },
-      params,
-      fixture,
-      { ratedGoals, calibration: model.calibration },
-      cache,
-    );
+    marketFit =
+      knownFit ??
+      marketFitOf(
+        { ...inputs, market: inputs.market },
+        params,
+        fixture,
+        { ratedGoals, calibration: model.calibration },
+        cache,
+      );
     rates = eventRates(params, added, marketFit.ratedGoals, {
       base: marketFit.base,
       simulated: marketFit.ratedGoals,

@@ -5,8 +5,10 @@
 import { availableParallelism } from 'node:os';
 import { FIXTURE_WORDS } from '../engine-contract/layout.js';
 import type { MarketInputs, MatchInputs } from '../engine-contract/match-inputs.js';
+import type { ModelParams } from '../engine-contract/model-params.js';
 import { startModuleWorker } from '../engine-contract/module-worker.js';
 import { createThreadPool } from '../engine-contract/thread-pool.js';
+import { compileKeyOfMatch } from './compile.js';
 import { createSlotPool, SLOT_BYTES, type SlotPool, type SlotTables } from './compiled-slots.js';
 import type { JobThreadReply, JobThreadTask } from './job-thread.js';
 import {
@@ -53,6 +55,8 @@ export interface CompileCacheStats {
   compiles: number;
   /** In-play jobs' fixture tables made from their pre-match entry (the state block alone, no compile). */
   fromPreMatch: number;
+  /** Compiles of fitted runs given the market fit a 'fit' task had found (no second fit). */
+  fitsGiven: number;
   /** Compiled fixtures acquired and not yet released (jobs running, or a leak). */
   inUse: number;
   /** Slots the cache's pool made (compiled-slots.ts), and how many are free. */
@@ -96,7 +100,7 @@ export interface JobThreads {
   /**
    * The market fit of a fitted run's inputs (compile.ts marketFitOfInputs), on a job thread: what the
    * domain asks before it holds anything, off the event loop (some 4 ms a fit); that thread's compile of
-   * the job finds the fit again in its cache.
+   * the job takes it (knownFits), on whichever thread it runs.
    */
   fitMarket(match: MatchInputs & { market: MarketInputs }): Promise<MarketFit>;
   cacheStats(): CompileCacheStats;
@@ -127,6 +131,7 @@ export function createJobThreads(options: {
     return reply.value as T;
   };
   const backend = `cpu-job-threads-${threads}`;
+  const fits = makeKnownFits(options.setting.params);
   const cache = makeCompileCache(options.cacheBytes ?? COMPILE_CACHE_BYTES, {
     preMatchOf: (job) => preMatchJobOfText(options.setting, job),
     async compile(job, tables, whole) {
@@ -135,6 +140,7 @@ export function createJobThreads(options: {
           kind: 'compile',
           job,
           tables,
+          fit: fits.of(job.key),
         });
         return 'preMatch' in done ? done : { compiled: adoptCompiled(done), finished: null };
       }
@@ -143,6 +149,7 @@ export function createJobThreads(options: {
         job,
         tables,
         backend,
+        fit: fits.of(job.key),
       });
       return 'preMatch' in done ? done : { compiled: adoptCompiled(done.compiled), finished: done.finished };
     },
@@ -161,9 +168,43 @@ export function createJobThreads(options: {
     acquireWhole: (job) => cache.acquire(job, true),
     whole: (job, compiled) => perform({ kind: 'whole', job, compiled, backend }),
     finish: (job, compiled, counts, run) => perform({ kind: 'finish', job, compiled, counts, run }),
-    fitMarket: (match) => perform({ kind: 'fit', match }),
-    cacheStats: cache.stats,
+    async fitMarket(match) {
+      const fit = await perform<MarketFit>({ kind: 'fit', match });
+      fits.remember(match, fit);
+      return fit;
+    },
+    cacheStats: () => ({ ...cache.stats(), fitsGiven: fits.given() }),
     close: () => pool.close(),
+  };
+}
+
+/** Market fits remembered for the compiles of their runs (makeKnownFits): a few matchdays' fitted runs. */
+const FITS_KEPT = 256;
+
+/**
+ * The market fits the domain asked for (a fitted run's reach, before its hold: some 4 ms each) by the
+ * compile key of their inputs, so that the run's compile takes its fit (compile.ts
+ * compileWithEventTables `knownFit`) on whichever thread it lands, where only the thread that fitted had
+ * it in its cache and the other fitted again. The domain asks with the inputs the run's payload then
+ * carries (src/simulations/prepare-run.ts): the same text, so the same key, and the in-play runs of the
+ * match key their pre-match compile by it. Least recently remembered first out.
+ */
+function makeKnownFits(params: ModelParams) {
+  const fits = new Map<string, MarketFit>();
+  let given = 0;
+  return {
+    remember(match: MatchInputs, fit: MarketFit) {
+      const key = compileKeyOfMatch(JSON.stringify(match), params);
+      fits.delete(key);
+      fits.set(key, fit);
+      if (fits.size > FITS_KEPT) fits.delete(fits.keys().next().value!);
+    },
+    of(key: string): MarketFit | null {
+      const fit = fits.get(key) ?? null;
+      if (fit !== null) given++;
+      return fit;
+    },
+    given: () => given,
   };
 }
 
@@ -352,7 +393,7 @@ function makeCompileCache(maxBytes: number, compiles: CacheCompiles) {
   }
   return {
     acquire,
-    stats: (): CompileCacheStats => ({
+    stats: (): Omit<CompileCacheStats, 'fitsGiven'> => ({
       entries: entries.size,
       bytes,
       ...counted,

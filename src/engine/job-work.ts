@@ -119,8 +119,9 @@ export function compileShared(
   params: ModelParams,
   tables: SlotTables,
   scratch: JobScratch | null = null,
+  knownFit: MarketFit | null = null,
 ): SharedCompiled {
-  const compiled = compileWithEventTables(inputs, params, tables, scratch?.calibrations ?? null);
+  const compiled = compileWithEventTables(inputs, params, tables, scratch?.calibrations ?? null, knownFit);
   adoptEventTables(compiled.thresholds, compiled.eventTables);
   return compiled;
 }
@@ -254,8 +255,9 @@ export function compileAndRunWhole(
   job: HostJob,
   tables: SlotTables,
   backend: string,
+  knownFit: MarketFit | null = null,
 ): CompiledAndRun {
-  const compiled = compileShared(payloadOf(job).match, setting.params, tables, scratch);
+  const compiled = compileShared(payloadOf(job).match, setting.params, tables, scratch, knownFit);
   return { compiled, finished: runWholeJob(setting, job, compiled, backend) };
 }
 
@@ -278,10 +280,11 @@ export function runWholeJob(
  * An in-play job's 'compile' and 'compile-whole' compile nothing and answer `{ preMatch }` (its
  * PreMatchJob): the job threads then compile that job once for every state of the match (job-threads.ts)
  * and send 'from-pre-match' (or 'from-pre-match-whole', which runs the job whole as 'compile-whole' does).
+ * A compile's `fit`: the market fit of its inputs where a 'fit' task found it (on whichever thread).
  */
 export type JobTask =
-  | { kind: 'compile'; job: HostJob; tables: SlotTables }
-  | { kind: 'compile-whole'; job: HostJob; tables: SlotTables; backend: string }
+  | { kind: 'compile'; job: HostJob; tables: SlotTables; fit: MarketFit | null }
+  | { kind: 'compile-whole'; job: HostJob; tables: SlotTables; backend: string; fit: MarketFit | null }
   | { kind: 'from-pre-match'; job: HostJob; preMatch: SharedCompiled }
   | { kind: 'from-pre-match-whole'; job: HostJob; preMatch: SharedCompiled; backend: string }
   | { kind: 'whole'; job: HostJob; compiled: SharedCompiled; backend: string }
@@ -297,12 +300,12 @@ export function performJobTask(setting: JobWorkSetting, scratch: JobScratch, tas
     case 'compile': {
       const preMatch = preMatchJobOf(setting, task.job);
       if (preMatch) return { preMatch };
-      return compileShared(payloadOf(task.job).match, setting.params, task.tables, scratch);
+      return compileShared(payloadOf(task.job).match, setting.params, task.tables, scratch, task.fit);
     }
     case 'compile-whole': {
       const preMatch = preMatchJobOf(setting, task.job);
       if (preMatch) return { preMatch };
-      return compileAndRunWhole(setting, scratch, task.job, task.tables, task.backend);
+      return compileAndRunWhole(setting, scratch, task.job, task.tables, task.backend, task.fit);
     }
     case 'from-pre-match':
       return compileFromPreMatch(setting, task.job, task.preMatch);

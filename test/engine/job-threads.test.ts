@@ -413,6 +413,46 @@ describe('job threads', () => {
     }
   });
 
+  it("give a fitted run's compile the fit the domain asked for, on any thread, to the bits of its own fit", async () => {
+    const fixture = plausibleFixture(
+      47,
+      { teamId: 94, attack: 0.2, defence: 0 },
+      { teamId: 95, attack: 0, defence: 0.1 },
+    );
+    const match = {
+      ...fixture,
+      market: {
+        odds: { '1x2': [2, 3.4, 4] as [number, number, number] },
+        margin_method: 'shin' as const,
+        fit: 'exact' as const,
+        targets: { home_win: 0.47, draw: 0.28, away_win: 0.25 },
+      },
+    };
+    const before = onThreads.cacheStats();
+    const fit = await onThreads.fitMarket(match);
+    // The run as submitted (its match the text the domain fitted) and a minute of it in play.
+    const preMatch = hostJobOf(match, 1000, { lo: 47, hi: 0xabc });
+    const inPlay = hostJobOf({ ...match, from_state: { minute: '30', score: { home: 0, away: 0 } } }, 1000, {
+      lo: 48,
+      hi: 0xabc,
+    });
+    const used = await Promise.all([inPlay, preMatch].map((job) => onThreads.acquire(job)));
+    try {
+      const after = onThreads.cacheStats();
+      expect(after.compiles - before.compiles).toBe(1);
+      expect(after.fitsGiven - before.fitsGiven).toBe(1);
+      const own = compileFixture(match, defaultModelParams);
+      expect(own.marketFit).toEqual(fit);
+      for (const { compiled } of used) {
+        expect(compiled.marketFit).toEqual(fit);
+        expect(Array.from(compiled.thresholds)).toEqual(Array.from(own.thresholds));
+      }
+      expect(Array.from(used[1]!.compiled.fixture)).toEqual(Array.from(own.fixture));
+    } finally {
+      for (const use of used) use.release();
+    }
+  });
+
   it('share the calibration of a fixture version between its lineups, to the bits of a compile of their own', () => {
     const scratch = createJobScratch();
     const slots = createSlotPool();
