@@ -100,7 +100,7 @@ export interface JobThreads {
   /**
    * The market fit of a fitted run's inputs (compile.ts marketFitOfInputs), on a job thread: what the
    * domain asks before it holds anything, off the event loop (some 4 ms a fit); that thread's compile of
-   * the job takes it (knownFits), on whichever thread it runs.
+   * the job takes it (makeKnownFits), on whichever thread it runs.
    */
   fitMarket(match: MatchInputs & { market: MarketInputs }): Promise<MarketFit>;
   cacheStats(): CompileCacheStats;
