@@ -10,6 +10,7 @@ import { createCpuEngine } from '../fallback/cpu-engine.js';
 import { recordSamplePaths } from '../fallback/engine.js';
 import { compileFixture } from '../src/engine/compile.js';
 import { compilePath, pathStates } from '../src/engine/compile-path.js';
+import type { CompileCacheStats } from '../src/engine/job-threads.js';
 import { createSimulationEngine, type EngineJob } from '../src/engine/runner.js';
 import { C_FT_GRID, GRID_SIZE, STEPS } from '../src/engine-contract/layout.js';
 import type { MatchInputs } from '../src/engine-contract/match-inputs.js';
@@ -83,7 +84,7 @@ export async function benchInPlay(): Promise<BenchRow[]> {
     const preRun = median(preMatch.map((r) => r.runMs));
     const inRun = median(inPlay.map((r) => r.runMs));
     const pathWall = median(paths);
-    const servicePath = await servicePathSeconds(inputs);
+    const service = await servicePath(inputs);
     return [
       {
         group: GROUP,
@@ -104,10 +105,11 @@ export async function benchInPlay(): Promise<BenchRow[]> {
       {
         group: GROUP,
         name: `win-probability path as the API runs it: ${STEPS} in-play jobs × ${PATH_DRAWS.toLocaleString('en-US')} draws, ${cores} job threads`,
-        value: servicePath * 1000,
+        value: service.seconds * 1000,
         unit: 'ms',
         reference: { name: 'the path on the pool (row above)', value: pathWall },
-        note: `the service's engine: one pre-match compile, each minute's tables from it, its draws and its document; median of ${SERVICE_PATHS}`,
+        note: `the service's engine: one pre-match compile, each minute's tables from it, its draws and its document; median of ${SERVICE_PATHS}; a path: ${service.compiles} compile${service.compiles === 1 ? '' : 's'} of tables, ${service.fromPreMatch} minutes' tables from it`,
+        fields: { compiles_a_path: service.compiles, from_pre_match_a_path: service.fromPreMatch },
       },
     ];
   } finally {
@@ -117,9 +119,12 @@ export async function benchInPlay(): Promise<BenchRow[]> {
 
 /**
  * Wall seconds of a path through the service's engine, median of SERVICE_PATHS after a warm-up: each a
- * match the engine has not compiled (its ratings moved a little), as a path of a new match is.
+ * match the engine has not compiled (its ratings moved a little), as a path of a new match is; and what
+ * the compile cache did for a path (src/engine/job-threads.ts CompileCacheStats).
  */
-async function servicePathSeconds(inputs: MatchInputs): Promise<number> {
+async function servicePath(
+  inputs: MatchInputs,
+): Promise<{ seconds: number; compiles: number; fromPreMatch: number }> {
   const engine = createSimulationEngine({ mode: 'cpu' });
   const context = { progress: async () => {}, signal: new AbortController().signal };
   const states = pathStates([], [], STEPS - 1);
@@ -136,8 +141,10 @@ async function servicePathSeconds(inputs: MatchInputs): Promise<number> {
       payloadJson: JSON.stringify({ match: { ...match, from_state }, as_of: asOf }),
     }));
   };
+  const cacheStats = () => engine.health().compile_cache as CompileCacheStats;
   try {
     const seconds: number[] = [];
+    const before = cacheStats();
     for (let n = 0; n <= SERVICE_PATHS; n++) {
       const jobs = pathJobs(n);
       const started = performance.now();
@@ -145,7 +152,13 @@ async function servicePathSeconds(inputs: MatchInputs): Promise<number> {
       if (outcomes.some((outcome) => 'error' in outcome)) throw new Error('service path: a minute failed');
       if (n > 0) seconds.push((performance.now() - started) / 1000);
     }
-    return median(seconds);
+    const after = cacheStats();
+    const paths = SERVICE_PATHS + 1;
+    return {
+      seconds: median(seconds),
+      compiles: (after.compiles - before.compiles) / paths,
+      fromPreMatch: (after.fromPreMatch - before.fromPreMatch) / paths,
+    };
   } finally {
     await engine.close();
   }

@@ -17,8 +17,8 @@ import {
   type SideInputs,
 } from '../engine-contract/match-inputs.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
-import { compileFixture } from './compile.js';
-import { type AddedTimeModel, addedTimeModel } from './compile-rates.js';
+import { addedTimeOf, compileFixture } from './compile.js';
+import type { AddedTimeModel } from './compile-rates.js';
 import { compileState, MAX_RED_CARDS, stepOfMinute } from './compile-state.js';
 
 export const PATH_EVENT_TYPES = ['goal', 'red_card', 'yellow_card', 'substitution'] as const;
@@ -259,7 +259,7 @@ export function compileStateFrom<T extends CompiledFixture>(
   inputs: MatchInputs,
   params: ModelParams,
   fixture: Uint32Array = new Uint32Array(FIXTURE_WORDS),
-  added: AddedTimeModel = addedTimeModel(paramsForFixture(params, inputs.profile)),
+  added: AddedTimeModel = addedTimeOf(paramsForFixture(params, inputs.profile)),
 ): T {
   fixture.set(preMatch.fixture);
   compileState(fixture, inputs, paramsForFixture(params, inputs.profile), added);
@@ -277,7 +277,7 @@ export function compilePath(
 ): CompiledFixture[] {
   const { from_state: _ignored, ...preMatchInputs } = inputs;
   const { marketFit: _fit, ...preMatch } = compileFixture(preMatchInputs, params);
-  const added = addedTimeModel(paramsForFixture(params, inputs.profile));
+  const added = addedTimeOf(paramsForFixture(params, inputs.profile));
   return states.map((state) =>
     compileStateFrom(preMatch, { ...preMatchInputs, from_state: state }, params, undefined, added),
   );

@@ -23,7 +23,13 @@ import {
 import type { ModelParams } from '../engine-contract/model-params.js';
 import { type Calibration, eventRates } from './compile-calibration.js';
 import { compileSide } from './compile-lineups.js';
-import { addedTimeModel, type EventRates, probabilityThreshold, thresholdTable } from './compile-rates.js';
+import {
+  type AddedTimeModel,
+  addedTimeModel,
+  type EventRates,
+  probabilityThreshold,
+  thresholdTable,
+} from './compile-rates.js';
 import { compileState } from './compile-state.js';
 import {
   createFitWork,
@@ -42,18 +48,75 @@ const STRENGTH_BUCKET_RATIOS = [0.72, 0.87, 1, 1.13, 1.3] as const;
 /** The parameters' JSON, serialised once per parameters object (a process has one). */
 const paramsJsonOf = new WeakMap<ModelParams, string>();
 
+/** How a job's payload text begins (job-work.ts JobPayload as src/jobs/job-store.ts stores it): its match first. */
+export const PAYLOAD_MATCH_START = '{"match":';
+/** Where the match ends in a payload's text: the as_of member that follows it. */
+const PAYLOAD_AS_OF = ',"as_of":"';
 /**
- * What a compile depends on, as a SHA-256 of the job's payload text (its match inputs and their as_of,
- * job-work.ts JobPayload) and the parameters' JSON. The text as stored, not re-serialised: the same
- * submission code writes the same inputs as the same text.
+ * What may follow the match in a payload's text: its as_of, any offered_odds (numbers by outcome name,
+ * no object inside), and the payload's end. A `,"` never stands inside a JSON string (its quotes are
+ * escaped) and this tail closes exactly one object, so the as_of it starts with is the payload's own.
+ */
+const PAYLOAD_TAIL = /^,"as_of":"[^"]*"(?:,"offered_odds":\{[^{}]*\})?\}$/;
+
+/**
+ * The text of a payload's match inputs, sliced out of the payload's text without a parse (the event loop
+ * keys jobs by it, runner.ts), or null for a payload not laid out as the queue stores one.
+ */
+export function matchTextOf(payloadJson: string): string | null {
+  if (!payloadJson.startsWith(PAYLOAD_MATCH_START)) return null;
+  const end = payloadJson.lastIndexOf(PAYLOAD_AS_OF);
+  if (end < 0 || !PAYLOAD_TAIL.test(payloadJson.slice(end))) return null;
+  return payloadJson.slice(PAYLOAD_MATCH_START.length, end);
+}
+
+/**
+ * What a compile depends on, as a SHA-256 of the text of the job's match inputs (job-work.ts JobPayload
+ * `match`, matchTextOf) and the parameters' JSON: not the inputs' as_of or the offered odds, which only the
+ * document reads, so every job of a fixture version shares one compile whatever its draws, seed, offered
+ * odds or data version. The text as stored, not re-serialised: the same submission code writes the same
+ * inputs as the same text. A payload laid out otherwise is keyed by its whole text (shared less, never
+ * wrongly).
  */
 export function compileKey(payloadJson: string, params: ModelParams): string {
+  const matchText = matchTextOf(payloadJson);
+  return matchText === null ? keyOf('payload', payloadJson, params) : compileKeyOfMatch(matchText, params);
+}
+
+/** compileKey of a payload whose match inputs are `matchText` (JSON.stringify of them, as submissions write it). */
+export function compileKeyOfMatch(matchText: string, params: ModelParams): string {
+  return keyOf('match', matchText, params);
+}
+
+function keyOf(kind: 'match' | 'payload', text: string, params: ModelParams): string {
   let paramsJson = paramsJsonOf.get(params);
   if (paramsJson === undefined) {
     paramsJson = JSON.stringify(params);
     paramsJsonOf.set(params, paramsJson);
   }
-  return createHash('sha256').update(payloadJson).update('\n').update(paramsJson).digest('hex');
+  return createHash('sha256')
+    .update(kind)
+    .update('\n')
+    .update(text)
+    .update('\n')
+    .update(paramsJson)
+    .digest('hex');
+}
+
+/** Added-time models by the constants they are made of (a fixture's profile leaves them as they are). */
+const addedTimeModels = new WeakMap<ModelParams['added_time'], AddedTimeModel>();
+
+/**
+ * compile-rates.ts addedTimeModel of `params`, made once per added-time constants: a compile asked for it
+ * three times, and an in-play job's fixture table once more (some 0.02 ms each). Read only.
+ */
+export function addedTimeOf(params: ModelParams): AddedTimeModel {
+  let added = addedTimeModels.get(params.added_time);
+  if (added === undefined) {
+    added = addedTimeModel(params);
+    addedTimeModels.set(params.added_time, added);
+  }
+  return added;
 }
 
 /**
@@ -125,7 +188,7 @@ function ratesOf(
   cache: CalibrationCache | null,
 ): { rates: EventRates; calibration: Calibration } {
   const rated = [ratedGoals.home, ratedGoals.away] as const;
-  if (cache === null) return eventRates(params, addedTimeModel(params), rated);
+  if (cache === null) return eventRates(params, addedTimeOf(params), rated);
   if (cache.params !== globalParams) {
     cache.params = globalParams;
     cache.calibrations.clear();
@@ -142,7 +205,7 @@ function ratesOf(
     if (cache.calibrations.size >= CALIBRATIONS_KEPT)
       cache.calibrations.delete(cache.calibrations.keys().next().value!);
   }
-  const found = eventRates(params, addedTimeModel(params), rated, known);
+  const found = eventRates(params, addedTimeOf(params), rated, known);
   cache.calibrations.set(key, found.calibration);
   return found;
 }
@@ -224,7 +287,7 @@ function pricedSetting(
 ): Omit<FitSetting, 'market'> {
   return {
     params,
-    added: addedTimeModel(params),
+    added: addedTimeOf(params),
     modelBase: model.calibration.base,
     modelRatedGoals: [model.ratedGoals.home, model.ratedGoals.away],
     buckets,
@@ -248,15 +311,17 @@ function fitBasis(inputs: MatchInputs, globalParams: ModelParams, cache: Calibra
  * compileFixture, and its event tables (src/engine-contract/event-tables.ts) written into
  * `into.eventTables` from the stretches of steps whose rates are the same, which the compile knows: the
  * tables the engines read, where compileFixture leaves them to eventTablesOf. With `cache`, rates made
- * for another job of the same rates are taken from it (the same bits).
+ * for another job of the same rates are taken from it (the same bits). `knownFit`: the market fit of
+ * these very inputs, found before on another thread (job-threads.ts `fitMarket`), taken as it is.
  */
 export function compileWithEventTables(
   inputs: MatchInputs,
   globalParams: ModelParams,
   into: CompileInto & { eventTables: Uint32Array },
   cache: CalibrationCache | null = null,
+  knownFit: MarketFit | null = null,
 ): CompiledFixture & { eventTables: Uint32Array; marketFit?: MarketFit } {
-  const { compiled, rates, marketFit } = compileTables(inputs, globalParams, into, cache);
+  const { compiled, rates, marketFit } = compileTables(inputs, globalParams, into, cache, knownFit);
   return {
     ...compiled,
     eventTables: buildEventTables(compiled.thresholds, into.eventTables, rates),
@@ -269,11 +334,12 @@ function compileTables(
   globalParams: ModelParams,
   into: CompileInto,
   cache: CalibrationCache | null,
+  knownFit: MarketFit | null = null,
 ): { compiled: CompiledFixture; rates: EventRates; marketFit: MarketFit | null } {
   // The competition's card and shot rates replace the global ones (docs/model.md, "League profiles").
   const params = paramsForFixture(globalParams, inputs.profile);
   const fixture = into.fixture.fill(0);
-  const added = addedTimeModel(params);
+  const added = addedTimeOf(params);
   for (let k = 0; k < MAX_ADDED_MINUTES; k++) {
     fixture[FX_ADDED_TIME_FIRST + k] = probabilityThreshold(added.firstCumulative[k]!);
     fixture[FX_ADDED_TIME_SECOND + k] = probabilityThreshold(added.secondCumulative[k]!);
@@ -294,13 +360,15 @@ function compileTables(
   if (inputs.market !== undefined) {
     // A fitted run (docs/model.md, "Fitting to the market"): the fit's base goals are the calibration,
     // and the rated goals they stand for replace the ratings' in everything after.
-    marketFit = marketFitOf(
-      { ...inputs, market: inputs.market },
-      params,
-      fixture,
-      { ratedGoals, calibration: model.calibration },
-      cache,
-    );
+    marketFit =
+      knownFit ??
+      marketFitOf(
+        { ...inputs, market: inputs.market },
+        params,
+        fixture,
+        { ratedGoals, calibration: model.calibration },
+        cache,
+      );
     rates = eventRates(params, added, marketFit.ratedGoals, {
       base: marketFit.base,
       simulated: marketFit.ratedGoals,

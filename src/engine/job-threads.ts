@@ -5,8 +5,10 @@
 import { availableParallelism } from 'node:os';
 import { FIXTURE_WORDS } from '../engine-contract/layout.js';
 import type { MarketInputs, MatchInputs } from '../engine-contract/match-inputs.js';
+import type { ModelParams } from '../engine-contract/model-params.js';
 import { startModuleWorker } from '../engine-contract/module-worker.js';
 import { createThreadPool } from '../engine-contract/thread-pool.js';
+import { compileKeyOfMatch } from './compile.js';
 import { createSlotPool, SLOT_BYTES, type SlotPool, type SlotTables } from './compiled-slots.js';
 import type { JobThreadReply, JobThreadTask } from './job-thread.js';
 import {
@@ -19,6 +21,7 @@ import {
   type JobWorkSetting,
   type PreMatchJob,
   performJobTask,
+  preMatchJobOfText,
   type RunFacts,
   type SharedCompiled,
   type WholeJobRun,
@@ -44,6 +47,16 @@ export interface CompileCacheStats {
   bytes: number;
   hits: number;
   misses: number;
+  /**
+   * Fixtures whose tables were compiled (rates, thresholds, event tables, into a slot): a fixture
+   * version's once while it stays in the cache, whatever the draws, seeds, offered odds and in-play states
+   * of its jobs.
+   */
+  compiles: number;
+  /** In-play jobs' fixture tables made from their pre-match entry (the state block alone, no compile). */
+  fromPreMatch: number;
+  /** Compiles of fitted runs given the market fit a 'fit' task had found (no second fit). */
+  fitsGiven: number;
   /** Compiled fixtures acquired and not yet released (jobs running, or a leak). */
   inUse: number;
   /** Slots the cache's pool made (compiled-slots.ts), and how many are free. */
@@ -87,7 +100,7 @@ export interface JobThreads {
   /**
    * The market fit of a fitted run's inputs (compile.ts marketFitOfInputs), on a job thread: what the
    * domain asks before it holds anything, off the event loop (some 4 ms a fit); that thread's compile of
-   * the job finds the fit again in its cache.
+   * the job takes it (makeKnownFits), on whichever thread it runs.
    */
   fitMarket(match: MatchInputs & { market: MarketInputs }): Promise<MarketFit>;
   cacheStats(): CompileCacheStats;
@@ -118,13 +131,16 @@ export function createJobThreads(options: {
     return reply.value as T;
   };
   const backend = `cpu-job-threads-${threads}`;
+  const fits = makeKnownFits(options.setting.params);
   const cache = makeCompileCache(options.cacheBytes ?? COMPILE_CACHE_BYTES, {
+    preMatchOf: (job) => preMatchJobOfText(options.setting, job),
     async compile(job, tables, whole) {
       if (!whole) {
         const done = await perform<SharedCompiled | { preMatch: PreMatchJob }>({
           kind: 'compile',
           job,
           tables,
+          fit: fits.of(job.key),
         });
         return 'preMatch' in done ? done : { compiled: adoptCompiled(done), finished: null };
       }
@@ -133,6 +149,7 @@ export function createJobThreads(options: {
         job,
         tables,
         backend,
+        fit: fits.of(job.key),
       });
       return 'preMatch' in done ? done : { compiled: adoptCompiled(done.compiled), finished: done.finished };
     },
@@ -151,14 +168,50 @@ export function createJobThreads(options: {
     acquireWhole: (job) => cache.acquire(job, true),
     whole: (job, compiled) => perform({ kind: 'whole', job, compiled, backend }),
     finish: (job, compiled, counts, run) => perform({ kind: 'finish', job, compiled, counts, run }),
-    fitMarket: (match) => perform({ kind: 'fit', match }),
-    cacheStats: cache.stats,
+    async fitMarket(match) {
+      const fit = await perform<MarketFit>({ kind: 'fit', match });
+      fits.remember(match, fit);
+      return fit;
+    },
+    cacheStats: () => ({ ...cache.stats(), fitsGiven: fits.given() }),
     close: () => pool.close(),
+  };
+}
+
+/** Market fits remembered for the compiles of their runs (makeKnownFits): a few matchdays' fitted runs. */
+const FITS_KEPT = 256;
+
+/**
+ * The market fits the domain asked for (a fitted run's reach, before its hold: some 4 ms each) by the
+ * compile key of their inputs, so that the run's compile takes its fit (compile.ts
+ * compileWithEventTables `knownFit`) on whichever thread it lands, where only the thread that fitted had
+ * it in its cache and the other fitted again. The domain asks with the inputs the run's payload then
+ * carries (src/simulations/prepare-run.ts): the same text, so the same key, and the in-play runs of the
+ * match key their pre-match compile by it. Least recently remembered first out.
+ */
+function makeKnownFits(params: ModelParams) {
+  const fits = new Map<string, MarketFit>();
+  let given = 0;
+  return {
+    remember(match: MatchInputs, fit: MarketFit) {
+      const key = compileKeyOfMatch(JSON.stringify(match), params);
+      fits.delete(key);
+      fits.set(key, fit);
+      if (fits.size > FITS_KEPT) fits.delete(fits.keys().next().value!);
+    },
+    of(key: string): MarketFit | null {
+      const fit = fits.get(key) ?? null;
+      if (fit !== null) given++;
+      return fit;
+    },
+    given: () => given,
   };
 }
 
 /** What the compile cache asks of the job threads. */
 interface CacheCompiles {
+  /** An in-play job's pre-match job as its text shows it (job-work.ts preMatchJobOfText), on the event loop. */
+  preMatchOf(job: HostJob): PreMatchJob | null;
   /** The job compiled into `tables` (and run, with `whole`), or for an in-play job its pre-match job. */
   compile(
     job: HostJob,
@@ -187,13 +240,45 @@ interface CacheEntry {
   dropped: boolean;
 }
 
-/** A new entry before its compile: a slot's bytes, no user yet (makeCompileCache sets the rest). */
-const UNUSED_ENTRY: Omit<CacheEntry, 'compiled' | 'tables'> = {
-  preMatch: null,
-  bytes: SLOT_BYTES,
-  users: 0,
-  dropped: false,
-};
+/**
+ * A new entry before its compile (its `compiled` set by makeCompileCache), no user yet: a slot of its
+ * own, or, for an in-play job known to be one, only its fixture table's bytes.
+ */
+function newEntry(slots: SlotPool, inPlay: boolean): Omit<CacheEntry, 'compiled'> {
+  return {
+    tables: inPlay ? null : slots.take(),
+    preMatch: null,
+    bytes: inPlay ? FROM_PRE_MATCH_BYTES : SLOT_BYTES,
+    users: 0,
+    dropped: false,
+  };
+}
+
+/**
+ * An entry found to be an in-play job's once its slot was taken (a thread's compile found out): the slot
+ * back to the pool. Returns the change in the bytes the cache holds.
+ */
+function slotGivenBack(slots: SlotPool, entry: CacheEntry): number {
+  slots.give(entry.tables!);
+  entry.tables = null;
+  const change = entry.dropped ? 0 : FROM_PRE_MATCH_BYTES - entry.bytes;
+  entry.bytes = FROM_PRE_MATCH_BYTES;
+  return change;
+}
+
+/** An entry's use, released once however often `release` is called. */
+function useOf(compiled: SharedCompiled, finished: WholeJobRun | null, end: () => void) {
+  let released = false;
+  return {
+    compiled,
+    finished,
+    release() {
+      if (released) return;
+      released = true;
+      end();
+    },
+  };
+}
 
 /** An entry out of the cache and out of use: its slot back to the pool, its pre-match entry released. */
 function freeEntry(slots: SlotPool, entry: CacheEntry): void {
@@ -210,17 +295,19 @@ function freeEntry(slots: SlotPool, entry: CacheEntry): void {
  * written while a job reads it. Slots come back to the pool, never to the system: the pool holds at most
  * the cache's bytes plus the fixtures in use.
  *
- * An in-play job (the minutes of a win-probability path, docs/model.md "In play") gives its slot back
- * at once: its entry uses the entry of its pre-match job (compiled once for every state of the match,
- * and shared with a pre-match run of the same inputs), whose threshold and event tables it reads, and
- * holds only its own fixture table; it keeps the pre-match entry in use until its own is freed.
+ * An in-play job (the minutes of a win-probability path, docs/model.md "In play") takes no slot: its
+ * entry uses the entry of its pre-match job (compiled once for every state of the match, and shared with
+ * a pre-match run of the same inputs), whose threshold and event tables it reads, and holds only its own
+ * fixture table; it keeps the pre-match entry in use until its own is freed. Its payload's text names
+ * its pre-match job, so its one task makes its fixture table (and runs it whole); where the text does
+ * not show it, a thread's compile finds it and the slot taken goes back.
  */
 function makeCompileCache(maxBytes: number, compiles: CacheCompiles) {
   type Entry = CacheEntry;
   const slots = createSlotPool();
   const entries = new Map<string, Entry>();
-  let hits = 0;
-  let misses = 0;
+  /** What the cache counts since its start (CompileCacheStats). */
+  const counted = { hits: 0, misses: 0, compiles: 0, fromPreMatch: 0 };
   let inUse = 0;
   let bytes = 0;
   const free = (entry: Entry) => freeEntry(slots, entry);
@@ -244,18 +331,29 @@ function makeCompileCache(maxBytes: number, compiles: CacheCompiles) {
   }
   /**
    * The entry's compile: into its slot; for an in-play job, from its pre-match entry (acquired, a
-   * compile into a slot of its own on a miss), the slot given back.
+   * compile into a slot of its own on a miss). `preMatch`: the job's pre-match job where its text
+   * showed it, and the entry has no slot; else a thread's compile finds out, and the slot goes back.
    */
-  async function make(entry: Entry, job: HostJob, whole: boolean): Promise<CompiledAndRunOrNot> {
-    const done = await compiles.compile(job, entry.tables!, whole);
-    if (!('preMatch' in done)) return done;
-    slots.give(entry.tables!);
-    entry.tables = null;
-    if (!entry.dropped) bytes += FROM_PRE_MATCH_BYTES - entry.bytes;
-    entry.bytes = FROM_PRE_MATCH_BYTES;
-    const preMatchJob = { ...job, key: done.preMatch.key, payloadJson: done.preMatch.payloadJson };
-    entry.preMatch = await acquire(preMatchJob, false, false);
-    return compiles.fromPreMatch(job, entry.preMatch.compiled, whole);
+  async function make(
+    entry: Entry,
+    job: HostJob,
+    whole: boolean,
+    preMatch: PreMatchJob | null,
+  ): Promise<CompiledAndRunOrNot> {
+    let found = preMatch;
+    if (found === null) {
+      const done = await compiles.compile(job, entry.tables!, whole);
+      if (!('preMatch' in done)) {
+        counted.compiles++;
+        return done;
+      }
+      found = done.preMatch;
+      bytes += slotGivenBack(slots, entry);
+    }
+    entry.preMatch = await acquire({ ...job, key: found.key, payloadJson: found.payloadJson }, false, false);
+    const made = await compiles.fromPreMatch(job, entry.preMatch.compiled, whole);
+    counted.fromPreMatch++;
+    return made;
   }
   /**
    * With `whole`, a miss compiles and runs the job in one task; the run is this acquire's alone. A use
@@ -265,13 +363,14 @@ function makeCompileCache(maxBytes: number, compiles: CacheCompiles) {
     let entry = entries.get(job.key);
     let run: Promise<WholeJobRun | null> = Promise.resolve(null);
     if (entry) {
-      hits++;
+      counted.hits++;
       entries.delete(job.key);
       entries.set(job.key, entry);
     } else {
-      misses++;
-      const made = { ...UNUSED_ENTRY, tables: slots.take() } as Entry;
-      const compiling = make(made, job, whole);
+      counted.misses++;
+      const preMatch = compiles.preMatchOf(job);
+      const made = newEntry(slots, preMatch !== null) as Entry;
+      const compiling = make(made, job, whole, preMatch);
       made.compiled = compiling.then((done) => done.compiled);
       run = compiling.then((done) => done.finished);
       entry = made;
@@ -284,16 +383,7 @@ function makeCompileCache(maxBytes: number, compiles: CacheCompiles) {
     if (byJob) inUse++;
     try {
       const [compiled, finished] = await Promise.all([used.compiled, run]);
-      let released = false;
-      return {
-        compiled,
-        finished,
-        release() {
-          if (released) return;
-          released = true;
-          release(used, byJob);
-        },
-      };
+      return useOf(compiled, finished, () => release(used, byJob));
     } catch (error) {
       // A compile that failed is not kept: the next job of those inputs tries (and fails) again.
       if (entries.get(job.key) === used) drop(job.key, used);
@@ -303,11 +393,10 @@ function makeCompileCache(maxBytes: number, compiles: CacheCompiles) {
   }
   return {
     acquire,
-    stats: (): CompileCacheStats => ({
+    stats: (): Omit<CompileCacheStats, 'fitsGiven'> => ({
       entries: entries.size,
       bytes,
-      hits,
-      misses,
+      ...counted,
       inUse,
       ...slots.stats(),
     }),

@@ -15,6 +15,8 @@ import {
   compileWithEventTables,
   createCalibrationCache,
   marketFitOfInputs,
+  matchTextOf,
+  PAYLOAD_MATCH_START,
 } from './compile.js';
 import { compileStateFrom } from './compile-path.js';
 import type { SlotTables } from './compiled-slots.js';
@@ -69,7 +71,7 @@ export interface JobPayload {
  * (docs/decisions.md §6, "What a job costs the host").
  */
 export interface HostJob {
-  /** compileKey of the payload: a thread's compiled fixtures are found again by it. */
+  /** compileKey of the payload (its match inputs): the compile cache finds a compiled fixture again by it. */
   key: string;
   /** The JobPayload as JSON text. */
   payloadJson: string;
@@ -117,8 +119,9 @@ export function compileShared(
   params: ModelParams,
   tables: SlotTables,
   scratch: JobScratch | null = null,
+  knownFit: MarketFit | null = null,
 ): SharedCompiled {
-  const compiled = compileWithEventTables(inputs, params, tables, scratch?.calibrations ?? null);
+  const compiled = compileWithEventTables(inputs, params, tables, scratch?.calibrations ?? null, knownFit);
   adoptEventTables(compiled.thresholds, compiled.eventTables);
   return compiled;
 }
@@ -141,7 +144,39 @@ export interface PreMatchJob {
   payloadJson: string;
 }
 
-/** The pre-match job of an in-play job (one whose inputs carry a from_state); null for any other. */
+/** How a payload's match ends when it is an in-play job's: its from_state, last, as submissions write it. */
+const STATE_MEMBER = ',"from_state":';
+
+/**
+ * The pre-match job of an in-play job read from its payload's text, without a parse (the compile cache
+ * asks it on the event loop, job-threads.ts, so that the job's one task makes its tables): the match's
+ * text without its last member, a from_state, as src/simulations/prepare-run.ts writes it. Null for a
+ * job with no state, and for a text that does not show it so (a thread's compile then finds it,
+ * preMatchJobOf). A `,"` never stands inside a JSON string, so the member found is a from_state key, and
+ * its value read as one JSON value up to the match's end makes it the match's own last member.
+ */
+export function preMatchJobOfText(setting: JobWorkSetting, job: HostJob): PreMatchJob | null {
+  const matchText = matchTextOf(job.payloadJson);
+  const at = matchText?.lastIndexOf(STATE_MEMBER) ?? -1;
+  if (matchText === null || at < 0) return null;
+  const preMatchText = `${matchText.slice(0, at)}}`;
+  // A key twice (which JSON.stringify never writes) is left to the thread's parse.
+  if (preMatchText.includes('"from_state":')) return null;
+  try {
+    JSON.parse(matchText.slice(at + STATE_MEMBER.length, -1));
+  } catch {
+    return null;
+  }
+  // The payload's as_of and offered odds stay as they were: the compile key reads the match alone.
+  const afterMatch = job.payloadJson.slice(PAYLOAD_MATCH_START.length + matchText.length);
+  const payloadJson = `${PAYLOAD_MATCH_START}${preMatchText}${afterMatch}`;
+  return { key: compileKey(payloadJson, setting.params), payloadJson };
+}
+
+/**
+ * The pre-match job of an in-play job (one whose inputs carry a from_state), from its parsed payload:
+ * the match written anew without its state; null for any other job.
+ */
 export function preMatchJobOf(setting: JobWorkSetting, job: HostJob): PreMatchJob | null {
   const { match, as_of } = payloadOf(job);
   if (match.from_state === undefined) return null;
@@ -220,8 +255,9 @@ export function compileAndRunWhole(
   job: HostJob,
   tables: SlotTables,
   backend: string,
+  knownFit: MarketFit | null = null,
 ): CompiledAndRun {
-  const compiled = compileShared(payloadOf(job).match, setting.params, tables, scratch);
+  const compiled = compileShared(payloadOf(job).match, setting.params, tables, scratch, knownFit);
   return { compiled, finished: runWholeJob(setting, job, compiled, backend) };
 }
 
@@ -244,10 +280,11 @@ export function runWholeJob(
  * An in-play job's 'compile' and 'compile-whole' compile nothing and answer `{ preMatch }` (its
  * PreMatchJob): the job threads then compile that job once for every state of the match (job-threads.ts)
  * and send 'from-pre-match' (or 'from-pre-match-whole', which runs the job whole as 'compile-whole' does).
+ * A compile's `fit`: the market fit of its inputs where a 'fit' task found it (on whichever thread).
  */
 export type JobTask =
-  | { kind: 'compile'; job: HostJob; tables: SlotTables }
-  | { kind: 'compile-whole'; job: HostJob; tables: SlotTables; backend: string }
+  | { kind: 'compile'; job: HostJob; tables: SlotTables; fit: MarketFit | null }
+  | { kind: 'compile-whole'; job: HostJob; tables: SlotTables; backend: string; fit: MarketFit | null }
   | { kind: 'from-pre-match'; job: HostJob; preMatch: SharedCompiled }
   | { kind: 'from-pre-match-whole'; job: HostJob; preMatch: SharedCompiled; backend: string }
   | { kind: 'whole'; job: HostJob; compiled: SharedCompiled; backend: string }
@@ -263,12 +300,12 @@ export function performJobTask(setting: JobWorkSetting, scratch: JobScratch, tas
     case 'compile': {
       const preMatch = preMatchJobOf(setting, task.job);
       if (preMatch) return { preMatch };
-      return compileShared(payloadOf(task.job).match, setting.params, task.tables, scratch);
+      return compileShared(payloadOf(task.job).match, setting.params, task.tables, scratch, task.fit);
     }
     case 'compile-whole': {
       const preMatch = preMatchJobOf(setting, task.job);
       if (preMatch) return { preMatch };
-      return compileAndRunWhole(setting, scratch, task.job, task.tables, task.backend);
+      return compileAndRunWhole(setting, scratch, task.job, task.tables, task.backend, task.fit);
     }
     case 'from-pre-match':
       return compileFromPreMatch(setting, task.job, task.preMatch);

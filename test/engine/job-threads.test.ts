@@ -3,16 +3,24 @@
 // a thread shares a fixture version's calibration between its jobs whatever their lineups; the
 // compile cache is bounded in bytes; its slots (src/engine/compiled-slots.ts) are reused only once
 // no job uses them, and a compile into a used slot gives the bits of a compile into new memory; the
-// in-play jobs of a match (a win-probability path's minutes) share one pre-match compile.
+// in-play jobs of a match (a win-probability path's minutes) share one pre-match compile; every job of a
+// fixture version shares its compile whatever its draws, seed, offered odds or data version.
 import { afterAll, describe, expect, it } from 'vitest';
-import { compileFixture, compileKey } from '../../src/engine/compile.js';
+import { compileFixture, compileKey, matchTextOf } from '../../src/engine/compile.js';
+import { pathStates } from '../../src/engine/compile-path.js';
 import { createSlotPool } from '../../src/engine/compiled-slots.js';
 import { documentWireText } from '../../src/engine/document-schema.js';
 import { createJobThreads, type JobThreads } from '../../src/engine/job-threads.js';
-import { compileShared, createJobScratch, type HostJob } from '../../src/engine/job-work.js';
+import {
+  compileShared,
+  createJobScratch,
+  type HostJob,
+  preMatchJobOf,
+  preMatchJobOfText,
+} from '../../src/engine/job-work.js';
 import { loadModelStatus } from '../../src/engine/model-status.js';
 import { documentText } from '../../src/engine/stored-document.js';
-import { type EngineSeed, minuteLabel } from '../../src/engine-contract/layout.js';
+import { type EngineSeed, minuteLabel, STEPS } from '../../src/engine-contract/layout.js';
 import type { MatchInputs } from '../../src/engine-contract/match-inputs.js';
 import { defaultModelParams } from '../../src/engine-contract/model-params.js';
 import { plausibleFixture, withAnnouncedLineup } from './plausible-teams.js';
@@ -34,8 +42,12 @@ function hostJob(n: number, draws = 2000): HostJob {
   return hostJobOf(inputs, draws, { lo: n, hi: 0xabc });
 }
 
-function hostJobOf(inputs: MatchInputs, draws: number, seed: EngineSeed): HostJob {
-  const payloadJson = JSON.stringify({ match: inputs, as_of: '2026-11-26T12:00:00.000Z' });
+function hostJobOf(
+  inputs: MatchInputs,
+  draws: number,
+  seed: EngineSeed,
+  payloadJson = JSON.stringify({ match: inputs, as_of: '2026-11-26T12:00:00.000Z' }),
+): HostJob {
   return {
     key: compileKey(payloadJson, defaultModelParams),
     payloadJson,
@@ -283,6 +295,161 @@ describe('job threads', () => {
       expect(one.cacheStats()).toMatchObject({ entries: 1, inUse: 0, slots: 8, slotsFree: 7 });
     } finally {
       await one.close();
+    }
+  });
+
+  it('compile a fixture version once for all its jobs, whatever their draws, seeds, offered odds or data version', async () => {
+    const inputs = plausibleFixture(
+      44,
+      { teamId: 88, attack: 0.1, defence: 0 },
+      { teamId: 89, attack: 0, defence: 0.1 },
+    );
+    // As the queue stores payloads (src/jobs/job-store.ts): the match, its as_of, any offered odds.
+    const payloads = [
+      { match: inputs, as_of: '2026-11-26T12:00:00.000Z' },
+      { match: inputs, as_of: '2026-11-27T08:30:00.000Z' },
+      { match: inputs, as_of: '2026-11-26T12:00:00.000Z', offered_odds: { home: 2.1, draw: 3.4 } },
+    ].map((payload) => JSON.stringify(payload));
+    for (const payload of payloads) expect(matchTextOf(payload)).toBe(JSON.stringify(inputs));
+    const jobs = payloads.map((payload, i) =>
+      hostJobOf(inputs, 1000 * (i + 1), { lo: 44 + i, hi: 0xabc }, payload),
+    );
+    expect(new Set(jobs.map((job) => job.key)).size).toBe(1);
+    const before = onThreads.cacheStats();
+    const compiled = await Promise.all(jobs.map((job) => compiledOf(onThreads, job)));
+    expect(onThreads.cacheStats().compiles - before.compiles).toBe(1);
+    expect(new Set(compiled).size).toBe(1);
+    // A payload laid out otherwise, or with a member the compile does not know, is keyed by its whole
+    // text: a compile of its own, to the same tables.
+    const otherwise = [
+      JSON.stringify({ as_of: '2026-11-26T12:00:00.000Z', match: inputs }),
+      JSON.stringify({ match: inputs, as_of: '2026-11-26T12:00:00.000Z', request: { as_of: 'x' } }),
+    ];
+    for (const payload of otherwise) {
+      expect(matchTextOf(payload)).toBeNull();
+      const job = hostJobOf(inputs, 1000, { lo: 44, hi: 0xabc }, payload);
+      expect(job.key).not.toBe(jobs[0]!.key);
+      const own = await compiledOf(here, job);
+      expect(Array.from(own.thresholds)).toEqual(Array.from(compiled[0]!.thresholds));
+      expect(Array.from(own.fixture)).toEqual(Array.from(compiled[0]!.fixture));
+    }
+  });
+
+  it("compile a path's minutes from one compile of the match, shared with its pre-match jobs", async () => {
+    const fixture = plausibleFixture(
+      45,
+      { teamId: 90, attack: 0.1, defence: 0 },
+      { teamId: 91, attack: 0, defence: 0.1 },
+    );
+    const inputs = { ...fixture, home: withAnnouncedLineup(fixture.home) };
+    const states = pathStates([], [], STEPS - 1);
+    const jobs = states.map((from_state, step) =>
+      hostJobOf({ ...inputs, from_state }, 1000, { lo: step, hi: 0xabc }),
+    );
+    const preMatch = hostJobOf(
+      inputs,
+      5000,
+      { lo: 45, hi: 0xabc },
+      JSON.stringify({ match: inputs, as_of: '2026-11-26T12:00:00.000Z', offered_odds: { home: 1.9 } }),
+    );
+    const threads = createJobThreads({ setting, threads: 2 });
+    try {
+      const used = await Promise.all([...jobs, preMatch].map((job) => threads.acquire(job)));
+      // One compile, into the one slot taken: the minutes took none, not even for a while.
+      expect(threads.cacheStats()).toMatchObject({
+        compiles: 1,
+        fromPreMatch: jobs.length,
+        slots: 8,
+        slotsFree: 7,
+      });
+      const shared = used.at(-1)!.compiled;
+      for (const step of [0, 45, 60, STEPS - 1]) {
+        const { compiled } = used[step]!;
+        // The same words of shared memory: a word changed in the pre-match tables shows in the minute's.
+        for (const table of ['thresholds', 'eventTables'] as const) {
+          const word = compiled[table][0]!;
+          shared[table][0] = word ^ 1;
+          expect(compiled[table][0]).toBe(word ^ 1);
+          shared[table][0] = word;
+        }
+        const own = compileFixture({ ...inputs, from_state: states[step]! }, defaultModelParams);
+        expect(Array.from(compiled.fixture)).toEqual(Array.from(own.fixture));
+        expect(Array.from(compiled.thresholds)).toEqual(Array.from(own.thresholds));
+      }
+      for (const use of used) use.release();
+      expect(threads.cacheStats().inUse).toBe(0);
+    } finally {
+      await threads.close();
+    }
+  });
+
+  it("key an in-play job's pre-match job as a pre-match job of the same inputs, from its text or its parse", () => {
+    const inputs = plausibleFixture(
+      46,
+      { teamId: 92, attack: 0.1, defence: 0 },
+      { teamId: 93, attack: 0, defence: 0.1 },
+    );
+    const from_state = {
+      minute: '60',
+      score: { home: 1, away: 0 },
+      booked: { home: [inputs.home.players[2]!.player_id], away: [] },
+    };
+    const seed = { lo: 46, hi: 0xabc };
+    const preMatchKey = hostJobOf(inputs, 1000, seed).key;
+    // The state last, as submissions write it: the event loop reads its pre-match job from the text.
+    const last = hostJobOf({ ...inputs, from_state }, 1000, seed);
+    // The state first: only a thread's parse finds it.
+    const first = hostJobOf({ from_state, ...inputs }, 1000, seed);
+    expect(preMatchJobOfText(setting, last)?.key).toBe(preMatchKey);
+    expect(preMatchJobOfText(setting, first)).toBeNull();
+    for (const job of [last, first]) {
+      const found = preMatchJobOf(setting, job);
+      expect(found?.key).toBe(preMatchKey);
+      expect(JSON.parse(found!.payloadJson).match).toEqual(inputs);
+    }
+    expect(JSON.parse(preMatchJobOfText(setting, last)!.payloadJson).match).toEqual(inputs);
+    for (const find of [preMatchJobOf, preMatchJobOfText]) {
+      expect(find(setting, hostJobOf(inputs, 1000, seed))).toBeNull();
+    }
+  });
+
+  it("give a fitted run's compile the fit the domain asked for, on any thread, to the bits of its own fit", async () => {
+    const fixture = plausibleFixture(
+      47,
+      { teamId: 94, attack: 0.2, defence: 0 },
+      { teamId: 95, attack: 0, defence: 0.1 },
+    );
+    const match = {
+      ...fixture,
+      market: {
+        odds: { '1x2': [2, 3.4, 4] as [number, number, number] },
+        margin_method: 'shin' as const,
+        fit: 'exact' as const,
+        targets: { home_win: 0.47, draw: 0.28, away_win: 0.25 },
+      },
+    };
+    const before = onThreads.cacheStats();
+    const fit = await onThreads.fitMarket(match);
+    // The run as submitted (its match the text the domain fitted) and a minute of it in play.
+    const preMatch = hostJobOf(match, 1000, { lo: 47, hi: 0xabc });
+    const inPlay = hostJobOf({ ...match, from_state: { minute: '30', score: { home: 0, away: 0 } } }, 1000, {
+      lo: 48,
+      hi: 0xabc,
+    });
+    const used = await Promise.all([inPlay, preMatch].map((job) => onThreads.acquire(job)));
+    try {
+      const after = onThreads.cacheStats();
+      expect(after.compiles - before.compiles).toBe(1);
+      expect(after.fitsGiven - before.fitsGiven).toBe(1);
+      const own = compileFixture(match, defaultModelParams);
+      expect(own.marketFit).toEqual(fit);
+      for (const { compiled } of used) {
+        expect(compiled.marketFit).toEqual(fit);
+        expect(Array.from(compiled.thresholds)).toEqual(Array.from(own.thresholds));
+      }
+      expect(Array.from(used[1]!.compiled.fixture)).toEqual(Array.from(own.fixture));
+    } finally {
+      for (const use of used) use.release();
     }
   });
 
