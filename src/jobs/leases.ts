@@ -13,7 +13,6 @@ import {
   claimFrom,
   extendLeases,
   type JobTable,
-  lockHeld,
   type Rescued,
   releaseHeld,
   rescueLapsed,
@@ -133,15 +132,6 @@ export async function lockOwnedJob(tx: TransactionSql, jobId: string, workerId: 
     SELECT ${jobColumns(tx)} FROM jobs WHERE id = ${jobId} AND status = 'running' AND lease_owner = ${workerId}
     FOR UPDATE`;
   return row ?? null;
-}
-
-/** lockOwnedJob for many jobs, in one statement and in id order: the ids still under `workerId`'s lease. */
-export async function lockOwnedJobs(
-  tx: TransactionSql,
-  jobIds: readonly string[],
-  workerId: string,
-): Promise<Set<string>> {
-  return lockHeld(tx, JOBS_TABLE, jobIds, workerId);
 }
 
 async function inTx<T>(

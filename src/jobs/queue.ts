@@ -42,7 +42,6 @@ import {
   heartbeat,
   JOBS_TABLE,
   lockOwnedJob,
-  lockOwnedJobs,
   MAX_ATTEMPTS,
   type RescueOutcome,
   recordProgress,
@@ -89,8 +88,6 @@ export interface JobQueue {
   progress(jobId: string, drawsDone: number, workerId?: string): Promise<void>;
   /** Running job whose lease `workerId` holds, locked until `tx` ends; null when it is no longer its. */
   lockOwnedJob(tx: TransactionSql, jobId: string, workerId: string): Promise<Job | null>;
-  /** lockOwnedJob for many, in one statement and in id order: the ids still `workerId`'s. */
-  lockOwnedJobs(tx: TransactionSql, jobIds: readonly string[], workerId: string): Promise<Set<string>>;
   /** succeeded; null (a no-op) when the job is not running or, with workerId, not under that lease. */
   complete(jobId: string, options: CompleteOptions): Promise<Job | null>;
   /** complete for a worker's pack in `tx`: the jobs still under its lease, in one statement per table. */
@@ -235,7 +232,6 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
     cancelledOf: (jobIds) => cancelledOf(options.sql, JOBS_TABLE, jobIds),
     progress: (jobId, drawsDone, workerId) => recordProgress(deps, jobId, drawsDone, workerId),
     lockOwnedJob,
-    lockOwnedJobs,
     complete: (jobId, complete) => completeJob(deps, jobId, complete),
     completeMany: (tx, workerId, completions) => completeJobs(deps, tx, workerId, completions),
     fail: (jobId, error, fail) => failJob(deps, jobId, error, fail),
