@@ -130,16 +130,15 @@ export interface JobQueue {
   getOwned(jobId: string, owner: Owner & { reservationId: string }): Promise<Job | null>;
   /** A job's delivery lock, taken before its organisation's account (docs/decisions.md §6). */
   lockForDelivery(tx: TransactionSql, jobId: string): Promise<Job | null>;
-  /** A results page's jobs locked for delivery in one statement, in id order. */
-  lockManyForDelivery(tx: TransactionSql, jobIds: readonly string[]): Promise<Job[]>;
+  /**
+   * A results page's jobs, as the page read them succeeded, locked for delivery in one statement, in id
+   * order: the rows with their status as locked (delivery-locks.ts).
+   */
+  lockManyForDelivery(tx: TransactionSql, jobs: readonly Job[]): Promise<Job[]>;
   /** succeeded → delivered or expired, under the delivery lock. */
   markDeliveryOutcome(tx: TransactionSql, jobId: string, status: DeliveryOutcome): Promise<Job>;
-  /** markDeliveryOutcome for many jobs in one statement; in the order given. */
-  markDeliveryOutcomes(
-    tx: TransactionSql,
-    jobIds: readonly string[],
-    status: DeliveryOutcome,
-  ): Promise<Job[]>;
+  /** markDeliveryOutcome for many locked jobs in one statement: the rows given, with their new status. */
+  markDeliveryOutcomes(tx: TransactionSql, jobs: readonly Job[], status: DeliveryOutcome): Promise<Job[]>;
   /** The batch row of `owner`; null for anyone else's. */
   getOwnedBatch(batchId: string, owner: Owner): Promise<Batch | null>;
   /** Up to `limit` of a batch's jobs from position `from`, in position order (a results page). */
