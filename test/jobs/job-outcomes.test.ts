@@ -69,9 +69,9 @@ describe('a pack of outcomes', () => {
   it('is stored in one transaction of the same statements for one job as for twenty', async () => {
     const one = await storePack(1);
     const twenty = await storePack(20);
-    // Documents, completions (the jobs locked and their leases checked in the same statement), hold ends,
-    // the waiters' news (no GPU time to settle here).
-    expect(one.statements).toBe(4);
+    // Documents, completions (the jobs locked and their leases checked, and the waiters' news, in the same
+    // statement), hold ends (no GPU time to settle here, and no webhooks' outbox).
+    expect(one.statements).toBe(3);
     expect(twenty.statements).toBe(one.statements);
     for (const pack of [one, twenty]) {
       expect(pack.recorded.every((outcome) => outcome === 'completed')).toBe(true);
