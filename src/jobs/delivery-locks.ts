@@ -5,15 +5,21 @@
 // for the account: a deadlock. Locked all at once and in one order, the page's jobs are taken before the
 // account, like a single delivery's, and two pages of one batch queue behind each other.
 import type { TransactionSql } from '../db/connection.js';
-import { jobColumns } from './job-store.js';
-import type { Job } from './types.js';
+import type { Job, JobStatus } from './types.js';
 
-/** The jobs locked for their delivery, in id order (the order the locks are taken in). */
-export async function lockJobsForDelivery(tx: TransactionSql, jobIds: readonly string[]): Promise<Job[]> {
-  if (jobIds.length === 0) return [];
-  return tx<Job[]>`
-    SELECT ${jobColumns(tx)} FROM jobs
-    WHERE id = ANY(${tx.array([...jobIds])}::text[])
+/**
+ * The page's jobs, as it read them succeeded, locked for their delivery in id order (the order the locks
+ * are taken in): the rows given, each with its status as locked. Only the status is read again: once a
+ * job has succeeded, its delivery (delivered), the sweeper (expired) and nothing else change its row, so
+ * the page's read already holds every other column, and a page's 100 rows are not fetched whole twice.
+ */
+export async function lockJobsForDelivery(tx: TransactionSql, jobs: readonly Job[]): Promise<Job[]> {
+  if (jobs.length === 0) return [];
+  const locked = await tx<{ id: string; status: JobStatus }[]>`
+    SELECT id, status FROM jobs
+    WHERE id = ANY(${tx.array(jobs.map((job) => job.id))}::text[])
     ORDER BY id
     FOR NO KEY UPDATE`;
+  const read = new Map(jobs.map((job) => [job.id, job]));
+  return locked.map(({ id, status }) => ({ ...read.get(id)!, status }));
 }

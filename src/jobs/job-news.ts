@@ -36,8 +36,22 @@ export async function announceFinished(
   if (jobIds.length === 0) return;
   // One statement for all of them: a cancelled batch ends up to 1,000 jobs at once.
   await tx`SELECT pg_notify(${JOB_FINISHED_CHANNEL}, id) FROM unnest(${tx.array(jobIds as string[])}::text[]) AS id`;
+  wakeOnFinish(news, tx, jobIds);
+}
+
+/**
+ * announceFinished inside the statement that ends the jobs (a pack's completion, leases.ts completeJobs),
+ * not in one of its own: a condition, always true, that sends the NOTIFY of every row of that
+ * statement's CTE `ended` (its rows' `id`); its caller then calls wakeOnFinish with the same jobs.
+ */
+export function announcedWith(tx: TransactionSql, ended: string) {
+  return tx`(SELECT count(pg_notify(${JOB_FINISHED_CHANNEL}, id)) FROM ${tx(ended)}) >= 0`;
+}
+
+/** This process's waiters for `jobIds` woken once `tx` commits (the NOTIFY is for other processes). */
+export function wakeOnFinish(news: JobNews, tx: TransactionSql, jobIds: readonly string[]): void {
   const wake = news.wake;
-  if (!wake) return;
+  if (!wake || jobIds.length === 0) return;
   afterCommit(tx, () => {
     for (const id of jobIds) wake.finished(id);
   });

@@ -7,9 +7,10 @@ import type { EngineJob, RunOutcome, RunSuccess } from '../engine/runner.js';
 import {
   cachedKeysAmong,
   findCachedResult,
+  insertResults,
   type KnownResults,
   type SimulationResult,
-  storeResults,
+  takeBackResults,
 } from '../results/result-store.js';
 import type { JobQueue } from './queue.js';
 import type { Job } from './types.js';
@@ -65,17 +66,16 @@ export async function recordOutcomes(
   }
   if (successes.length > 0) {
     const stored = await ctx.sql.begin(async (tx) => {
-      // Jobs locked in id order (so two workers' packs never wait on each other in a circle); a job no
-      // longer this worker's stores nothing.
-      const owned = await queue.lockOwnedJobs(
+      // The documents first, then the completions: completeMany locks the jobs in id order (so two
+      // workers' packs never wait on each other in a circle) and completes those still under this
+      // worker's lease. A document stored for a job no longer this worker's (its lease lapsed, or a
+      // batch's cancel took it) is taken back before the commit: it stores nothing. Locking the jobs in a
+      // statement of their own first, to store only the documents of those still held, cost every
+      // store a statement for what a lost lease alone needs (docs/decisions.md §6, "What a batch job
+      // costs the host").
+      const inserted = await insertResults(
         tx,
-        successes.map(({ job }) => job.id),
-        workerId,
-      );
-      const mine = successes.filter(({ job }) => owned.has(job.id));
-      const results = await storeResults(
-        tx,
-        mine.map(({ job, outcome }) => ({
+        successes.map(({ job, outcome }) => ({
           cacheKey: job.cacheKey,
           scope: job.scope,
           orgId: job.orgId,
@@ -90,14 +90,19 @@ export async function recordOutcomes(
         })),
         ctx.clock(),
       );
-      const completions = mine.map(({ job, outcome }, i) => ({
+      const completions = successes.map(({ job, outcome }, i) => ({
         jobId: job.id,
-        resultId: results[i]!.id,
+        resultId: inserted.results[i]!.id,
         gpuSecondsUsed: outcome.gpuMs / 1000,
         engine: outcome.engine,
       }));
-      const completed = await queue.completeMany(tx, workerId, completions);
-      return { results, completed: new Set(completed.map((job) => job.id)) };
+      const completed = new Set((await queue.completeMany(tx, workerId, completions)).map((job) => job.id));
+      const kept = new Set(completions.filter((c) => completed.has(c.jobId)).map((c) => c.resultId));
+      const unheld = completions
+        .filter((c) => !completed.has(c.jobId) && inserted.newIds.has(c.resultId) && !kept.has(c.resultId))
+        .map((c) => c.resultId);
+      await takeBackResults(tx, [...new Set(unheld)]);
+      return { results: inserted.results.filter((result) => kept.has(result.id)), completed };
     });
     // Remembered once committed (a delivery by this process then reads no document back).
     for (const result of stored.results) ctx.knownResults.remember(result);

@@ -232,27 +232,30 @@ export async function markDeliveryOutcome(
   return row;
 }
 
-/** markDeliveryOutcome for many jobs in one statement; in the order given. */
+/**
+ * markDeliveryOutcome for many jobs its caller has locked (delivery-locks.ts), in one statement: the rows
+ * given, in their order, with their new status (the only column it changes, so no row is read back).
+ */
 export async function markDeliveryOutcomes(
   tx: TransactionSql,
-  jobIds: readonly string[],
+  jobs: readonly Job[],
   status: 'delivered' | 'expired',
 ): Promise<Job[]> {
-  if (jobIds.length === 0) return [];
+  if (jobs.length === 0) return [];
   // The jobs are read by id alone and the succeeded ones updated by id: with `status = 'succeeded'`
   // beside the ids, the planner ANDed the primary key with the partial index of every succeeded job
   // (jobs_succeeded_finished, for the sweeper), reading all of it on every page of deliveries.
-  const rows = await tx<Job[]>`
+  const rows = await tx<{ id: string }[]>`
     WITH locked AS MATERIALIZED (
-      SELECT id, status FROM jobs WHERE id = ANY(${tx.array([...jobIds])}::text[])
+      SELECT id, status FROM jobs WHERE id = ANY(${tx.array(jobs.map((job) => job.id))}::text[])
       ORDER BY id FOR NO KEY UPDATE
     )
     UPDATE jobs SET status = ${status}
     WHERE id = ANY(ARRAY(SELECT id FROM locked WHERE status = 'succeeded'))
-    RETURNING ${jobColumns(tx)}`;
-  if (rows.length !== new Set(jobIds).size) throw new Error('a job left succeeded under its delivery lock');
-  const byId = new Map(rows.map((job) => [job.id, job]));
-  return jobIds.map((id) => byId.get(id)!);
+    RETURNING id`;
+  if (rows.length !== new Set(jobs.map((job) => job.id)).size)
+    throw new Error('a job left succeeded under its delivery lock');
+  return jobs.map((job) => ({ ...job, status }));
 }
 
 /** Queued + running jobs of an organisation, a batch counting as one group (docs/api.md §8). */

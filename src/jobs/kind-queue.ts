@@ -174,9 +174,9 @@ export async function claimFrom<J extends { createdAt: Date }>(
 
 /**
  * Extends the leases this worker still holds; returns the ids it still holds. The rows are locked in id
- * order first, as a store of outcomes locks them (lockHeld): an UPDATE alone locks in scan order, and a
- * heartbeat and a store of the same jobs then waited for each other in a circle, PostgreSQL ended the
- * store as the deadlock's victim, and its outcomes waited for their leases to run out (~30 s).
+ * order first, as a store of outcomes locks them (leases.ts completeJobs): an UPDATE alone locks in scan
+ * order, and a heartbeat and a store of the same jobs then waited for each other in a circle, PostgreSQL
+ * ended the store as the deadlock's victim, and its outcomes waited for their leases to run out (~30 s).
  */
 export async function extendLeases(
   sql: Sql,
@@ -206,22 +206,6 @@ export async function cancelledOf(sql: Sql, table: JobTable, jobIds: readonly st
     WHERE id = ANY(${sql.array([...jobIds])}::text[]) AND status = 'cancelled'
     ORDER BY id`;
   return rows.map((row) => row.id);
-}
-
-/** The jobs of `jobIds` still under `workerId`'s lease, locked until `tx` ends, in one statement and in id order. */
-export async function lockHeld(
-  tx: TransactionSql,
-  table: JobTable,
-  jobIds: readonly string[],
-  workerId: string,
-): Promise<Set<string>> {
-  if (jobIds.length === 0) return new Set();
-  const rows = await tx<{ id: string }[]>`
-    SELECT id FROM ${tx(table.name)}
-    WHERE id = ANY(${tx.array([...jobIds])}::text[]) AND status = 'running' AND lease_owner = ${workerId}
-    ORDER BY id
-    FOR UPDATE`;
-  return new Set(rows.map((row) => row.id));
 }
 
 /**

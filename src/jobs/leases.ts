@@ -7,13 +7,12 @@
 // woken, all in the transaction of the status change.
 import type { TransactionSql } from '../db/connection.js';
 import { gpuSecondsToMs, settleGpuUsage, settleGpuUsages } from '../limits/daily-usage.js';
-import { announceFinished } from './job-news.js';
+import { announcedWith, announceFinished, wakeOnFinish } from './job-news.js';
 import { holdEnd, jobColumns } from './job-store.js';
 import {
   claimFrom,
   extendLeases,
   type JobTable,
-  lockHeld,
   type Rescued,
   releaseHeld,
   rescueLapsed,
@@ -135,15 +134,6 @@ export async function lockOwnedJob(tx: TransactionSql, jobId: string, workerId: 
   return row ?? null;
 }
 
-/** lockOwnedJob for many jobs, in one statement and in id order: the ids still under `workerId`'s lease. */
-export async function lockOwnedJobs(
-  tx: TransactionSql,
-  jobIds: readonly string[],
-  workerId: string,
-): Promise<Set<string>> {
-  return lockHeld(tx, JOBS_TABLE, jobIds, workerId);
-}
-
 async function inTx<T>(
   deps: JobStoreDeps,
   tx: TransactionSql | undefined,
@@ -216,20 +206,29 @@ export async function completeJobs(
   // id: with `status = 'running'` beside the ids, the planner took the partial index of every running
   // job (jobs_running_lease, for the lease rescue) and read all of it, dead entries included, on every
   // store: 3–16 ms for a pack of one job once a few thousand jobs had run since the last vacuum.
+  // The waiters' news (NOTIFY) goes in the same statement (job-news.ts announcedWith): a statement of
+  // its own in every store cost the event loop and the server as much as any other.
   const jobs = await tx<Job[]>`
     WITH held AS MATERIALIZED (
       SELECT id, status, lease_owner FROM jobs
       WHERE id = ANY(${tx.array(completions.map((c) => c.jobId))}::text[])
       ORDER BY id FOR NO KEY UPDATE
+    ), completed AS (
+      UPDATE jobs j
+      SET status = 'succeeded', finished_at = ${now}, result_id = c."resultId", gpu_seconds_used = c."gpuSecondsUsed",
+          engine = c.engine, draws_done = j.draws, lease_owner = NULL, lease_expires_at = NULL
+      FROM json_to_recordset(${JSON.stringify(completions)}::text::json)
+           AS c("jobId" text, "resultId" bigint, "gpuSecondsUsed" double precision, engine text)
+      WHERE j.id = c."jobId"
+        AND j.id = ANY(ARRAY(SELECT id FROM held WHERE status = 'running' AND lease_owner = ${workerId}))
+      RETURNING ${jobColumns(tx, 'j')}
     )
-    UPDATE jobs j
-    SET status = 'succeeded', finished_at = ${now}, result_id = c."resultId", gpu_seconds_used = c."gpuSecondsUsed",
-        engine = c.engine, draws_done = j.draws, lease_owner = NULL, lease_expires_at = NULL
-    FROM json_to_recordset(${JSON.stringify(completions)}::text::json)
-         AS c("jobId" text, "resultId" bigint, "gpuSecondsUsed" double precision, engine text)
-    WHERE j.id = c."jobId"
-      AND j.id = ANY(ARRAY(SELECT id FROM held WHERE status = 'running' AND lease_owner = ${workerId}))
-    RETURNING ${jobColumns(tx, 'j')}`;
+    SELECT * FROM completed WHERE ${announcedWith(tx, 'completed')}`;
+  wakeOnFinish(
+    deps,
+    tx,
+    jobs.map((job) => job.id),
+  );
   await finishJobs(deps, tx, jobs, now);
   return jobs;
 }
@@ -247,20 +246,14 @@ function settlePackGpuUsage(tx: TransactionSql, jobs: readonly Job[]): Promise<v
   );
 }
 
-/** finishJob for jobs that ended together at `now`: one statement per table. */
+/** What a pack's completion changes beside the jobs (its news went with them): one statement per table. */
 async function finishJobs(deps: JobStoreDeps, tx: TransactionSql, jobs: readonly Job[], now: Date) {
   const liveHolds = jobs.filter((job) => job.mode === 'live').map((job) => job.reservationId);
   // What the ends change does not depend on one another: sent together (pipelined, a round trip each
   // fewer; a lost connection rejects them all, patches/postgres+3.4.9.patch). Each call sends its first
   // statement before it returns, so they go in this order, and the server takes their locks in the same
-  // order: the news (which locks no row), the day's GPU usage, then the holds' ends and the events, as
-  // finishJob does.
+  // order: the day's GPU usage, then the holds' ends and the events, as finishJob does.
   await Promise.all([
-    announceFinished(
-      deps,
-      tx,
-      jobs.map((job) => job.id),
-    ),
     settlePackGpuUsage(tx, jobs),
     deps.ledger.setHoldsExpiry(liveHolds, holdEnd(deps, now), { tx }),
     deps.events?.jobsEnded(tx, jobs),

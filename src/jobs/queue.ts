@@ -42,7 +42,6 @@ import {
   heartbeat,
   JOBS_TABLE,
   lockOwnedJob,
-  lockOwnedJobs,
   MAX_ATTEMPTS,
   type RescueOutcome,
   recordProgress,
@@ -89,8 +88,6 @@ export interface JobQueue {
   progress(jobId: string, drawsDone: number, workerId?: string): Promise<void>;
   /** Running job whose lease `workerId` holds, locked until `tx` ends; null when it is no longer its. */
   lockOwnedJob(tx: TransactionSql, jobId: string, workerId: string): Promise<Job | null>;
-  /** lockOwnedJob for many, in one statement and in id order: the ids still `workerId`'s. */
-  lockOwnedJobs(tx: TransactionSql, jobIds: readonly string[], workerId: string): Promise<Set<string>>;
   /** succeeded; null (a no-op) when the job is not running or, with workerId, not under that lease. */
   complete(jobId: string, options: CompleteOptions): Promise<Job | null>;
   /** complete for a worker's pack in `tx`: the jobs still under its lease, in one statement per table. */
@@ -133,16 +130,15 @@ export interface JobQueue {
   getOwned(jobId: string, owner: Owner & { reservationId: string }): Promise<Job | null>;
   /** A job's delivery lock, taken before its organisation's account (docs/decisions.md §6). */
   lockForDelivery(tx: TransactionSql, jobId: string): Promise<Job | null>;
-  /** A results page's jobs locked for delivery in one statement, in id order. */
-  lockManyForDelivery(tx: TransactionSql, jobIds: readonly string[]): Promise<Job[]>;
+  /**
+   * A results page's jobs, as the page read them succeeded, locked for delivery in one statement, in id
+   * order: the rows with their status as locked (delivery-locks.ts).
+   */
+  lockManyForDelivery(tx: TransactionSql, jobs: readonly Job[]): Promise<Job[]>;
   /** succeeded → delivered or expired, under the delivery lock. */
   markDeliveryOutcome(tx: TransactionSql, jobId: string, status: DeliveryOutcome): Promise<Job>;
-  /** markDeliveryOutcome for many jobs in one statement; in the order given. */
-  markDeliveryOutcomes(
-    tx: TransactionSql,
-    jobIds: readonly string[],
-    status: DeliveryOutcome,
-  ): Promise<Job[]>;
+  /** markDeliveryOutcome for many locked jobs in one statement: the rows given, with their new status. */
+  markDeliveryOutcomes(tx: TransactionSql, jobs: readonly Job[], status: DeliveryOutcome): Promise<Job[]>;
   /** The batch row of `owner`; null for anyone else's. */
   getOwnedBatch(batchId: string, owner: Owner): Promise<Batch | null>;
   /** Up to `limit` of a batch's jobs from position `from`, in position order (a results page). */
@@ -235,7 +231,6 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
     cancelledOf: (jobIds) => cancelledOf(options.sql, JOBS_TABLE, jobIds),
     progress: (jobId, drawsDone, workerId) => recordProgress(deps, jobId, drawsDone, workerId),
     lockOwnedJob,
-    lockOwnedJobs,
     complete: (jobId, complete) => completeJob(deps, jobId, complete),
     completeMany: (tx, workerId, completions) => completeJobs(deps, tx, workerId, completions),
     fail: (jobId, error, fail) => failJob(deps, jobId, error, fail),

@@ -207,7 +207,23 @@ export async function storeResults(
   results: readonly NewResult[],
   now: Date,
 ): Promise<SimulationResult[]> {
-  if (results.length === 0) return [];
+  return (await insertResults(tx, results, now)).results;
+}
+
+/** What insertResults stored: the rows in the order given, and which of them this statement inserted. */
+export interface InsertedResults {
+  results: SimulationResult[];
+  /** Ids of the rows made here; the others were stored before (the same cache key and owner). */
+  newIds: ReadonlySet<number>;
+}
+
+/** storeResults, saying which rows it made (a caller may take them back: takeBackResults). */
+export async function insertResults(
+  tx: TransactionSql,
+  results: readonly NewResult[],
+  now: Date,
+): Promise<InsertedResults> {
+  if (results.length === 0) return { results: [], newIds: new Set() };
   const rows = results.map((result) => {
     const owner = result.scope === 'private' ? result.orgId : null;
     if (result.scope === 'private' && !owner) throw new Error('a private result needs its organisation');
@@ -281,7 +297,17 @@ export async function storeResults(
     if (!existing) throw new Error(`result ${result.cacheKey} conflicted but cannot be found`);
     answers.push(existing);
   }
-  return answers;
+  return { results: answers, newIds: new Set(inserted.map((row) => row.id)) };
+}
+
+/**
+ * Deletes rows that insertResults made in this same transaction and that nothing came to reference (a
+ * worker's documents for jobs it no longer held: src/jobs/job-outcomes.ts): the transaction commits as
+ * if they had never been stored.
+ */
+export async function takeBackResults(tx: TransactionSql, resultIds: readonly number[]): Promise<void> {
+  if (resultIds.length === 0) return;
+  await tx`DELETE FROM results WHERE id = ANY(${tx.array([...resultIds])}::bigint[])`;
 }
 
 /** The stored result of a cache key and owner; with `known`, from memory when this process has seen it. */

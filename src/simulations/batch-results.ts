@@ -105,7 +105,7 @@ async function deliverPage(
   request: DeliveryRequest,
   jobs: readonly Job[],
 ): Promise<BatchResultItem[]> {
-  const succeeded = jobs.filter((job) => job.status === 'succeeded').map((job) => job.id);
+  const succeeded = jobs.filter((job) => job.status === 'succeeded');
   const asRead = await databaseRead(() =>
     pageAsRead(
       deps,

@@ -171,14 +171,10 @@ async function recordPage(
     ),
     deps.queue.markDeliveryOutcomes(
       tx,
-      deliveries.map((item) => item.job.id),
+      deliveries.map((item) => item.job),
       'delivered',
     ),
-    deps.queue.markDeliveryOutcomes(
-      tx,
-      expired.map((job) => job.id),
-      'expired',
-    ),
+    deps.queue.markDeliveryOutcomes(tx, expired, 'expired'),
     recordFixtureSummaries(tx, summaries),
   ]);
   const outcomes: PageOutcome[] = expiredJobs.map((job) => ({ status: 'expired', job }));

@@ -1,9 +1,9 @@
-// Every statement on webhook_deliveries (docs/api.md §6, Delivery): the fan-out of new events to the
-// endpoints subscribed to them, the workers' claim (one statement, FOR UPDATE SKIP LOCKED, under a lease
-// as jobs are claimed: a worker that dies mid-delivery leaves a lease that runs out, and another worker
-// sends the same event again), the outcomes, and resends.
+// Every statement on webhook_deliveries (docs/api.md §6, Delivery) but their making (the fan-out of new
+// events to the endpoints subscribed to them, written with the events: event-store.ts insertEvents): the
+// workers' claim (one statement, FOR UPDATE SKIP LOCKED, under a lease as jobs are claimed: a worker that
+// dies mid-delivery leaves a lease that runs out, and another worker sends the same event again), the
+// outcomes, and resends.
 import type { Sql, TransactionSql } from '../db/connection.js';
-import type { WebhookEvent } from './types.js';
 
 type Db = Sql | TransactionSql;
 
@@ -20,30 +20,6 @@ export interface ClaimedDelivery {
   secret: string;
   previousSecret: string | null;
   previousSecretExpiresAt: Date | null;
-}
-
-/**
- * One pending delivery per event and endpoint of the event's organisation and mode subscribed to it; how
- * many were made.
- */
-export async function fanOut(tx: TransactionSql, events: readonly WebhookEvent[]): Promise<number> {
-  if (events.length === 0) return 0;
-  const rows = events.map((event) => ({
-    id: event.id,
-    org_id: event.orgId,
-    mode: event.mode,
-    type: event.type,
-    created_at: event.createdAt.toISOString(),
-  }));
-  const inserted = await tx`
-    INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at)
-    SELECT ev.id, e.id, ev.created_at, ev.created_at
-    FROM json_to_recordset(${JSON.stringify(rows)}::text::json)
-         AS ev(id text, org_id text, mode text, type text, created_at timestamptz)
-    JOIN webhook_endpoints e ON e.org_id = ev.org_id AND e.mode = ev.mode AND e.enabled
-      AND ev.type = ANY (e.events)
-    ON CONFLICT DO NOTHING`;
-  return inserted.count;
 }
 
 /** What a claim takes: at most `n` deliveries, within the limits of what may be in flight at once. */

@@ -1,5 +1,6 @@
 // Every statement on webhook_events (docs/api.md §6): the outbox's inserts, in the transaction of the
-// change each event reports; the reads of the events API (30 days back); the purge of older ones.
+// change each event reports, with their deliveries' fan-out; the reads of the events API (30 days back);
+// the purge of older ones.
 import type { Owner } from '../accounts/keys.js';
 import type { Sql, TransactionSql } from '../db/connection.js';
 import type { EventType, WebhookEvent } from './types.js';
@@ -10,14 +11,18 @@ type Db = Sql | TransactionSql;
 export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
 /**
- * Inserts events; one already recorded for the same type and object (a job succeeds once, a batch
- * completes once) is skipped. Returns the ones inserted.
+ * Inserts events and schedules their deliveries, in one statement: each event inserted gets one pending
+ * delivery per endpoint of its organisation and mode subscribed to it (the fan-out; the deliveries are
+ * delivery-store.ts's rows from then on). An event already recorded for the same type and object (a job
+ * succeeds once, a batch completes once) is skipped, with its deliveries. Returns the events inserted
+ * and how many deliveries were made. The fan-out had a statement of its own, one more in every store of
+ * a worker's pack (docs/decisions.md §6, "Storing").
  */
 export async function insertEvents(
   tx: TransactionSql,
   events: readonly WebhookEvent[],
-): Promise<WebhookEvent[]> {
-  if (events.length === 0) return [];
+): Promise<{ inserted: WebhookEvent[]; deliveries: number }> {
+  if (events.length === 0) return { inserted: [], deliveries: 0 };
   const rows = events.map((event) => ({
     id: event.id,
     org_id: event.orgId,
@@ -27,13 +32,28 @@ export async function insertEvents(
     body: event.body,
     created_at: event.createdAt.toISOString(),
   }));
-  return tx<WebhookEvent[]>`
-    INSERT INTO webhook_events (id, org_id, mode, type, object_id, body, created_at)
-    SELECT id, org_id, mode, type, object_id, body, created_at
-    FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS r(
-      id text, org_id text, mode text, type text, object_id text, body text, created_at timestamptz)
-    ON CONFLICT (type, object_id) WHERE type <> 'credits.low' DO NOTHING
-    RETURNING *`;
+  const inserted = await tx<Array<WebhookEvent & { fannedOut: number }>>`
+    WITH inserted AS (
+      INSERT INTO webhook_events (id, org_id, mode, type, object_id, body, created_at)
+      SELECT id, org_id, mode, type, object_id, body, created_at
+      FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS r(
+        id text, org_id text, mode text, type text, object_id text, body text, created_at timestamptz)
+      ON CONFLICT (type, object_id) WHERE type <> 'credits.low' DO NOTHING
+      RETURNING *
+    ), fanned_out AS (
+      INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at)
+      SELECT ev.id, e.id, ev.created_at, ev.created_at
+      FROM inserted ev
+      JOIN webhook_endpoints e ON e.org_id = ev.org_id AND e.mode = ev.mode AND e.enabled
+        AND ev.type = ANY (e.events)
+      ON CONFLICT DO NOTHING
+      RETURNING 1
+    )
+    SELECT inserted.*, (SELECT count(*) FROM fanned_out)::int AS fanned_out FROM inserted`;
+  return {
+    inserted: inserted.map(({ fannedOut: _fannedOut, ...event }) => event),
+    deliveries: inserted[0]?.fannedOut ?? 0,
+  };
 }
 
 export async function getEvent(db: Db, owner: Owner, id: string, since: Date): Promise<WebhookEvent | null> {

@@ -12,7 +12,6 @@ import { newId } from '../ids.js';
 import type { Batch, Job, JobEvents } from '../jobs/types.js';
 import type { BatchSummary } from '../simulations/batch-status.js';
 import { batchesCompletedIn, type CompletedBatch, decideBatchChecks } from './batch-completions.js';
-import { fanOut } from './delivery-store.js';
 import { insertEvents } from './event-store.js';
 import { creditsLowThreshold } from './settings-store.js';
 import type { NewEvent, WebhookEvent } from './types.js';
@@ -100,8 +99,7 @@ async function writeEvents(
       createdAt,
     };
   });
-  const inserted = await insertEvents(tx, rows);
-  const deliveries = await fanOut(tx, inserted);
+  const { inserted, deliveries } = await insertEvents(tx, rows);
   // The deliverer has work only if a delivery was scheduled (or a check left): an event no endpoint
   // subscribes to is only read back. Woken for every event, a round after each lone job claimed
   // nothing and decided nothing, in four round trips (the due deliveries; the checks' BEGIN, DELETE,

@@ -64,7 +64,7 @@ describe('job statements by id', () => {
     const plans: string[] = [];
     await db.sql.begin(async (tx) => {
       const recording = recordingPlans(tx, /UPDATE jobs/, plans);
-      const delivered = await markDeliveryOutcomes(recording, ids.slice(0, 3), 'delivered');
+      const delivered = await markDeliveryOutcomes(recording, jobs.slice(0, 3), 'delivered');
       expect(delivered.map((job) => job.status)).toEqual(['delivered', 'delivered', 'delivered']);
       expect(await expireJobs(recording as never, ids.slice(2))).toHaveLength(3);
     });

@@ -58,10 +58,7 @@ async function deliverPage(
   const count = { statements: 0 };
   const outcomes = await db.sql.begin((tx) => {
     const counted = countingStatements(tx, count);
-    return lockJobsForDelivery(
-      counted,
-      jobs.map((job) => job.id),
-    ).then((locked) =>
+    return lockJobsForDelivery(counted, jobs).then((locked) =>
       deliverLockedPage(deps, { requestId: 'req_page', idempotencyKey: null }, counted, locked),
     );
   });
