@@ -9,6 +9,16 @@
 // passing TestU01 BigCrush as a hash of sequential inputs; test/engine/rng.test.ts checks the known-answer
 // vectors, lane and stream independence and uniformity of the way the engine keys it.
 
+/**
+ * The random stream's number: which random words the per-draw loop reads for which decision (the stream
+ * ids below and how each word is used), in both engines. A change of it changes a run's bits for the same
+ * seed, so it is a new model version (docs/decisions.md, "Changelog of model versions"): the model's
+ * parameters name the stream they were versioned with (model-params.ts `engine_stream`), the shipped
+ * parameters must name this one, and the golden digests (test/engine/golden.test.ts) are regenerated in
+ * the same commit.
+ */
+export const ENGINE_STREAM = 1;
+
 /** Stream ids (the second input word). Steps 0..109 use their own index. */
 // Known weakness, measured in test/engine/rng.test.ts: the lowest 3 bits of each word are slightly
 // correlated between neighbouring keys (draw, step or seed +1). The engine never uses them on their

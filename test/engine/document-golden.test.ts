@@ -3,7 +3,9 @@
 // model status, recorded from the builder that makes an object tree and JSON.stringify of it, so that a
 // document made another way keeps its bytes (docs/decisions.md §6, "Document", tried one). Its bytes may
 // change only by a deliberate, versioned change of the document (docs/decisions.md §11). These digests
-// must never be edited to make a change pass.
+// must never be edited to make a change pass. They are recorded under the shipped model version
+// (RECORDED_UNDER, which the documents name): bits that change under the same version are a change made
+// without a new version (docs/decisions.md, "Changelog of model versions").
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { runWhole } from '../../fallback/cpu-engine.js';
@@ -158,6 +160,9 @@ const CASES: DocumentCase[] = [
   },
 ];
 
+/** The shipped model version when the digests below were recorded. */
+const RECORDED_UNDER = 'minute-2cd6e48fd7';
+
 const GOLDEN: Record<string, string> = {
   'predicted, 125 draws': '8a7f7af5f6a7e601963973ad9b81c48a737c7e9f213789757056eafaf95287a5',
   'predicted, 100 draws, GPU': '71cb6bbb49fb3afff5a1d530c0afbacde584ab1c5578e73eccaf3e0b381d916c',
@@ -198,11 +203,23 @@ function documentOf({ inputs, params, draws, seed, modelStatus, engine }: Docume
 }
 
 describe('golden documents', () => {
+  it('were recorded under the shipped model version', () => {
+    expect(
+      defaultModelParams.model_version,
+      `the model version is now ${defaultModelParams.model_version}: record the golden documents again ` +
+        'under it, in the same commit, and set RECORDED_UNDER',
+    ).toBe(RECORDED_UNDER);
+  });
+
   it.each(CASES)('$name: the wire text unchanged', (documentCase) => {
     const { document: stored, summary } = documentOf(documentCase);
     const documentJson = documentText(stored);
     const digest = createHash('sha256').update(documentJson).digest('hex');
-    expect(digest).toBe(GOLDEN[documentCase.name]);
+    expect(
+      digest,
+      `the document changed under model version ${RECORDED_UNDER}: a change of its bits from the engine or ` +
+        'the model is a new model version (docs/decisions.md, "Changelog of model versions")',
+    ).toBe(GOLDEN[documentCase.name]);
     expect(documentText(documentOf(documentCase, true).document)).toBe(documentJson);
     const document = JSON.parse(documentJson);
     expect(summary).toEqual({

@@ -9,6 +9,9 @@
 // new digests on purpose.
 // The model parameters are frozen here (not the shipped, refittable ones), and the compiled tables are
 // digested too, so a failure says whether the compiler or the per-draw loop moved.
+// The version rule (docs/decisions.md, "Changelog of model versions"): the digests are recorded under a
+// model version and its engine stream (RECORDED_UNDER). Bits that change under the same version are a
+// stream or compile change made without a new version; a new version records them again, in its commit.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createCpuEngine } from '../../fallback/cpu-engine.js';
@@ -28,7 +31,12 @@ import {
   type PlayerProfile,
   type SideInputs,
 } from '../../src/engine-contract/match-inputs.js';
-import { type ModelParams, modelParamsSchema } from '../../src/engine-contract/model-params.js';
+import {
+  defaultModelParams,
+  engineStreamOf,
+  type ModelParams,
+  modelParamsSchema,
+} from '../../src/engine-contract/model-params.js';
 import { recordSamplePathsPerStep, simulateRangePerStep } from './per-step-reference.js';
 import { plausibleFixture, seededUniform, withAnnouncedLineup } from './plausible-teams.js';
 
@@ -186,6 +194,24 @@ const CASES: GoldenCase[] = [
   })),
 ];
 
+/** The shipped model version and its engine stream when the digests below were recorded. */
+const RECORDED_UNDER = { model_version: 'minute-2cd6e48fd7', engine_stream: 1 };
+/** A failed digest under the version the digests were recorded under. */
+const UNVERSIONED_CHANGE =
+  `bits changed under model version ${RECORDED_UNDER.model_version}: a change of the random stream or the ` +
+  'compiled tables is a new model version (bump ENGINE_STREAM in src/engine-contract/rng.ts, version the ' +
+  'constants with it, record these digests again: docs/decisions.md, "Changelog of model versions")';
+
+describe('golden digests', () => {
+  it('were recorded under the shipped model version', () => {
+    expect(
+      { model_version: defaultModelParams.model_version, engine_stream: engineStreamOf(defaultModelParams) },
+      `the model version is now ${defaultModelParams.model_version}: record the golden digests again under ` +
+        'it, in the same commit, and set RECORDED_UNDER',
+    ).toEqual(RECORDED_UNDER);
+  });
+});
+
 const GOLDEN: Record<string, { tables: string; counters: string; samples: string }> = {
   'predicted XIs': {
     tables: 'd410ae11545e3eab7ddbc091e45a1b9eacfb077a903a9b9e94ca14e58ef3b4dd',
@@ -286,7 +312,7 @@ describe('golden counts of the per-step reference', () => {
         counters: digest(counters),
         samples: digest(JSON.stringify(samples)),
       };
-      expect(actual[name]).toEqual(GOLDEN[name]);
+      expect(actual[name], UNVERSIONED_CHANGE).toEqual(GOLDEN[name]);
     },
   );
 
@@ -295,7 +321,7 @@ describe('golden counts of the per-step reference', () => {
     const counters = new Uint32Array(COUNTER_WORDS);
     simulateRangePerStep(compileFixture(inputs, params), seed, 0, draws, counters);
     finalizeCounters(counters);
-    expect(digest(counters)).toBe(FINALIZED_PREDICTED);
+    expect(digest(counters), UNVERSIONED_CHANGE).toBe(FINALIZED_PREDICTED);
   });
 });
 
@@ -371,7 +397,7 @@ describe('golden counts of the CPU engine (event-driven sampler)', () => {
     simulateRange(compiled, seed, 0, draws, counters);
     const samples = recordSamplePaths(compiled, seed, 50);
     actual[name] = { counters: digest(counters), samples: digest(JSON.stringify(samples)) };
-    expect(actual[name]).toEqual(GOLDEN_EVENTS[name]);
+    expect(actual[name], UNVERSIONED_CHANGE).toEqual(GOLDEN_EVENTS[name]);
   });
 
   it('gives the same finalized counts through the engine, inline and on worker threads', async () => {
@@ -382,8 +408,8 @@ describe('golden counts of the CPU engine (event-driven sampler)', () => {
     try {
       const inlineRun = await inline.run(compiled, { draws, seed });
       const poolRun = await pool.run(compiled, { draws, seed });
-      expect(digest(inlineRun.counts)).toBe(FINALIZED_PREDICTED_EVENTS);
-      expect(digest(poolRun.counts)).toBe(FINALIZED_PREDICTED_EVENTS);
+      expect(digest(inlineRun.counts), UNVERSIONED_CHANGE).toBe(FINALIZED_PREDICTED_EVENTS);
+      expect(digest(poolRun.counts), UNVERSIONED_CHANGE).toBe(FINALIZED_PREDICTED_EVENTS);
     } finally {
       await Promise.all([inline.close(), pool.close()]);
     }
