@@ -111,6 +111,6 @@ if (engineStreamOf(defaultModelParams) !== ENGINE_STREAM) {
   throw new Error(
     `model-params.json (${defaultModelParams.model_version}) was versioned with engine stream ` +
       `${engineStreamOf(defaultModelParams)}, the engines draw stream ${ENGINE_STREAM}: version the ` +
-      'constants with this stream (docs/decisions.md, "Changelog of model versions")',
+      'constants with this stream (docs/decisions.md §13, "Changelog of model versions")',
   );
 }

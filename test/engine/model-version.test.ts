@@ -1,4 +1,4 @@
-// The version rule (docs/decisions.md, "Changelog of model versions"): the model version names the
+// The version rule (docs/decisions.md §13, "Changelog of model versions"): the model version names the
 // constants and the engine's random stream, so the shipped parameters' version must be the hash of both,
 // and a new stream cannot ship under an old version. The golden tests (golden.test.ts,
 // document-golden.test.ts) hold the other half: bits that change under the same version fail there.
