@@ -206,7 +206,7 @@ const STEP_BANDS = Int32Array.from(STEP_BAND);
 // completion without yielding, so calls never interleave (each worker thread has its own module), and
 // fixed arrays let the compiler fold their addresses and lengths into the code.
 const word = offHeapUint32(4);
-/** The assist stream's words of the goal being scored. */
+/** The assist stream's words of a goal in the per-step reference (sideEvent). */
 const assistWord = offHeapUint32(4);
 /** On-pitch slots per side, index side * XI_SIZE + i. Removal moves the last entry into the hole. */
 const pitch = offHeapInt32(2 * XI_SIZE);
@@ -496,7 +496,7 @@ export function simulateRange(
     const added = beginDraw(st, draw, samples);
     const firstEnd = FIRST_HALF_ADDED_START + (added & 0xff);
     const secondEnd = SECOND_HALF_ADDED_START + (added >>> 8);
-    finishDraw(st, playEvents(st, tables, draw, firstEnd, secondEnd), samples);
+    finishDraw(st, playEvents(st, tables, firstEnd, secondEnd), samples);
   }
   flushAppearances(st.fx, counters, endDraw - firstDraw);
 }
@@ -570,13 +570,7 @@ function emptyPath(draw: number, added: number): SamplePath {
 }
 
 /** Plays a draw's events in step order; returns the half-time score (home | away << 8). */
-function playEvents(
-  st: DrawState,
-  tables: Uint32Array,
-  draw: number,
-  firstEnd: number,
-  secondEnd: number,
-): number {
+function playEvents(st: DrawState, tables: Uint32Array, firstEnd: number, secondEnd: number): number {
   drawKey[KEY_FIRST_END] = firstEnd;
   drawKey[KEY_SECOND_END] = secondEnd;
   searches[HOME] = 0;
@@ -606,7 +600,10 @@ function playEvents(
     const order = pendingOrder[side]! >>> 31;
     // The side's expected shots up to and including this step, in the cell it played the step in.
     addExpectedShots(tables, side, cellRow[side]!, step + 1);
-    playEvent(st, side, pendingKind[side]!, pendingPick[side]!, step, draw);
+    // A goal's assist words are its search's (ENGINE_STREAM 2, rng.ts STREAM_EVENT_BASE): the order
+    // word's bits 0-30 decide the assist, the pick word's low half picks the provider.
+    const pickWord = pendingPick[side]!;
+    playEvent(st, side, pendingKind[side]!, pickWord, pendingOrder[side]! << 1, pickWord << 16, step);
     quietFrom[side] = step + 1;
     findNext(tables, side, step + 1);
     // The opponent's pending step was drawn for its old cell: it draws again from the first step it
@@ -1150,8 +1147,12 @@ export function sideEvent(
   else if (u < events[at + EVENT_RED]!) kind = EVENT_RED;
   if (kind === EVENT_SHOT_ON_TARGET || kind === EVENT_SHOT_OFF_TARGET) {
     countShot(st, side, kind === EVENT_SHOT_ON_TARGET, pickWord);
+  } else if (kind === EVENT_GOAL) {
+    // The per-step reference's assist words come from their own stream.
+    pcg4d(draw, STREAM_ASSIST_BASE + step, st.seedLo, st.seedHi, assistWord);
+    playEvent(st, side, kind, pickWord, assistWord[2 * side]!, assistWord[2 * side + 1]!, step);
   } else {
-    playEvent(st, side, kind, pickWord, step, draw);
+    playEvent(st, side, kind, pickWord, 0, 0, step);
   }
 }
 
@@ -1172,19 +1173,24 @@ function countShot(st: DrawState, side: number, onTarget: boolean, pickWord: num
   }
 }
 
-/** Plays the side's event of kind `kind` (EVENT_GOAL..EVENT_SUBSTITUTION) at the step. */
+/**
+ * Plays the side's event of kind `kind` (EVENT_GOAL..EVENT_SUBSTITUTION) at the step. A goal is assisted
+ * when `assistWord` (a u32 word, here as an int32) is below FX_ASSIST_THRESHOLD, by the player whom the top
+ * 16 bits of `assistPick` pick.
+ */
 function playEvent(
   st: DrawState,
   side: number,
   kind: number,
   pickWord: number,
+  assistWord: number,
+  assistPick: number,
   step: number,
-  draw: number,
 ): void {
   const counters = st.counters;
   const team = C_TEAM + side * TEAM_COUNTERS;
   if (kind === EVENT_GOAL) {
-    scoreGoal(st, side, pickWord, step, draw);
+    scoreGoal(st, side, pickWord, assistWord, assistPick, step);
   } else if (kind <= EVENT_RED) {
     const booked = pick(side, W_CARD, pickWord, -1);
     counters[C_STEP_CARDS + side * STEPS + step]!++;
@@ -1199,7 +1205,14 @@ function playEvent(
   }
 }
 
-function scoreGoal(st: DrawState, side: number, pickWord: number, step: number, draw: number): void {
+function scoreGoal(
+  st: DrawState,
+  side: number,
+  pickWord: number,
+  assistWord: number,
+  assistPick: number,
+  step: number,
+): void {
   const { counters } = st;
   const team = C_TEAM + side * TEAM_COUNTERS;
   const scorerAt = pick(side, W_GOAL, pickWord, -1);
@@ -1222,11 +1235,9 @@ function scoreGoal(st: DrawState, side: number, pickWord: number, step: number, 
     counters[pb + P_SHOTS_ON_TARGET]! += SHOT_COUNTER_UNIT;
     addRecord(st, side * PLAYER_SLOTS + scorer, RECORD_GOAL);
   }
-  // The assist words come from their own stream.
-  pcg4d(draw, STREAM_ASSIST_BASE + step, st.seedLo, st.seedHi, assistWord);
   let assister = -1;
-  if (assistWord[2 * side]! < st.fx[FX_ASSIST_THRESHOLD]!) {
-    const assisterAt = pick(side, W_ASSIST, assistWord[2 * side + 1]!, scorerAt);
+  if (assistWord >>> 0 < st.fx[FX_ASSIST_THRESHOLD]!) {
+    const assisterAt = pick(side, W_ASSIST, assistPick, scorerAt);
     if (assisterAt >= 0) {
       assister = pitch[side * XI_SIZE + assisterAt]!;
       counters[playerCounterBase(side, assister) + P_ASSISTS]!++;

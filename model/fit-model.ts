@@ -16,6 +16,7 @@ import {
   type ModelParams,
   modelParamsSchema,
 } from '../src/engine-contract/model-params.js';
+import { ENGINE_STREAM } from '../src/engine-contract/rng.js';
 import { engineForecast } from './engine-forecast.js';
 import { bandWeightsFromMinutes, loadGoalMinutes, withFirstHalfShare } from './international-goals.js';
 import type { LeagueProfile } from './league-profile.js';
@@ -223,11 +224,24 @@ function withDynamics(
     ...fitted,
     goal_band_weights: matchFirstHalfShare(fitted, rates.firstHalfShare, rates.goalsPerMatch),
   };
-  const { model_version: _old, ...content } = fitted;
-  return modelParamsSchema.parse({ ...fitted, model_version: modelVersionOf(content) });
+  return versioned(fitted);
 }
 
-/** `minute-` and the first 10 hex digits of a hash of the constants: the same fit gives the same version. */
+/**
+ * The parameters with the engine's current random stream and the version they make: a fit versions its
+ * constants with the stream the engines draw (src/engine-contract/rng.ts ENGINE_STREAM).
+ */
+export function versioned(params: ModelParams): ModelParams {
+  // The hash is of the content in the order the schema gives it, the order model-params.json is written in.
+  const parsed = modelParamsSchema.parse({ ...params, engine_stream: ENGINE_STREAM });
+  const { model_version: _old, ...content } = parsed;
+  return { ...parsed, model_version: modelVersionOf(content) };
+}
+
+/**
+ * `minute-` and the first 10 hex digits of a hash of the constants and the stream (`engine_stream`, part
+ * of the content): the same fit on the same stream gives the same version.
+ */
 export function modelVersionOf(content: unknown): string {
   return `minute-${createHash('sha256').update(JSON.stringify(content)).digest('hex').slice(0, 10)}`;
 }

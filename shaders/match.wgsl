@@ -495,7 +495,7 @@ fn send_off(side: u32, slot: i32, index: i32, step: u32) {
  * cumulative kind words (layout.ts "Event tables"), and the number of them at or below u is the kind, as
  * findNext counts it: 0 a goal, 1 a yellow card, 2 a straight red card, 3 a substitution.
  */
-fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) {
+fn play_event(side: u32, u: u32, at: u32, pick_word: u32, order_word: u32, step: u32) {
   let team = C_TEAM + side * TEAM_COUNTERS;
   let kind =
     u32(u >= event_table(at + KIND_WORD_GOAL)) +
@@ -530,9 +530,10 @@ fn play_event(side: u32, u: u32, at: u32, pick_word: u32, step: u32, draw: u32) 
       count_by(pb + P_SHOTS_ON_TARGET, SHOT_COUNTER_UNIT);
       appearance_tally[appearance_of(side, u32(scorer))] += TALLY_GOAL;
     }
-    let assist_word = pcg4d(vec4<u32>(draw, STREAM_ASSIST_BASE + step, seed.x, seed.y));
-    if (assist_word[2u * side] < fx(FX_ASSIST_THRESHOLD)) {
-      let assister = pick_assist(side, scorer, assist_word[2u * side + 1u]);
+    // The assist words are the goal's search's (ENGINE_STREAM 2): the order word's bits 0-30 decide
+    // the assist, the pick word's low half picks the provider (playEvent in fallback/engine.ts).
+    if ((order_word << 1u) < fx(FX_ASSIST_THRESHOLD)) {
+      let assister = pick_assist(side, scorer, pick_word << 16u);
       if (assister >= 0) {
         count(player_base(side, u32(assister)) + P_ASSISTS);
         appearance_tally[appearance_of(side, u32(assister))] += TALLY_ASSIST;
@@ -949,7 +950,7 @@ fn play_events(draw: u32, first_end: u32, second_end: u32) -> vec2<i32> {
     let at = EVENT_KINDS_AT + (cell_row[side] * STEPS + step) * EVENT_KIND_WORDS;
     let order = pending_order[side] >> 31u;
     add_expected_shots(side, cell_row[side], step + 1u, first_end);
-    play_event(side, pending_kind[side], at, pending_pick[side], step, draw);
+    play_event(side, pending_kind[side], at, pending_pick[side], pending_order[side], step);
     quiet_from[side] = step + 1u;
     find_next(side, step + 1u, first_end, second_end, draw);
     if (cell_row[other] != other_row) {

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { MAX_ADDED_MINUTES, SCORE_STATE_BUCKETS } from './layout.js';
 import storedParams from './model-params.json' with { type: 'json' };
+import { ENGINE_STREAM } from './rng.js';
 
 /** The six 15-minute bands of a match; bands 3 and 6 include the added time of their half. */
 const MINUTE_BAND_COUNT = 6;
@@ -16,7 +17,16 @@ const addedMinutes = z.array(nonNegative).length(MAX_ADDED_MINUTES + 1);
 const perSide = z.object({ home: nonNegative, away: nonNegative });
 
 export const modelParamsSchema = z.object({
+  /**
+   * `minute-` and a hash of everything else here (model/fit-model.ts modelVersionOf): the constants and
+   * the engine's random stream they were versioned with, so that a new stream is a new version.
+   */
   model_version: z.string().min(1),
+  /**
+   * The engine's random stream (rng.ts ENGINE_STREAM) these constants were versioned with; absent in the
+   * versions made before streams were numbered, which drew stream 1.
+   */
+  engine_stream: z.number().int().min(1).optional(),
   public_name: z.string().min(1),
   /** Relative goal rate of each 15-minute band (goals in the band / goals per band on average). */
   goal_band_weights: bandWeights,
@@ -86,5 +96,21 @@ export const modelParamsSchema = z.object({
 });
 export type ModelParams = z.infer<typeof modelParamsSchema>;
 
-/** The shipped constants, validated once at import so a bad fit never reaches the engine. */
+/** The random stream the constants were versioned with (stream 1 where they name none). */
+export function engineStreamOf(params: ModelParams): number {
+  return params.engine_stream ?? 1;
+}
+
+/**
+ * The shipped constants, validated once at import so a bad fit never reaches the engine. One version is
+ * served at a time: constants versioned with another stream than the engines draw would give documents
+ * whose version does not name their bits, so they are refused here.
+ */
 export const defaultModelParams: ModelParams = modelParamsSchema.parse(storedParams);
+if (engineStreamOf(defaultModelParams) !== ENGINE_STREAM) {
+  throw new Error(
+    `model-params.json (${defaultModelParams.model_version}) was versioned with engine stream ` +
+      `${engineStreamOf(defaultModelParams)}, the engines draw stream ${ENGINE_STREAM}: version the ` +
+      'constants with this stream (docs/decisions.md §13, "Changelog of model versions")',
+  );
+}

@@ -9,18 +9,38 @@
 // passing TestU01 BigCrush as a hash of sequential inputs; test/engine/rng.test.ts checks the known-answer
 // vectors, lane and stream independence and uniformity of the way the engine keys it.
 
+/**
+ * The random stream's number: which random words the per-draw loop reads for which decision (the stream
+ * ids below and how each word is used), in both engines. A change of it changes a run's bits for the same
+ * seed, so it is a new model version (docs/decisions.md §13, "Changelog of model versions"): the model's
+ * parameters name the stream they were versioned with (model-params.ts `engine_stream`), the shipped
+ * parameters must name this one, and the golden digests (test/engine/golden.test.ts) are regenerated in
+ * the same commit.
+ */
+export const ENGINE_STREAM = 2;
+
 /** Stream ids (the second input word). Steps 0..109 use their own index. */
 // Known weakness, measured in test/engine/rng.test.ts: the lowest 3 bits of each word are slightly
 // correlated between neighbouring keys (draw, step or seed +1). The engine never uses them on their
-// own: decisions compare whole words (`u < threshold`), picks use the top 16 bits, the order of the
-// sides in a step uses bit 15, and a run keys the generator with runKey(seed), not the raw seed.
-export const STREAM_ASSIST_BASE = 0x100; // + step: the assist decision of a goal scored in that step
+// own: decisions compare whole words (`u < threshold`; a goal's assist word is 31 bits shifted up, its
+// lowest bits weigh 2^-29), picks use 16 bits as the top of a word (an assist pick the low half of the
+// pick word, whose lowest 3 bits move the pick by under 2^-13 of the total weight), the order of the
+// sides in a step uses bit 31, and a run keys the generator with runKey(seed), not the raw seed.
+/**
+ * + step: the assist decision of a goal scored in that step, in the per-step reference
+ * (test/engine/per-step-reference.ts) and in stream 1; the engines' stream 2 takes a goal's assist words
+ * from its search (STREAM_EVENT_BASE).
+ */
+export const STREAM_ASSIST_BASE = 0x100;
 export const STREAM_SETUP_LINEUPS = 0x200; // predicted XIs (goalkeeper and outfield offsets of each side)
 export const STREAM_SETUP_ADDED_TIME = 0x201; // added minutes of each half (words 0, 1); word 2: the shot dither
 /**
  * The event-driven sampler's searches: side s's n-th search for its next event uses stream
  * STREAM_EVENT_BASE + s * STREAM_EVENT_SIDE_STRIDE + n (word 0: the hazard budget, 1: the event kind,
- * 2: the player pick, 3: bit 31 orders the sides when both have an event in the same step). A side
+ * 2: the player pick by its top 16 bits and, for a goal, the assist provider by its low 16 bits, 3: bit 31
+ * orders the sides when both have an event in the same step, and for a goal bits 0-30, shifted up by one,
+ * are the assist decision's word; stream 2 reads a goal's assist from these words where stream 1 drew
+ * them from STREAM_ASSIST_BASE + step, one generator call per goal fewer, none in a goal's branch). A side
  * searches at most once per own event, once per cell change by the opponent and once at kick-off (a
  * budget left at the end of the first half carries over to the second), far below the stride.
  */

@@ -2,7 +2,8 @@
 // side's goals away from its rated figure, so the base rates are calibrated until the goals expected
 // under those dynamics equal the ratings' (a few fixed-point rounds of an exact forward pass over goal
 // difference and player-count difference). The rounds' every bit is pinned by the compiled tables'
-// golden digests (test/engine/golden.test.ts): how a pass is computed may change, never its arithmetic.
+// golden digests (test/engine/golden.test.ts): how a pass is computed may change, its arithmetic only
+// with a new model version (docs/decisions.md §13).
 import * as layout from '../engine-contract/layout.js';
 import type { ModelParams } from '../engine-contract/model-params.js';
 import {
@@ -87,8 +88,17 @@ function calibrate(
 }
 
 const MAX_DIFF = 10;
-const MAX_MEN_DIFF = 2;
-const NEGLIGIBLE_MASS = 1e-13;
+/**
+ * Player-count differences beyond one count as one, as in the market pass (market-pass.ts): a rate cell
+ * reads only the difference's sign, so only a red card the other way after two the same way is misplaced.
+ */
+const MAX_MEN_DIFF = 1;
+/**
+ * Mass below this is not carried on (10-goal margins), as in the market pass: at most some 1e-6 of the
+ * whole over a match. It was 1e-13, with player-count differences to ±2, before model minute-9c1af992c0
+ * (docs/decisions.md §13), whose backtest figures moved in the sixth decimal.
+ */
+const NEGLIGIBLE_MASS = 1e-10;
 const MEN_STATES = 2 * MAX_MEN_DIFF + 1;
 /** States of the forward pass: goal difference × player-count difference. */
 const DYNAMICS_STATES = (2 * MAX_DIFF + 1) * MEN_STATES;

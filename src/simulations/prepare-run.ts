@@ -28,6 +28,27 @@ export function runDraws(caller: Caller, requested: number): { draws: number; ca
   return { draws: TEST_KEY_MAX_DRAWS, capped: true };
 }
 
+/**
+ * What makes two runs one (the text their seed and cache key hash): the inputs, the draws, the model
+ * version, a market fitted to and an in-play state. With the version in it, a result is reused and a
+ * seed repeated only under the version that made them (docs/decisions.md §13, "Changelog of model versions").
+ */
+export function runIdentity(parts: {
+  inputs: unknown;
+  draws: number;
+  modelVersion: string;
+  market?: unknown;
+  fromState?: unknown;
+}): string {
+  return JSON.stringify({
+    inputs: parts.inputs,
+    draws: parts.draws,
+    model: parts.modelVersion,
+    ...(parts.market ? { market: parts.market } : {}),
+    ...(parts.fromState ? { from_state: parts.fromState } : {}),
+  });
+}
+
 export interface PreparedRun {
   fixture: FixtureWithInputs;
   resolved: ResolvedLineups;
@@ -96,12 +117,12 @@ export async function prepareRun(
   // same inputs give the same document. Test keys run on the CPU engine and keep their own results. A
   // market fitted to is an input; offered odds change only the value section, so they key the cached
   // document, not the seed. An in-play state is an input too.
-  const identity = JSON.stringify({
+  const identity = runIdentity({
     inputs: resolved.inputsForScope,
     draws,
-    model: defaultModelParams.model_version,
-    ...(market ? { market } : {}),
-    ...(selector.from_state ? { from_state: selector.from_state } : {}),
+    modelVersion: defaultModelParams.model_version,
+    market,
+    fromState: selector.from_state,
   });
   const inputsHash = sha256(identity);
   const owner = resolved.scope === 'private' ? caller.org.id : 'shared';

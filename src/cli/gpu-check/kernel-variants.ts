@@ -32,7 +32,7 @@ export const STAGE_VARIANTS: readonly StageVariant[] = [
   {
     stage: 'play_event',
     instead: 'events searched but not played (no scorers, cards or substitutions)',
-    from: 'play_event(side, pending_kind[side], at, pending_pick[side], step, draw);',
+    from: 'play_event(side, pending_kind[side], at, pending_pick[side], pending_order[side], step);',
     to: 'count(C_STEP_GOALS + (at & 63u));',
   },
   {
