@@ -61,9 +61,9 @@ export interface LeasedJob {
 export interface KindQueue<J extends LeasedJob> {
   /**
    * Claims up to `n` jobs under this worker's lease, while the weight claimed before each is below `room`;
-   * with `maxWeight`, only jobs of that weight or less.
+   * with `only`, only the jobs it names (ClaimOnly).
    */
-  claim(workerId: string, n: number, leaseMs: number, room: number, maxWeight?: number): Promise<J[]>;
+  claim(workerId: string, n: number, leaseMs: number, room: number, only?: ClaimOnly): Promise<J[]>;
   /** Extends the leases this worker still holds; the ids it still holds. */
   heartbeat(workerId: string, jobIds: readonly string[], leaseMs: number): Promise<string[]>;
   /**
@@ -77,6 +77,20 @@ export interface KindQueue<J extends LeasedJob> {
   rescueExpiredLeases?(now: Date): Promise<{ requeued: J[]; failed: J[] }>;
 }
 
+/**
+ * Which queued jobs a claim beyond the worker's room may take (src/jobs/claim-loop.ts; docs/decisions.md §6
+ * "Fair shares"); a job passes when it passes either.
+ */
+export interface ClaimOnly {
+  /** Jobs of this weight or less: a small run, begun beside large ones held. */
+  maxWeight?: number | undefined;
+  /**
+   * Jobs of lanes with nothing running, on any worker: a lane that has had none of the engine lately,
+   * whose run the engine then interleaves with the others' (src/engine-contract/fair-slices.ts).
+   */
+  idleLanes?: boolean | undefined;
+}
+
 export interface ClaimRequest {
   workerId: string;
   /** Jobs at most. */
@@ -85,8 +99,17 @@ export interface ClaimRequest {
   now: Date;
   /** The weight the claim may take: jobs are claimed while the weight claimed before each is below it. */
   room?: number | undefined;
-  /** Only jobs of this weight or less (a small run claimed beside large ones held, claim-loop.ts). */
-  maxWeight?: number | undefined;
+  /** Only the jobs it names (a claim beyond the worker's room, claim-loop.ts); absent: any. */
+  only?: ClaimOnly | undefined;
+}
+
+/**
+ * A job's lane (docs/decisions.md §6 "Fair shares"): its organisation's live work, or the work of every
+ * test key together. The claim's statement says the same in SQL (claimFrom's `lane`); the worker names it
+ * to the engine, whose slices of draws take turns by lane.
+ */
+export function laneOf(job: { mode: string; orgId: string }): string {
+  return job.mode === 'test' ? 'test' : `org ${job.orgId}`;
 }
 
 /**
@@ -122,7 +145,7 @@ export async function claimFrom<J extends { createdAt: Date }>(
   const position = table.position(sql);
   const lapsed =
     table.lapsed === 'taken over' ? sql`OR (status = 'running' AND lease_expires_at < ${now})` : sql``;
-  const small = claim.maxWeight === undefined ? sql`` : sql`AND ${weight} <= ${claim.maxWeight}`;
+  const only = claimOnly(sql, weight, lane, claim.only);
   const rows = await sql<(J & { claimPlace?: string })[]>`
     WITH owners AS (
       SELECT DISTINCT org_id, mode FROM ${sql(table.name)} WHERE status = 'queued' ${lapsed}
@@ -134,7 +157,7 @@ export async function claimFrom<J extends { createdAt: Date }>(
         SELECT id, ${weight} AS weight, created_at, ${lane} AS lane, ${background} AS background,
                ${position} AS position
         FROM ${sql(table.name)}
-        WHERE (status = 'queued' ${lapsed}) AND org_id = o.org_id AND mode = o.mode ${small}
+        WHERE (status = 'queued' ${lapsed}) AND org_id = o.org_id AND mode = o.mode ${only}
         ORDER BY background, created_at, position, id
         LIMIT ${claim.n}
       ) c
@@ -170,6 +193,23 @@ export async function claimFrom<J extends { createdAt: Date }>(
   rows.sort((a, b) => Number(a.claimPlace) - Number(b.claimPlace));
   for (const row of rows) delete row.claimPlace;
   return rows;
+}
+
+/**
+ * ClaimOnly as a condition of claimFrom's candidates (a queued row of the kind's table, not aliased, with
+ * its `weight` and `lane`; the `running` load of each lane).
+ */
+function claimOnly(
+  sql: Sql,
+  weight: Fragment | postgres.Helper<string, []>,
+  lane: Fragment,
+  only: ClaimOnly | undefined,
+): Fragment {
+  const { maxWeight, idleLanes } = only ?? {};
+  if (maxWeight === undefined && !idleLanes) return sql``;
+  const small = maxWeight === undefined ? sql`FALSE` : sql`${weight} <= ${maxWeight}`;
+  const idle = idleLanes ? sql`NOT EXISTS (SELECT 1 FROM running r WHERE r.lane = ${lane})` : sql`FALSE`;
+  return sql`AND (${small} OR ${idle})`;
 }
 
 /**
@@ -307,8 +347,8 @@ export function tableQueue<J extends LeasedJob & { createdAt: Date }>(
 ): KindQueue<J> {
   const { sql, clock } = deps;
   return {
-    claim: (workerId, n, leaseMs, room, maxWeight) =>
-      claimFrom<J>(sql, table, { workerId, n, leaseMs, room, maxWeight, now: clock() }),
+    claim: (workerId, n, leaseMs, room, only) =>
+      claimFrom<J>(sql, table, { workerId, n, leaseMs, room, only, now: clock() }),
     heartbeat: (workerId, jobIds, leaseMs) =>
       extendLeases(sql, table, { workerId, jobIds, leaseEnd: new Date(clock().getTime() + leaseMs) }),
     cancelledOf: (jobIds) => cancelledOf(sql, table, jobIds),

@@ -85,11 +85,31 @@ describe('the fair claim', () => {
     const big = await insertOrg(db.sql, { plan: 'pro' });
     const small = await insertOrg(db.sql, { plan: 'pro' });
     const { jobs: path } = await later(() => submitLiveBatch(parts, big, 2, 3500, 100_000));
-    expect(await parts.queue.claim('w1', 4, 30_000, 20_000, 20_000)).toEqual([]);
+    expect(await parts.queue.claim('w1', 4, 30_000, 20_000, { maxWeight: 20_000 })).toEqual([]);
     const lone = await later(() => submitJob(parts, small, { draws: 1000 }));
     const mine = await later(() => submitJob(parts, big, { draws: 2000 }));
-    expect(ids(await parts.queue.claim('w1', 4, 30_000, 20_000, 20_000))).toEqual([lone.id, mine.id]);
+    expect(ids(await parts.queue.claim('w1', 4, 30_000, 20_000, { maxWeight: 20_000 }))).toEqual([
+      lone.id,
+      mine.id,
+    ]);
     expect(ids(await parts.queue.claim('w1', 4, 30_000))).toEqual(ids(path));
+  });
+
+  it('takes the jobs of lanes with nothing running, whatever their draws, when a claim asks for idle lanes', async () => {
+    const big = await insertOrg(db.sql, { plan: 'pro' });
+    const other = await insertOrg(db.sql, { plan: 'pro' });
+    const { jobs: path } = await later(() => submitLiveBatch(parts, big, 3, 3600, 100_000));
+    expect(ids(await parts.queue.claim('w1', 1, 30_000))).toEqual([path[0]!.id]);
+    // The big organisation's lane runs: its queued items are not idle, the other's 100,000-draw run is.
+    const large = await later(() => submitJob(parts, other, { draws: 100_000 }));
+    const idleOnly = { maxWeight: 20_000, idleLanes: true };
+    expect(ids(await parts.queue.claim('w1', 4, 30_000, 1_000_000, idleOnly))).toEqual([large.id]);
+    // Now the other lane runs too: only its small runs pass.
+    const again = await later(() => submitJob(parts, other, { draws: 100_000 }));
+    const small = await later(() => submitJob(parts, other, { draws: 1000 }));
+    expect(ids(await parts.queue.claim('w1', 4, 30_000, 1_000_000, idleOnly))).toEqual([small.id]);
+    // Lanes by draws: the big one's 100,000 running and the other's 101,000.
+    expect(ids(await parts.queue.claim('w1', 4, 30_000))).toEqual([path[1]!.id, again.id, path[2]!.id]);
   });
 
   it('still ends a claim at its room of draws, the first job always taken', async () => {
