@@ -2,7 +2,8 @@
 // draws are spread (spreadOf). A small run is counted whole, synchronously, on the thread that holds its
 // job (runWhole, on a job thread that builds the document in the same task); a larger one is split into
 // ranges simulated on a pool of worker threads (so a 1,000,000-draw run never blocks the caller's event
-// loop and uses every core) whose counters are summed. Counts are sums over draws and every draw's numbers
+// loop and uses every core) whose counters are summed; the runs of several lanes share the threads, the
+// next range going to the lane that has had least of them lately (src/engine-contract/fair-slices.ts). Counts are sums over draws and every draw's numbers
 // depend only on (seed, draw), so the result is the same for any spread, thread count or range size.
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';

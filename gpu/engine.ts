@@ -1,6 +1,7 @@
 // The GPU engine as the rest of the service sees it: the run() shape of src/engine-contract/run.ts
 // (the CPU engine's) plus the GPU time of each job, a state object for /healthz and /metrics, and the
-// promise that no job is lost with the device. Jobs queue here and are packed into a dispatch whenever
+// promise that no job is lost with the device. Jobs queue here, in the fair order of their lanes
+// (src/engine-contract/fair-slices.ts), and are packed into a dispatch whenever
 // the worker has fewer than MAX_DISPATCHES_IN_FLIGHT, so small jobs of several organisations share a
 // dispatch instead of paying one each, and the worker packs and uploads the next dispatch while the GPU
 // runs the one before it. A lost device sends the jobs in flight (and any that arrive while it is lost)
