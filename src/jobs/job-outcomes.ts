@@ -37,7 +37,7 @@ export function engineJob(job: Job): EngineJob {
     queuedMs: job.startedAt ? Math.max(0, job.startedAt.getTime() - job.createdAt.getTime()) : 0,
     // The engine's turns are by lane, as the claim's order is; a single simulation (its request waits)
     // before the lane's batch items.
-    share: { lane: laneOf(job), weight: 1, interactive: job.batchId === null },
+    share: { lane: laneOf(job), weight: job.laneWeight ?? 1, interactive: job.batchId === null },
   };
 }
 

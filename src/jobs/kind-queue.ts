@@ -8,6 +8,7 @@
 // new run or a run ended without its outcome resets of its own columns, and what a claim returns.
 import type postgres from 'postgres';
 import type { Sql, TransactionSql } from '../db/connection.js';
+import { laneWeights, TEST_LANE_WEIGHT } from '../limits/plans.js';
 import { announceQueued, type JobNews } from './job-news.js';
 import type { JobError } from './types.js';
 
@@ -91,6 +92,12 @@ export interface ClaimOnly {
   idleLanes?: boolean | undefined;
 }
 
+/** What a claim adds to each job it returns. */
+export interface Claimed {
+  /** The weight of the job's lane in the fair order (its organisation's plan, src/limits/plans.ts). */
+  laneWeight: number;
+}
+
 export interface ClaimRequest {
   workerId: string;
   /** Jobs at most. */
@@ -121,7 +128,8 @@ export function laneOf(job: { mode: string; orgId: string }): string {
  *
  * The fair order is weighted fair queuing by lane, a lane being an organisation's live work, or all test
  * keys' work together: a queued job's tag is its lane's weight running now plus the weights of its lane's
- * queued jobs up to and including it, its lane's interactive jobs (no batch) before its batch items, each
+ * queued jobs up to and including it, over the lane's weight (its organisation's plan's `laneWeight`,
+ * src/limits/plans.ts; TEST_LANE_WEIGHT for test keys), its lane's interactive jobs (no batch) before its batch items, each
  * oldest first and a batch's items in its order; the smallest tag goes first. So a lane with nothing
  * running gets its small job ahead of another lane's large ones, lanes that both wait take turns by
  * weight, and an organisation's single run goes ahead of its own batch. Every worker process claims by
@@ -131,7 +139,7 @@ export async function claimFrom<J extends { createdAt: Date }>(
   sql: Sql,
   table: JobTable,
   claim: ClaimRequest,
-): Promise<J[]> {
+): Promise<(J & Claimed)[]> {
   if (claim.n <= 0) return [];
   const { now } = claim;
   const leaseEnd = new Date(now.getTime() + claim.leaseMs);
@@ -146,14 +154,19 @@ export async function claimFrom<J extends { createdAt: Date }>(
   const lapsed =
     table.lapsed === 'taken over' ? sql`OR (status = 'running' AND lease_expires_at < ${now})` : sql``;
   const only = claimOnly(sql, weight, lane, claim.only);
-  const rows = await sql<(J & { claimPlace?: string })[]>`
+  const weights = JSON.stringify(laneWeights());
+  const rows = await sql<(J & { claimPlace?: string; laneWeight: number })[]>`
     WITH owners AS (
-      SELECT DISTINCT org_id, mode FROM ${sql(table.name)} WHERE status = 'queued' ${lapsed}
+      SELECT o.org_id, o.mode,
+             CASE WHEN o.mode = 'test' THEN ${TEST_LANE_WEIGHT}::numeric
+                  ELSE COALESCE((${weights}::text::jsonb ->> orgs.plan)::numeric, 1) END AS lane_weight
+      FROM (SELECT DISTINCT org_id, mode FROM ${sql(table.name)} WHERE status = 'queued' ${lapsed}) o
+      LEFT JOIN orgs ON orgs.id = o.org_id
     ), running AS (
       SELECT ${lane} AS lane, sum(${weight}) AS load FROM ${sql(table.name)}
       WHERE status = 'running' GROUP BY 1
     ), candidates AS (
-      SELECT c.* FROM owners o CROSS JOIN LATERAL (
+      SELECT c.*, o.lane_weight FROM owners o CROSS JOIN LATERAL (
         SELECT id, ${weight} AS weight, created_at, ${lane} AS lane, ${background} AS background,
                ${position} AS position
         FROM ${sql(table.name)}
@@ -162,22 +175,23 @@ export async function claimFrom<J extends { createdAt: Date }>(
         LIMIT ${claim.n}
       ) c
     ), tagged AS (
-      SELECT c.id, c.weight, c.created_at,
-             COALESCE(r.load, 0)
+      SELECT c.id, c.weight, c.created_at, c.lane_weight,
+             (COALESCE(r.load, 0)
                + sum(c.weight) OVER (
                    PARTITION BY c.lane ORDER BY c.background, c.created_at, c.position, c.id
-                 ) AS tag, c.position
+                 )) / c.lane_weight AS tag, c.position
       FROM candidates c LEFT JOIN running r ON r.lane = c.lane
     ), next AS (
-      SELECT j.id, t.weight, t.tag, t.created_at, t.position
+      SELECT j.id, t.weight, t.tag, t.created_at, t.position, t.lane_weight
       FROM ${sql(table.name)} j JOIN tagged t ON t.id = j.id
       WHERE j.status = 'queued' ${lapsed}
       ORDER BY t.tag, t.created_at, t.position, j.id
       LIMIT ${claim.n}
       FOR UPDATE OF j SKIP LOCKED
     ), fits AS (
-      SELECT id, place FROM (
-        SELECT id, sum(weight) OVER (ORDER BY tag, created_at, position, id) - weight AS before,
+      SELECT id, place, lane_weight FROM (
+        SELECT id, lane_weight,
+               sum(weight) OVER (ORDER BY tag, created_at, position, id) - weight AS before,
                row_number() OVER (ORDER BY tag, created_at, position, id) AS place
         FROM next
       ) summed
@@ -188,10 +202,13 @@ export async function claimFrom<J extends { createdAt: Date }>(
         attempts = j.attempts + 1, started_at = COALESCE(j.started_at, ${now})
         ${table.runEnded(sql, sql`FALSE`)}
     FROM fits WHERE j.id = fits.id
-    RETURNING ${table.claimed(sql)}, fits.place AS "claimPlace"`;
+    RETURNING ${table.claimed(sql)}, fits.place AS "claimPlace", fits.lane_weight AS "laneWeight"`;
   // In the fair order: the worker begins them as they come.
   rows.sort((a, b) => Number(a.claimPlace) - Number(b.claimPlace));
-  for (const row of rows) delete row.claimPlace;
+  for (const row of rows) {
+    delete row.claimPlace;
+    row.laneWeight = Number(row.laneWeight);
+  }
   return rows;
 }
 

@@ -60,6 +60,19 @@ describe('the fair claim', () => {
     expect(ids(claimed)).toEqual([a[0], b[0], a[1], b[1], a[2], b[2]].map((job) => job!.id));
   });
 
+  it("weighs a Pro organisation's lane twice a Plus one's (src/limits/plans.ts laneWeight)", async () => {
+    const plus = await insertOrg(db.sql, { plan: 'plus' });
+    const pro = await insertOrg(db.sql, { plan: 'pro' });
+    const { jobs: a } = await later(() => submitLiveBatch(parts, plus, 3, 3700));
+    const { jobs: b } = await later(() => submitLiveBatch(parts, pro, 6, 3800));
+    const claimed = await parts.queue.claim('w1', 9, 30_000);
+    // Tags of 1,000-draw items: Plus 1,000, 2,000, 3,000; Pro 500, 1,000, … 3,000; ties oldest first.
+    expect(ids(claimed)).toEqual(
+      [b[0], a[0], b[1], b[2], a[1], b[3], b[4], a[2], b[5]].map((job) => job!.id),
+    );
+    expect(claimed.map((job) => job.laneWeight)).toEqual([2, 1, 2, 2, 1, 2, 2, 1, 2]);
+  });
+
   it("takes an organisation's single run ahead of its own batch queued first", async () => {
     const org = await insertOrg(db.sql, { plan: 'pro' });
     const { jobs: batch } = await later(() => submitLiveBatch(parts, org, 4, 3300));
@@ -69,14 +82,14 @@ describe('the fair claim', () => {
   });
 
   it("puts every organisation's test keys in one lane of their own", async () => {
-    const first = await insertOrg(db.sql, { plan: 'pro' });
-    const second = await insertOrg(db.sql, { plan: 'pro' });
+    const first = await insertOrg(db.sql, { plan: 'plus' });
+    const second = await insertOrg(db.sql, { plan: 'plus' });
     const a1 = await later(() => submitJob(parts, first, { mode: 'test' }));
     const a2 = await later(() => submitJob(parts, first, { mode: 'test' }));
     const b1 = await later(() => submitJob(parts, second, { mode: 'test' }));
     const live = await later(() => submitJob(parts, second, { draws: 1000 }));
     // One lane for the three test runs (oldest first), beside the live run's lane: the live run's tag
-    // (1,000) ties the test lane's first, which is older.
+    // (1,000 over a Plus lane's weight, 1) ties the test lane's first, which is older.
     const claimed = await parts.queue.claim('w1', 4, 30_000);
     expect(ids(claimed)).toEqual([a1.id, live.id, a2.id, b1.id]);
   });
