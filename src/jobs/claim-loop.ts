@@ -1,9 +1,9 @@
 // The worker's claim loop and its wake rules: claims into the free slots once a pack's worth is free (or
 // nothing is in flight) and draws are left of the worker's budget (beyond it, only small runs and the
 // jobs of lanes with nothing running), claims again at once while a claim filled its room, and otherwise
-// sleeps until news wakes it or the poll comes. It owns only what decides
-// when to claim (woken, the queue found drained, the sleeping loop's alarm, stopping); what a claim takes
-// and runs is the worker's (`claim`).
+// sleeps until news wakes it or the poll comes. It owns only what decides when to claim (woken, the queue
+// found drained, the sleeping loop's alarm, stopping); what a claim takes and runs is the worker's
+// (`claim`).
 
 import type { ClaimOnly } from './kind-queue.js';
 

@@ -129,8 +129,8 @@ export function laneOf(job: { mode: string; orgId: string }): string {
  * The fair order is weighted fair queuing by lane, a lane being an organisation's live work, or all test
  * keys' work together: a queued job's tag is its lane's weight running now plus the weights of its lane's
  * queued jobs up to and including it, over the lane's weight (its organisation's plan's `laneWeight`,
- * src/limits/plans.ts; TEST_LANE_WEIGHT for test keys), its lane's interactive jobs (no batch) before its batch items, each
- * oldest first and a batch's items in its order; the smallest tag goes first. So a lane with nothing
+ * src/limits/plans.ts; TEST_LANE_WEIGHT for test keys), its lane's interactive jobs (no batch) before its
+ * batch items, each oldest first and a batch's items in its order; the smallest tag goes first. So a lane with nothing
  * running gets its small job ahead of another lane's large ones, lanes that both wait take turns by
  * weight, and an organisation's single run goes ahead of its own batch. Every worker process claims by
  * the same rule, in the same statement.
