@@ -2,11 +2,18 @@
 // draws are spread (spreadOf). A small run is counted whole, synchronously, on the thread that holds its
 // job (runWhole, on a job thread that builds the document in the same task); a larger one is split into
 // ranges simulated on a pool of worker threads (so a 1,000,000-draw run never blocks the caller's event
-// loop and uses every core) whose counters are summed. Counts are sums over draws and every draw's numbers
+// loop and uses every core) whose counters are summed; the runs of several lanes share the threads, the
+// next range going to the lane that has had least of them lately (src/engine-contract/fair-slices.ts). Counts are sums over draws and every draw's numbers
 // depend only on (seed, draw), so the result is the same for any spread, thread count or range size.
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { eventTablesOf } from '../src/engine-contract/event-tables.js';
+import {
+  type FairSlices,
+  makeFairSlices,
+  type QueuedRun,
+  type Slice,
+} from '../src/engine-contract/fair-slices.js';
 import {
   addCounters,
   COUNTER_WORDS,
@@ -15,7 +22,7 @@ import {
   finalizeCounters,
 } from '../src/engine-contract/layout.js';
 import { startModuleWorker } from '../src/engine-contract/module-worker.js';
-import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine-contract/run.js';
+import type { EngineRun, EngineRunOptions, FixtureRunner, RunShare } from '../src/engine-contract/run.js';
 import type { SamplePath } from '../src/engine-contract/sample-path.js';
 import { createThreadPool, type ThreadPool } from '../src/engine-contract/thread-pool.js';
 import type { RangeReply, RangeTask, RunTables } from './cpu-worker.js';
@@ -142,6 +149,8 @@ export function createCpuEngine(options: { threads?: number } = {}): CpuEngine {
       start: startWorker,
     }),
     nextTaskId: 0,
+    waiting: makeFairSlices<PoolRange>(),
+    rangesOut: 0,
     tables: new WeakMap(),
     thresholdTables: new WeakMap(),
     nextTablesId: 0,
@@ -150,7 +159,7 @@ export function createCpuEngine(options: { threads?: number } = {}): CpuEngine {
     threads,
     run: (compiled, runOptions) => runOnPool(pool, compiled, runOptions),
     spreadOf,
-    close: () => pool.ranges.close(),
+    close: () => closePool(pool),
   };
 }
 
@@ -159,6 +168,10 @@ interface WorkerPool {
   threads: number;
   ranges: ThreadPool<RangeTask, Exclude<RangeReply, { error: string }>>;
   nextTaskId: number;
+  /** The ranges of the runs on the pool not yet handed to a thread, in the fair order. */
+  waiting: FairSlices<PoolRange>;
+  /** Ranges handed to the threads and not yet answered (at most `threads`). */
+  rangesOut: number;
   /** The tables of each compiled fixture this pool has run, and the id the next one gets (runTablesOf). */
   tables: WeakMap<CompiledFixture, RunTables>;
   /** The shared copies of each threshold table and its event tables (runTablesOf). */
@@ -166,32 +179,125 @@ interface WorkerPool {
   nextTablesId: number;
 }
 
-async function runOnPool(
+/** A run on the pool: its ranges wait in the pool's fair queue, and their counters are added here. */
+interface PoolRun {
+  compiled: CompiledFixture;
+  seed: EngineSeed;
+  draws: number;
+  done: number;
+  counts: Uint32Array;
+  onProgress: EngineRunOptions['onProgress'];
+  failed: boolean;
+  finished(error?: Error): void;
+  queued: QueuedRun;
+}
+
+/** The lane of runs without a share: one, whose runs' ranges go in the order the runs came. */
+const UNNAMED_SHARE: RunShare = { lane: '', weight: 1, interactive: false };
+
+/** One range of a run's draws: a slice of the pool's fair queue. */
+interface PoolRange extends Slice {
+  run: PoolRun;
+  firstDraw: number;
+  endDraw: number;
+}
+
+/**
+ * A run over the pool: its ranges join the pool's fair queue (src/engine-contract/fair-slices.ts), so
+ * that the runs of several lanes share the threads by turns of one range, and it resolves once all of
+ * them are counted.
+ */
+function runOnPool(
   pool: WorkerPool,
   compiled: CompiledFixture,
   options: EngineRunOptions,
 ): Promise<EngineRun> {
   const { threads } = pool;
-  if (threads === 0) return runWhole(compiled, options);
+  if (threads === 0) return Promise.resolve(runWhole(compiled, options));
   const { draws, seed, onProgress } = options;
   const started = performance.now();
-  const counts = new Uint32Array(COUNTER_WORDS);
-  const rangeDraws = rangeDrawsOf(draws, threads);
-  let done = 0;
-  const ranges: Promise<void>[] = [];
-  for (let first = 0; first < draws; first += rangeDraws) {
-    const end = Math.min(draws, first + rangeDraws);
-    ranges.push(
-      runRange(pool, compiled, seed, first, end).then((counters) => {
-        addCounters(counts, counters);
-        done += end - first;
-        onProgress?.(done, draws);
-      }),
+  const share = options.share ?? UNNAMED_SHARE;
+  return new Promise<EngineRun>((resolve, reject) => {
+    const run: PoolRun = {
+      compiled,
+      seed,
+      draws,
+      done: 0,
+      counts: new Uint32Array(COUNTER_WORDS),
+      onProgress,
+      failed: false,
+      finished(error) {
+        if (error) {
+          reject(error);
+          return;
+        }
+        finalizeCounters(run.counts);
+        resolve({
+          counts: run.counts,
+          engine: 'cpu',
+          backend: `cpu-workers-${threads}`,
+          runMs: performance.now() - started,
+        });
+      },
+      queued: { drop() {} },
+    };
+    const rangeDraws = rangeDrawsOf(draws, threads);
+    const ranges: PoolRange[] = [];
+    for (let first = 0; first < draws; first += rangeDraws) {
+      const end = Math.min(draws, first + rangeDraws);
+      ranges.push({ run, firstDraw: first, endDraw: end, draws: end - first });
+    }
+    run.queued = pool.waiting.add(share, ranges);
+    handOutRanges(pool);
+  });
+}
+
+/**
+ * Hands the fair queue's next ranges to the threads while fewer than `threads` are out: one range per
+ * thread, so a run that arrives waits for at most one range of each thread (some 30 ms) before its first
+ * is counted, and a thread's next range is sent in the same turn as its answer comes, as before the queue.
+ */
+function handOutRanges(pool: WorkerPool): void {
+  while (pool.rangesOut < pool.threads) {
+    const range = pool.waiting.next();
+    if (range === null) return;
+    const { run } = range;
+    pool.rangesOut++;
+    runRange(pool, run.compiled, run.seed, range.firstDraw, range.endDraw).then(
+      (counters) => {
+        pool.rangesOut--;
+        if (!run.failed) {
+          addCounters(run.counts, counters);
+          run.done += range.draws;
+          run.onProgress?.(run.done, run.draws);
+          if (run.done === run.draws) run.finished();
+        }
+        handOutRanges(pool);
+      },
+      (error: Error) => {
+        pool.rangesOut--;
+        failRun(run, error);
+        handOutRanges(pool);
+      },
     );
   }
-  await Promise.all(ranges);
-  finalizeCounters(counts);
-  return { counts, engine: 'cpu', backend: `cpu-workers-${threads}`, runMs: performance.now() - started };
+}
+
+/** A run fails once, at its first failed range: its ranges still waiting are not counted. */
+function failRun(run: PoolRun, error: Error): void {
+  if (run.failed) return;
+  run.failed = true;
+  run.queued.drop();
+  run.finished(error);
+}
+
+/** Closes the pool: the runs whose ranges still wait fail (the threads' own tasks fail as they end). */
+async function closePool(pool: WorkerPool): Promise<void> {
+  const closing = pool.ranges.close();
+  const error = new Error('cpu engine worker pool closed');
+  for (let range = pool.waiting.next(); range !== null; range = pool.waiting.next())
+    failRun(range.run, error);
+  await closing;
 }
 
 async function runRange(

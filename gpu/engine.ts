@@ -1,14 +1,16 @@
 // The GPU engine as the rest of the service sees it: the run() shape of src/engine-contract/run.ts
 // (the CPU engine's) plus the GPU time of each job, a state object for /healthz and /metrics, and the
-// promise that no job is lost with the device. Jobs queue here and are packed into a dispatch whenever
+// promise that no job is lost with the device. Jobs queue here, in the fair order of their lanes
+// (src/engine-contract/fair-slices.ts), and are packed into a dispatch whenever
 // the worker has fewer than MAX_DISPATCHES_IN_FLIGHT, so small jobs of several organisations share a
 // dispatch instead of paying one each, and the worker packs and uploads the next dispatch while the GPU
 // runs the one before it. A lost device sends the jobs in flight (and any that arrive while it is lost)
 // to the CPU engine and the worker restarts.
 import { SHARE_ENV, Worker, type WorkerOptions } from 'node:worker_threads';
 import { eventTablesOf } from '../src/engine-contract/event-tables.js';
+import { type FairSlices, makeFairSlices } from '../src/engine-contract/fair-slices.js';
 import { type CompiledFixture, finalizeCounters } from '../src/engine-contract/layout.js';
-import type { EngineRun, EngineRunOptions, FixtureRunner } from '../src/engine-contract/run.js';
+import type { EngineRun, EngineRunOptions, FixtureRunner, RunShare } from '../src/engine-contract/run.js';
 import type { AdapterPolicy } from './adapter.js';
 import type { FromWorker, RunMessage, ToWorker, WorkerData } from './worker-protocol.js';
 
@@ -214,7 +216,7 @@ export function createGpuEngine(options: GpuEngineOptions): GpuEngine {
       floorMs: options.watchdog?.floorMs ?? DEFAULT_WATCHDOG_FLOOR_MS,
     },
     msPerDraw: INITIAL_MS_PER_DRAW.hardware,
-    queue: [],
+    queue: makeFairSlices<PendingJob>(),
     worker: null,
     maxRuns: 1,
     inFlight: [],
@@ -249,6 +251,9 @@ export function createGpuEngine(options: GpuEngineOptions): GpuEngine {
   };
 }
 
+/** The lane of jobs without a share: one, whose jobs go in the order they came. */
+const UNNAMED_SHARE: RunShare = { lane: '', weight: 1, interactive: false };
+
 interface InFlight {
   id: number;
   jobs: PendingJob[];
@@ -258,6 +263,8 @@ interface InFlight {
 }
 
 interface PendingJob {
+  /** What its lane is charged: its draws. */
+  draws: number;
   compiled: CompiledFixture;
   options: EngineRunOptions;
   resolve: (result: GpuEngineRun) => void;
@@ -272,8 +279,12 @@ interface EngineCore {
   restartDelayMs: number;
   maxDrawsPerDispatch: number;
   status: GpuEngineState;
-  /** Jobs waiting for the worker, in arrival order. */
-  queue: PendingJob[];
+  /**
+   * Jobs waiting for the worker, in the fair order of their lanes (src/engine-contract/fair-slices.ts): a
+   * dispatch takes the next job of the lane that has had least of the GPU lately, so a job of one lane
+   * goes into the next dispatch however many of another lane's wait before it.
+   */
+  queue: FairSlices<PendingJob>;
   worker: Worker | null;
   /** Most runs one dispatch holds, as the worker's device allows. */
   maxRuns: number;
@@ -292,7 +303,7 @@ interface EngineCore {
 }
 
 function snapshot(core: EngineCore): GpuEngineState {
-  return { ...core.status, queuedJobs: core.queue.length };
+  return { ...core.status, queuedJobs: core.queue.size() };
 }
 
 function settleStart(core: EngineCore): void {
@@ -309,12 +320,12 @@ function enqueue(
 ): Promise<GpuEngineRun> {
   return new Promise<GpuEngineRun>((resolve, reject) => {
     if (core.closed) throw new Error('The GPU engine is closed.');
-    const job: PendingJob = { compiled, options: runOptions, resolve, reject };
+    const job: PendingJob = { draws: runOptions.draws, compiled, options: runOptions, resolve, reject };
     if (core.status.state === 'lost' || core.status.state === 'unavailable') {
       runOnCpu(core, job, core.status.state);
       return;
     }
-    core.queue.push(job);
+    core.queue.add(runOptions.share ?? UNNAMED_SHARE, [job]);
   });
 }
 
@@ -332,7 +343,8 @@ function runOnCpu(core: EngineCore, job: PendingJob, why: string): void {
 
 /** Sends the dispatches in flight and every queued job to the CPU engine. */
 function drainToCpu(core: EngineCore, why: string): void {
-  const jobs = [...core.inFlight.flatMap((sent) => sent.jobs), ...core.queue.splice(0)];
+  const jobs = core.inFlight.flatMap((sent) => sent.jobs);
+  for (let job = core.queue.next(); job !== null; job = core.queue.next()) jobs.push(job);
   for (const sent of core.inFlight) clearTimeout(sent.watchdog);
   core.inFlight = [];
   for (const job of jobs) runOnCpu(core, job, why);
@@ -355,14 +367,13 @@ function pump(core: EngineCore): void {
 /** Packs the queued jobs into the next dispatch and sends it; false when there is nothing to send. */
 function sendDispatch(core: EngineCore): boolean {
   const { worker, queue } = core;
-  if (core.closed || !worker || core.status.state !== 'ready' || queue.length === 0) return false;
+  if (core.closed || !worker || core.status.state !== 'ready' || queue.size() === 0) return false;
   const jobs: PendingJob[] = [];
   let draws = 0;
-  while (queue.length > 0 && jobs.length < core.maxRuns) {
-    const next = queue[0]!;
-    if (jobs.length > 0 && draws + next.options.draws > core.maxDrawsPerDispatch) break;
-    jobs.push(queue.shift()!);
-    draws += next.options.draws;
+  for (let next = queue.peek(); next !== null && jobs.length < core.maxRuns; next = queue.peek()) {
+    if (jobs.length > 0 && draws + next.draws > core.maxDrawsPerDispatch) break;
+    jobs.push(queue.next()!);
+    draws += next.draws;
   }
   const id = core.nextDispatchId++;
   // A dispatch sent behind others runs after them: its deadline covers their draws too.

@@ -15,7 +15,7 @@ import { type App, type AppDeps, buildApp } from './http/app.js';
 import { makeMetrics } from './http/metrics.js';
 import { buildOperationsApp } from './http/operations-app.js';
 import { type Lifecycle, makeLifecycle } from './http/readiness.js';
-import { startWorker, type Worker } from './jobs/worker.js';
+import { startWorker, type Worker, type WorkerOptions } from './jobs/worker.js';
 import {
   makeMemoryWindowCounter,
   makeResilientWindowCounter,
@@ -288,15 +288,27 @@ function startEngineWorker(
     runBatch: engine.runBatch,
     clock,
     workerId: `${hostname()}:${process.pid}`,
-    // PGlite serves one connection: fewer jobs in flight keep the API responsive beside the worker.
-    concurrency: db.kind === 'server' ? 64 : 16,
-    // And at most what the engine can begin soon, counted in draws (docs/decisions.md §6 "Claims").
-    claimDraws: claimDraws > 0 ? () => claimDraws : engine.drawsAhead,
-    smallDraws: engine.smallDraws,
+    ...workerClaims(db.kind, engine, claimDraws),
     sweeper: graph.sweeper,
     logger,
     onJobFinished: graph.onJobFinished,
   });
+}
+
+/** How much the engine's worker claims: its jobs in flight, its draws, and what it claims beyond them. */
+export function workerClaims(
+  dbKind: Database['kind'],
+  engine: Pick<SimulationEngine, 'drawsAhead' | 'smallDraws'>,
+  claimDraws: number,
+): Pick<WorkerOptions, 'concurrency' | 'claimDraws' | 'smallDraws'> {
+  return {
+    // PGlite serves one connection: fewer jobs in flight keep the API responsive beside the worker.
+    concurrency: dbKind === 'server' ? 64 : 16,
+    // And at most what the engine can begin soon, counted in draws (docs/decisions.md §6 "Claims").
+    claimDraws: claimDraws > 0 ? () => claimDraws : engine.drawsAhead,
+    // Beyond that, runs the engine begins at once beside the large ones (§6 "Fair shares").
+    smallDraws: engine.smallDraws,
+  };
 }
 
 /** Closes the HTTP listener within timeoutMs: connections still open then are cut. */

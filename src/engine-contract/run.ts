@@ -17,6 +17,21 @@ export interface EngineRunOptions {
   seed: EngineSeed;
   /** Called after each finished range with the draws done so far. */
   onProgress?: (drawsDone: number, drawsTotal: number) => void;
+  /** Whose work the run is, for the order of the engine's slices (./fair-slices.ts); absent: one lane for all such runs. */
+  share?: RunShare | undefined;
+}
+
+/**
+ * Whose work a run is, as the engines' fair shares see it (docs/decisions.md §6 "Fair shares"): the
+ * worker names it, and the engines take it as opaque data, knowing nothing of organisations or plans.
+ */
+export interface RunShare {
+  /** The lane its draws are counted to: the runs of one lane share that lane's turns. */
+  lane: string;
+  /** The lane's weight: while lanes wait, a lane of weight 2 gets twice the draws of one of weight 1. */
+  weight: number;
+  /** A request waits on it: it goes ahead of its lane's other runs. */
+  interactive: boolean;
 }
 
 export interface EngineRun {

@@ -8,14 +8,19 @@ import { createGpuEngine, type GpuEngine, type GpuEngineState } from '../../gpu/
 import { seedFromHex } from '../engine-contract/layout.js';
 import type { MarketInputs, MatchInputs } from '../engine-contract/match-inputs.js';
 import { defaultModelParams, type ModelParams } from '../engine-contract/model-params.js';
-import { type EngineRun, MAX_DRAWS_PER_JOB, MIN_DRAWS_PER_JOB } from '../engine-contract/run.js';
+import {
+  type EngineRun,
+  MAX_DRAWS_PER_JOB,
+  MIN_DRAWS_PER_JOB,
+  type RunShare,
+} from '../engine-contract/run.js';
 import { compileKey } from './compile.js';
 import type { DocumentSummary } from './document-schema.js';
 import { createJobThreads, type JobThreads } from './job-threads.js';
 import type { FinishedDocument, HostJob, SharedCompiled } from './job-work.js';
 import type { MarketFit } from './market-fit.js';
 import { loadModelStatus } from './model-status.js';
-import { type Begun, makeSlots, makeStartGate, POOL_RUNS_AT_ONCE, type Slots } from './start-gate.js';
+import { type Begun, type LaneSlots, makeLaneSlots, makeStartGate, POOL_RUNS_AT_ONCE } from './start-gate.js';
 import type { StoredDocument } from './stored-document.js';
 
 /** One simulation for the engine: what the queue's job holds, as far as the engine needs it. */
@@ -32,6 +37,12 @@ export interface EngineJob {
   dataVersion: string;
   /** How long the job waited in the queue (simulation.timing.queued_ms). */
   queuedMs: number;
+  /**
+   * Whose work it is, for the engine's fair shares of its draws (docs/decisions.md §6 "Fair shares"),
+   * named by the worker; the engine compares lanes and weights and knows nothing else of them. Jobs
+   * without one share one lane.
+   */
+  share?: RunShare | undefined;
 }
 
 export interface RunSuccess {
@@ -150,7 +161,7 @@ export function createSimulationEngine(options: SimulationEngineOptions): Simula
     gpu,
     gpuState: null,
     secondsPerDraw: { ...INITIAL_SECONDS_PER_DRAW },
-    poolSlots: makeSlots(POOL_RUNS_AT_ONCE),
+    poolSlots: makeLaneSlots(POOL_RUNS_AT_ONCE),
   };
   const started = gpu ? gpu.started().then((state) => (deps.gpuState = state)) : Promise.resolve(null);
   return {
@@ -185,8 +196,8 @@ interface RunnerDeps {
   gpuState: GpuEngineState | null;
   /** Measured engine seconds per draw, per engine. */
   secondsPerDraw: { cpu: number; gpu: number };
-  /** The CPU pool's runs begun at a time, across every batch this engine runs (start-gate.ts). */
-  poolSlots: Slots;
+  /** The CPU pool's runs begun at a time by each lane, across every batch this engine runs (start-gate.ts). */
+  poolSlots: LaneSlots;
 }
 
 /** SimulationEngine.drawsAhead: the GPU's measured speed, or the CPU's per thread times its threads. */
@@ -315,6 +326,7 @@ async function runOnGpu(
         draws: job.draws,
         seed: host.seed,
         onProgress: (done: number) => void context.progress(job.id, done),
+        share: job.share,
       })),
     );
   } catch {
@@ -372,7 +384,7 @@ async function runOnCpu(
     askId: (entry) => ('host' in entry ? null : entry.id),
     draws: (entry) => jobOf(entry).draws,
     pooled: (entry) => deps.cpu.spreadOf(jobOf(entry).draws) === 'pool',
-    poolSlots: deps.poolSlots,
+    poolSlot: (entry) => deps.poolSlots.acquire(slotLaneOf(jobOf(entry))),
     start: context.start,
     signal: context.signal,
   });
@@ -385,6 +397,15 @@ async function runOnCpu(
   await Promise.all(Array.from({ length: lanes }, lane));
   // Aborted: jobs compiled for the GPU but not begun here give their compiled fixtures back.
   for (const entry of gate.left()) if ('host' in entry) entry.release();
+}
+
+/**
+ * The pool slots a job takes its slot from: its lane's, its interactive runs apart from its others; jobs
+ * without a share all share one set.
+ */
+function slotLaneOf(job: EngineJob): string {
+  const share = job.share;
+  return share === undefined ? '' : `${share.interactive ? 'interactive' : 'batch'} ${share.lane}`;
 }
 
 /**
@@ -415,6 +436,7 @@ async function runBegun(
       draws: job.draws,
       seed: item.host.seed,
       onProgress: (done) => void context.progress(job.id, done),
+      share: job.share,
     });
     // Its draws are counted: the next run over the pool may begin while this one's document is built.
     releaseSlot();

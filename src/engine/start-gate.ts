@@ -2,13 +2,16 @@
 // asked of the caller (RunContext.start) just before the engine begins it, not when it was handed over:
 // the worker marks it started then, and until then a batch's cancel can still take it. Small jobs are
 // asked for several at a time (one statement for many); a run over the CPU pool is asked for alone, once
-// one of the engine's POOL_RUNS_AT_ONCE slots is free, so a batch of large jobs runs a few at a time, each
-// over every core, and the rest stay cancellable.
+// one of its lane's POOL_RUNS_AT_ONCE slots is free, so a batch of large jobs runs a few at a time, each
+// over every core, and the rest stay cancellable, while another lane's run begins beside them at once
+// and shares the pool's threads by turns (src/engine-contract/fair-slices.ts).
 
 /**
- * Runs over the CPU engine's pool begun at a time, across the engine (every pack the worker runs): one
+ * Runs over the CPU engine's pool begun at a time by one lane (every pack the worker runs of it): one
  * counting, and the next one's ranges queued behind it, so that no pool thread waits between two runs. A
- * run's slot is given back once its draws are counted, before its document is built.
+ * run's slot is given back once its draws are counted, before its document is built. Each lane (and a
+ * lane's interactive runs apart from its others) has slots of its own: its runs never wait for another
+ * lane's to end, since the pool interleaves the lanes' ranges.
  */
 export const POOL_RUNS_AT_ONCE = 2;
 
@@ -18,6 +21,34 @@ export const POOL_RUNS_AT_ONCE = 2;
  * jobs marked started ahead of a free lane are a few milliseconds of the engine's work.
  */
 const START_AHEAD_DRAWS = 20_000;
+
+/** Slots of `size` for each lane, made as a lane asks and forgotten once all of its slots are free. */
+export interface LaneSlots {
+  acquire(lane: string): Promise<() => void>;
+}
+
+export function makeLaneSlots(size: number): LaneSlots {
+  const lanes = new Map<string, { slots: Slots; taken: number }>();
+  return {
+    async acquire(lane) {
+      let entry = lanes.get(lane);
+      if (entry === undefined) {
+        entry = { slots: makeSlots(size), taken: 0 };
+        lanes.set(lane, entry);
+      }
+      const owner = entry;
+      owner.taken++;
+      const release = await owner.slots.acquire();
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        release();
+        if (--owner.taken === 0 && lanes.get(lane) === owner) lanes.delete(lane);
+      };
+    },
+  };
+}
 
 /** A bounded number of slots, taken in the order asked. */
 export interface Slots {
@@ -53,9 +84,10 @@ export interface StartGateOptions<T> {
   /** The id to ask about, or null for a job already started (a GPU job the CPU runs after all). */
   askId(entry: T): string | null;
   draws(entry: T): number;
-  /** Whether the job runs over the CPU pool: begun alone, once a pool slot is free. */
+  /** Whether the job runs over the CPU pool: begun alone, once a pool slot of its lane is free. */
   pooled(entry: T): boolean;
-  poolSlots: Slots;
+  /** A pool slot for the job, once one is free: resolves with its release. */
+  poolSlot(entry: T): Promise<() => void>;
   /** RunContext.start; absent, every job may start. */
   start: ((jobIds: readonly string[]) => Promise<ReadonlySet<string>>) | undefined;
   signal: AbortSignal;
@@ -99,7 +131,7 @@ export function makeStartGate<T>(entries: readonly T[], options: StartGateOption
     const first = entries[asked]!;
     if (options.pooled(first)) {
       asked++;
-      const release = await options.poolSlots.acquire();
+      const release = await options.poolSlot(first);
       let begins = false;
       try {
         begins = !options.signal.aborted && (await allowed([first])).length === 1;

@@ -1,8 +1,11 @@
 // The worker's claim loop and its wake rules: claims into the free slots once a pack's worth is free (or
-// nothing is in flight) and draws are left of the worker's budget, claims again at once while a claim
-// filled its room, and otherwise sleeps until news wakes it or the poll comes. It owns only what decides
-// when to claim (woken, the queue found drained, the sleeping loop's alarm, stopping); what a claim takes
-// and runs is the worker's (`claim`).
+// nothing is in flight) and draws are left of the worker's budget (beyond it, only small runs and the
+// jobs of lanes with nothing running), claims again at once while a claim filled its room, and otherwise
+// sleeps until news wakes it or the poll comes. It owns only what decides when to claim (woken, the queue
+// found drained, the sleeping loop's alarm, stopping); what a claim takes and runs is the worker's
+// (`claim`).
+
+import type { ClaimOnly } from './kind-queue.js';
 
 export interface ClaimLoopOptions {
   /** Jobs in flight at most. */
@@ -21,17 +24,19 @@ export interface ClaimLoopOptions {
   jobsHeld(): number;
   drawsHeld?: (() => number) | undefined;
   /**
-   * A run of at most these draws is claimed even while the draws held leave no room: a small run beside
-   * large ones, which the engine begins at once (the CPU engine counts it whole on a job thread, not on
-   * the pool the large ones hold; docs/decisions.md §6 "Fair shares"). Absent: none.
+   * While the draws held leave no room, the worker still claims, up to one budget's draws beyond it (and
+   * `smallDraws` for small runs), the jobs of lanes with nothing running on any worker and the runs of at
+   * most `smallDraws`: what the engine begins at once beside the large ones held (a small run on a job
+   * thread, a larger one on the CPU pool or in the next GPU dispatch by turns with them,
+   * src/engine-contract/fair-slices.ts; docs/decisions.md §6 "Fair shares"). Absent: none.
    */
   smallDraws?: number | undefined;
   /**
-   * Claims up to `free` jobs, while the draws claimed before each are fewer than `draws` (with
-   * `maxDraws`, only jobs of at most that many), and starts them: how many jobs and draws it claimed, or
-   * null when the claim failed.
+   * Claims up to `free` jobs, while the draws claimed before each are fewer than `draws` (with `only`,
+   * only those it names: kind-queue.ts ClaimOnly), and starts them: how many jobs and draws it claimed,
+   * or null when the claim failed.
    */
-  claim(free: number, draws: number, maxDraws?: number): Promise<{ jobs: number; draws: number } | null>;
+  claim(free: number, draws: number, only?: ClaimOnly): Promise<{ jobs: number; draws: number } | null>;
 }
 
 export interface ClaimLoop {
@@ -106,14 +111,19 @@ export function makeClaimLoop(options: ClaimLoopOptions): ClaimLoop {
   }
 
   /**
-   * With the draws held leaving no room: small runs only, up to `smallDraws` in all (the first always),
-   * so that a small run queued behind large ones held waits for no large one to end. Whatever it finds,
-   * the queue is not drained: large jobs may still be queued for the room a stored outcome frees.
+   * With the draws held leaving no room: small runs and the jobs of lanes with nothing running only (the
+   * first always), up to one budget's draws beyond the room, or `smallDraws` once held draws are past
+   * that too; so that neither a small run nor another organisation's large one, queued behind the large
+   * ones held, waits for one of them to end, and what a worker holds stays bounded (its memory, and the
+   * leases its heartbeat extends). Whatever it finds, the queue is not drained: large jobs may still be
+   * queued for the room a stored outcome frees.
    */
   async function claimSmall(free: number): Promise<void> {
     const small = options.smallDraws;
     if (small === undefined || small <= 0) return;
-    await options.claim(free, small, small);
+    const beyond = (options.drawsBudget?.() ?? 0) + drawsRoom();
+    if (beyond > small) await options.claim(free, beyond, { maxWeight: small, idleLanes: true });
+    else await options.claim(free, small, { maxWeight: small });
   }
 
   async function loop(): Promise<void> {

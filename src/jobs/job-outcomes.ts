@@ -12,6 +12,7 @@ import {
   type SimulationResult,
   takeBackResults,
 } from '../results/result-store.js';
+import { laneOf } from './kind-queue.js';
 import type { JobQueue } from './queue.js';
 import type { Job } from './types.js';
 
@@ -35,6 +36,9 @@ export function engineJob(job: Job): EngineJob {
     payloadJson: job.inputs as string,
     dataVersion: job.dataVersion,
     queuedMs: job.startedAt ? Math.max(0, job.startedAt.getTime() - job.createdAt.getTime()) : 0,
+    // The engine's turns are by lane, as the claim's order is; a single simulation (its request waits)
+    // before the lane's batch items.
+    share: { lane: laneOf(job), weight: job.laneWeight ?? 1, interactive: job.batchId === null },
   };
 }
 

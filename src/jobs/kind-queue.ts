@@ -8,6 +8,7 @@
 // new run or a run ended without its outcome resets of its own columns, and what a claim returns.
 import type postgres from 'postgres';
 import type { Sql, TransactionSql } from '../db/connection.js';
+import { laneWeights, TEST_LANE_WEIGHT } from '../limits/plans.js';
 import { announceQueued, type JobNews } from './job-news.js';
 import type { JobError } from './types.js';
 
@@ -61,9 +62,9 @@ export interface LeasedJob {
 export interface KindQueue<J extends LeasedJob> {
   /**
    * Claims up to `n` jobs under this worker's lease, while the weight claimed before each is below `room`;
-   * with `maxWeight`, only jobs of that weight or less.
+   * with `only`, only the jobs it names (ClaimOnly).
    */
-  claim(workerId: string, n: number, leaseMs: number, room: number, maxWeight?: number): Promise<J[]>;
+  claim(workerId: string, n: number, leaseMs: number, room: number, only?: ClaimOnly): Promise<J[]>;
   /** Extends the leases this worker still holds; the ids it still holds. */
   heartbeat(workerId: string, jobIds: readonly string[], leaseMs: number): Promise<string[]>;
   /**
@@ -77,6 +78,26 @@ export interface KindQueue<J extends LeasedJob> {
   rescueExpiredLeases?(now: Date): Promise<{ requeued: J[]; failed: J[] }>;
 }
 
+/**
+ * Which queued jobs a claim beyond the worker's room may take (src/jobs/claim-loop.ts; docs/decisions.md §6
+ * "Fair shares"); a job passes when it passes either.
+ */
+export interface ClaimOnly {
+  /** Jobs of this weight or less: a small run, begun beside large ones held. */
+  maxWeight?: number | undefined;
+  /**
+   * Jobs of lanes with nothing running, on any worker: a lane that has had none of the engine lately,
+   * whose run the engine then interleaves with the others' (src/engine-contract/fair-slices.ts).
+   */
+  idleLanes?: boolean | undefined;
+}
+
+/** What a claim adds to each job it returns. */
+export interface Claimed {
+  /** The weight of the job's lane in the fair order (its organisation's plan, src/limits/plans.ts). */
+  laneWeight: number;
+}
+
 export interface ClaimRequest {
   workerId: string;
   /** Jobs at most. */
@@ -85,8 +106,17 @@ export interface ClaimRequest {
   now: Date;
   /** The weight the claim may take: jobs are claimed while the weight claimed before each is below it. */
   room?: number | undefined;
-  /** Only jobs of this weight or less (a small run claimed beside large ones held, claim-loop.ts). */
-  maxWeight?: number | undefined;
+  /** Only the jobs it names (a claim beyond the worker's room, claim-loop.ts); absent: any. */
+  only?: ClaimOnly | undefined;
+}
+
+/**
+ * A job's lane (docs/decisions.md §6 "Fair shares"): its organisation's live work, or the work of every
+ * test key together. The claim's statement says the same in SQL (claimFrom's `lane`); the worker names it
+ * to the engine, whose slices of draws take turns by lane.
+ */
+export function laneOf(job: { mode: string; orgId: string }): string {
+  return job.mode === 'test' ? 'test' : `org ${job.orgId}`;
 }
 
 /**
@@ -98,8 +128,9 @@ export interface ClaimRequest {
  *
  * The fair order is weighted fair queuing by lane, a lane being an organisation's live work, or all test
  * keys' work together: a queued job's tag is its lane's weight running now plus the weights of its lane's
- * queued jobs up to and including it, its lane's interactive jobs (no batch) before its batch items, each
- * oldest first and a batch's items in its order; the smallest tag goes first. So a lane with nothing
+ * queued jobs up to and including it, over the lane's weight (its organisation's plan's `laneWeight`,
+ * src/limits/plans.ts; TEST_LANE_WEIGHT for test keys), its lane's interactive jobs (no batch) before its
+ * batch items, each oldest first and a batch's items in its order; the smallest tag goes first. So a lane with nothing
  * running gets its small job ahead of another lane's large ones, lanes that both wait take turns by
  * weight, and an organisation's single run goes ahead of its own batch. Every worker process claims by
  * the same rule, in the same statement.
@@ -108,7 +139,7 @@ export async function claimFrom<J extends { createdAt: Date }>(
   sql: Sql,
   table: JobTable,
   claim: ClaimRequest,
-): Promise<J[]> {
+): Promise<(J & Claimed)[]> {
   if (claim.n <= 0) return [];
   const { now } = claim;
   const leaseEnd = new Date(now.getTime() + claim.leaseMs);
@@ -122,39 +153,45 @@ export async function claimFrom<J extends { createdAt: Date }>(
   const position = table.position(sql);
   const lapsed =
     table.lapsed === 'taken over' ? sql`OR (status = 'running' AND lease_expires_at < ${now})` : sql``;
-  const small = claim.maxWeight === undefined ? sql`` : sql`AND ${weight} <= ${claim.maxWeight}`;
-  const rows = await sql<(J & { claimPlace?: string })[]>`
+  const only = claimOnly(sql, weight, lane, claim.only);
+  const weights = JSON.stringify(laneWeights());
+  const rows = await sql<(J & { claimPlace?: string; laneWeight: number })[]>`
     WITH owners AS (
-      SELECT DISTINCT org_id, mode FROM ${sql(table.name)} WHERE status = 'queued' ${lapsed}
+      SELECT o.org_id, o.mode,
+             CASE WHEN o.mode = 'test' THEN ${TEST_LANE_WEIGHT}::numeric
+                  ELSE COALESCE((${weights}::text::jsonb ->> orgs.plan)::numeric, 1) END AS lane_weight
+      FROM (SELECT DISTINCT org_id, mode FROM ${sql(table.name)} WHERE status = 'queued' ${lapsed}) o
+      LEFT JOIN orgs ON orgs.id = o.org_id
     ), running AS (
       SELECT ${lane} AS lane, sum(${weight}) AS load FROM ${sql(table.name)}
       WHERE status = 'running' GROUP BY 1
     ), candidates AS (
-      SELECT c.* FROM owners o CROSS JOIN LATERAL (
+      SELECT c.*, o.lane_weight FROM owners o CROSS JOIN LATERAL (
         SELECT id, ${weight} AS weight, created_at, ${lane} AS lane, ${background} AS background,
                ${position} AS position
         FROM ${sql(table.name)}
-        WHERE (status = 'queued' ${lapsed}) AND org_id = o.org_id AND mode = o.mode ${small}
+        WHERE (status = 'queued' ${lapsed}) AND org_id = o.org_id AND mode = o.mode ${only}
         ORDER BY background, created_at, position, id
         LIMIT ${claim.n}
       ) c
     ), tagged AS (
-      SELECT c.id, c.weight, c.created_at,
-             COALESCE(r.load, 0)
+      SELECT c.id, c.weight, c.created_at, c.lane_weight,
+             (COALESCE(r.load, 0)
                + sum(c.weight) OVER (
                    PARTITION BY c.lane ORDER BY c.background, c.created_at, c.position, c.id
-                 ) AS tag, c.position
+                 )) / c.lane_weight AS tag, c.position
       FROM candidates c LEFT JOIN running r ON r.lane = c.lane
     ), next AS (
-      SELECT j.id, t.weight, t.tag, t.created_at, t.position
+      SELECT j.id, t.weight, t.tag, t.created_at, t.position, t.lane_weight
       FROM ${sql(table.name)} j JOIN tagged t ON t.id = j.id
       WHERE j.status = 'queued' ${lapsed}
       ORDER BY t.tag, t.created_at, t.position, j.id
       LIMIT ${claim.n}
       FOR UPDATE OF j SKIP LOCKED
     ), fits AS (
-      SELECT id, place FROM (
-        SELECT id, sum(weight) OVER (ORDER BY tag, created_at, position, id) - weight AS before,
+      SELECT id, place, lane_weight FROM (
+        SELECT id, lane_weight,
+               sum(weight) OVER (ORDER BY tag, created_at, position, id) - weight AS before,
                row_number() OVER (ORDER BY tag, created_at, position, id) AS place
         FROM next
       ) summed
@@ -165,11 +202,31 @@ export async function claimFrom<J extends { createdAt: Date }>(
         attempts = j.attempts + 1, started_at = COALESCE(j.started_at, ${now})
         ${table.runEnded(sql, sql`FALSE`)}
     FROM fits WHERE j.id = fits.id
-    RETURNING ${table.claimed(sql)}, fits.place AS "claimPlace"`;
+    RETURNING ${table.claimed(sql)}, fits.place AS "claimPlace", fits.lane_weight AS "laneWeight"`;
   // In the fair order: the worker begins them as they come.
   rows.sort((a, b) => Number(a.claimPlace) - Number(b.claimPlace));
-  for (const row of rows) delete row.claimPlace;
+  for (const row of rows) {
+    delete row.claimPlace;
+    row.laneWeight = Number(row.laneWeight);
+  }
   return rows;
+}
+
+/**
+ * ClaimOnly as a condition of claimFrom's candidates (a queued row of the kind's table, not aliased, with
+ * its `weight` and `lane`; the `running` load of each lane).
+ */
+function claimOnly(
+  sql: Sql,
+  weight: Fragment | postgres.Helper<string, []>,
+  lane: Fragment,
+  only: ClaimOnly | undefined,
+): Fragment {
+  const { maxWeight, idleLanes } = only ?? {};
+  if (maxWeight === undefined && !idleLanes) return sql``;
+  const small = maxWeight === undefined ? sql`FALSE` : sql`${weight} <= ${maxWeight}`;
+  const idle = idleLanes ? sql`NOT EXISTS (SELECT 1 FROM running r WHERE r.lane = ${lane})` : sql`FALSE`;
+  return sql`AND (${small} OR ${idle})`;
 }
 
 /**
@@ -291,8 +348,8 @@ export function tableQueue<J extends LeasedJob & { createdAt: Date }>(
 ): KindQueue<J> {
   const { sql, clock } = deps;
   return {
-    claim: (workerId, n, leaseMs, room, maxWeight) =>
-      claimFrom<J>(sql, table, { workerId, n, leaseMs, room, maxWeight, now: clock() }),
+    claim: (workerId, n, leaseMs, room, only) =>
+      claimFrom<J>(sql, table, { workerId, n, leaseMs, room, only, now: clock() }),
     heartbeat: (workerId, jobIds, leaseMs) =>
       extendLeases(sql, table, { workerId, jobIds, leaseEnd: new Date(clock().getTime() + leaseMs) }),
     cancelledOf: (jobIds) => cancelledOf(sql, table, jobIds),

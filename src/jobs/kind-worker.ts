@@ -132,9 +132,9 @@ export function startKindWorker<J extends LeasedJob>(options: KindWorkerOptions<
     jobsHeld: () => held.jobs.size,
     drawsHeld: held.weight,
     smallDraws: options.smallWeight,
-    claim: async (free, room, maxWeight) => {
+    claim: async (free, room, only) => {
       try {
-        const jobs = await kind.queue.claim(workerId, free, options.leaseMs, room, maxWeight);
+        const jobs = await kind.queue.claim(workerId, free, options.leaseMs, room, only);
         if (jobs.length > 0) track(jobs);
         return { jobs: jobs.length, draws: jobs.reduce((sum, job) => sum + weight(job), 0) };
       } catch (error) {

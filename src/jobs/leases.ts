@@ -10,6 +10,7 @@ import { gpuSecondsToMs, settleGpuUsage, settleGpuUsages } from '../limits/daily
 import { announcedWith, announceFinished, wakeOnFinish } from './job-news.js';
 import { holdEnd, jobColumns } from './job-store.js';
 import {
+  type ClaimOnly,
   claimFrom,
   extendLeases,
   type JobTable,
@@ -70,9 +71,9 @@ export async function claimJobs(
   n: number,
   leaseMs: number,
   draws: number = Number.MAX_SAFE_INTEGER,
-  maxDraws?: number,
+  only?: ClaimOnly,
 ): Promise<Job[]> {
-  const claim = { workerId, n, leaseMs, now: deps.clock(), room: draws, maxWeight: maxDraws };
+  const claim = { workerId, n, leaseMs, now: deps.clock(), room: draws, only };
   return claimFrom<Job>(deps.sql, JOBS_TABLE, claim);
 }
 

@@ -30,7 +30,7 @@ import {
   markDeliveryOutcomes,
   sumQueuedDraws,
 } from './job-store.js';
-import { cancelledOf } from './kind-queue.js';
+import { type ClaimOnly, cancelledOf } from './kind-queue.js';
 import {
   type CompleteOptions,
   type Completion,
@@ -75,7 +75,7 @@ export interface JobQueue {
    * Claims up to `n` queued jobs under this worker's lease, and while the draws claimed before each are
    * fewer than `draws` (default: no bound); the first is always taken. Claimed jobs are not started yet.
    */
-  claim(workerId: string, n: number, leaseMs: number, draws?: number, maxDraws?: number): Promise<Job[]>;
+  claim(workerId: string, n: number, leaseMs: number, draws?: number, only?: ClaimOnly): Promise<Job[]>;
   /**
    * Marks jobs this worker holds as started (the engine begins them): the ids it may start. A job that a
    * batch's cancel took first is not among them, and must not be run.
@@ -225,7 +225,7 @@ export function makeJobQueue(options: JobQueueDeps): JobQueue {
   return {
     enqueue: async (tx, job) => (await insertJobs(deps, tx, [job]))[0]!,
     enqueueBatch: (tx, batch, jobs) => insertBatch(deps, tx, batch, jobs),
-    claim: (workerId, n, leaseMs, draws, maxDraws) => claimJobs(deps, workerId, n, leaseMs, draws, maxDraws),
+    claim: (workerId, n, leaseMs, draws, only) => claimJobs(deps, workerId, n, leaseMs, draws, only),
     start: (workerId, jobIds) => startJobs(deps, workerId, jobIds),
     heartbeat: (workerId, jobIds, leaseMs) => heartbeat(deps, workerId, jobIds, leaseMs),
     cancelledOf: (jobIds) => cancelledOf(options.sql, JOBS_TABLE, jobIds),

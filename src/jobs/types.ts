@@ -64,6 +64,11 @@ export interface Job extends JobRunFacts, Owner {
   customId: string | null;
   /** The metadata the job was submitted with (its own, or its batch's); null when none was given. */
   metadata: Metadata | null;
+  /**
+   * The weight of its lane in the engine's fair shares, as the claim that took it read it (kind-queue.ts
+   * Claimed; its organisation's plan); absent on a job not read by a claim.
+   */
+  laneWeight?: number | undefined;
 }
 
 /** Up to 16 string pairs a client attaches to a simulation or a batch (docs/api.md §4.5). */

@@ -9,6 +9,11 @@ export interface PlanTerms {
   usageTier: number;
   /** Credits included per UTC month, in milli-credits (docs/api.md §1 and §8). */
   monthlyAllowanceMilli: number;
+  /**
+   * The weight of the organisation's lane in the engine's fair shares (docs/decisions.md §6 "Fair
+   * shares"): while lanes wait, a lane of weight 2 gets twice the draws of a lane of weight 1.
+   */
+  laneWeight: number;
   limits: Record<LimitName, number>;
 }
 
@@ -26,6 +31,7 @@ export const PLAN_TERMS: Record<Plan, PlanTerms> = {
   none: {
     usageTier: 0,
     monthlyAllowanceMilli: 0,
+    laneWeight: 1,
     limits: {
       data_rpm: 0,
       simulations_rpm: 0,
@@ -38,6 +44,7 @@ export const PLAN_TERMS: Record<Plan, PlanTerms> = {
   plus: {
     usageTier: 1,
     monthlyAllowanceMilli: 100_000,
+    laneWeight: 1,
     limits: {
       data_rpm: 60,
       simulations_rpm: 30,
@@ -50,6 +57,7 @@ export const PLAN_TERMS: Record<Plan, PlanTerms> = {
   pro: {
     usageTier: 2,
     monthlyAllowanceMilli: 2_500_000,
+    laneWeight: 2,
     limits: {
       data_rpm: 600,
       simulations_rpm: 300,
@@ -60,6 +68,19 @@ export const PLAN_TERMS: Record<Plan, PlanTerms> = {
     },
   },
 };
+
+/**
+ * The weight of every test key's lane (one lane for all organisations' test keys): test keys cost nothing,
+ * so they never outweigh a paying lane.
+ */
+export const TEST_LANE_WEIGHT = 1;
+
+/** Each plan's lane weight, by plan name: what the claim's statement reads (src/jobs/kind-queue.ts). */
+export function laneWeights(): Record<Plan, number> {
+  const weights = {} as Record<Plan, number>;
+  for (const plan of Object.keys(PLAN_TERMS) as Plan[]) weights[plan] = PLAN_TERMS[plan].laneWeight;
+  return weights;
+}
 
 export interface PlanHolder {
   plan: Plan;

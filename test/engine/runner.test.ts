@@ -207,6 +207,54 @@ describe('when the runner begins jobs (RunContext.start, src/engine/start-gate.t
   });
 });
 
+describe('the engine\'s fair shares of its draws (docs/decisions.md §6 "Fair shares")', () => {
+  const payload = (n: number) => ({
+    match: plausibleFixture(
+      n,
+      { teamId: n, attack: 0.1, defence: 0 },
+      { teamId: n + 1, attack: 0, defence: 0 },
+    ),
+    as_of: '2026-11-21T10:00:00.000Z',
+  });
+
+  it("counts another lane's pool run beside a lane's batch, with the document it gives alone", async () => {
+    const threaded = createSimulationEngine({ mode: 'cpu', cpuThreads: 2 });
+    const lone: EngineJob = {
+      ...job('b', payload(140)),
+      draws: 40_000,
+      share: { lane: 'B', weight: 1, interactive: true },
+    };
+    const batch = Array.from({ length: 3 }, (_, i) => ({
+      ...job(`a${i}`, payload(150 + 2 * i)),
+      draws: 60_000,
+      share: { lane: 'A', weight: 1, interactive: false },
+    }));
+    const ended: string[] = [];
+    let aBegan: () => void = () => {};
+    const began = new Promise<void>((resolve) => (aBegan = resolve));
+    const context = {
+      progress: async (id: string) => void (id === 'a0' && aBegan()),
+      signal: new AbortController().signal,
+      onOutcome: (outcome: { jobId: string }) => void ended.push(outcome.jobId),
+    };
+    try {
+      const [alone] = await threaded.runBatch([lone], { ...context, onOutcome: undefined });
+      const a = threaded.runBatch(batch, context);
+      // A's first two runs hold both of its lane's pool slots, and their ranges queue ahead of B's.
+      await began;
+      const [beside] = await threaded.runBatch([lone], context);
+      await a;
+      // B's run takes turns with A's: it ends before A's second run, where in the order of arrival
+      // (and with one set of pool slots) it ended after it.
+      expect(ended.indexOf('b')).toBeLessThan(ended.indexOf('a1'));
+      expect(ended).toHaveLength(4);
+      expect(strip(beside)).toEqual(strip(alone));
+    } finally {
+      await threaded.close();
+    }
+  });
+});
+
 const adapter = await chooseAdapter({ mode: 'gpu' });
 if (!adapter) console.warn('GPU runner test skipped: no WebGPU adapter (not even llvmpipe) on this host');
 

@@ -106,6 +106,38 @@ describe.skipIf(!chosen)(`GPU engine on ${chosen?.description ?? 'no adapter'}`,
     }
   });
 
+  it("puts another lane's job into the next dispatch, ahead of a lane's jobs queued before it", async () => {
+    // One job a dispatch: A's first two go out at once (two in flight); B's, queued after all of A's,
+    // goes into the next (src/engine-contract/fair-slices.ts), where in the order of arrival it went last.
+    const one = createGpuEngine({ mode: 'gpu', fallback: cpuEngine, maxDrawsPerDispatch: 400 });
+    const ended: string[] = [];
+    try {
+      await one.started();
+      const aShare = { lane: 'A', weight: 1, interactive: false };
+      const a = one.runBatch(
+        Array.from({ length: 5 }, (_, i) => ({
+          compiled: fixtures[i % 3]!,
+          draws: 400,
+          seed: { lo: 20 + i, hi: 0 },
+          share: aShare,
+          onProgress: () => void ended.push(`a${i}`),
+        })),
+      );
+      const seed = { lo: 30, hi: 0 };
+      const b = await one.run(fixtures[1]!, {
+        draws: 400,
+        seed,
+        share: { lane: 'B', weight: 1, interactive: true },
+        onProgress: () => void ended.push('b'),
+      });
+      await a;
+      expect(ended).toEqual(['a0', 'a1', 'b', 'a2', 'a3', 'a4']);
+      expect(b.counts).toEqual(cpuCounts(fixtures[1]!, seed, 400));
+    } finally {
+      await one.close();
+    }
+  });
+
   it('gives the same counts for the same seed and different counts for another seed', async () => {
     const [a, b, c] = await Promise.all([
       engine.run(fixtures[1]!, { draws: 300, seed: { lo: 5, hi: 5 } }),

@@ -60,6 +60,19 @@ describe('the fair claim', () => {
     expect(ids(claimed)).toEqual([a[0], b[0], a[1], b[1], a[2], b[2]].map((job) => job!.id));
   });
 
+  it("weighs a Pro organisation's lane twice a Plus one's (src/limits/plans.ts laneWeight)", async () => {
+    const plus = await insertOrg(db.sql, { plan: 'plus' });
+    const pro = await insertOrg(db.sql, { plan: 'pro' });
+    const { jobs: a } = await later(() => submitLiveBatch(parts, plus, 3, 3700));
+    const { jobs: b } = await later(() => submitLiveBatch(parts, pro, 6, 3800));
+    const claimed = await parts.queue.claim('w1', 9, 30_000);
+    // Tags of 1,000-draw items: Plus 1,000, 2,000, 3,000; Pro 500, 1,000, … 3,000; ties oldest first.
+    expect(ids(claimed)).toEqual(
+      [b[0], a[0], b[1], b[2], a[1], b[3], b[4], a[2], b[5]].map((job) => job!.id),
+    );
+    expect(claimed.map((job) => job.laneWeight)).toEqual([2, 1, 2, 2, 1, 2, 2, 1, 2]);
+  });
+
   it("takes an organisation's single run ahead of its own batch queued first", async () => {
     const org = await insertOrg(db.sql, { plan: 'pro' });
     const { jobs: batch } = await later(() => submitLiveBatch(parts, org, 4, 3300));
@@ -69,14 +82,14 @@ describe('the fair claim', () => {
   });
 
   it("puts every organisation's test keys in one lane of their own", async () => {
-    const first = await insertOrg(db.sql, { plan: 'pro' });
-    const second = await insertOrg(db.sql, { plan: 'pro' });
+    const first = await insertOrg(db.sql, { plan: 'plus' });
+    const second = await insertOrg(db.sql, { plan: 'plus' });
     const a1 = await later(() => submitJob(parts, first, { mode: 'test' }));
     const a2 = await later(() => submitJob(parts, first, { mode: 'test' }));
     const b1 = await later(() => submitJob(parts, second, { mode: 'test' }));
     const live = await later(() => submitJob(parts, second, { draws: 1000 }));
     // One lane for the three test runs (oldest first), beside the live run's lane: the live run's tag
-    // (1,000) ties the test lane's first, which is older.
+    // (1,000 over a Plus lane's weight, 1) ties the test lane's first, which is older.
     const claimed = await parts.queue.claim('w1', 4, 30_000);
     expect(ids(claimed)).toEqual([a1.id, live.id, a2.id, b1.id]);
   });
@@ -85,11 +98,31 @@ describe('the fair claim', () => {
     const big = await insertOrg(db.sql, { plan: 'pro' });
     const small = await insertOrg(db.sql, { plan: 'pro' });
     const { jobs: path } = await later(() => submitLiveBatch(parts, big, 2, 3500, 100_000));
-    expect(await parts.queue.claim('w1', 4, 30_000, 20_000, 20_000)).toEqual([]);
+    expect(await parts.queue.claim('w1', 4, 30_000, 20_000, { maxWeight: 20_000 })).toEqual([]);
     const lone = await later(() => submitJob(parts, small, { draws: 1000 }));
     const mine = await later(() => submitJob(parts, big, { draws: 2000 }));
-    expect(ids(await parts.queue.claim('w1', 4, 30_000, 20_000, 20_000))).toEqual([lone.id, mine.id]);
+    expect(ids(await parts.queue.claim('w1', 4, 30_000, 20_000, { maxWeight: 20_000 }))).toEqual([
+      lone.id,
+      mine.id,
+    ]);
     expect(ids(await parts.queue.claim('w1', 4, 30_000))).toEqual(ids(path));
+  });
+
+  it('takes the jobs of lanes with nothing running, whatever their draws, when a claim asks for idle lanes', async () => {
+    const big = await insertOrg(db.sql, { plan: 'pro' });
+    const other = await insertOrg(db.sql, { plan: 'pro' });
+    const { jobs: path } = await later(() => submitLiveBatch(parts, big, 3, 3600, 100_000));
+    expect(ids(await parts.queue.claim('w1', 1, 30_000))).toEqual([path[0]!.id]);
+    // The big organisation's lane runs: its queued items are not idle, the other's 100,000-draw run is.
+    const large = await later(() => submitJob(parts, other, { draws: 100_000 }));
+    const idleOnly = { maxWeight: 20_000, idleLanes: true };
+    expect(ids(await parts.queue.claim('w1', 4, 30_000, 1_000_000, idleOnly))).toEqual([large.id]);
+    // Now the other lane runs too: only its small runs pass.
+    const again = await later(() => submitJob(parts, other, { draws: 100_000 }));
+    const small = await later(() => submitJob(parts, other, { draws: 1000 }));
+    expect(ids(await parts.queue.claim('w1', 4, 30_000, 1_000_000, idleOnly))).toEqual([small.id]);
+    // Lanes by draws: the big one's 100,000 running and the other's 101,000.
+    expect(ids(await parts.queue.claim('w1', 4, 30_000))).toEqual([path[1]!.id, again.id, path[2]!.id]);
   });
 
   it('still ends a claim at its room of draws, the first job always taken', async () => {

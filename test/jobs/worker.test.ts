@@ -257,6 +257,45 @@ describe('worker', () => {
     expect(done.map((job) => job?.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
   });
 
+  it("claims another organisation's large run beside large ones that hold its room, its lane having nothing running", async () => {
+    const busy = await insertOrg(db.sql, { plan: 'pro' });
+    const other = await insertOrg(db.sql, { plan: 'pro' });
+    const large: Job[] = [];
+    for (const n of [1, 2, 3])
+      large.push(await submitJob(parts, busy, { draws: 5000, inputs: { idleLane: n } }));
+    const release = deferred();
+    const packs: string[][] = [];
+    const engine = deterministicEngine();
+    worker({
+      workerId: 'idle-lane',
+      concurrency: 8,
+      packSize: 1,
+      claimDraws: () => 4000,
+      smallDraws: 1000,
+      // The busy organisation's jobs hold the engine until the test lets them go.
+      runBatch: async (pack, context) => {
+        packs.push(pack.map((job) => job.id));
+        if (pack.some((job) => large.some((held) => held.id === job.id))) await release.promise;
+        return engine(pack, context);
+      },
+    });
+    try {
+      await waitUntil(async () => packs.length > 0, 'the first large job claimed');
+      const first = packs[0]![0]!;
+      // The other organisation's 3,000-draw run is past smallDraws, but its lane runs nothing: claimed
+      // and stored while the first large job holds the room; the busy lane's other jobs stay queued.
+      const lone = await submitJob(parts, other, { draws: 3000, inputs: { idleLane: 'other' } });
+      expect((await parts.queue.waitFor(lone.id, 10_000))?.status).toBe('succeeded');
+      expect(packs).toEqual([[first], [lone.id]]);
+      for (const job of large.filter((job) => job.id !== first)) {
+        expect((await parts.queue.get(job.id))?.status).toBe('queued');
+      }
+    } finally {
+      release.resolve();
+    }
+    await Promise.all(large.map((job) => parts.queue.waitFor(job.id, 10_000)));
+  });
+
   it('stores each outcome as the engine gives it, and claims the next pack while the first still runs', async () => {
     const org = await insertOrg(db.sql);
     // Inputs no other test ran, so no job is answered from the result cache.
