@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { limitsFor, monthlyAllowanceMilli, PLAN_TERMS, spendCapMilli } from '../../src/limits/plans.js';
 
 describe('plan terms', () => {
-  it('holds the numbers of docs/api.md §8 and docs/decisions.md §3', () => {
+  it('holds the numbers of docs/api.md §8 and docs/decisions.md §3 (lane weights: §6 Fair shares)', () => {
     expect(PLAN_TERMS.plus).toEqual({
       usageTier: 1,
       monthlyAllowanceMilli: 100_000,
+      laneWeight: 1,
       limits: {
         data_rpm: 60,
         simulations_rpm: 30,
@@ -18,6 +19,7 @@ describe('plan terms', () => {
     expect(PLAN_TERMS.pro).toEqual({
       usageTier: 2,
       monthlyAllowanceMilli: 2_500_000,
+      laneWeight: 2,
       limits: {
         data_rpm: 600,
         simulations_rpm: 300,
