@@ -215,7 +215,6 @@ describe('golden documents', () => {
     const { document: stored, summary } = documentOf(documentCase);
     const documentJson = documentText(stored);
     const digest = createHash('sha256').update(documentJson).digest('hex');
-    console.log('PRINT', 'DOC', JSON.stringify(documentCase.name), digest);
     expect(
       digest,
       `the document changed under model version ${RECORDED_UNDER}: a change of its bits from the engine or ` +
