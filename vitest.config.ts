@@ -64,8 +64,9 @@ export const sharedTestOptions = {
   // Database tests create their own database per file; two cores in CI, so keep parallelism modest.
   maxWorkers: 2,
   pool: 'forks' as const,
-  // Dawn's and Mesa's native lines about software rendering, kept out of the run's output.
-  globalSetup: ['test/helpers/native-warnings.ts'],
+  // Dawn's and Mesa's native lines about software rendering, kept out of the run's output; the run's
+  // migrated database, copied for each test file.
+  globalSetup: ['test/helpers/native-warnings.ts', 'test/helpers/database-template.ts'],
 };
 
 export default defineConfig({

@@ -14,6 +14,8 @@ export interface Database {
   sql: Sql;
   /** `server` for a PostgreSQL server, `embedded` for PGlite (one connection, no LISTEN/NOTIFY). */
   kind: 'server' | 'embedded';
+  /** The embedded database's files as a tar, for `loadDataDir` (absent on a server). */
+  dumpDataDir?: () => Promise<Blob>;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,11 @@ export interface OpenDatabaseOptions {
   dataDir?: string;
   /** Pool size against a server. */
   max?: number;
+  /**
+   * The embedded database's files to start from, a `dumpDataDir()` of another (tests: one migrated
+   * database copied for each test file, test/helpers/database.ts), instead of a new, empty one.
+   */
+  loadDataDir?: Blob;
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
@@ -64,10 +71,10 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     const sql = withCommitHooks(postgres(options.databaseUrl, { ...clientOptions, max: options.max ?? 10 }));
     return { sql, kind: 'server', close: () => sql.end({ timeout: 5 }) };
   }
-  return openEmbedded(options.dataDir ?? './data');
+  return openEmbedded(options.dataDir ?? './data', options.loadDataDir);
 }
 
-async function openEmbedded(dataDir: string): Promise<Database> {
+async function openEmbedded(dataDir: string, loadDataDir: Blob | undefined): Promise<Database> {
   const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([
     import('@electric-sql/pglite'),
     import('@electric-sql/pglite-socket'),
@@ -79,7 +86,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     location = path.resolve(dataDir, 'pglite');
     mkdirSync(location, { recursive: true });
   }
-  const pglite = await PGlite.create(location);
+  const pglite = await PGlite.create(location, loadDataDir ? { loadDataDir } : {});
   const server = new PGLiteSocketServer({ db: pglite, port: 0, host: '127.0.0.1' });
   await server.start();
   const address = server.getServerConn();
@@ -99,6 +106,11 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   return {
     sql,
     kind: 'embedded',
+    async dumpDataDir() {
+      // Every page written to the files first, so that the copy starts without replaying the log.
+      await sql`CHECKPOINT`;
+      return pglite.dumpDataDir('none');
+    },
     async close() {
       await sql.end({ timeout: 5 });
       await server.stop();

@@ -9,11 +9,16 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUILD_TIMEOUT_MS, builtCli } from '../helpers/built-cli.js';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'matchsim-npm-start-'));
 let child: ChildProcess | undefined;
 let serverPid: number | undefined;
+
+// dist/ built first, taking turns with the other test processes that build it (test/helpers/built-cli.ts):
+// `npm start`'s own build then finds it current and writes nothing while one of them might read it.
+beforeAll(() => builtCli(), BUILD_TIMEOUT_MS);
 
 afterAll(() => {
   if (child?.exitCode === null) child.kill('SIGKILL');

@@ -1,8 +1,10 @@
-// `matchsim serve` as an operator runs it: a child process whose stdout (JSON log lines) and stderr (the
-// demo's terminal lines) the test reads, signals and waits for.
+// `matchsim serve` as an operator runs it, on the compiled CLI (test/helpers/built-cli.ts): a child
+// process whose stdout (JSON log lines) and stderr (the demo's terminal lines) the test reads, signals
+// and waits for.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { afterAll } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
+import { BUILD_TIMEOUT_MS, builtCli, CLI_ENTRY } from './built-cli.js';
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -34,6 +36,8 @@ function lines(stream: NodeJS.ReadableStream, into: string[], onLine: () => void
  * running behind it, holding its database. Vitest's forks end without an `exit` event to do it then.
  */
 const running = new Set<ChildProcess>();
+// Built before the file's first test, under a hook's time limit rather than a test's.
+beforeAll(() => builtCli(), BUILD_TIMEOUT_MS);
 afterAll(() => {
   for (const child of running) child.kill('SIGKILL');
 });
@@ -53,7 +57,8 @@ export async function startServiceProcess(
   };
   delete fullEnv.BASE_URL; // set to '/' by vitest (Vite's BASE_URL), not by an operator
   if (!env.DATABASE_URL) delete fullEnv.DATABASE_URL;
-  const child = spawn('node', ['--import', 'tsx', 'src/cli/main.ts', 'serve', ...args], {
+  await builtCli();
+  const child = spawn('node', [CLI_ENTRY, 'serve', ...args], {
     env: fullEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
