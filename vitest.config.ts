@@ -61,10 +61,10 @@ const ONE_BACKEND = [
 export const sharedTestOptions = {
   testTimeout: 60_000,
   hookTimeout: 120_000,
-  // Three files at a time on CI's two cores: a file spends part of its time waiting on the servers and
-  // processes it starts, so a third keeps both cores busy. A clean clone's .ci/run, the same commit, quiet:
-  // the three test phases 11 min 11 s with two (4:44, 4:25, 2:02), 10 min 17 s with three (4:38, 4:03, 1:36).
-  maxWorkers: 3,
+  // Database tests create their own database per file; two cores in CI, so keep parallelism modest. Three
+  // at a time was tried (a clean clone's .ci/run, quiet): its three test phases took 10 min 17 s in one run
+  // and 11 min 39 s in another, against 11 min 11 s with two: no gain beyond the runs' own spread.
+  maxWorkers: 2,
   pool: 'forks' as const,
   // Dawn's and Mesa's native lines about software rendering, kept out of the run's output; the run's
   // migrated database, copied for each test file.
