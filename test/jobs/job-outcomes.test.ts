@@ -10,7 +10,7 @@ import { storeResults } from '../../src/results/result-store.js';
 import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { countingStatements } from '../helpers/statements.js';
-import { documentFor, makeSimParts, type SimParts, submitJob } from './setup.js';
+import { documentFor, makeSimParts, type SimParts, submitJob, succeededOutcomes } from './setup.js';
 
 let db: TestDatabase;
 let parts: SimParts;
@@ -43,23 +43,9 @@ async function storePack(n: number): Promise<{ statements: number; jobs: Job[]; 
   const claimed = await parts.queue.claim('w', n, 60_000);
   expect(claimed).toHaveLength(n);
   const { sql, counted } = countingTransactions(db.sql);
-  const items = claimed.map((job) => {
-    const document = documentFor(job);
-    return {
-      job,
-      outcome: {
-        jobId: job.id,
-        summary: documentSummary(document),
-        document: storedDocument(JSON.stringify(document)),
-        engine: 'cpu',
-        runMs: 1,
-        gpuMs: 0,
-      },
-    };
-  });
   const recorded = await recordOutcomes(
     { queue: parts.queue, sql, knownResults: parts.knownResults, workerId: 'w', clock: () => new Date() },
-    items,
+    succeededOutcomes(claimed),
   );
   const jobs = await Promise.all(claimed.map(async (job) => (await parts.queue.get(job.id))!));
   return { statements: counted.statements, jobs, recorded };
@@ -118,20 +104,7 @@ describe('a pack of outcomes', () => {
         workerId: 'w-mixed',
         clock: () => new Date(),
       },
-      claimed.map((job) => {
-        const document = documentFor(job);
-        return {
-          job,
-          outcome: {
-            jobId: job.id,
-            summary: documentSummary(document),
-            document: storedDocument(JSON.stringify(document)),
-            engine: 'cpu',
-            runMs: 1,
-            gpuMs: 0,
-          },
-        };
-      }),
+      succeededOutcomes(claimed),
     );
     expect(recorded).toEqual(['completed', 'dropped', 'dropped']);
     const stored = async (job: Job) =>

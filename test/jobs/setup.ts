@@ -179,6 +179,24 @@ export function documentFor(job: Pick<Job, 'seed' | 'draws'>) {
   };
 }
 
+/** Each claimed job's successful outcome as the engine hands it to the worker, with documentFor's document. */
+export function succeededOutcomes(claimed: readonly Job[]) {
+  return claimed.map((job) => {
+    const document = documentFor(job);
+    return {
+      job,
+      outcome: {
+        jobId: job.id,
+        summary: documentSummary(document),
+        document: storedDocument(JSON.stringify(document)),
+        engine: 'cpu' as const,
+        runMs: 1,
+        gpuMs: 0,
+      },
+    };
+  });
+}
+
 /** Jobs claimed by worker `workerId`, stored succeeded as its worker stores them, each with documentFor's document. */
 export async function storeSucceeded(
   parts: SimParts,
@@ -193,20 +211,7 @@ export async function storeSucceeded(
       workerId,
       clock: () => new Date(),
     },
-    claimed.map((job) => {
-      const document = documentFor(job);
-      return {
-        job,
-        outcome: {
-          jobId: job.id,
-          summary: documentSummary(document),
-          document: storedDocument(JSON.stringify(document)),
-          engine: 'cpu' as const,
-          runMs: 1,
-          gpuMs: 0,
-        },
-      };
-    }),
+    succeededOutcomes(claimed),
   );
 }
 
