@@ -216,58 +216,22 @@ describe('worker', () => {
     for (const job of jobs) expect((await parts.queue.get(job.id))?.status).toBe('cancelled');
   });
 
-  it("begins another organisation's small run beside large ones that hold its room, and claims no large one then", async () => {
-    const busy = await insertOrg(db.sql, { plan: 'pro' });
-    const other = await insertOrg(db.sql, { plan: 'pro' });
-    const large = [];
-    for (const n of [1, 2, 3])
-      large.push(await submitJob(parts, busy, { draws: 5000, inputs: { beside: n } }));
-    const release = deferred();
-    const packs: string[][] = [];
-    const engine = deterministicEngine();
-    worker({
-      workerId: 'beside',
-      concurrency: 8,
-      packSize: 1,
-      claimDraws: () => 4000,
-      smallDraws: 1000,
-      // The large jobs hold the engine until the test lets them go; the small run is counted at once.
-      runBatch: async (pack, context) => {
-        packs.push(pack.map((job) => job.id));
-        if (pack.some((job) => job.draws > 1000)) await release.promise;
-        return engine(pack, context);
-      },
-    });
-    try {
-      await waitUntil(async () => packs.length > 0, 'the first large job claimed');
-      const first = packs[0]![0]!;
-      expect(packs).toEqual([[first]]);
-      expect(ids(large)).toContain(first);
-      // The room (4,000 draws) is held by the first large job: a small run queued now is claimed and
-      // stored while it runs, and the other large jobs stay queued.
-      const small = await submitJob(parts, other, { draws: 1000, inputs: { beside: 'small' } });
-      expect((await parts.queue.waitFor(small.id, 10_000))?.status).toBe('succeeded');
-      expect(packs).toEqual([[first], [small.id]]);
-      const others = large.filter((job) => job.id !== first);
-      for (const job of others) expect((await parts.queue.get(job.id))?.status).toBe('queued');
-    } finally {
-      release.resolve();
-    }
-    const done = await Promise.all(large.map((job) => parts.queue.waitFor(job.id, 10_000)));
-    expect(done.map((job) => job?.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
-  });
-
-  it("claims another organisation's large run beside large ones that hold its room, its lane having nothing running", async () => {
+  /**
+   * A worker whose room (4,000 draws; small runs up to 1,000) the first of a busy organisation's three
+   * 5,000-draw jobs holds until the test lets it go; meanwhile another organisation's run of `draws` is
+   * submitted, and must be claimed and stored beside it while the busy lane's other jobs stay queued.
+   */
+  async function besideHeldRoom(label: string, draws: number): Promise<{ first: string; large: Job[] }> {
     const busy = await insertOrg(db.sql, { plan: 'pro' });
     const other = await insertOrg(db.sql, { plan: 'pro' });
     const large: Job[] = [];
     for (const n of [1, 2, 3])
-      large.push(await submitJob(parts, busy, { draws: 5000, inputs: { idleLane: n } }));
+      large.push(await submitJob(parts, busy, { draws: 5000, inputs: { [label]: n } }));
     const release = deferred();
     const packs: string[][] = [];
     const engine = deterministicEngine();
     worker({
-      workerId: 'idle-lane',
+      workerId: label,
       concurrency: 8,
       packSize: 1,
       claimDraws: () => 4000,
@@ -279,12 +243,12 @@ describe('worker', () => {
         return engine(pack, context);
       },
     });
+    let first: string;
     try {
       await waitUntil(async () => packs.length > 0, 'the first large job claimed');
-      const first = packs[0]![0]!;
-      // The other organisation's 3,000-draw run is past smallDraws, but its lane runs nothing: claimed
-      // and stored while the first large job holds the room; the busy lane's other jobs stay queued.
-      const lone = await submitJob(parts, other, { draws: 3000, inputs: { idleLane: 'other' } });
+      first = packs[0]![0]!;
+      expect(packs).toEqual([[first]]);
+      const lone = await submitJob(parts, other, { draws, inputs: { [label]: 'other' } });
       expect((await parts.queue.waitFor(lone.id, 10_000))?.status).toBe('succeeded');
       expect(packs).toEqual([[first], [lone.id]]);
       for (const job of large.filter((job) => job.id !== first)) {
@@ -293,7 +257,20 @@ describe('worker', () => {
     } finally {
       release.resolve();
     }
-    await Promise.all(large.map((job) => parts.queue.waitFor(job.id, 10_000)));
+    const done = await Promise.all(large.map((job) => parts.queue.waitFor(job.id, 10_000)));
+    expect(done.map((job) => job?.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    return { first, large };
+  }
+
+  it("begins another organisation's small run beside large ones that hold its room, and claims no large one then", async () => {
+    // A 1,000-draw run is small (smallDraws): claimed though the room is held.
+    const { first, large } = await besideHeldRoom('beside', 1000);
+    expect(ids(large)).toContain(first);
+  });
+
+  it("claims another organisation's large run beside large ones that hold its room, its lane having nothing running", async () => {
+    // A 3,000-draw run is past smallDraws, but its lane runs nothing.
+    await besideHeldRoom('idleLane', 3000);
   });
 
   it('stores each outcome as the engine gives it, and claims the next pack while the first still runs', async () => {
