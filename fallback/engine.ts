@@ -88,6 +88,7 @@ const {
   S_CARD_WEIGHT,
   S_GOAL_WEIGHT,
   S_IS_KEEPER,
+  S_KEEPER_COUNT,
   S_KEEPER_CUM,
   S_KEEPER_ORDER,
   S_LINEUP_MODE,
@@ -266,6 +267,40 @@ const benchSlots = offHeapInt32(BENCH_ENTRIES * MAX_SUBSTITUTES);
 /** The current draw's entry of each side. */
 const drawBench = offHeapInt32(2);
 /**
+ * The starting XIs of a range, kept by entry (as the substitute lists are) once a draw has put one on the
+ * pitch: its pitch list, its players' weights of every kind in pitch-list order, the side's totals and
+ * strength bucket. A later draw with the same entry copies them in one pass where putting eleven starters
+ * on one by one (their weights, totals and counters) was a tenth of a pre-match draw (issue 64); its
+ * starts are counted per entry (xiDraws) and added to its players' at the range's end (flushAppearances).
+ * A range keeps at most XI_CACHE_SLOTS of them (a squad's predicted XI has some tens of choices); an entry
+ * beyond them is put on player by player every draw, as before.
+ */
+const XI_CACHE_SLOTS = 192;
+const XI_WEIGHT_WORDS = WEIGHT_KINDS * XI_SIZE;
+const xiRange = offHeapInt32(BENCH_ENTRIES);
+/** The entry's slot (valid when xiRange[entry] is the range's number), or -1: not kept. */
+const xiSlotOf = offHeapInt32(BENCH_ENTRIES);
+const xiPitch = offHeapInt32(XI_CACHE_SLOTS * XI_SIZE);
+const xiPitchCount = offHeapInt32(XI_CACHE_SLOTS);
+const xiWeight = offHeapInt32(XI_CACHE_SLOTS * XI_WEIGHT_WORDS);
+const xiTotals = offHeapInt32(XI_CACHE_SLOTS * WEIGHT_KINDS);
+const xiBucket = offHeapInt32(XI_CACHE_SLOTS);
+const xiSide = offHeapInt32(XI_CACHE_SLOTS);
+/** Draws of the range that copied the slot's XI (the draw that listed it put its players on itself). */
+const xiDraws = offHeapInt32(XI_CACHE_SLOTS);
+let xiSlotsUsed = 0;
+/**
+ * A sampled side's breakpoints per range: the offsets at which systematic sampling's picks move on (see
+ * setUpDraw), for the goalkeeper (its candidates' cumulative ticks below SAMPLING_UNIT) and for the
+ * outfield picks (each candidate's cumulative ticks less the multiple of SAMPLING_UNIT below them). The
+ * number of a list's breakpoints at or below a draw's offset is that pick's part of the XI's choice,
+ * counted without putting anybody on the pitch.
+ */
+const keeperBreaks = offHeapInt32(2 * PLAYER_SLOTS);
+const keeperBreakCount = offHeapInt32(2);
+const outfieldBreaks = offHeapInt32(2 * PLAYER_SLOTS);
+const outfieldBreakCount = offHeapInt32(2);
+/**
  * Per side, the outfield candidates' indices a predicted XI's offset 0 picks, summed: the sum of the
  * picked indices less this is the number of breakpoints at or below the offset (see setUpDraw).
  */
@@ -381,9 +416,19 @@ function newDrawState(compiled: CompiledFixture, seed: EngineSeed, counters: Uin
   starts.fill(0);
   substituteAppearances.fill(0);
   minutesFromStarts.fill(0);
+  // Only the players who came on in a draw have a share on entry other than 0 (finishDraw clears theirs).
+  shotShareOnEntry.fill(0);
+  savedShareOnEntry.fill(0);
   rangeNumber = (rangeNumber + 1) | 0;
-  if (rangeNumber === 0) benchRange.fill(0);
-  for (let side = 0; side < 2; side++) outfieldIndexBase[side] = outfieldIndexBaseOf(compiled.fixture, side);
+  if (rangeNumber === 0) {
+    benchRange.fill(0);
+    xiRange.fill(0);
+  }
+  xiSlotsUsed = 0;
+  for (let side = 0; side < 2; side++) {
+    outfieldIndexBase[side] = outfieldIndexBaseOf(compiled.fixture, side);
+    listBreakpoints(compiled.fixture, side);
+  }
   fillBookedBefore(compiled.fixture);
   let samplesLineups = false;
   for (let side = 0; side < 2; side++) {
@@ -439,6 +484,14 @@ function fillBookedBefore(fx: Uint32Array): void {
  */
 function flushAppearances(fx: Uint32Array, counters: Uint32Array, draws: number): void {
   const played = fx[FX_STATE_MINUTES_PLAYED]! | 0;
+  for (let slot = 0; slot < xiSlotsUsed; slot++) {
+    const copies = xiDraws[slot]!;
+    const side = xiSide[slot]!;
+    for (let i = 0; i < xiPitchCount[slot]!; i++) {
+      const p = side * PLAYER_SLOTS + xiPitch[slot * XI_SIZE + i]!;
+      starts[p] = starts[p]! + copies;
+    }
+  }
   for (let side = 0; side < 2; side++) {
     for (let i = 0; i < statePitchCount[side]!; i++) {
       const p = side * PLAYER_SLOTS + statePitch[side * XI_SIZE + i]!;
@@ -545,6 +598,18 @@ function beginDraw(st: DrawState, draw: number, samples: SamplePath[] | undefine
 /** Tallies the played draw (half-time score home | away << 8) and keeps its path when recording. */
 function finishDraw(st: DrawState, halfTime: number, samples: SamplePath[] | undefined): void {
   tallyDraw(st, halfTime & 0xff, halfTime >>> 8);
+  // The players who came on leave their shares on entry at 0 again, so that a kept XI's starters (copyXiOn)
+  // need none written: they are the substitute list's first entries (an in-play state's earlier ones too,
+  // whose shares are 0).
+  for (let side = 0; side < 2; side++) {
+    const entry = drawBench[side]!;
+    const made = Math.min(subsUsed[side]!, benchLength[entry]!);
+    for (let i = 0; i < made; i++) {
+      const p = side * PLAYER_SLOTS + benchSlots[entry * MAX_SUBSTITUTES + i]!;
+      shotShareOnEntry[p] = 0;
+      savedShareOnEntry[p] = 0;
+    }
+  }
   if (samples !== undefined && st.path !== null) samples.push(st.path);
 }
 
@@ -851,41 +916,25 @@ function setUpDraw(st: DrawState, draw: number): number {
       putStatePlayersOn(st.fx, side);
       continue;
     }
+    // The choice from the breakpoints (listBreakpoints): a draw whose XI the range has seen copies it.
     let choice = 0;
-    if (mode === LINEUP_MODE_FIXED) {
-      for (let i = 0; i < XI_SIZE; i++) putStarterOn(st, side, fx[base + S_XI + i]! | 0);
-    } else {
-      // Words 0 and 1 pick the home goalkeeper and outfield players, words 2 and 3 the away ones.
+    if (mode !== LINEUP_MODE_FIXED) {
       if (mode === LINEUP_MODE_PREDICTED) {
-        const keeper = sampleStarters(
-          st,
-          side,
-          base + S_KEEPER_ORDER,
-          base + S_KEEPER_CUM,
-          1,
-          word[2 * side]!,
-        );
-        choice = keeper * XI_CHOICES;
+        choice =
+          breaksAtOrBelow(keeperBreaks, side, keeperBreakCount[side]!, word[2 * side]! >>> 8) * XI_CHOICES;
       }
-      const picks = fx[base + S_OUTFIELD_PICKS]! | 0;
-      const picked = sampleStarters(
-        st,
-        side,
-        base + S_OUTFIELD_ORDER,
-        base + S_OUTFIELD_CUM,
-        picks,
-        word[2 * side + 1]!,
-      );
-      choice += picked - outfieldIndexBase[side]!;
+      choice += breaksAtOrBelow(outfieldBreaks, side, outfieldBreakCount[side]!, word[2 * side + 1]! >>> 8);
     }
     const entry = side * XI_CHOICES * XI_CHOICES + choice;
-    if (benchRange[entry] !== rangeNumber) listSubstitutes(st, side, entry);
     drawBench[side] = entry;
-    // Lineup strength: the XI's goal weight against the squad's expectation.
-    const strength = total[side * WEIGHT_KINDS + W_GOAL]!;
-    let bucket = 0;
-    while (bucket < STRENGTH_BUCKETS - 1 && (fx[base + S_STRENGTH_EDGES + bucket]! | 0) <= strength) bucket++;
-    strengthBucket[side] = bucket;
+    if (xiRange[entry] === rangeNumber) {
+      const slot = xiSlotOf[entry]!;
+      if (slot >= 0) {
+        copyXiOn(side, slot);
+        continue;
+      }
+    }
+    putXiOn(st, side, mode, entry, choice);
   }
   pcg4d(draw, STREAM_SETUP_ADDED_TIME, st.seedLo, st.seedHi, word);
   let first = 0;
@@ -905,6 +954,45 @@ function setUpDraw(st: DrawState, draw: number): number {
   st.trailed = 0;
   counters[C_STEP_STATE + STATE_LEVEL * STEPS]!++;
   return first | (second << 8);
+}
+
+/**
+ * Puts the XI of the side's entry on the pitch player by player, the first time a range's draw has it (or
+ * every time, past the kept slots): its starters, substitutes and strength bucket, then keeps it.
+ */
+function putXiOn(st: DrawState, side: number, mode: number, entry: number, choice: number): void {
+  const fx = st.fx;
+  const base = sideBase(side);
+  const total = totals;
+  let sampled = 0;
+  if (mode === LINEUP_MODE_FIXED) {
+    for (let i = 0; i < XI_SIZE; i++) putStarterOn(st, side, fx[base + S_XI + i]! | 0);
+  } else {
+    // Words 0 and 1 pick the home goalkeeper and outfield players, words 2 and 3 the away ones.
+    if (mode === LINEUP_MODE_PREDICTED) {
+      const keeper = sampleStarters(st, side, base + S_KEEPER_ORDER, base + S_KEEPER_CUM, 1, word[2 * side]!);
+      sampled = keeper * XI_CHOICES;
+    }
+    const picks = fx[base + S_OUTFIELD_PICKS]! | 0;
+    const picked = sampleStarters(
+      st,
+      side,
+      base + S_OUTFIELD_ORDER,
+      base + S_OUTFIELD_CUM,
+      picks,
+      word[2 * side + 1]!,
+    );
+    sampled += picked - outfieldIndexBase[side]!;
+  }
+  // The breakpoints name the XI that sampling picks (setUpDraw's comment on the choice): a difference is a bug.
+  if (sampled !== choice) throw new Error(`lineup choice ${choice} from the breakpoints, ${sampled} sampled`);
+  if (benchRange[entry] !== rangeNumber) listSubstitutes(st, side, entry);
+  // Lineup strength: the XI's goal weight against the squad's expectation.
+  const strength = total[side * WEIGHT_KINDS + W_GOAL]!;
+  let bucket = 0;
+  while (bucket < STRENGTH_BUCKETS - 1 && (fx[base + S_STRENGTH_EDGES + bucket]! | 0) <= strength) bucket++;
+  strengthBucket[side] = bucket;
+  if (xiRange[entry] !== rangeNumber) keepXi(side, entry);
 }
 
 /**
@@ -1023,6 +1111,74 @@ function outfieldIndexBaseOf(fx: Uint32Array, side: number): number {
     for (let i = 0; i < count; i++) if ((fx[base + S_OUTFIELD_CUM + i]! | 0) < j * SAMPLING_UNIT) sum++;
   }
   return sum;
+}
+
+/** keeperBreaks and outfieldBreaks of a side (see their comment), once per range; none for a fixed XI. */
+function listBreakpoints(fx: Uint32Array, side: number): void {
+  const base = sideBase(side);
+  keeperBreakCount[side] = 0;
+  outfieldBreakCount[side] = 0;
+  const mode = fx[base + S_LINEUP_MODE]! | 0;
+  if (mode === LINEUP_MODE_FIXED || mode === LINEUP_MODE_STATE) return;
+  let keepers = 0;
+  if (mode === LINEUP_MODE_PREDICTED) {
+    const count = fx[base + S_KEEPER_COUNT]! | 0;
+    for (let i = 0; i < count; i++) {
+      const cum = fx[base + S_KEEPER_CUM + i]! | 0;
+      if (cum < SAMPLING_UNIT) keeperBreaks[side * PLAYER_SLOTS + keepers++] = cum;
+    }
+  }
+  keeperBreakCount[side] = keepers;
+  const count = fx[base + S_OUTFIELD_COUNT]! | 0;
+  const picks = fx[base + S_OUTFIELD_PICKS]! | 0;
+  let breaks = 0;
+  for (let i = 0; i < count; i++) {
+    const cum = fx[base + S_OUTFIELD_CUM + i]! | 0;
+    // The pick whose tick interval holds cum: cum less its multiple of SAMPLING_UNIT (none past the last).
+    const j = Math.floor(cum / SAMPLING_UNIT);
+    if (cum >= 0 && j < picks) outfieldBreaks[side * PLAYER_SLOTS + breaks++] = cum - j * SAMPLING_UNIT;
+  }
+  outfieldBreakCount[side] = breaks;
+}
+
+/** The number of the side's breakpoints in `breaks` at or below `offset` (both below 2^24), without a branch. */
+function breaksAtOrBelow(breaks: Int32Array, side: number, count: number, offset: number): number {
+  let below = 0;
+  const from = side * PLAYER_SLOTS;
+  for (let i = from; i < from + count; i++) below += ((offset - breaks[i]!) >>> 31) ^ 1;
+  return below;
+}
+
+/** Keeps the XI the side's draw has just put on the pitch as `entry`'s (see xiRange), while slots last. */
+function keepXi(side: number, entry: number): void {
+  xiRange[entry] = rangeNumber;
+  if (xiSlotsUsed === XI_CACHE_SLOTS) {
+    xiSlotOf[entry] = -1;
+    return;
+  }
+  const slot = xiSlotsUsed++;
+  xiSlotOf[entry] = slot;
+  xiSide[slot] = side;
+  xiDraws[slot] = 0;
+  xiBucket[slot] = strengthBucket[side]!;
+  const count = pitchCount[side]!;
+  xiPitchCount[slot] = count;
+  for (let i = 0; i < count; i++) xiPitch[slot * XI_SIZE + i] = pitch[side * XI_SIZE + i]!;
+  for (let i = 0; i < XI_WEIGHT_WORDS; i++)
+    xiWeight[slot * XI_WEIGHT_WORDS + i] = pitchWeight[side * XI_WEIGHT_WORDS + i]!;
+  for (let i = 0; i < WEIGHT_KINDS; i++) xiTotals[slot * WEIGHT_KINDS + i] = totals[side * WEIGHT_KINDS + i]!;
+}
+
+/** Puts a kept XI (keepXi) on the side's pitch: its list, weights, totals and strength bucket. */
+function copyXiOn(side: number, slot: number): void {
+  xiDraws[slot]!++;
+  const count = xiPitchCount[slot]!;
+  pitchCount[side] = count;
+  for (let i = 0; i < count; i++) pitch[side * XI_SIZE + i] = xiPitch[slot * XI_SIZE + i]!;
+  for (let i = 0; i < XI_WEIGHT_WORDS; i++)
+    pitchWeight[side * XI_WEIGHT_WORDS + i] = xiWeight[slot * XI_WEIGHT_WORDS + i]!;
+  for (let i = 0; i < WEIGHT_KINDS; i++) totals[side * WEIGHT_KINDS + i] = xiTotals[slot * WEIGHT_KINDS + i]!;
+  strengthBucket[side] = xiBucket[slot]!;
 }
 
 /** Puts a starter on the pitch (appended to the list) and gives them their weights. */
