@@ -163,7 +163,7 @@ async function fittedMillionRow(
  * The reference: 90 minutes, one Bernoulli goal trial per side and minute, nothing else (xorshift32,
  * plain JS). What a simple simulator costs, so the full model's price is visible.
  */
-function naiveDraws(draws: number): number {
+export function naiveDraws(draws: number): number {
   let state = 0x9e3779b9;
   const home = 1.55 / 90;
   const away = 1.2 / 90;

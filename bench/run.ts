@@ -1,5 +1,6 @@
 // `npm run bench`: every figure the issues ask for, each next to its reference measured in the same run.
-// BENCH_ONLY=engine,fair,gpu,host,http,projections,simulations,webhooks runs a subset. Set DATABASE_URL to measure the HTTP figures on a
+// BENCH_ONLY=engine,fair,gpu,host,http,projections,simulations,webhooks runs a subset; BENCH_ONLY=instructions
+// (bench/instructions.ts) runs only when named. Set DATABASE_URL to measure the HTTP figures on a
 // PostgreSQL server (the goals are stated for one); without it they run on the embedded PGlite.
 // BENCH_JSON=file also writes every row there as JSON (bench/report.ts).
 import { benchEngine } from './engine.js';
@@ -7,6 +8,7 @@ import { benchFairShares } from './fair-shares.js';
 import { benchGpu } from './gpu.js';
 import { benchHost } from './host.js';
 import { benchHttp } from './http.js';
+import { benchInstructions } from './instructions.js';
 import { benchProjections } from './projections.js';
 import { type BenchRow, printRows, writeJsonRows } from './report.js';
 import { benchChildren } from './servers.js';
@@ -20,6 +22,7 @@ const benches: Record<string, Bench> = {
   gpu: benchGpu,
   host: benchHost,
   http: benchHttp,
+  instructions: benchInstructions,
   projections: benchProjections,
   simulations: benchSimulations,
   webhooks: benchWebhooks,
@@ -30,10 +33,12 @@ process.on('exit', () => {
   for (const child of benchChildren) child.kill('SIGTERM');
 });
 
+/** Benches run only when BENCH_ONLY names them (instructions: some minutes under valgrind). */
+const onRequest = new Set(['instructions']);
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
 const rows: BenchRow[] = [];
 for (const [name, bench] of Object.entries(benches)) {
-  if (only && !only.includes(name)) continue;
+  if (only ? !only.includes(name) : onRequest.has(name)) continue;
   console.error(`running ${name}…`);
   rows.push(...(await bench()));
 }
