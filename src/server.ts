@@ -302,8 +302,12 @@ export function workerClaims(
   claimDraws: number,
 ): Pick<WorkerOptions, 'concurrency' | 'claimDraws' | 'smallDraws'> {
   return {
-    // PGlite serves one connection: fewer jobs in flight keep the API responsive beside the worker.
-    concurrency: dbKind === 'server' ? 64 : 16,
+    // PGlite serves one connection: fewer jobs in flight keep the API responsive beside the worker. On a
+    // server, packs of a quarter of these (claim-loop.ts) are 64 jobs, as many as a store gathers
+    // (outcome-store.ts): a claim or a store of 64 small jobs costs the server little more than one of
+    // 16, and with 64 held a batch of 1,000 took it twice the CPU a job (docs/decisions.md §6, "What a
+    // job costs the host").
+    concurrency: dbKind === 'server' ? 256 : 16,
     // And at most what the engine can begin soon, counted in draws (docs/decisions.md §6 "Claims").
     claimDraws: claimDraws > 0 ? () => claimDraws : engine.drawsAhead,
     // Beyond that, runs the engine begins at once beside the large ones (§6 "Fair shares").

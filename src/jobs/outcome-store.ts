@@ -19,7 +19,12 @@ export const STORE_PACK = 100;
  * or a small job beside a long one) is stored at once.
  */
 export const STORE_GATHER_MS = 50;
-const STORE_GATHER_OUTCOMES = 16;
+/**
+ * A claimed pack on a server (src/server.ts workerClaims: a quarter of 256 jobs): a store's statements
+ * cost the server little more for 64 outcomes than for 16 (docs/decisions.md §6, "What a job costs the
+ * host"). A worker holding fewer (PGlite's 16) stores what it holds.
+ */
+const STORE_GATHER_OUTCOMES = 64;
 
 export interface OutcomeStoreOptions {
   context: OutcomeContext;

@@ -2,13 +2,18 @@
 // (jobs_succeeded_finished, for the sweeper), which a page of deliveries ANDed with the primary key while
 // `status = 'succeeded'` stood beside the ids, nor the one of every running job (jobs_running_lease, for
 // the lease rescue), which a store of outcomes read whole while `status = 'running'` stood beside them
-// (docs/decisions.md §6; test/billing/hold-plans.test.ts for the holds).
+// (docs/decisions.md §6; test/billing/hold-plans.test.ts for the holds). And the claim locks the
+// candidates it picked where it read them, not by a join that read every queued row once per candidate.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sql } from '../../src/db/connection.js';
 import { expireJobs, markDeliveryOutcomes } from '../../src/jobs/job-store.js';
+import { claimFrom } from '../../src/jobs/kind-queue.js';
+import { JOBS_TABLE } from '../../src/jobs/leases.js';
+import type { Job } from '../../src/jobs/types.js';
 import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { recordingPlans } from '../helpers/statements.js';
-import { makeSimParts, type SimParts, submitJob } from './setup.js';
+import { makeSimParts, type SimParts, submitJob, submitLiveBatch } from './setup.js';
 
 let db: TestDatabase;
 let parts: SimParts;
@@ -118,5 +123,29 @@ describe('job statements by id', () => {
             : { id, status: 'succeeded', leaseOwner: null },
         ),
     );
+  });
+
+  it('locks a claim’s candidates by where they were read, with statistics that say none are queued', async () => {
+    const org = await insertOrg(db.sql, { plan: 'pro' });
+    const [first] = await Promise.all([submitJob(parts, org, { draws: 100 })]);
+    const resultId = await insertResult('job-plans-claim');
+    // Statistics taken while no job was queued, then a batch queued: a claim in a batch's first moments.
+    await db.sql`UPDATE jobs SET status = 'delivered', result_id = ${resultId}, finished_at = now() WHERE id = ${first!.id}`;
+    await fillWithDeliveredJobs(first!.id, 'claim_filler', resultId);
+    await submitLiveBatch(parts, org, 300, 5000, 100);
+
+    const plans: string[] = [];
+    const claimed = await db.sql.begin(async (tx) =>
+      claimFrom<Job>(recordingPlans(tx, /WITH owners AS/, plans) as unknown as Sql, JOBS_TABLE, {
+        workerId: 'w-claim-plans',
+        n: 64,
+        leaseMs: 60_000,
+        now: new Date(),
+      }),
+    );
+    expect(claimed).toHaveLength(64);
+    expect(claimed.map((job) => job.batchPosition)).toEqual(Array.from({ length: 64 }, (_, i) => i));
+    expect(plans).toHaveLength(1);
+    expect(plans[0]).toMatch(/Tid Scan on jobs j/);
   });
 });

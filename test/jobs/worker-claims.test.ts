@@ -15,7 +15,7 @@ describe("the service's worker claims", () => {
     expect(engine.smallDraws).toBe(WHOLE_RUN_MAX_DRAWS);
     expect(claims.smallDraws).toBe(WHOLE_RUN_MAX_DRAWS);
     expect(claims.claimDraws?.()).toBe(engine.drawsAhead());
-    expect(claims.concurrency).toBe(64);
+    expect(claims.concurrency).toBe(256);
   });
 
   it('holds WORKER_CLAIM_DRAWS when it is set, and fewer jobs on PGlite', () => {
