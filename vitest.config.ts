@@ -45,11 +45,12 @@ const ONE_BACKEND = [
   'test/model/**/*.test.ts',
   'test/projections/season-sampler.test.ts',
   'test/browser/**/*.test.ts',
-  // The typed clients' packages and the TypeScript client; the Python client's live tests
-  // (test/clients/python-client.test.ts) run on both back ends.
+  // The typed clients' packages and their live tests against a service: what a client reads of either
+  // back end is the wire contract, which every HTTP test checks on both (test/helpers/wire-contract.ts).
   'test/clients/client-package.test.ts',
   'test/clients/typescript-client.test.ts',
   'test/clients/python-package.test.ts',
+  'test/clients/python-client.test.ts',
   'test/cli/npm-start.test.ts',
   // The CLI beside a service on the embedded default, whatever DATABASE_URL says.
   'test/cli/cli-beside-service.test.ts',

@@ -55,8 +55,11 @@ mkdir -p "$cache" "$stage/app" "$stage/lib" "$stage/glibc" "$stage/node/bin" "$s
 echo "== gpu-bundle: the service (npm run build; production dependencies, pruned)"
 npm run build --silent
 app=$stage/app
-# dist/ whole (the bench imports test/engine's fixtures, which tsc emits beside it), less source maps.
-cp -r dist "$app/dist"
+# dist/ whole (the bench imports test/engine's fixtures, which tsc emits beside it), less source maps and
+# the lock file of the tests' builds (test/helpers/built-cli.ts), which come and go while CI's tests run
+# beside this build (.ci/run).
+mkdir "$app/dist"
+find dist -mindepth 1 -maxdepth 1 ! -name .build-lock -exec cp -r -t "$app/dist" {} +
 find "$app/dist" \( -name '*.map' -o -name '.tsbuildinfo' \) -type f -delete
 cp -r migrations "$app/migrations"
 cp package.json package-lock.json "$app/"
@@ -64,7 +67,12 @@ cp package.json package-lock.json "$app/"
 # patches are already applied in the copy; nothing is installed, so no registry is needed). patch-package
 # itself is a dependency only so that `npm install` applies the patches: the copy's package.json drops it,
 # and the prune its packages (yaml, fs-extra, chalk, ...), which nothing the service runs imports.
-cp -a node_modules/. "$app/node_modules/"
+# Not its hidden entries but npm's own (.bin, .package-lock.json): the caches tools keep there (vitest's
+# .vite, rewritten by every test run, and by the tests CI runs beside this build) would change the cached
+# part's hash below on every build, and a file of theirs removed while cp reads the folder would fail it.
+mkdir "$app/node_modules"
+find node_modules -mindepth 1 -maxdepth 1 \( ! -name '.*' -o -name .bin -o -name .package-lock.json \) \
+  -exec cp -a -t "$app/node_modules" {} +
 node -e '
 const file = process.argv[1];
 const json = JSON.parse(require("node:fs").readFileSync(file, "utf8"));
@@ -73,8 +81,7 @@ delete json.scripts.postinstall;
 require("node:fs").writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
 ' "$app/package.json"
 (cd "$app" && npm prune --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
-# Nor the caches tools keep in node_modules (vitest's .vite, rewritten by every test run), which would
-# change the cached part's hash below on every build.
+# Nor such a cache made by the prune, should npm make one.
 find "$app/node_modules" -mindepth 1 -maxdepth 1 -name '.*' ! -name .bin ! -name .package-lock.json -exec rm -rf {} +
 test ! -e "$app/node_modules/patch-package"
 find "$app/node_modules/webgpu/dist" -mindepth 1 -maxdepth 1 ! -name linux-x64 -exec rm -rf {} +

@@ -1,8 +1,9 @@
 // The Python client (clients/python) against the running service, over HTTP: its pytest suite
 // (clients/python/tests: every operation of /openapi.json, errors, retries, the results stream, frames,
 // a webhook delivery, the README's and docs/python.md's examples) run by Debian's pytest against the demo
-// service this file starts. Both back ends (not in vitest.config.ts's ONE_BACKEND): the client reads what
-// each stores. Skipped, saying so, where Debian's python3-pytest is not installed (.ci/run installs it).
+// service this file starts. On one back end (vitest.config.ts ONE_BACKEND), as the TypeScript client's:
+// the client reads the wire contract, which the HTTP tests check on both. Skipped, saying so, where
+// Debian's python3-pytest is not installed (.ci/run installs it).
 import { execFile, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
