@@ -20,8 +20,8 @@ import {
 } from './compile.js';
 import { compileStateFrom } from './compile-path.js';
 import type { SlotTables } from './compiled-slots.js';
-import { buildSimulationDocument, SAMPLE_PATHS } from './document.js';
-import { type DocumentSummary, documentSummary } from './document-schema.js';
+import { SAMPLE_PATHS, simulationDocumentText } from './document.js';
+import type { DocumentSummary } from './document-schema.js';
 import type { MarketFit } from './market-fit.js';
 import type { ModelStatus } from './model-status.js';
 import { type StoredDocument, storedDocument } from './stored-document.js';
@@ -212,7 +212,7 @@ export function finishJob(
   samples: readonly SamplePath[] = recordSamplePaths(compiled, job.seed, Math.min(SAMPLE_PATHS, job.draws)),
 ): FinishedDocument {
   const payload = payloadOf(job);
-  const document = buildSimulationDocument({
+  const { text, summary } = simulationDocumentText({
     inputs: payload.match,
     params: setting.params,
     counts,
@@ -230,10 +230,10 @@ export function finishJob(
     marketFit: compiled.marketFit,
     offeredOdds: payload.offered_odds,
   });
-  // The builder writes every field in the schema's order (test/engine/document.test.ts checks that this
-  // text equals documentWireText's, which parses through the schema first at twice the cost).
+  // The text is the built document's JSON, every field in the schema's order (test/engine/document.test.ts
+  // checks that it equals documentWireText's, which parses through the schema first at twice the cost).
   // Deflated here, off the event loop, once for every store and delivery of it (stored-document.ts).
-  return { document: storedDocument(JSON.stringify(document)), summary: documentSummary(document) };
+  return { document: storedDocument(text), summary };
 }
 
 /** A whole job's document and how long its draws took. */

@@ -8,7 +8,7 @@ import { seededUniform } from '../../src/cli/gpu-check/plausible-teams.js';
 import { compileFixture } from '../../src/engine/compile.js';
 import { addedTimeModel } from '../../src/engine/compile-rates.js';
 import { stateIssues, stepOfMinute } from '../../src/engine/compile-state.js';
-import { buildSimulationDocument } from '../../src/engine/document.js';
+import { buildSimulationDocument, simulationDocumentText } from '../../src/engine/document.js';
 import { simulationDocumentSchema } from '../../src/engine/document-schema.js';
 import {
   C_FT_GRID,
@@ -29,7 +29,7 @@ import { defaultModelParams } from '../../src/engine-contract/model-params.js';
 
 const share = fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1, noNaN: true }));
 const player = fc.record({
-  name: fc.constant('P'),
+  name: fc.oneof(fc.constant('P'), fc.string({ unit: 'binary', maxLength: 12 })),
   position: fc.oneof(fc.constant(null), fc.constantFrom(...PLAYER_POSITIONS)),
   goal_share: share,
   assist_share: share,
@@ -99,7 +99,7 @@ describe('random valid inputs', () => {
           });
           expect(starts).toBe(11 * draws);
         }
-        const document = buildSimulationDocument({
+        const documentInput = {
           inputs,
           params: defaultModelParams,
           counts,
@@ -107,10 +107,13 @@ describe('random valid inputs', () => {
           draws,
           seed,
           basis: { as_of: '2026-12-01T00:00:00Z', data_version: 'dv' },
-          timing: { engine: 'cpu', backend: 'cpu-inline', queued_ms: 0, run_ms: 0 },
-          modelStatus: { status: 'unqualified', calibrated: false },
-        });
+          timing: { engine: 'cpu' as const, backend: 'cpu-inline', queued_ms: 0, run_ms: 0 },
+          modelStatus: { status: 'unqualified' as const, calibrated: false },
+        };
+        const document = buildSimulationDocument(documentInput);
         simulationDocumentSchema.parse(document);
+        // The job threads' text of it (test/engine/document-text.test.ts).
+        expect(simulationDocumentText(documentInput).text).toBe(JSON.stringify(document));
         const result = document.result.home_win + document.result.draw + document.result.away_win;
         expect(Math.abs(result - 1)).toBeLessThan(1e-9);
       }),
@@ -145,7 +148,7 @@ describe('random valid inputs', () => {
               expect(counts[C_FT_GRID + h * GRID_SIZE + a]).toBe(0);
           }
         }
-        const document = buildSimulationDocument({
+        const documentInput = {
           inputs,
           params: defaultModelParams,
           counts,
@@ -153,10 +156,13 @@ describe('random valid inputs', () => {
           draws,
           seed,
           basis: { as_of: '2026-12-01T00:00:00Z', data_version: 'dv' },
-          timing: { engine: 'cpu', backend: 'cpu-inline', queued_ms: 0, run_ms: 0 },
-          modelStatus: { status: 'unqualified', calibrated: false },
-        });
+          timing: { engine: 'cpu' as const, backend: 'cpu-inline', queued_ms: 0, run_ms: 0 },
+          modelStatus: { status: 'unqualified' as const, calibrated: false },
+        };
+        const document = buildSimulationDocument(documentInput);
         simulationDocumentSchema.parse(document);
+        // The job threads' text of it (test/engine/document-text.test.ts).
+        expect(simulationDocumentText(documentInput).text).toBe(JSON.stringify(document));
         expect(document.timeline.steps).toBe(STEPS - stepOfMinute(state.minute)!);
       }),
       { numRuns: 40, seed: 20_261_129, endOnFailure: true },
