@@ -629,9 +629,19 @@ function emptyPath(draw: number, added: number): SamplePath {
     score: [0, 0],
     halfTime: [0, 0],
     addedMinutes: [added & 0xff, added >>> 8],
-    starters: [Array.from(pitch.subarray(0, XI_SIZE)), Array.from(pitch.subarray(XI_SIZE))],
+    starters: [startersOf(HOME), startersOf(AWAY)],
     events: [],
   };
+}
+
+/**
+ * The slots of the side's starting XI, a plain loop: Array.from of a subarray made a view and walked it
+ * through the iterator, some 5% of a small job's draws with its 20 sample paths.
+ */
+function startersOf(side: number): number[] {
+  const slots = new Array<number>(XI_SIZE);
+  for (let i = 0; i < XI_SIZE; i++) slots[i] = pitch[side * XI_SIZE + i]!;
+  return slots;
 }
 
 /** Plays a draw's events in step order; returns the half-time score (home | away << 8). */
