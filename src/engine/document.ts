@@ -191,11 +191,13 @@ export function simulationDocumentText(input: SimulationDocumentInput): {
 } {
   const { inputs, counts, draws } = input;
   const parts = documentParts(input, playerFacts(inputs, counts, draws));
+  // One set of fraction texts for the timeline and the players.
+  const fraction = fractionTexts(draws);
   const head = JSON.stringify(parts.head);
   const tail = JSON.stringify(parts.tail);
   const text =
-    `${head.slice(0, -1)},"timeline":${timelineText(counts, draws, startStepOf(inputs.from_state))}` +
-    `,"goal_events":${JSON.stringify(parts.goalEvents)},"players":${playersText(inputs, counts, draws)}` +
+    `${head.slice(0, -1)},"timeline":${timelineText(counts, draws, fraction, startStepOf(inputs.from_state))}` +
+    `,"goal_events":${JSON.stringify(parts.goalEvents)},"players":${playersText(inputs, counts, draws, fraction)}` +
     `,"lineups":${JSON.stringify(parts.lineups)}` +
     `,"samples":${samplesText(inputs, input.samples.slice(0, SAMPLE_PATHS))},${tail.slice(1)}`;
   return { text, summary: documentSummary(parts.head) };
@@ -283,8 +285,7 @@ function timeline(counts: Uint32Array, draws: number, from: number): SimulationD
 }
 
 /** timeline's JSON text, written from the counts. */
-function timelineText(counts: Uint32Array, draws: number, from: number): string {
-  const fraction = fractionTexts(draws);
+function timelineText(counts: Uint32Array, draws: number, fraction: FractionText, from: number): string {
   const series = (at: number) => {
     let text = `[${fraction(counts[at + from]!)}`;
     for (let step = from + 1; step < layout.STEPS; step++) text += `,${fraction(counts[at + step]!)}`;
@@ -306,6 +307,9 @@ function timelineText(counts: Uint32Array, draws: number, from: number): string 
   );
 }
 
+/** count / draws as JSON writes it (fractionTexts). */
+type FractionText = (count: number) => string;
+
 /** Runs of at most this many draws keep their fractions' texts (fractionTexts). */
 const FRACTION_TEXTS_MAX_DRAWS = 10_000;
 
@@ -315,7 +319,7 @@ const FRACTION_TEXTS_MAX_DRAWS = 10_000;
  * was most of the cost of writing a small job's document (docs/decisions.md §6, "A document written as
  * text"). A larger run's fractions are formatted as they come.
  */
-function fractionTexts(draws: number): (count: number) => string {
+function fractionTexts(draws: number): FractionText {
   if (draws > FRACTION_TEXTS_MAX_DRAWS) return (count) => `${count / draws}`;
   const texts = new Array<string | undefined>(draws + 1);
   return (count) => {
@@ -503,8 +507,12 @@ function playerSummary(
 type PlayerSummary = ReturnType<typeof playerSummary>;
 
 /** The players section's JSON text, written from the counts: playerSummaries' objects, stringified. */
-function playersText(inputs: MatchInputs, counts: Uint32Array, draws: number): string {
-  const fraction = fractionTexts(draws);
+function playersText(
+  inputs: MatchInputs,
+  counts: Uint32Array,
+  draws: number,
+  fraction: FractionText,
+): string {
   let text = '[';
   for (const { team, side, slot, player } of squadPlayers(inputs)) {
     const base = layout.playerCounterBase(side, slot);
