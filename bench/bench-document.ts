@@ -1,6 +1,8 @@
-// The document a bench run builds after its draws, as a job thread does (src/engine/document.ts): the
-// engine rows (engine.ts) and the in-play rows (in-play.ts) time it as part of a run.
-import { buildSimulationDocument, SAMPLE_PATHS } from '../src/engine/document.js';
+// The document a bench run writes after its draws, as a job thread does (src/engine/job-work.ts
+// finishJob: its text and stored form): the engine rows (engine.ts) and the in-play rows (in-play.ts)
+// time it as part of a run.
+import { SAMPLE_PATHS, simulationDocumentText } from '../src/engine/document.js';
+import { storedDocument } from '../src/engine/stored-document.js';
 import type { CompiledFixture, EngineSeed } from '../src/engine-contract/layout.js';
 import type { MatchInputs } from '../src/engine-contract/match-inputs.js';
 import { defaultModelParams } from '../src/engine-contract/model-params.js';
@@ -22,7 +24,7 @@ export function benchDocument(
   seed: EngineSeed,
   samples: (compiled: CompiledFixture, seed: EngineSeed, count: number) => SamplePath[],
 ): void {
-  buildSimulationDocument({
+  const { text } = simulationDocumentText({
     inputs,
     params: defaultModelParams,
     counts: run.counts,
@@ -33,4 +35,5 @@ export function benchDocument(
     timing: { engine: 'cpu', backend: run.backend, queued_ms: 0, run_ms: run.runMs },
     modelStatus: { status: 'unqualified', calibrated: false },
   });
+  storedDocument(text);
 }

@@ -6,12 +6,19 @@
 // wall time a job on all cores and its CPU a job by thread, beside the same draws as one job.
 import { availableParallelism } from 'node:os';
 import { createCpuEngine } from '../fallback/cpu-engine.js';
-import { recordSamplePaths } from '../fallback/engine.js';
-import { compileKey } from '../src/engine/compile.js';
+import { recordSamplePaths, simulateRange } from '../fallback/engine.js';
+import { compileFixture, compileKey } from '../src/engine/compile.js';
 import { createSlotPool, SLOT_BYTES } from '../src/engine/compiled-slots.js';
+import {
+  buildSimulationDocument,
+  SAMPLE_PATHS,
+  type SimulationDocumentInput,
+  simulationDocumentText,
+} from '../src/engine/document.js';
 import { createJobThreads } from '../src/engine/job-threads.js';
 import { compileShared } from '../src/engine/job-work.js';
 import { loadModelStatus } from '../src/engine/model-status.js';
+import { storedDocument } from '../src/engine/stored-document.js';
 import {
   COUNTER_WORDS,
   type CompiledFixture,
@@ -72,6 +79,73 @@ function compileRow(inputs: ReturnType<typeof plausibleFixture>): BenchRow {
       value: median(copies),
     },
     note: 'the rows below compile through the job threads’ cache (src/engine/job-threads.ts)',
+  };
+}
+
+/** Documents per round of documentRow, and its rounds. */
+const DOCUMENTS = 40;
+const DOCUMENT_ROUNDS = 9;
+
+/**
+ * A small job's document as the job threads write it (src/engine/job-work.ts finishJob: its JSON text
+ * written directly, simulationDocumentText, then deflated with its CRC-32), beside the object built and
+ * walked by JSON.stringify (buildSimulationDocument) with the same deflate: 40 runs of 100–149 draws, the
+ * two ways in turn, the median round's CPU time a document (the process's, whose other threads are idle
+ * here: a machine busy with other work moves wall times by more than the difference), its wall time
+ * beside it (docs/decisions.md §6, "A document written as text").
+ */
+function documentRow(): BenchRow {
+  const seed = { lo: 0x0d0c, hi: 0x5eed };
+  const inputs = Array.from({ length: DOCUMENTS }, (_, i): SimulationDocumentInput => {
+    const match = plausibleFixture(
+      100 + i,
+      { teamId: 2 * i + 1, attack: ((i % 7) - 3) / 20, defence: 0 },
+      { teamId: 2 * i + 2, attack: 0, defence: ((i % 5) - 2) / 20 },
+    );
+    const draws = 100 + ((i * 7) % 50);
+    const compiled = compileFixture(match, defaultModelParams);
+    const counts = new Uint32Array(COUNTER_WORDS);
+    simulateRange(compiled, seed, 0, draws, counts);
+    finalizeCounters(counts);
+    return {
+      inputs: match,
+      params: defaultModelParams,
+      counts,
+      samples: recordSamplePaths(compiled, seed, SAMPLE_PATHS),
+      draws,
+      seed,
+      basis: { as_of: '2026-12-07T00:00:00.000Z', data_version: 'bench' },
+      timing: { engine: 'cpu', backend: 'bench', queued_ms: 0, run_ms: 1 },
+      modelStatus: { status: 'unqualified', calibrated: false },
+    };
+  });
+  const ways = [
+    (input: SimulationDocumentInput) => storedDocument(simulationDocumentText(input).text),
+    (input: SimulationDocumentInput) => storedDocument(JSON.stringify(buildSimulationDocument(input))),
+  ];
+  const cpu = ways.map((): number[] => []);
+  const wall = ways.map((): number[] => []);
+  const REPEATS = 3;
+  for (let round = 0; round <= DOCUMENT_ROUNDS; round++) {
+    ways.forEach((write, way) => {
+      const cpuStarted = process.cpuUsage();
+      const started = performance.now();
+      for (let repeat = 0; repeat < REPEATS; repeat++) for (const input of inputs) write(input);
+      const used = process.cpuUsage(cpuStarted);
+      // Round 0 warms both ways up.
+      if (round === 0) return;
+      wall[way]!.push((performance.now() - started) / (REPEATS * DOCUMENTS));
+      cpu[way]!.push((used.user + used.system) / 1000 / (REPEATS * DOCUMENTS));
+    });
+  }
+  const median = (times: number[]) => times.sort((a, b) => a - b)[times.length >> 1]!;
+  return {
+    group: GROUP,
+    name: 'document of a small job (100–149 draws) as the job threads write it, deflated, CPU',
+    value: median(cpu[0]!),
+    unit: 'ms',
+    reference: { name: 'the object built, JSON.stringify, deflated', value: median(cpu[1]!) },
+    note: `median of ${DOCUMENT_ROUNDS} rounds of ${REPEATS} × ${DOCUMENTS} documents, the two ways in turn; wall ${median(wall[0]!).toFixed(2)} against ${median(wall[1]!).toFixed(2)} ms`,
   };
 }
 
@@ -310,6 +384,7 @@ export async function benchEngine(): Promise<BenchRow[]> {
     }
     rows.push(compileRow(inputs));
     rows.push(fittedCompileRow(inputs));
+    rows.push(documentRow());
     for (const draws of DRAW_COUNTS) {
       const naiveStart = performance.now();
       naiveDraws(draws);
