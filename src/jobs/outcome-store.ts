@@ -12,13 +12,22 @@ import type { Job, WorkerLogger } from './types.js';
 export const STORE_PACK = 100;
 
 /**
- * An outcome that comes within this long of the one before (a stream of them: a batch's jobs) waits up
- * to this long for more, or until STORE_GATHER_OUTCOMES wait, before a store starts, while other jobs of
- * the worker still run: jobs of some 10,000 draws finish one every few milliseconds, each alone in a
- * transaction of some ten statements otherwise. An outcome with none just before it (a lone simulation,
- * or a small job beside a long one) is stored at once.
+ * An outcome that comes within this long of the one before (a stream of them: a batch's jobs) waits for
+ * more before a store starts, while other jobs of the worker still run: jobs of some 10,000 draws finish
+ * one every few milliseconds, each alone in a transaction of some ten statements otherwise. The wait ends
+ * once this long passes with no new outcome (the stream paused), once STORE_GATHER_OUTCOMES wait, or once
+ * the oldest has waited STORE_GATHER_MAX_MS (STORE_GATHER_MS alone where a single simulation's outcome
+ * waits: its request waits for it). An outcome with none just before it (a lone simulation, or a small job
+ * beside a long one) is stored at once.
  */
 export const STORE_GATHER_MS = 50;
+/**
+ * The longest a stream of batch items' outcomes gathers, as a multiple of the gather (so 200 ms): a
+ * gather ended 50 ms after its first outcome stored 1,000 small batch jobs in some 57 transactions of
+ * 9 statements each, some 17 outcomes a store, on a loaded 2-core machine (docs/decisions.md §6, "What a
+ * small job costs besides its draws", a third look).
+ */
+const STORE_GATHER_MAX_FACTOR = 4;
 /**
  * A claimed pack on a server (src/server.ts workerClaims: a quarter of 256 jobs): a store's statements
  * cost the server little more for 64 outcomes than for 16 (docs/decisions.md §6, "What a job costs the
@@ -49,7 +58,8 @@ export interface OutcomeStore {
 }
 
 export function makeOutcomeStore(options: OutcomeStoreOptions): OutcomeStore {
-  const waiting: Array<{ job: Job; outcome: RunOutcome | undefined; stored: () => void }> = [];
+  /** `at`: when the outcome came (performance.now()). */
+  const waiting: Array<{ job: Job; outcome: RunOutcome | undefined; at: number; stored: () => void }> = [];
   let storing: Promise<void> | null = null;
   /** The wait before a store while other jobs run, if one is under way. */
   let gathering: NodeJS.Timeout | null = null;
@@ -57,16 +67,54 @@ export function makeOutcomeStore(options: OutcomeStoreOptions): OutcomeStore {
   let lastOutcomeAt = Number.NEGATIVE_INFINITY;
 
   /**
-   * Starts a store of the waiting outcomes, or lets them gather while they are few, in a stream, and
-   * other jobs of the worker still run; nothing while a store is under way (its end schedules the next).
+   * When a gather ends (performance.now()): a gather after the last outcome, and no later than its
+   * longest after the oldest waiting one (the gather alone while a single simulation's outcome waits).
    */
-  function schedule(streaming: boolean): void {
+  function gatherEnd(): number {
+    const interactive = waiting.some(({ job }) => job.batchId === null);
+    const longest = options.gatherMs * (interactive ? 1 : STORE_GATHER_MAX_FACTOR);
+    return Math.min(lastOutcomeAt + options.gatherMs, waiting[0]!.at + longest);
+  }
+
+  /**
+   * Whether the waiting outcomes gather on: few, in a stream, other jobs of the worker still running (more
+   * may come soon), the worker not stopping.
+   */
+  function gathers(streaming: boolean): boolean {
+    return (
+      streaming &&
+      options.jobsHeld() > waiting.length &&
+      waiting.length < STORE_GATHER_OUTCOMES &&
+      !options.stopping()
+    );
+  }
+
+  /**
+   * (Re)arms the gather's timer for its end; as it fires, a store starts unless the gather goes on (an
+   * outcome that came meanwhile moved its end on).
+   */
+  function gather(): void {
+    if (gathering) clearTimeout(gathering);
+    gathering = setTimeout(
+      () => {
+        gathering = null;
+        if (storing || waiting.length === 0) return;
+        if (gathers(true) && gatherEnd() > performance.now()) gather();
+        else start();
+      },
+      Math.max(0, gatherEnd() - performance.now()),
+    );
+  }
+
+  /**
+   * Starts a store of the waiting outcomes, or lets them gather (`gathers`); nothing while a store is
+   * under way (its end schedules the next). A gather under way is left to its timer, but for a single
+   * simulation's outcome, whose gather may end sooner.
+   */
+  function schedule(streaming: boolean, interactive: boolean): void {
     if (storing || waiting.length === 0) return;
-    // Jobs in flight whose outcomes have not come yet: more may come soon.
-    const othersRunning = options.jobsHeld() > waiting.length;
-    const gather = streaming && othersRunning && waiting.length < STORE_GATHER_OUTCOMES;
-    if (gather && !options.stopping()) {
-      gathering ??= setTimeout(start, options.gatherMs);
+    if (gathers(streaming)) {
+      if (!gathering || interactive) gather();
       return;
     }
     start();
@@ -79,7 +127,7 @@ export function makeOutcomeStore(options: OutcomeStoreOptions): OutcomeStore {
     storing = storeWaiting().finally(() => {
       storing = null;
       // Outcomes that came during the store: stored now, or gathered on while they keep coming.
-      schedule(performance.now() - lastOutcomeAt < options.gatherMs);
+      schedule(performance.now() - lastOutcomeAt < options.gatherMs, false);
     });
   }
 
@@ -109,11 +157,11 @@ export function makeOutcomeStore(options: OutcomeStoreOptions): OutcomeStore {
   return {
     store(job, outcome) {
       return new Promise((resolve) => {
-        waiting.push({ job, outcome, stored: resolve });
         const now = performance.now();
+        waiting.push({ job, outcome, at: now, stored: resolve });
         const streaming = now - lastOutcomeAt < options.gatherMs;
         lastOutcomeAt = now;
-        schedule(streaming);
+        schedule(streaming, job.batchId === null);
       });
     },
   };
