@@ -10,6 +10,7 @@ import { expireJobs, markDeliveryOutcomes } from '../../src/jobs/job-store.js';
 import { claimFrom } from '../../src/jobs/kind-queue.js';
 import { JOBS_TABLE } from '../../src/jobs/leases.js';
 import type { Job } from '../../src/jobs/types.js';
+import { batchesCompletedIn } from '../../src/webhooks/batch-completions.js';
 import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { recordingPlans } from '../helpers/statements.js';
@@ -51,6 +52,17 @@ async function fillWithDeliveredJobs(likeId: string, prefix: string, resultId: n
                               'reservation_id', 'res_' || ${prefix}::text || '_' || n,
                               'status', 'delivered', 'lease_owner', NULL, 'lease_expires_at', NULL,
                               'result_id', ${resultId}::bigint, 'finished_at', now())) AS filler`;
+  await db.sql`ANALYZE jobs`;
+}
+
+/** 3,000 queued copies of the queued job `likeId` (ids `job_<prefix>_n`), then ANALYZE. */
+async function fillWithQueuedJobs(likeId: string, prefix: string): Promise<void> {
+  await db.sql`
+    INSERT INTO jobs
+    SELECT filler.* FROM generate_series(1, 3000) AS n,
+      jsonb_populate_record(NULL::jobs, (SELECT to_jsonb(j) FROM jobs j WHERE id = ${likeId})
+        || jsonb_build_object('id', 'job_' || ${prefix}::text || '_' || n,
+                              'reservation_id', 'res_' || ${prefix}::text || '_' || n)) AS filler`;
   await db.sql`ANALYZE jobs`;
 }
 
@@ -147,5 +159,25 @@ describe('job statements by id', () => {
     expect(claimed.map((job) => job.batchPosition)).toEqual(Array.from({ length: 64 }, (_, i) => i));
     expect(plans).toHaveLength(1);
     expect(plans[0]).toMatch(/Tid Scan on jobs j/);
+  });
+});
+
+describe('the batch completion check', () => {
+  it("reads the batch's open items alone, not the index of every open job", async () => {
+    const org = await insertOrg(db.sql, { plan: 'pro' });
+    const { batch } = await submitLiveBatch(parts, org, 3, 6000, 100);
+    const lone = await submitJob(parts, org, { draws: 100 });
+    // Thousands of open jobs besides the batch's: the index of every open job is large.
+    await fillWithQueuedJobs(lone.id, 'open_filler');
+
+    const plans: string[] = [];
+    const outcome = await db.sql.begin((tx) =>
+      batchesCompletedIn(recordingPlans(tx, /NOT EXISTS/, plans), [batch.id], new Date()),
+    );
+    // Its three items are still queued.
+    expect(outcome).toEqual({ completed: [], checksLeft: 0 });
+    expect(plans).toHaveLength(1);
+    expect(plans[0]).toMatch(/jobs_open_in_batch/);
+    expect(plans[0]).not.toMatch(/jobs_open_by_org/);
   });
 });
