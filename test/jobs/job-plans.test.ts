@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from '../../src/db/connection.js';
 import { expireJobs, markDeliveryOutcomes } from '../../src/jobs/job-store.js';
-import { claimFrom } from '../../src/jobs/kind-queue.js';
-import { JOBS_TABLE } from '../../src/jobs/leases.js';
+import { claimFrom, extendLeases } from '../../src/jobs/kind-queue.js';
+import { JOBS_TABLE, startJobs } from '../../src/jobs/leases.js';
 import type { Job } from '../../src/jobs/types.js';
 import { batchesCompletedIn } from '../../src/webhooks/batch-completions.js';
 import { insertOrg } from '../billing/fixtures.js';
@@ -134,6 +134,46 @@ describe('job statements by id', () => {
             ? { id, status: 'running', leaseOwner: 'w-other' }
             : { id, status: 'succeeded', leaseOwner: null },
         ),
+    );
+  });
+
+  it('use the primary key, not the index of running jobs, to mark jobs started and extend leases', async () => {
+    const org = await insertOrg(db.sql, { plan: 'pro' });
+    await Promise.all(Array.from({ length: 4 }, () => submitJob(parts, org, { draws: 100 })));
+    const claimed = await parts.queue.claim('w-marks', 4, 60_000);
+    expect(claimed).toHaveLength(4);
+    const ids = claimed.map((job) => job.id);
+    // One of them is no longer this worker's lease: it is neither marked nor extended.
+    await db.sql`UPDATE jobs SET lease_owner = 'w-other' WHERE id = ${ids[3]!}`;
+    const resultId = await insertResult('job-plans-marks');
+    // Statistics that say few jobs run (the rest delivered): the case in which the planner took that index.
+    await fillWithDeliveredJobs(ids[0]!, 'marks_filler', resultId);
+
+    const plans: string[] = [];
+    const leaseEnd = new Date(Date.now() + 120_000);
+    const [started, extended] = await db.sql.begin(async (tx) => {
+      const recording = recordingPlans(tx, /UPDATE jobs j|lease_owner FROM/, plans);
+      return [
+        await startJobs({ sql: recording, clock: () => new Date() } as never, 'w-marks', ids),
+        await extendLeases(recording as unknown as Sql, JOBS_TABLE, {
+          workerId: 'w-marks',
+          jobIds: ids,
+          leaseEnd,
+        }),
+      ];
+    });
+    expect(plans).toHaveLength(2);
+    for (const plan of plans) {
+      expect(plan).toMatch(/jobs_pkey/);
+      expect(plan).not.toMatch(/jobs_running_lease/);
+    }
+    expect(started.sort()).toEqual(ids.slice(0, 3).sort());
+    expect(extended.sort()).toEqual(ids.slice(0, 3).sort());
+    const rows = await db.sql<{ id: string; started: boolean; extended: boolean }[]>`
+      SELECT id, run_started_at IS NOT NULL AS started, lease_expires_at = ${leaseEnd} AS extended
+      FROM jobs WHERE id = ANY(${ids}) ORDER BY id`;
+    expect(rows).toEqual(
+      [...ids].sort().map((id) => ({ id, started: id !== ids[3], extended: id !== ids[3] })),
     );
   });
 
