@@ -16,9 +16,10 @@ export const STORE_PACK = 100;
  * more before a store starts, while other jobs of the worker still run: jobs of some 10,000 draws finish
  * one every few milliseconds, each alone in a transaction of some ten statements otherwise. The wait ends
  * once this long passes with no new outcome (the stream paused), once STORE_GATHER_OUTCOMES wait, or once
- * the oldest has waited STORE_GATHER_MAX_MS (STORE_GATHER_MS alone where a single simulation's outcome
- * waits: its request waits for it). An outcome with none just before it (a lone simulation, or a small job
- * beside a long one) is stored at once.
+ * the oldest has waited STORE_GATHER_MAX_FACTOR times this long (this long alone where a single
+ * simulation's outcome waits, since its request waits for it, and where fewer of the worker's jobs still
+ * run than outcomes wait, since the engine then runs short of work). An outcome with none just before it
+ * (a lone simulation, or a small job beside a long one) is stored at once.
  */
 export const STORE_GATHER_MS = 50;
 /**
@@ -61,8 +62,9 @@ export function makeOutcomeStore(options: OutcomeStoreOptions): OutcomeStore {
   /** `at`: when the outcome came (performance.now()). */
   const waiting: Array<{ job: Job; outcome: RunOutcome | undefined; at: number; stored: () => void }> = [];
   let storing: Promise<void> | null = null;
-  /** The wait before a store while other jobs run, if one is under way. */
+  /** The wait before a store while other jobs run, if one is under way, and when it ends. */
   let gathering: NodeJS.Timeout | null = null;
+  let gatheringUntil = Number.POSITIVE_INFINITY;
   /** When the last outcome came (performance.now()): an outcome soon after another is in a stream. */
   let lastOutcomeAt = Number.NEGATIVE_INFINITY;
 
@@ -72,7 +74,10 @@ export function makeOutcomeStore(options: OutcomeStoreOptions): OutcomeStore {
    */
   function gatherEnd(): number {
     const interactive = waiting.some(({ job }) => job.batchId === null);
-    const longest = options.gatherMs * (interactive ? 1 : STORE_GATHER_MAX_FACTOR);
+    // Fewer still running than waiting: the engine's work is running out (a worker holding few jobs,
+    // PGlite's 16), and the slots the store frees are claimed again only once it has ended.
+    const engineBusy = options.jobsHeld() - waiting.length >= waiting.length;
+    const longest = options.gatherMs * (interactive || !engineBusy ? 1 : STORE_GATHER_MAX_FACTOR);
     return Math.min(lastOutcomeAt + options.gatherMs, waiting[0]!.at + longest);
   }
 
@@ -95,6 +100,7 @@ export function makeOutcomeStore(options: OutcomeStoreOptions): OutcomeStore {
    */
   function gather(): void {
     if (gathering) clearTimeout(gathering);
+    gatheringUntil = gatherEnd();
     gathering = setTimeout(
       () => {
         gathering = null;
@@ -102,19 +108,19 @@ export function makeOutcomeStore(options: OutcomeStoreOptions): OutcomeStore {
         if (gathers(true) && gatherEnd() > performance.now()) gather();
         else start();
       },
-      Math.max(0, gatherEnd() - performance.now()),
+      Math.max(0, gatheringUntil - performance.now()),
     );
   }
 
   /**
    * Starts a store of the waiting outcomes, or lets them gather (`gathers`); nothing while a store is
-   * under way (its end schedules the next). A gather under way is left to its timer, but for a single
-   * simulation's outcome, whose gather may end sooner.
+   * under way (its end schedules the next). A gather under way is left to its timer, unless its end came
+   * sooner (a single simulation's outcome, the engine's work running out).
    */
-  function schedule(streaming: boolean, interactive: boolean): void {
+  function schedule(streaming: boolean): void {
     if (storing || waiting.length === 0) return;
     if (gathers(streaming)) {
-      if (!gathering || interactive) gather();
+      if (!gathering || gatherEnd() < gatheringUntil) gather();
       return;
     }
     start();
@@ -127,7 +133,7 @@ export function makeOutcomeStore(options: OutcomeStoreOptions): OutcomeStore {
     storing = storeWaiting().finally(() => {
       storing = null;
       // Outcomes that came during the store: stored now, or gathered on while they keep coming.
-      schedule(performance.now() - lastOutcomeAt < options.gatherMs, false);
+      schedule(performance.now() - lastOutcomeAt < options.gatherMs);
     });
   }
 
@@ -161,7 +167,7 @@ export function makeOutcomeStore(options: OutcomeStoreOptions): OutcomeStore {
         waiting.push({ job, outcome, at: now, stored: resolve });
         const streaming = now - lastOutcomeAt < options.gatherMs;
         lastOutcomeAt = now;
-        schedule(streaming, job.batchId === null);
+        schedule(streaming);
       });
     },
   };
