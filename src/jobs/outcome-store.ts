@@ -58,28 +58,41 @@ export interface OutcomeStore {
   store(job: Job, outcome: RunOutcome | undefined): Promise<void>;
 }
 
+/** An outcome waiting for its store; `at`: when it came (performance.now()). */
+interface Waiting {
+  job: Job;
+  outcome: RunOutcome | undefined;
+  at: number;
+  stored: () => void;
+}
+
+/**
+ * When a gather ends (performance.now()): a gather after the last outcome, and no later than its longest
+ * after the oldest waiting one; that is one gather while a single simulation's outcome waits, or while
+ * fewer jobs still run than outcomes wait: the engine's work is running out (a worker holding few jobs,
+ * PGlite's 16), and the slots the store frees are claimed again only once it has ended.
+ */
+function gatherEndOf(
+  waiting: readonly Waiting[],
+  lastOutcomeAt: number,
+  gatherMs: number,
+  held: number,
+): number {
+  const interactive = waiting.some(({ job }) => job.batchId === null);
+  const engineBusy = held - waiting.length >= waiting.length;
+  const longest = gatherMs * (interactive || !engineBusy ? 1 : STORE_GATHER_MAX_FACTOR);
+  return Math.min(lastOutcomeAt + gatherMs, waiting[0]!.at + longest);
+}
+
 export function makeOutcomeStore(options: OutcomeStoreOptions): OutcomeStore {
-  /** `at`: when the outcome came (performance.now()). */
-  const waiting: Array<{ job: Job; outcome: RunOutcome | undefined; at: number; stored: () => void }> = [];
+  const waiting: Waiting[] = [];
   let storing: Promise<void> | null = null;
   /** The wait before a store while other jobs run, if one is under way, and when it ends. */
   let gathering: NodeJS.Timeout | null = null;
   let gatheringUntil = Number.POSITIVE_INFINITY;
   /** When the last outcome came (performance.now()): an outcome soon after another is in a stream. */
   let lastOutcomeAt = Number.NEGATIVE_INFINITY;
-
-  /**
-   * When a gather ends (performance.now()): a gather after the last outcome, and no later than its
-   * longest after the oldest waiting one (the gather alone while a single simulation's outcome waits).
-   */
-  function gatherEnd(): number {
-    const interactive = waiting.some(({ job }) => job.batchId === null);
-    // Fewer still running than waiting: the engine's work is running out (a worker holding few jobs,
-    // PGlite's 16), and the slots the store frees are claimed again only once it has ended.
-    const engineBusy = options.jobsHeld() - waiting.length >= waiting.length;
-    const longest = options.gatherMs * (interactive || !engineBusy ? 1 : STORE_GATHER_MAX_FACTOR);
-    return Math.min(lastOutcomeAt + options.gatherMs, waiting[0]!.at + longest);
-  }
+  const gatherEnd = () => gatherEndOf(waiting, lastOutcomeAt, options.gatherMs, options.jobsHeld());
 
   /**
    * Whether the waiting outcomes gather on: few, in a stream, other jobs of the worker still running (more
