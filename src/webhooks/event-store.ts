@@ -15,8 +15,9 @@ export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
  * delivery per endpoint of its organisation and mode subscribed to it (the fan-out; the deliveries are
  * delivery-store.ts's rows from then on). An event already recorded for the same type and object (a job
  * succeeds once, a batch completes once) is skipped, with its deliveries. Returns the events inserted
- * and how many deliveries were made. The fan-out had a statement of its own, one more in every store of
- * a worker's pack (docs/decisions.md §6, "Storing").
+ * (those given whose ids the statement returns: the rows, bodies included, are not read back) and how
+ * many deliveries were made. The fan-out had a statement of its own, one more in every store of a
+ * worker's pack (docs/decisions.md §6, "Storing").
  */
 export async function insertEvents(
   tx: TransactionSql,
@@ -32,14 +33,14 @@ export async function insertEvents(
     body: event.body,
     created_at: event.createdAt.toISOString(),
   }));
-  const inserted = await tx<Array<WebhookEvent & { fannedOut: number }>>`
+  const inserted = await tx<Array<{ id: string; fannedOut: number }>>`
     WITH inserted AS (
       INSERT INTO webhook_events (id, org_id, mode, type, object_id, body, created_at)
       SELECT id, org_id, mode, type, object_id, body, created_at
       FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS r(
         id text, org_id text, mode text, type text, object_id text, body text, created_at timestamptz)
       ON CONFLICT (type, object_id) WHERE type <> 'credits.low' DO NOTHING
-      RETURNING *
+      RETURNING id, org_id, mode, type, created_at
     ), fanned_out AS (
       INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at)
       SELECT ev.id, e.id, ev.created_at, ev.created_at
@@ -49,9 +50,10 @@ export async function insertEvents(
       ON CONFLICT DO NOTHING
       RETURNING 1
     )
-    SELECT inserted.*, (SELECT count(*) FROM fanned_out)::int AS fanned_out FROM inserted`;
+    SELECT inserted.id, (SELECT count(*) FROM fanned_out)::int AS fanned_out FROM inserted`;
+  const ids = new Set(inserted.map((row) => row.id));
   return {
-    inserted: inserted.map(({ fannedOut: _fannedOut, ...event }) => event),
+    inserted: events.filter((event) => ids.has(event.id)),
     deliveries: inserted[0]?.fannedOut ?? 0,
   };
 }

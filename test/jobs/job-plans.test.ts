@@ -7,9 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from '../../src/db/connection.js';
 import { expireJobs, markDeliveryOutcomes } from '../../src/jobs/job-store.js';
-import { claimFrom } from '../../src/jobs/kind-queue.js';
-import { JOBS_TABLE } from '../../src/jobs/leases.js';
+import { claimFrom, extendLeases } from '../../src/jobs/kind-queue.js';
+import { JOBS_TABLE, startJobs } from '../../src/jobs/leases.js';
 import type { Job } from '../../src/jobs/types.js';
+import { batchesCompletedIn } from '../../src/webhooks/batch-completions.js';
 import { insertOrg } from '../billing/fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { recordingPlans } from '../helpers/statements.js';
@@ -51,6 +52,17 @@ async function fillWithDeliveredJobs(likeId: string, prefix: string, resultId: n
                               'reservation_id', 'res_' || ${prefix}::text || '_' || n,
                               'status', 'delivered', 'lease_owner', NULL, 'lease_expires_at', NULL,
                               'result_id', ${resultId}::bigint, 'finished_at', now())) AS filler`;
+  await db.sql`ANALYZE jobs`;
+}
+
+/** 3,000 queued copies of the queued job `likeId` (ids `job_<prefix>_n`), then ANALYZE. */
+async function fillWithQueuedJobs(likeId: string, prefix: string): Promise<void> {
+  await db.sql`
+    INSERT INTO jobs
+    SELECT filler.* FROM generate_series(1, 3000) AS n,
+      jsonb_populate_record(NULL::jobs, (SELECT to_jsonb(j) FROM jobs j WHERE id = ${likeId})
+        || jsonb_build_object('id', 'job_' || ${prefix}::text || '_' || n,
+                              'reservation_id', 'res_' || ${prefix}::text || '_' || n)) AS filler`;
   await db.sql`ANALYZE jobs`;
 }
 
@@ -125,6 +137,46 @@ describe('job statements by id', () => {
     );
   });
 
+  it('use the primary key, not the index of running jobs, to mark jobs started and extend leases', async () => {
+    const org = await insertOrg(db.sql, { plan: 'pro' });
+    await Promise.all(Array.from({ length: 4 }, () => submitJob(parts, org, { draws: 100 })));
+    const claimed = await parts.queue.claim('w-marks', 4, 60_000);
+    expect(claimed).toHaveLength(4);
+    const ids = claimed.map((job) => job.id);
+    // One of them is no longer this worker's lease: it is neither marked nor extended.
+    await db.sql`UPDATE jobs SET lease_owner = 'w-other' WHERE id = ${ids[3]!}`;
+    const resultId = await insertResult('job-plans-marks');
+    // Statistics that say few jobs run (the rest delivered): the case in which the planner took that index.
+    await fillWithDeliveredJobs(ids[0]!, 'marks_filler', resultId);
+
+    const plans: string[] = [];
+    const leaseEnd = new Date(Date.now() + 120_000);
+    const [started, extended] = await db.sql.begin(async (tx) => {
+      const recording = recordingPlans(tx, /UPDATE jobs j|lease_owner FROM/, plans);
+      return [
+        await startJobs({ sql: recording, clock: () => new Date() } as never, 'w-marks', ids),
+        await extendLeases(recording as unknown as Sql, JOBS_TABLE, {
+          workerId: 'w-marks',
+          jobIds: ids,
+          leaseEnd,
+        }),
+      ];
+    });
+    expect(plans).toHaveLength(2);
+    for (const plan of plans) {
+      expect(plan).toMatch(/jobs_pkey/);
+      expect(plan).not.toMatch(/jobs_running_lease/);
+    }
+    expect(started.sort()).toEqual(ids.slice(0, 3).sort());
+    expect(extended.sort()).toEqual(ids.slice(0, 3).sort());
+    const rows = await db.sql<{ id: string; started: boolean; extended: boolean }[]>`
+      SELECT id, run_started_at IS NOT NULL AS started, lease_expires_at = ${leaseEnd} AS extended
+      FROM jobs WHERE id = ANY(${ids}) ORDER BY id`;
+    expect(rows).toEqual(
+      [...ids].sort().map((id) => ({ id, started: id !== ids[3], extended: id !== ids[3] })),
+    );
+  });
+
   it('locks a claim’s candidates by where they were read, with statistics that say none are queued', async () => {
     const org = await insertOrg(db.sql, { plan: 'pro' });
     const [first] = await Promise.all([submitJob(parts, org, { draws: 100 })]);
@@ -147,5 +199,25 @@ describe('job statements by id', () => {
     expect(claimed.map((job) => job.batchPosition)).toEqual(Array.from({ length: 64 }, (_, i) => i));
     expect(plans).toHaveLength(1);
     expect(plans[0]).toMatch(/Tid Scan on jobs j/);
+  });
+});
+
+describe('the batch completion check', () => {
+  it("reads the batch's open items alone, not the index of every open job", async () => {
+    const org = await insertOrg(db.sql, { plan: 'pro' });
+    const { batch } = await submitLiveBatch(parts, org, 3, 6000, 100);
+    const lone = await submitJob(parts, org, { draws: 100 });
+    // Thousands of open jobs besides the batch's: the index of every open job is large.
+    await fillWithQueuedJobs(lone.id, 'open_filler');
+
+    const plans: string[] = [];
+    const outcome = await db.sql.begin((tx) =>
+      batchesCompletedIn(recordingPlans(tx, /NOT EXISTS/, plans), [batch.id], new Date()),
+    );
+    // Its three items are still queued.
+    expect(outcome).toEqual({ completed: [], checksLeft: 0 });
+    expect(plans).toHaveLength(1);
+    expect(plans[0]).toMatch(/jobs_open_in_batch/);
+    expect(plans[0]).not.toMatch(/jobs_open_by_org/);
   });
 });

@@ -351,6 +351,75 @@ describe('worker', () => {
     expect(new Set(finished.slice(1)).size).toBe(1);
   });
 
+  /**
+   * Outcomes 300 ms apart with a gather of 500 ms, the worker holding all `jobs`: the first alone, then
+   * the second, third and fourth in a stream that lasts longer than one gather, while the others still
+   * run. Returns the finishing times of the jobs in the order their outcomes came.
+   */
+  async function streamOfFour(jobs: readonly { id: string }[], workerId: string): Promise<number[]> {
+    const clock = manualClock('2026-11-26T12:00:00Z');
+    const order: string[] = [];
+    const firstStored = deferred();
+    const engine = deterministicEngine();
+    const streaming = worker({
+      workerId,
+      clock,
+      concurrency: jobs.length,
+      packSize: jobs.length,
+      storeGatherMs: 500,
+      runBatch: async (pack, context) => {
+        const outcomes = await engine(pack, { ...context, onOutcome: undefined });
+        order.push(...outcomes.map((outcome) => outcome.jobId));
+        context.onOutcome?.(outcomes[0]!);
+        await firstStored.promise;
+        for (const outcome of outcomes.slice(1, 4)) {
+          // Each at a later clock: outcomes stored apart finish apart.
+          clock.advance(1000);
+          context.onOutcome?.(outcome);
+          await new Promise((resolve) => setTimeout(resolve, 300));
+        }
+        clock.advance(1000);
+        return outcomes;
+      },
+    });
+    await waitUntil(async () => streaming.stats.completed === 1, 'a first job stored');
+    firstStored.resolve();
+    const done = await Promise.all(jobs.map((job) => parts.queue.waitFor(job.id, 10_000)));
+    expect(done.map((job) => job?.status)).toEqual(Array(jobs.length).fill('succeeded'));
+    const finished = new Map(done.map((job) => [job!.id, job!.finishedAt!.getTime()]));
+    return order.map((id) => finished.get(id)!);
+  }
+
+  it("gathers a stream of batch items' outcomes while they keep coming, beyond one gather", async () => {
+    const org = await insertOrg(db.sql);
+    const { jobs } = await submitLiveBatch(parts, org, 8, 3200);
+    const [first, ...stream] = await streamOfFour(jobs, 'batch-stream');
+    // The second to fourth in one store: a gather that ended 500 ms after the second stored the second
+    // and third apart from the fourth.
+    expect(new Set(stream.slice(0, 3)).size).toBe(1);
+    expect(first).toBeLessThan(stream[0]!);
+  });
+
+  it('stores a longer gather at once when fewer jobs still run than outcomes wait', async () => {
+    const org = await insertOrg(db.sql);
+    const { jobs } = await submitLiveBatch(parts, org, 5, 3300);
+    const [, second, third, fourth, fifth] = await streamOfFour(jobs, 'short-stream');
+    // The fourth outcome left one job running beside three waiting: the gather, 600 ms old, ended then,
+    // and the fifth outcome, which came with the run's end, was stored after it.
+    expect(new Set([second, third, fourth]).size).toBe(1);
+    expect(fifth).toBeGreaterThan(fourth!);
+  });
+
+  it("ends the gather of a single simulation's outcome as before: one gather after the first", async () => {
+    const org = await insertOrg(db.sql);
+    const jobs = await Promise.all(
+      [1, 2, 3, 4, 5, 6, 7, 8].map((n) => submitJob(parts, org, { inputs: { lone: n } })),
+    );
+    const [, second, third, fourth] = await streamOfFour(jobs, 'lone-stream');
+    expect(second).toBe(third);
+    expect(fourth).toBeGreaterThan(third!);
+  });
+
   it('engine failures fail their jobs; a thrown engine error fails the whole claim', async () => {
     const org = await insertOrg(db.sql);
     const bad = await submitJob(parts, org, { inputs: { bad: true } });
