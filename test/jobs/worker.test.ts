@@ -352,10 +352,14 @@ describe('worker', () => {
   });
 
   /**
-   * Outcomes 300 ms apart with a gather of 500 ms, the worker holding all `jobs`: the first alone, then
-   * the second, third and fourth in a stream that lasts longer than one gather, while the others still
-   * run. Returns the finishing times of the jobs in the order their outcomes came.
+   * Outcomes STREAM_GAP_MS apart with a gather of STREAM_GATHER_MS, the worker holding all `jobs`: the
+   * first alone, then the second, third and fourth in a stream that lasts longer than one gather (two
+   * gaps), while the others still run. Returns the finishing times of the jobs in the order their outcomes
+   * came. The margins (a gap 650 ms inside a gather, two gaps 350 ms past one) are wide enough for a CI
+   * machine's event loop running late under load; 300 and 500 ms left 200 and 100.
    */
+  const STREAM_GAP_MS = 1000;
+  const STREAM_GATHER_MS = 1650;
   async function streamOfFour(jobs: readonly { id: string }[], workerId: string): Promise<number[]> {
     const clock = manualClock('2026-11-26T12:00:00Z');
     const order: string[] = [];
@@ -366,7 +370,7 @@ describe('worker', () => {
       clock,
       concurrency: jobs.length,
       packSize: jobs.length,
-      storeGatherMs: 500,
+      storeGatherMs: STREAM_GATHER_MS,
       runBatch: async (pack, context) => {
         const outcomes = await engine(pack, { ...context, onOutcome: undefined });
         order.push(...outcomes.map((outcome) => outcome.jobId));
@@ -376,7 +380,7 @@ describe('worker', () => {
           // Each at a later clock: outcomes stored apart finish apart.
           clock.advance(1000);
           context.onOutcome?.(outcome);
-          await new Promise((resolve) => setTimeout(resolve, 300));
+          await new Promise((resolve) => setTimeout(resolve, STREAM_GAP_MS));
         }
         clock.advance(1000);
         return outcomes;
@@ -394,8 +398,8 @@ describe('worker', () => {
     const org = await insertOrg(db.sql);
     const { jobs } = await submitLiveBatch(parts, org, 8, 3200);
     const [first, ...stream] = await streamOfFour(jobs, 'batch-stream');
-    // The second to fourth in one store: a gather that ended 500 ms after the second stored the second
-    // and third apart from the fourth.
+    // The second to fourth in one store: a gather that ended one gather after the second stored the
+    // second and third apart from the fourth.
     expect(new Set(stream.slice(0, 3)).size).toBe(1);
     expect(first).toBeLessThan(stream[0]!);
   });
@@ -404,8 +408,8 @@ describe('worker', () => {
     const org = await insertOrg(db.sql);
     const { jobs } = await submitLiveBatch(parts, org, 5, 3300);
     const [, second, third, fourth, fifth] = await streamOfFour(jobs, 'short-stream');
-    // The fourth outcome left one job running beside three waiting: the gather, 600 ms old, ended then,
-    // and the fifth outcome, which came with the run's end, was stored after it.
+    // The fourth outcome left one job running beside three waiting: the gather, two gaps old (past one
+    // gather), ended then, and the fifth outcome, which came with the run's end, was stored after it.
     expect(new Set([second, third, fourth]).size).toBe(1);
     expect(fifth).toBeGreaterThan(fourth!);
   });
