@@ -53,7 +53,9 @@ DEBIAN_POSTGRES_LIBS=(libicu72 libxml2 libssl3 libgssapi-krb5-2 libkrb5-3 libk5c
 
 cache=${MATCHSIM_CACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-$root}/.cache}/matchsim}/gpu-bundle
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# Files for the cache are written under a name of this build's own (.PID) and renamed once whole, so
+# another build never reads a half-written one; an interrupted build's go with it.
+trap 'rm -rf "$work"; rm -f "$cache"/*.$$ "$cache"/debs/*.$$' EXIT
 stage=$work/matchsim-gpu
 mkdir -p "$cache" "$stage/app" "$stage/lib" "$stage/glibc" "$stage/node/bin" "$stage/postgres/lib" bundle
 
@@ -152,7 +154,7 @@ for package in "${packages[@]}"; do
   [ -n "${deb_file[$package]:-}" ] || { echo "gpu-bundle: apt lists no file for $package" >&2; exit 1; }
 done
 if [ "${#missing[@]}" -gt 0 ]; then
-  # Into a folder of this build's own, then moved whole into the cache (another build may read it).
+  # Into a folder of this build's own, then into the cache (another build may read it).
   # As root, apt fetches as root: its _apt user cannot enter the build's private folder (no warning).
   mkdir "$work/debs"
   sandbox=()
@@ -164,7 +166,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
       echo "gpu-bundle: $file is not the file apt lists ($checksum)" >&2
       exit 1
     fi
-    mv "$work/debs/$file" "$debs/$file"
+    mv "$work/debs/$file" "$debs/$file.$$"
+    mv "$debs/$file.$$" "$debs/$file"
   done <<<"$listing"
 fi
 # Other versions of these packages, from before an update of the lists, go.
