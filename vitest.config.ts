@@ -57,6 +57,25 @@ const ONE_BACKEND = [
   // Usage and the README's Node line: no database.
   'test/cli/usage.test.ts',
   'test/cli/readme-node-line.test.ts',
+  // Functions of no database: amounts and plans, the Node version check, JSON positions, lineups and
+  // formations, the worker's claim sizes, margin removal, the Compose file, the service's address file,
+  // retry advice, webhook signatures; and the postgres client's patches, read from its files.
+  'test/billing/amounts.test.ts',
+  'test/billing/plans.test.ts',
+  'test/cli/node-version.test.ts',
+  'test/fixtures/json-positions.test.ts',
+  'test/fixtures/predicted-lineup.test.ts',
+  'test/jobs/worker-claims.test.ts',
+  'test/market/margin-removal.test.ts',
+  'test/operations/compose.test.ts',
+  'test/operations/service-address.test.ts',
+  'test/simulations/retry-advice.test.ts',
+  'test/webhooks/signature.test.ts',
+  'test/db/postgres-patches.test.ts',
+  // The embedded database's own lock file and socket patch: PGlite whatever DATABASE_URL says, so the
+  // PostgreSQL pass runs them on PGlite already (the socket's test: 16 s of that pass in a CI run).
+  'test/db/embedded-lock.test.ts',
+  'test/db/pglite-socket-patch.test.ts',
 ];
 
 export const sharedTestOptions = {

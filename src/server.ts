@@ -8,8 +8,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { type Config, serviceClock } from './config.js';
-import { type Database, openDatabase } from './db/connection.js';
-import { runMigrations } from './db/migrations.js';
+import type { Database } from './db/connection.js';
+import { openServiceDatabase } from './db/migrations.js';
 import { createSimulationEngine, type SimulationEngine } from './engine/runner.js';
 import { type App, type AppDeps, buildApp } from './http/app.js';
 import { makeMetrics } from './http/metrics.js';
@@ -65,12 +65,6 @@ function limitCounters(redis: Redis | undefined, logger: Logger): WindowCounter 
     logger.info('Redis available again: limits are shared');
   });
   return makeResilientWindowCounter(redis, local, unavailable);
-}
-
-export async function openServiceDatabase(config: Config): Promise<Database> {
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
-  await runMigrations(db.sql);
-  return db;
 }
 
 /** The admin token: ADMIN_TOKEN, else one generated once into DATA_DIR (docs/decisions.md §8). */

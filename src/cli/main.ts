@@ -8,9 +8,9 @@ import { ORG_STATUSES, type OrgStatus, PLANS, type Plan } from '../accounts/orgs
 import { type Config, ConfigError, loadConfig } from '../config.js';
 import { isApiError } from '../errors.js';
 import { armExitDeadline, type Logger, makeLogger } from '../logger.js';
-import { type Role, type RunningService, startService } from '../server.js';
+import type { Role, RunningService } from '../server.js';
 import { nodeVersionProblem } from './node-version.js';
-import { type Operations, withOperations as operationsOn } from './operations.js';
+import type { Operations } from './operations.js';
 import { fields, KEY_COLUMNS, ORG_COLUMNS, table } from './output.js';
 import { commandUsage, type Flags, type Parsed, parseCommandLine, UsageError } from './parse.js';
 import { engineSentence, publicBaseUrl, type StartupEngine, startupLine } from './startup-line.js';
@@ -51,6 +51,9 @@ function creditsArgument(value: string, flag: string): number {
 
 /** Runs one command's operations: on the database, or through the running service that holds it. */
 async function withOperations(work: (ops: Operations) => Promise<Output>): Promise<Output> {
+  // Loaded only when a command needs the database, as the service only for `serve` (below): a usage
+  // error or --help answers without loading either.
+  const { withOperations: operationsOn } = await import('./operations.js');
   return operationsOn(loadConfig(), async (ops) => {
     const output = await work(ops);
     if (!ops.through) return output;
@@ -355,6 +358,7 @@ async function serve(flags: Flags): Promise<void> {
   const logger = makeLogger(config, { role });
   let service: RunningService;
   try {
+    const { startService } = await import('../server.js');
     service = await startService(config, role, {
       logger,
       terminal: (line) => process.stderr.write(`${line}\n`),

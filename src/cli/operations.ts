@@ -10,7 +10,7 @@ import { makeLedger } from '../billing/ledger.js';
 import { type Config, serviceClock } from '../config.js';
 import type { Database } from '../db/connection.js';
 import { EmbeddedDatabaseInUse } from '../db/embedded-lock.js';
-import { runMigrations } from '../db/migrations.js';
+import { openServiceDatabase, runMigrations } from '../db/migrations.js';
 import type { SimulationDocument } from '../engine/document-schema.js';
 import { ApiError, type ErrorCode } from '../errors.js';
 import { loadDemoData } from '../fixtures/demo-data.js';
@@ -21,7 +21,6 @@ import { operatorSimulation, type SimulateArguments } from '../operations/operat
 import { readServiceAddress, type ServiceAddress } from '../operations/service-address.js';
 import { creditsView, keyView, newKeyView, type orgDetailView, orgView } from '../operations/views.js';
 import { type OperatorProjection, projectCompetition } from '../projections/operator-projection.js';
-import { openServiceDatabase } from '../server.js';
 
 type OrgView = ReturnType<typeof orgView>;
 type KeyView = ReturnType<typeof keyView>;

@@ -3,7 +3,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Sql } from './connection.js';
+import type { Config } from '../config.js';
+import { type Database, openDatabase, type Sql } from './connection.js';
 
 /** migrations/ at the repository root, from src/db (tsx) or dist/src/db (compiled). */
 function migrationsDirectory(): string {
@@ -70,4 +71,15 @@ export async function pendingMigrations(sql: Sql): Promise<number[]> {
   const rows = await sql<{ version: number }[]>`SELECT version FROM schema_migrations`;
   const done = new Set(rows.map((row) => row.version));
   return knownVersions.filter((version) => !done.has(version));
+}
+
+/**
+ * The service's database, migrated: what `serve` opens (src/server.ts) and the CLI's commands on the
+ * database (src/cli/operations.ts). Here, not in src/server.ts, so that a CLI command loads the database
+ * and no HTTP server: each `matchsim` process starts in a fraction of the time.
+ */
+export async function openServiceDatabase(config: Config): Promise<Database> {
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  await runMigrations(db.sql);
+  return db;
 }

@@ -5,13 +5,12 @@
 // exits 2; neither ever a stack trace.
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { COMMANDS, commandUsage, parseCommandLine, UsageError } from '../../src/cli/parse.js';
+import { builtCli } from '../helpers/built-cli.js';
 import { runCli } from '../helpers/cli-process.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -71,27 +70,21 @@ describe("every CLI command's usage", () => {
 });
 
 // The bundle's run.sh as it is shipped, in a folder laid out as the bundle is (scripts/gpu-bundle.sh):
-// its node/bin/node is this Node with tsx's hooks (the bundle carries Node and the compiled entries; here
-// the entries are the sources), app/dist/… its two entries, and app/node_modules/webgpu the dawn.node
-// whose loading run.sh checks. Building the real bundle takes minutes; CI checks that one
-// (scripts/check-gpu-bundle.sh).
+// its node/bin/node is this Node, app/dist/… its two entries as `npm run build` compiles them (dist/,
+// built for this file's CLI runs by test/helpers/cli-process.ts; through tsx each of the six runs cost
+// about 0.7 s more CPU), and app/node_modules/webgpu the dawn.node whose loading run.sh checks. Building
+// the real bundle takes minutes; CI checks that one (scripts/check-gpu-bundle.sh).
 const bundle = mkdtempSync(path.join(tmpdir(), 'matchsim-run-sh-'));
 afterAll(() => rmSync(bundle, { recursive: true, force: true }));
 
-function layOutBundle(): string {
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+async function layOutBundle(): Promise<string> {
+  await builtCli();
   mkdirSync(path.join(bundle, 'node/bin'), { recursive: true });
   const node = path.join(bundle, 'node/bin/node');
-  writeFileSync(node, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} --import ${tsx} "$@"\n`, {
-    mode: 0o755,
-  });
-  const entries = {
-    'app/dist/src/cli/gpu-check/bin.js': 'src/cli/gpu-check/bin.ts',
-    'app/dist/bench/serve-bench.js': 'bench/serve-bench.ts',
-  };
-  for (const [entry, source] of Object.entries(entries)) {
-    mkdirSync(path.dirname(path.join(bundle, entry)), { recursive: true });
-    symlinkSync(path.join(root, source), path.join(bundle, entry));
+  writeFileSync(node, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} "$@"\n`, { mode: 0o755 });
+  for (const entry of ['dist/src/cli/gpu-check/bin.js', 'dist/bench/serve-bench.js']) {
+    mkdirSync(path.dirname(path.join(bundle, 'app', entry)), { recursive: true });
+    symlinkSync(path.join(root, entry), path.join(bundle, 'app', entry));
   }
   mkdirSync(path.join(bundle, 'app/node_modules'), { recursive: true });
   symlinkSync(path.join(root, 'node_modules/webgpu'), path.join(bundle, 'app/node_modules/webgpu'));
@@ -112,7 +105,7 @@ async function runBundle(runSh: string, args: string[]) {
 
 describe("the GPU bundle's run.sh commands", () => {
   it('answer --help and -h with their usage and an unknown flag with exit code 2, never a stack trace', async () => {
-    const runSh = layOutBundle();
+    const runSh = await layOutBundle();
     for (const [command, usage] of [
       [[], 'usage: matchsim gpu-check'],
       [['serve-bench'], 'usage: serve-bench --out FILE'],

@@ -278,8 +278,13 @@ describe('event tables', () => {
       edges.push((uniform / 2 ** 32) * 2 ** (i % 51), Math.floor(uniform / 2 ** (i % 32)) + 0.5);
     }
     // Beyond 2^52 a double has no fraction and x + 0.5 rounds to even: the tables' sums stay below 2^32.
-    for (const x of edges.filter((x) => x < 2 ** 52))
-      expect([x, roundNonNegative(x)]).toEqual([x, Math.round(x)]);
+    // Compared here and asserted once (Object.is, as toEqual compares numbers): 400,000 expect calls took
+    // 16 s of a CI run, the comparisons themselves milliseconds.
+    const differing = edges
+      .filter((x) => x < 2 ** 52)
+      .filter((x) => !Object.is(roundNonNegative(x), Math.round(x)))
+      .map((x) => [x, roundNonNegative(x), Math.round(x)]);
+    expect(differing).toEqual([]);
   });
 });
 
