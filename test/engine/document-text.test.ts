@@ -70,7 +70,8 @@ const escapedNames: MatchInputs = {
 
 describe('the document written as text', () => {
   it('is the built document stringified: predicted and announced lineups, any draw count', () => {
-    for (const draws of [100, 137, 2001]) {
+    // 10,001: past FRACTION_TEXTS_MAX_DRAWS, whose fractions are formatted as they come.
+    for (const draws of [100, 137, 2001, 10_001]) {
       expectTextOfBuilt(documentInput(base, draws));
       expectTextOfBuilt(documentInput({ ...base, home: withAnnouncedLineup(base.home) }, draws));
     }
