@@ -49,7 +49,7 @@ describe('matchsim ratings and feed', () => {
     const missing = await matchsim(['ratings', '--results', slice.results]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--as-of is required');
-    const day = await matchsim(['ratings', '--as-of', '4 April 2023', '--json']);
+    const day = await matchsim(['ratings', '--as-of', '4 April 2023', '--results', slice.results, '--json']);
     expect(day.code).toBe(2);
     expect(JSON.parse(day.stderr).error).toMatchObject({
       code: 'usage_invalid',
